@@ -1,0 +1,1 @@
+//! sprung-mbs

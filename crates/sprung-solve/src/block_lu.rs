@@ -1,0 +1,1 @@
+//! Block-sparse LU (placeholder, being written).

@@ -1,0 +1,1 @@
+//! Dense LU (placeholder, being written).

@@ -1,0 +1,1 @@
+//! Mechanical systems (placeholder, being written).

@@ -1,0 +1,1 @@
+//! First-order ODE suite (placeholder, being written).
