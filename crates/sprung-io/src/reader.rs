@@ -1,0 +1,290 @@
+//! Reading result files written by [`crate::ResultWriter`] (or compatible files from elsewhere,
+//! e.g. a reference solution exported from another tool as CSV with a `time` column).
+//!
+//! The format is selected by the extension (`.csv`, `.parquet`/`.pq`). Units and descriptions
+//! come from the CSV sidecar `<path>.meta.json` or from the Parquet key-value metadata when
+//! present; otherwise they are empty.
+
+use std::fs::File;
+use std::path::Path;
+
+use parquet::basic::Type as PhysicalType;
+use parquet::column::reader::ColumnReader;
+use parquet::file::reader::{FileReader, SerializedFileReader};
+use serde_json::Value;
+
+use crate::channel::{
+    Format, MetaDocument, PARQUET_META_KEY, PARQUET_UNIT_PREFIX, TIME_COLUMN, sidecar_path,
+};
+use crate::error::IoError;
+
+/// One channel of a result set with its samples.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Column {
+    /// Column name.
+    pub name: String,
+    /// Unit (empty if unknown).
+    pub unit: String,
+    /// Description (empty if unknown).
+    pub description: String,
+    /// Samples, one per entry of [`ResultSet::time`].
+    pub values: Vec<f64>,
+}
+
+/// A result set read from a file: a time vector plus named channels.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResultSet {
+    /// Output times in seconds.
+    pub time: Vec<f64>,
+    /// Channels in file order (without `time`).
+    pub columns: Vec<Column>,
+    /// The metadata document, if the file carried one.
+    pub meta: Option<MetaDocument>,
+}
+
+impl ResultSet {
+    /// Samples of channel `name`, or `None` if there is no such channel.
+    pub fn column(&self, name: &str) -> Option<&[f64]> {
+        self.columns
+            .iter()
+            .find(|c| c.name == name)
+            .map(|c| c.values.as_slice())
+    }
+
+    /// Unit of channel `name` (`s` for `time`), or `None` if there is no such channel.
+    pub fn unit(&self, name: &str) -> Option<&str> {
+        if name == TIME_COLUMN {
+            return Some(crate::channel::TIME_UNIT);
+        }
+        self.columns
+            .iter()
+            .find(|c| c.name == name)
+            .map(|c| c.unit.as_str())
+    }
+
+    /// Channel names in file order.
+    pub fn channel_names(&self) -> impl Iterator<Item = &str> {
+        self.columns.iter().map(|c| c.name.as_str())
+    }
+
+    /// The run metadata (model, solver, stop reason, ...), `Null` if absent.
+    pub fn metadata(&self) -> &Value {
+        static NULL: Value = Value::Null;
+        self.meta.as_ref().map_or(&NULL, |m| &m.metadata)
+    }
+
+    /// Number of rows.
+    pub fn len(&self) -> usize {
+        self.time.len()
+    }
+
+    /// `true` if there are no rows.
+    pub fn is_empty(&self) -> bool {
+        self.time.is_empty()
+    }
+}
+
+/// Reads a CSV or Parquet result file (format chosen by extension).
+pub fn read_results(path: impl AsRef<Path>) -> Result<ResultSet, IoError> {
+    let path = path.as_ref();
+    match Format::from_path(path)? {
+        Format::Csv => read_csv(path),
+        Format::Parquet => read_parquet(path),
+    }
+}
+
+/// Applies units and descriptions from a metadata document to the columns.
+fn apply_meta(columns: &mut [Column], meta: &MetaDocument) {
+    for col in columns {
+        if let Some(ch) = meta.channels.iter().find(|c| c.name == col.name) {
+            col.unit = ch.unit.clone();
+            col.description = ch.description.clone();
+        }
+    }
+}
+
+fn split_time(path: &Path, mut columns: Vec<Column>) -> Result<(Vec<f64>, Vec<Column>), IoError> {
+    let Some(pos) = columns.iter().position(|c| c.name == TIME_COLUMN) else {
+        return Err(IoError::malformed(
+            path,
+            format!("no '{TIME_COLUMN}' column; result files need a time column in seconds"),
+        ));
+    };
+    let time = columns.remove(pos).values;
+    for (i, c) in columns.iter().enumerate() {
+        if columns[..i].iter().any(|o| o.name == c.name) {
+            return Err(IoError::malformed(
+                path,
+                format!("column name '{}' occurs more than once", c.name),
+            ));
+        }
+    }
+    Ok((time, columns))
+}
+
+fn read_csv(path: &Path) -> Result<ResultSet, IoError> {
+    let file = File::open(path).map_err(|e| IoError::io(path, e))?;
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(true)
+        .trim(csv::Trim::All)
+        .from_reader(std::io::BufReader::new(file));
+    let headers = reader.headers().map_err(|e| IoError::csv(path, e))?.clone();
+    let mut columns: Vec<Column> = headers
+        .iter()
+        .map(|h| Column {
+            name: h.to_string(),
+            unit: String::new(),
+            description: String::new(),
+            values: Vec::new(),
+        })
+        .collect();
+    let mut record = csv::StringRecord::new();
+    let mut line = 1u64;
+    while reader
+        .read_record(&mut record)
+        .map_err(|e| IoError::csv(path, e))?
+    {
+        line += 1;
+        for (k, field) in record.iter().enumerate() {
+            let v: f64 = field.parse().map_err(|_| {
+                IoError::malformed(
+                    path,
+                    format!(
+                        "row {line}, column '{}': '{field}' is not a number",
+                        columns[k].name
+                    ),
+                )
+            })?;
+            columns[k].values.push(v);
+        }
+    }
+    let (time, mut columns) = split_time(path, columns)?;
+    let side = sidecar_path(path);
+    let meta = if side.exists() {
+        let text = std::fs::read(&side).map_err(|e| IoError::io(&side, e))?;
+        let meta: MetaDocument =
+            serde_json::from_slice(&text).map_err(|e| IoError::json(&side, e))?;
+        apply_meta(&mut columns, &meta);
+        Some(meta)
+    } else {
+        None
+    };
+    Ok(ResultSet {
+        time,
+        columns,
+        meta,
+    })
+}
+
+fn read_parquet(path: &Path) -> Result<ResultSet, IoError> {
+    let file = File::open(path).map_err(|e| IoError::io(path, e))?;
+    let reader = SerializedFileReader::new(file).map_err(|e| IoError::parquet(path, e))?;
+    let md = reader.metadata();
+    let schema = md.file_metadata().schema_descr();
+    let mut columns = Vec::with_capacity(schema.num_columns());
+    for i in 0..schema.num_columns() {
+        let c = schema.column(i);
+        if c.physical_type() != PhysicalType::DOUBLE || c.max_rep_level() != 0 {
+            return Err(IoError::malformed(
+                path,
+                format!(
+                    "column '{}' is not a flat DOUBLE column (found {:?}); only f64 channels are supported",
+                    c.path(),
+                    c.physical_type()
+                ),
+            ));
+        }
+        columns.push(Column {
+            name: c.path().string(),
+            unit: String::new(),
+            description: String::new(),
+            values: Vec::with_capacity(md.file_metadata().num_rows().max(0) as usize),
+        });
+    }
+    let mut def_levels: Vec<i16> = Vec::new();
+    let mut batch: Vec<f64> = Vec::new();
+    for rg in 0..md.num_row_groups() {
+        let rg_reader = reader
+            .get_row_group(rg)
+            .map_err(|e| IoError::parquet(path, e))?;
+        let rows = md.row_group(rg).num_rows().max(0) as usize;
+        for (i, col) in columns.iter_mut().enumerate() {
+            let optional = schema.column(i).max_def_level() > 0;
+            let ColumnReader::DoubleColumnReader(mut cr) = rg_reader
+                .get_column_reader(i)
+                .map_err(|e| IoError::parquet(path, e))?
+            else {
+                return Err(IoError::malformed(
+                    path,
+                    format!("column '{}' is not DOUBLE", col.name),
+                ));
+            };
+            let mut read = 0usize;
+            while read < rows {
+                batch.clear();
+                def_levels.clear();
+                let (records, values, _) = cr
+                    .read_records(
+                        rows - read,
+                        optional.then_some(&mut def_levels),
+                        None,
+                        &mut batch,
+                    )
+                    .map_err(|e| IoError::parquet(path, e))?;
+                if records == 0 {
+                    break;
+                }
+                if optional {
+                    // Nulls become NaN.
+                    let mut it = batch[..values].iter();
+                    for &d in &def_levels[..records] {
+                        col.values.push(if d > 0 {
+                            *it.next().unwrap_or(&f64::NAN)
+                        } else {
+                            f64::NAN
+                        });
+                    }
+                } else {
+                    col.values.extend_from_slice(&batch[..values]);
+                }
+                read += records;
+            }
+            if read != rows {
+                return Err(IoError::malformed(
+                    path,
+                    format!(
+                        "column '{}' of row group {rg} has {read} values, expected {rows}",
+                        col.name
+                    ),
+                ));
+            }
+        }
+    }
+    let (time, mut columns) = split_time(path, columns)?;
+    let mut meta = None;
+    if let Some(kvs) = md.file_metadata().key_value_metadata() {
+        for kv in kvs {
+            if kv.key == PARQUET_META_KEY {
+                if let Some(v) = &kv.value {
+                    let m: MetaDocument =
+                        serde_json::from_str(v).map_err(|e| IoError::json(path, e))?;
+                    meta = Some(m);
+                }
+            } else if let Some(name) = kv.key.strip_prefix(PARQUET_UNIT_PREFIX) {
+                if let (Some(col), Some(unit)) =
+                    (columns.iter_mut().find(|c| c.name == name), &kv.value)
+                {
+                    col.unit = unit.clone();
+                }
+            }
+        }
+    }
+    if let Some(m) = &meta {
+        apply_meta(&mut columns, m);
+    }
+    Ok(ResultSet {
+        time,
+        columns,
+        meta,
+    })
+}
