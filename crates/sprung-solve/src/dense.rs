@@ -107,6 +107,12 @@ pub(crate) fn pivot_tolerance(n: usize, max_abs: f64) -> f64 {
     n as f64 * f64::EPSILON * max_abs
 }
 
+/// Singularity test of one pivot: finite and above the tolerance (NaN fails).
+#[inline(always)]
+pub(crate) fn pivot_ok(pivot: f64, tolerance: f64) -> bool {
+    pivot.is_finite() && pivot.abs() > tolerance
+}
+
 /// Dense LU factorisation `P A = L U` with partial pivoting, all storage preallocated.
 pub struct DenseLu {
     n: usize,
@@ -128,21 +134,35 @@ impl std::fmt::Debug for DenseLu {
 }
 
 impl DenseLu {
-    /// Allocates a solver for `n × n` systems; no further allocation happens afterwards.
+    /// Allocates a solver for `n × n` systems; no further allocation happens afterwards on the
+    /// constructing thread.
+    ///
+    /// faer's matrix-product kernels keep a per-thread scratch buffer that they allocate on the
+    /// first large product in each thread. The constructor therefore runs one warm-up
+    /// factorisation and solve of the identity, so that `factor`/`solve_in_place` never allocate
+    /// on the thread that built the solver. (A solver moved to another thread may trigger that
+    /// one-time per-thread allocation there.)
     pub fn new(n: usize) -> Self {
         let par = Par::Seq;
         let req = StackReq::any_of(&[
             factor::lu_in_place_scratch::<usize, f64>(n, n, par, Default::default()),
             solve::solve_in_place_scratch::<usize, f64>(n, 1, par),
         ]);
-        Self {
+        let mut lu = Self {
             n,
-            lu: Mat::zeros(n, n),
+            lu: Mat::identity(n, n),
             perm: vec![0; n],
             perm_inv: vec![0; n],
             mem: MemBuffer::new(req),
             factored: false,
+        };
+        // Warm-up (see above); the identity always factors.
+        if lu.factor_loaded(1.0).is_ok() {
+            let mut x = vec![1.0; n];
+            lu.solve_in_place(&mut x);
         }
+        lu.factored = false;
+        lu
     }
 
     /// The dimension `n` the solver was built for.
@@ -264,8 +284,7 @@ impl DenseLu {
         let tolerance = pivot_tolerance(n, max_abs);
         for k in 0..n {
             let pivot = self.lu[(k, k)];
-            // `!(x > tol)` also catches NaN.
-            if !(pivot.abs() > tolerance) || !pivot.is_finite() {
+            if !pivot_ok(pivot, tolerance) {
                 return Err(SingularMatrix::ZeroPivot {
                     row: k,
                     block: None,
