@@ -1,0 +1,356 @@
+//! Evaluation of characteristic curves ([`Curve`]) and input signals ([`Signal`]).
+//!
+//! Curves (`reference-suspensions.md` section 2, model format `[[curves]]`):
+//! * `linear`: piecewise-linear interpolation; at a knot the derivative of the segment to the
+//!   right is returned (left segment at the last knot).
+//! * `smooth`: C1 piecewise cubic Hermite interpolation whose knot tangents satisfy the
+//!   Fritsch–Carlson monotonicity conditions (F. N. Fritsch, R. E. Carlson, "Monotone piecewise
+//!   cubic interpolation", SIAM J. Numer. Anal. 17 (1980) 238–246). The interior tangents are the
+//!   weighted harmonic means of the neighbouring secants (the three-point formula of Fritsch and
+//!   Butland, 1984), which is zero at local extrema and never exceeds three times either adjacent
+//!   secant, so every monotone data set gives a monotone interpolant; the end tangents use the
+//!   shape-preserving one-sided three-point formula. Because each tangent depends only on its
+//!   neighbours, evaluation needs no precomputed storage and never allocates.
+//! * extrapolation `linear` continues with the end segment slope (linear) or end tangent
+//!   (smooth); `constant` holds the end value (derivative 0); `error` holds the end value in
+//!   [`Curve::eval`] and reports [`OutOfRange`] from [`Curve::eval_checked`].
+//! * symmetry `odd`: the table covers x >= 0 starting at (0, 0) and f(-x) = -f(x). For smooth odd
+//!   curves the tangent at 0 uses the mirrored neighbour, so the curve is C1 through the origin.
+//!
+//! All evaluation functions are allocation-free and never panic, also on unvalidated data
+//! (degenerate tables give constant or zero values).
+
+use crate::types::{Curve, Extrapolation, Interpolation, Signal, Symmetry};
+
+/// A curve with `extrapolation = "error"` was evaluated outside its table.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error(
+    "curve '{curve}' evaluated at x = {x}, outside its table range [{min}, {max}]; extend the table or set extrapolation = \"linear\" or \"constant\""
+)]
+pub struct OutOfRange {
+    /// Curve name.
+    pub curve: String,
+    /// Requested abscissa.
+    pub x: f64,
+    /// Lower end of the valid range.
+    pub min: f64,
+    /// Upper end of the valid range.
+    pub max: f64,
+}
+
+/// Secant slope of segment k.
+#[inline]
+fn secant(xs: &[f64], ys: &[f64], k: usize) -> f64 {
+    (ys[k + 1] - ys[k]) / (xs[k + 1] - xs[k])
+}
+
+/// Fritsch–Carlson-admissible tangent at knot `k`. `odd_origin`: knot 0 is the centre of an odd
+/// curve, so its left neighbour is the mirror of knot 1.
+fn tangent(xs: &[f64], ys: &[f64], k: usize, odd_origin: bool) -> f64 {
+    let n = xs.len();
+    if n < 2 {
+        return 0.0;
+    }
+    if n == 2 {
+        return secant(xs, ys, 0);
+    }
+    let harmonic = |h0: f64, h1: f64, d0: f64, d1: f64| -> f64 {
+        if d0 * d1 <= 0.0 {
+            0.0
+        } else {
+            let w1 = 2.0 * h1 + h0;
+            let w2 = h1 + 2.0 * h0;
+            (w1 + w2) / (w1 / d0 + w2 / d1)
+        }
+    };
+    let end = |h0: f64, h1: f64, d0: f64, d1: f64| -> f64 {
+        // h0, d0: end segment; h1, d1: its neighbour.
+        let m = ((2.0 * h0 + h1) * d0 - h0 * d1) / (h0 + h1);
+        if m * d0 <= 0.0 {
+            0.0
+        } else if d0 * d1 < 0.0 && m.abs() > 3.0 * d0.abs() {
+            3.0 * d0
+        } else {
+            m
+        }
+    };
+    if k == 0 {
+        let (h0, d0) = (xs[1] - xs[0], secant(xs, ys, 0));
+        if odd_origin {
+            return harmonic(h0, h0, d0, d0);
+        }
+        end(h0, xs[2] - xs[1], d0, secant(xs, ys, 1))
+    } else if k == n - 1 {
+        end(
+            xs[n - 1] - xs[n - 2],
+            xs[n - 2] - xs[n - 3],
+            secant(xs, ys, n - 2),
+            secant(xs, ys, n - 3),
+        )
+    } else {
+        harmonic(
+            xs[k] - xs[k - 1],
+            xs[k + 1] - xs[k],
+            secant(xs, ys, k - 1),
+            secant(xs, ys, k),
+        )
+    }
+}
+
+/// Interpolate inside (or extrapolate linearly beyond) a table; returns value and derivative.
+/// `odd_origin` as in [`tangent`].
+fn table_eval(
+    xs: &[f64],
+    ys: &[f64],
+    interp: Interpolation,
+    x: f64,
+    odd_origin: bool,
+) -> (f64, f64) {
+    let n = xs.len().min(ys.len());
+    let (xs, ys) = (&xs[..n], &ys[..n]);
+    if n == 0 {
+        return (0.0, 0.0);
+    }
+    if n == 1 {
+        return (ys[0], 0.0);
+    }
+    if x < xs[0] || x > xs[n - 1] {
+        // Linear extrapolation with end slope/tangent.
+        let (k, slope) = if x < xs[0] {
+            (
+                0,
+                match interp {
+                    Interpolation::Linear => secant(xs, ys, 0),
+                    Interpolation::Smooth => tangent(xs, ys, 0, odd_origin),
+                },
+            )
+        } else {
+            (
+                n - 1,
+                match interp {
+                    Interpolation::Linear => secant(xs, ys, n - 2),
+                    Interpolation::Smooth => tangent(xs, ys, n - 1, odd_origin),
+                },
+            )
+        };
+        return (ys[k] + slope * (x - xs[k]), slope);
+    }
+    let k = xs.partition_point(|v| *v <= x).saturating_sub(1).min(n - 2);
+    let h = xs[k + 1] - xs[k];
+    let d = secant(xs, ys, k);
+    match interp {
+        Interpolation::Linear => (ys[k] + d * (x - xs[k]), d),
+        Interpolation::Smooth => {
+            let m0 = tangent(xs, ys, k, odd_origin);
+            let m1 = tangent(xs, ys, k + 1, odd_origin);
+            let t = (x - xs[k]) / h;
+            let t2 = t * t;
+            let t3 = t2 * t;
+            let h00 = 2.0 * t3 - 3.0 * t2 + 1.0;
+            let h10 = t3 - 2.0 * t2 + t;
+            let h01 = -2.0 * t3 + 3.0 * t2;
+            let h11 = t3 - t2;
+            let f = h00 * ys[k] + h10 * h * m0 + h01 * ys[k + 1] + h11 * h * m1;
+            let dh00 = 6.0 * t2 - 6.0 * t;
+            let dh10 = 3.0 * t2 - 4.0 * t + 1.0;
+            let dh01 = -6.0 * t2 + 6.0 * t;
+            let dh11 = 3.0 * t2 - 2.0 * t;
+            let df = (dh00 * ys[k] + dh01 * ys[k + 1]) / h + dh10 * m0 + dh11 * m1;
+            (f, df)
+        }
+    }
+}
+
+impl Curve {
+    /// Valid abscissa range `(min, max)` after symmetry (`(-x_max, x_max)` for odd curves).
+    pub fn range(&self) -> (f64, f64) {
+        let n = self.x.len().min(self.y.len());
+        if n == 0 {
+            return (0.0, 0.0);
+        }
+        let hi = self.x[n - 1];
+        match self.symmetry {
+            Symmetry::None => (self.x[0], hi),
+            Symmetry::Odd => (-hi, hi),
+        }
+    }
+
+    /// Value and derivative `(f(x), f'(x))`. Out of range, `extrapolation = "error"` behaves like
+    /// `"constant"` here; use [`Curve::eval_checked`] to detect it. Never allocates.
+    pub fn eval(&self, x: f64) -> (f64, f64) {
+        let (sign, xa) = match self.symmetry {
+            Symmetry::Odd if x < 0.0 => (-1.0, -x),
+            _ => (1.0, x),
+        };
+        let odd = self.symmetry == Symmetry::Odd;
+        let n = self.x.len().min(self.y.len());
+        if n == 0 {
+            return (0.0, 0.0);
+        }
+        let (lo, hi) = (self.x[0], self.x[n - 1]);
+        let (f, df) = if (xa < lo || xa > hi) && self.extrapolation != Extrapolation::Linear {
+            let end = if xa < lo { 0 } else { n - 1 };
+            (self.y[end], 0.0)
+        } else {
+            table_eval(&self.x, &self.y, self.interpolation, xa, odd)
+        };
+        // f(-x) = -f(x)  =>  f'(-x) = f'(x).
+        (sign * f, df)
+    }
+
+    /// Like [`Curve::eval`], but an evaluation outside the table of a curve with
+    /// `extrapolation = "error"` returns [`OutOfRange`].
+    pub fn eval_checked(&self, x: f64) -> Result<(f64, f64), OutOfRange> {
+        if self.extrapolation == Extrapolation::Error {
+            let (min, max) = self.range();
+            if !(x >= min && x <= max) {
+                return Err(OutOfRange {
+                    curve: self.name.clone(),
+                    x,
+                    min,
+                    max,
+                });
+            }
+        }
+        Ok(self.eval(x))
+    }
+}
+
+impl Signal {
+    /// Value u(t). An unresolved `csv` signal (only possible when not loaded through
+    /// [`crate::load`]) evaluates to 0.
+    pub fn value(&self, t: f64) -> f64 {
+        self.eval(t).0
+    }
+
+    /// Rate du/dt (0 at steps and outside ramps/tables; at a kink the right-hand derivative).
+    pub fn rate(&self, t: f64) -> f64 {
+        self.eval(t).1
+    }
+
+    /// Value and rate together.
+    pub fn eval(&self, t: f64) -> (f64, f64) {
+        match self {
+            Signal::Constant { value } => (*value, 0.0),
+            Signal::Step {
+                time,
+                before,
+                after,
+            } => {
+                if t < *time {
+                    (*before, 0.0)
+                } else {
+                    (*after, 0.0)
+                }
+            }
+            Signal::Ramp {
+                start_time,
+                end_time,
+                from,
+                to,
+            } => {
+                if t < *start_time {
+                    (*from, 0.0)
+                } else if t >= *end_time {
+                    (*to, 0.0)
+                } else {
+                    let slope = (to - from) / (end_time - start_time);
+                    (from + slope * (t - start_time), slope)
+                }
+            }
+            Signal::Sine {
+                amplitude,
+                frequency_hz,
+                phase_deg,
+                offset,
+                start_time,
+            } => {
+                if t < *start_time {
+                    (*offset, 0.0)
+                } else {
+                    let w = 2.0 * std::f64::consts::PI * frequency_hz;
+                    let arg = w * (t - start_time) + phase_deg.to_radians();
+                    let (s, c) = arg.sin_cos();
+                    (offset + amplitude * s, amplitude * w * c)
+                }
+            }
+            Signal::Table {
+                t: ts,
+                value,
+                interpolation,
+            } => {
+                let n = ts.len().min(value.len());
+                if n == 0 {
+                    return (0.0, 0.0);
+                }
+                if t < ts[0] {
+                    (value[0], 0.0)
+                } else if t >= ts[n - 1] {
+                    (value[n - 1], 0.0)
+                } else {
+                    table_eval(ts, value, *interpolation, t, false)
+                }
+            }
+            Signal::Csv { .. } => (0.0, 0.0),
+        }
+    }
+
+    /// Times at which the value jumps (step times; the start of a sine whose phase makes it
+    /// start away from the offset). Integrators should stop/restart there.
+    pub fn discontinuities(&self) -> Vec<f64> {
+        match self {
+            Signal::Step {
+                time,
+                before,
+                after,
+            } if before != after => vec![*time],
+            Signal::Sine {
+                amplitude,
+                phase_deg,
+                start_time,
+                ..
+            } if *amplitude != 0.0 && phase_deg.to_radians().sin().abs() > 1e-15 => {
+                vec![*start_time]
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    /// Times at which the value is continuous but the rate jumps (ramp ends, table knots of a
+    /// linear table, table ends, sine start).
+    pub fn kinks(&self) -> Vec<f64> {
+        match self {
+            Signal::Ramp {
+                start_time,
+                end_time,
+                from,
+                to,
+            } if from != to => {
+                vec![*start_time, *end_time]
+            }
+            Signal::Sine {
+                amplitude,
+                frequency_hz,
+                start_time,
+                ..
+            } if *amplitude != 0.0 && *frequency_hz != 0.0 => {
+                vec![*start_time]
+            }
+            Signal::Table {
+                t,
+                value,
+                interpolation,
+            } => {
+                let n = t.len().min(value.len());
+                if n < 2 {
+                    return Vec::new();
+                }
+                match interpolation {
+                    Interpolation::Linear => t[..n].to_vec(),
+                    Interpolation::Smooth => vec![t[0], t[n - 1]],
+                }
+            }
+            _ => Vec::new(),
+        }
+    }
+}

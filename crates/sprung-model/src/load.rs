@@ -1,0 +1,457 @@
+//! Loading: syntax selection, parsing with line/column errors, CSV signals, and the
+//! parse -> CSV -> mirror expansion -> validation -> orthonormalisation pipeline.
+//!
+//! Element lines for validation messages are located by a light lexical scan of the source
+//! (`[[bodies]]` / `"bodies": [` sections and their `name = "..."` / `"name": "..."` keys).
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use crate::error::ModelError;
+use crate::mirror;
+use crate::rot;
+use crate::types::{Axes, Interpolation, Model, Signal};
+use crate::validate;
+
+/// Source syntax.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// TOML.
+    Toml,
+    /// JSON.
+    Json,
+}
+
+/// Load a model file, choosing the syntax by extension (`.toml` or `.json`). CSV signals are read
+/// relative to the file's directory. The result is mirror-expanded, validated and has its frame
+/// axes orthonormalised.
+pub fn load(path: &Path) -> Result<Model, ModelError> {
+    let label = path.display().to_string();
+    let format = match path
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase)
+    {
+        Some(e) if e == "toml" => Format::Toml,
+        Some(e) if e == "json" => Format::Json,
+        _ => return Err(ModelError::UnsupportedExtension { path: label }),
+    };
+    let src = std::fs::read_to_string(path).map_err(|source| ModelError::Io {
+        path: label.clone(),
+        source,
+    })?;
+    let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
+    from_str_with_base(&src, format, &label, &base)
+}
+
+/// Parse TOML source. `file_label` is used in messages; CSV paths are resolved relative to its
+/// parent directory.
+pub fn from_toml_str(src: &str, file_label: &str) -> Result<Model, ModelError> {
+    from_str_with_base(src, Format::Toml, file_label, &base_of(file_label))
+}
+
+/// Parse JSON source. `file_label` is used in messages; CSV paths are resolved relative to its
+/// parent directory.
+pub fn from_json_str(src: &str, file_label: &str) -> Result<Model, ModelError> {
+    from_str_with_base(src, Format::Json, file_label, &base_of(file_label))
+}
+
+fn base_of(label: &str) -> PathBuf {
+    Path::new(label)
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default()
+}
+
+/// Full pipeline with an explicit directory for CSV paths.
+pub fn from_str_with_base(
+    src: &str,
+    format: Format,
+    file_label: &str,
+    base_dir: &Path,
+) -> Result<Model, ModelError> {
+    let raw = parse_raw(src, format, file_label)?;
+    let smap = SourceMap::scan(src, format == Format::Toml);
+    process(raw, &smap, file_label, base_dir)
+}
+
+/// Parse only (no CSV, expansion or validation): syntax and type errors with line/column.
+pub fn parse_raw(src: &str, format: Format, file_label: &str) -> Result<Model, ModelError> {
+    match format {
+        Format::Toml => toml::from_str::<Model>(src).map_err(|e| {
+            let (line, column) = match e.span() {
+                Some(span) => line_col(src, span.start),
+                None => (1, 1),
+            };
+            ModelError::Syntax {
+                file: file_label.to_string(),
+                line,
+                column,
+                message: e.message().trim().to_string(),
+            }
+        }),
+        Format::Json => serde_json::from_str::<Model>(src).map_err(|e| ModelError::Syntax {
+            file: file_label.to_string(),
+            line: e.line().max(1),
+            column: e.column().max(1),
+            message: strip_json_position(&e.to_string()),
+        }),
+    }
+}
+
+fn strip_json_position(s: &str) -> String {
+    match s.rfind(" at line ") {
+        Some(i) => s[..i].to_string(),
+        None => s.to_string(),
+    }
+}
+
+/// 1-based (line, column) of a byte offset.
+pub(crate) fn line_col(src: &str, offset: usize) -> (usize, usize) {
+    let mut off = offset.min(src.len());
+    while !src.is_char_boundary(off) {
+        off -= 1;
+    }
+    let before = &src[..off];
+    let line = before.matches('\n').count() + 1;
+    let col = before
+        .rsplit('\n')
+        .next()
+        .map(|l| l.chars().count())
+        .unwrap_or(0)
+        + 1;
+    (line, col)
+}
+
+fn process(
+    raw: Model,
+    smap: &SourceMap,
+    file_label: &str,
+    base_dir: &Path,
+) -> Result<Model, ModelError> {
+    let mut raw = raw;
+    resolve_csv(&mut raw, base_dir)?;
+    let exp = mirror::expand(&raw);
+    let mut problems = exp.problems;
+    problems.extend(validate::validate(&exp.model));
+    if !problems.is_empty() {
+        for p in &mut problems {
+            p.file = file_label.to_string();
+            p.line = smap.locate(&p.kind, &p.name, &exp.origins);
+        }
+        return Err(ModelError::Invalid {
+            file: file_label.to_string(),
+            problems,
+        });
+    }
+    let mut model = exp.model;
+    finalize(&mut model);
+    Ok(model)
+}
+
+/// Orthonormalise every frame and inline marker axes exactly (validation guarantees they are
+/// within 1e-4 of orthonormal and right-handed).
+pub(crate) fn finalize(model: &mut Model) {
+    let fix = |a: &Axes| Axes::from_matrix(&rot::orthonormalise(&a.matrix()));
+    for f in &mut model.frames {
+        if let Some(a) = &f.axes {
+            f.axes = Some(fix(a));
+        }
+    }
+    for m in &mut model.markers {
+        if let Some(a) = &m.global_axes {
+            m.global_axes = Some(fix(a));
+        }
+    }
+}
+
+/// Replace every `csv` signal by a `table` read from the file (relative to `base_dir`).
+pub fn resolve_csv(model: &mut Model, base_dir: &Path) -> Result<(), ModelError> {
+    for input in &mut model.inputs {
+        if let Signal::Csv {
+            file,
+            column,
+            time_column,
+        } = &input.signal
+        {
+            let path = base_dir.join(file);
+            let (t, value) = read_csv_columns(&path, time_column, column)?;
+            input.signal = Signal::Table {
+                t,
+                value,
+                interpolation: Interpolation::Linear,
+            };
+        }
+    }
+    Ok(())
+}
+
+fn split_csv_line(line: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut quoted = false;
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '"' if quoted && chars.peek() == Some(&'"') => {
+                cur.push('"');
+                chars.next();
+            }
+            '"' => quoted = !quoted,
+            ',' | ';' if !quoted => out.push(std::mem::take(&mut cur).trim().to_string()),
+            _ => cur.push(c),
+        }
+    }
+    out.push(cur.trim().to_string());
+    out
+}
+
+/// Read two numeric columns (by header name) from a CSV file with a header line. Blank lines
+/// and lines starting with `#` are skipped; `,` or `;` separate fields. Times must be strictly
+/// increasing.
+pub fn read_csv_columns(
+    path: &Path,
+    time_column: &str,
+    column: &str,
+) -> Result<(Vec<f64>, Vec<f64>), ModelError> {
+    let file = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| ModelError::Csv {
+        file: file.clone(),
+        line: 0,
+        message: format!("cannot read the CSV input file ({e}); the path is relative to the model file's directory"),
+    })?;
+    let err = |line: usize, message: String| ModelError::Csv {
+        file: file.clone(),
+        line,
+        message,
+    };
+    let mut lines = text
+        .lines()
+        .enumerate()
+        .map(|(i, l)| (i + 1, l.trim_start_matches('\u{feff}')))
+        .filter(|(_, l)| !l.trim().is_empty() && !l.trim_start().starts_with('#'));
+    let (hline, header) = lines.next().ok_or_else(|| {
+        err(
+            1,
+            "the CSV file is empty; it needs a header line and data".into(),
+        )
+    })?;
+    let header = split_csv_line(header);
+    let find = |name: &str| header.iter().position(|h| h == name);
+    let ti = find(time_column).ok_or_else(|| {
+        err(hline, format!("no column named '{time_column}' in the header {header:?}; set time_column to one of them"))
+    })?;
+    let vi = find(column).ok_or_else(|| {
+        err(
+            hline,
+            format!(
+                "no column named '{column}' in the header {header:?}; set column to one of them"
+            ),
+        )
+    })?;
+    let (mut t, mut v) = (Vec::new(), Vec::new());
+    for (ln, l) in lines {
+        let f = split_csv_line(l);
+        let get = |i: usize, name: &str| -> Result<f64, ModelError> {
+            let s = f
+                .get(i)
+                .ok_or_else(|| err(ln, format!("missing field for column '{name}'")))?;
+            let x: f64 = s
+                .parse()
+                .map_err(|_| err(ln, format!("'{s}' in column '{name}' is not a number")))?;
+            if !x.is_finite() {
+                return Err(err(
+                    ln,
+                    format!("non-finite value '{s}' in column '{name}'"),
+                ));
+            }
+            Ok(x)
+        };
+        let tt = get(ti, time_column)?;
+        let vv = get(vi, column)?;
+        if let Some(last) = t.last()
+            && tt <= *last
+        {
+            return Err(err(
+                ln,
+                format!(
+                    "time {tt} is not greater than the previous time {last}; times must be strictly increasing"
+                ),
+            ));
+        }
+        t.push(tt);
+        v.push(vv);
+    }
+    if t.is_empty() {
+        return Err(err(
+            hline,
+            "the CSV file has a header but no data lines".into(),
+        ));
+    }
+    Ok((t, v))
+}
+
+/// Kinds scanned in the source (plural array names and singular sections).
+const KINDS: [&str; 10] = [
+    "bodies",
+    "markers",
+    "frames",
+    "curves",
+    "force_elements",
+    "inputs",
+    "outputs",
+    "model",
+    "solver",
+    "initial_state",
+];
+
+/// Map from problem kind label (see [`Problem::kind`]) to scanned kind.
+fn kind_key(label: &str) -> &'static str {
+    match label {
+        "body" => "bodies",
+        "marker" => "markers",
+        "frame" => "frames",
+        "curve" => "curves",
+        "force element" | "bushing" | "spring" | "damper" | "stop" => "force_elements",
+        "input" => "inputs",
+        "output" => "outputs",
+        "solver" => "solver",
+        "initial_state" => "initial_state",
+        _ => "model",
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum Tok {
+    Word(String),
+    Str(String),
+    Punct(char),
+}
+
+/// Element definition lines found by scanning the source text.
+#[derive(Debug, Default)]
+pub(crate) struct SourceMap {
+    /// (kind, name) -> lines of each definition, in order.
+    names: HashMap<(&'static str, String), Vec<usize>>,
+    /// Section kind -> first line.
+    sections: HashMap<&'static str, usize>,
+}
+
+impl SourceMap {
+    pub(crate) fn scan(src: &str, toml: bool) -> Self {
+        // Tokenise with byte offsets.
+        let mut toks: Vec<(Tok, usize)> = Vec::new();
+        let b = src.as_bytes();
+        let mut i = 0;
+        while i < b.len() {
+            let c = b[i];
+            if c == b'#' && toml {
+                while i < b.len() && b[i] != b'\n' {
+                    i += 1;
+                }
+            } else if c == b'"' || (c == b'\'' && toml) {
+                let start = i;
+                let q = c;
+                i += 1;
+                let mut s = Vec::new();
+                while i < b.len() && b[i] != q && b[i] != b'\n' {
+                    if b[i] == b'\\' && q == b'"' && i + 1 < b.len() {
+                        s.push(b[i + 1]);
+                        i += 2;
+                    } else {
+                        s.push(b[i]);
+                        i += 1;
+                    }
+                }
+                i += 1;
+                toks.push((Tok::Str(String::from_utf8_lossy(&s).into_owned()), start));
+            } else if c.is_ascii_alphanumeric() || c == b'_' || c == b'-' {
+                let start = i;
+                while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_' || b[i] == b'-')
+                {
+                    i += 1;
+                }
+                toks.push((Tok::Word(src[start..i].to_string()), start));
+            } else {
+                if matches!(c, b'[' | b']' | b'{' | b'}' | b'=' | b':' | b',') {
+                    toks.push((Tok::Punct(c as char), i));
+                }
+                i += 1;
+            }
+        }
+        let mut map = SourceMap::default();
+        let line_of = |off: usize| line_col(src, off).0;
+        let mut current: Option<&'static str> = None;
+        let key_text = |t: &Tok| match t {
+            Tok::Word(w) | Tok::Str(w) => Some(w.clone()),
+            _ => None,
+        };
+        let kind_of = |s: &str| KINDS.iter().copied().find(|k| *k == s);
+        for k in 0..toks.len() {
+            let (t, off) = &toks[k];
+            // TOML headers [[kind]] and [kind].
+            if toml && *t == Tok::Punct('[') && (k == 0 || line_of(toks[k - 1].1) != line_of(*off))
+            {
+                let (j, double) = if toks.get(k + 1).map(|x| &x.0) == Some(&Tok::Punct('[')) {
+                    (k + 2, true)
+                } else {
+                    (k + 1, false)
+                };
+                if let Some(w) = toks.get(j).and_then(|x| key_text(&x.0)) {
+                    let close = toks.get(j + 1).map(|x| &x.0) == Some(&Tok::Punct(']'));
+                    if close {
+                        current = kind_of(&w);
+                        if let Some(kd) = current {
+                            map.sections.entry(kd).or_insert(line_of(*off));
+                        }
+                        let _ = double;
+                    } else {
+                        current = None;
+                    }
+                }
+                continue;
+            }
+            let Some(key) = key_text(t) else { continue };
+            let sep = toks.get(k + 1).map(|x| &x.0);
+            if sep != Some(&Tok::Punct('=')) && sep != Some(&Tok::Punct(':')) {
+                continue;
+            }
+            let next = toks.get(k + 2).map(|x| &x.0);
+            if let Some(kd) = kind_of(&key)
+                && (next == Some(&Tok::Punct('[')) || next == Some(&Tok::Punct('{')))
+            {
+                current = Some(kd);
+                map.sections.entry(kd).or_insert(line_of(*off));
+                continue;
+            }
+            if key == "name"
+                && let (Some(kd), Some(Tok::Str(v))) = (current, next)
+            {
+                map.names
+                    .entry((kd, v.clone()))
+                    .or_default()
+                    .push(line_of(*off));
+            }
+        }
+        map
+    }
+
+    /// Line of the element `name` of kind label `kind` (falls back to the original of a mirrored
+    /// copy, then to the section start). For duplicates, the second definition's line.
+    pub(crate) fn locate(
+        &self,
+        kind: &str,
+        name: &str,
+        origins: &HashMap<(&'static str, String), String>,
+    ) -> Option<usize> {
+        let kd = kind_key(kind);
+        let lookup = |n: &str| {
+            self.names
+                .get(&(kd, n.to_string()))
+                .map(|v| if v.len() > 1 { v[1] } else { v[0] })
+        };
+        lookup(name)
+            .or_else(|| origins.get(&(kd, name.to_string())).and_then(|o| lookup(o)))
+            .or_else(|| self.sections.get(kd).copied())
+    }
+}

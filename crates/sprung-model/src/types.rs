@@ -1,0 +1,850 @@
+//! Serde data types of the sprung model format v1 (`/work/notes/model-format.md`).
+//!
+//! One schema serves TOML and JSON. Every struct denies unknown fields. Units are SI unless a key
+//! ends in `_deg`. Defaults follow the specification; optional alternatives are `Option`s whose
+//! mutual exclusivity is checked by [`crate::Model::validate`].
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+fn is_zero3(v: &[f64; 3]) -> bool {
+    v.iter().all(|x| *x == 0.0)
+}
+fn is_zero(v: &f64) -> bool {
+    *v == 0.0
+}
+fn default_ground() -> String {
+    "ground".to_string()
+}
+
+/// A complete model file: the root of the schema.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Model {
+    /// General information (`[model]`).
+    pub model: ModelInfo,
+    /// Solver settings (`[solver]`), all optional.
+    #[serde(default)]
+    pub solver: SolverSettings,
+    /// Initial state (`[initial_state]`).
+    #[serde(default)]
+    pub initial_state: InitialState,
+    /// Named global orientations in the design position (`[[frames]]`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub frames: Vec<Frame>,
+    /// Characteristic curves (`[[curves]]`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub curves: Vec<Curve>,
+    /// Rigid bodies (`[[bodies]]`); the ground is implicit.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub bodies: Vec<Body>,
+    /// Markers (`[[markers]]`): points with orientation fixed to a body or the ground.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub markers: Vec<Marker>,
+    /// Force elements (`[[force_elements]]`), tagged by `type`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub force_elements: Vec<ForceElement>,
+    /// External force/torque inputs (`[[inputs]]`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub inputs: Vec<Input>,
+    /// Output channels (`[[outputs]]`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub outputs: Vec<Output>,
+}
+
+/// `[model]`: name, description, ground name and gravity.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ModelInfo {
+    /// Model name (required).
+    pub name: String,
+    /// Free text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// Name of the fixed ground body (default `"ground"`); markers may reference it.
+    #[serde(default = "default_ground")]
+    pub ground: String,
+    /// Gravitational acceleration in global coordinates, m/s^2 (default zero).
+    #[serde(default)]
+    pub gravity: [f64; 3],
+}
+
+/// Linear solver used inside implicit integrators.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum LinearSolver {
+    /// Dense LU.
+    Dense,
+    /// Block-sparse LU (default).
+    #[default]
+    BlockSparse,
+}
+
+fn default_method() -> String {
+    "lsrt2".into()
+}
+fn default_step() -> f64 {
+    1e-3
+}
+fn default_t_end() -> f64 {
+    1.0
+}
+fn default_rtol() -> f64 {
+    1e-6
+}
+fn default_atol() -> f64 {
+    1e-9
+}
+fn default_relin() -> u32 {
+    1
+}
+
+/// `[solver]`: integration settings; all optional.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SolverSettings {
+    /// Solver name (checked later against the solver catalogue), default `"lsrt2"`.
+    #[serde(default = "default_method")]
+    pub method: String,
+    /// Fixed step size in s (> 0), default 1e-3.
+    #[serde(default = "default_step")]
+    pub step: f64,
+    /// End time in s (> 0), default 1.
+    #[serde(default = "default_t_end")]
+    pub t_end: f64,
+    /// Output interval in s (>= step); default = step. Use [`SolverSettings::output_interval`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_interval: Option<f64>,
+    /// Relative tolerance of adaptive methods, default 1e-6.
+    #[serde(default = "default_rtol")]
+    pub rtol: f64,
+    /// Absolute tolerance of adaptive methods, default 1e-9.
+    #[serde(default = "default_atol")]
+    pub atol: f64,
+    /// Jacobian update every N steps (>= 1), default 1.
+    #[serde(default = "default_relin")]
+    pub relinearise_every: u32,
+    /// Linear solver, default `block_sparse`.
+    #[serde(default)]
+    pub linear_solver: LinearSolver,
+}
+
+impl Default for SolverSettings {
+    fn default() -> Self {
+        Self {
+            method: default_method(),
+            step: default_step(),
+            t_end: default_t_end(),
+            output_interval: None,
+            rtol: default_rtol(),
+            atol: default_atol(),
+            relinearise_every: default_relin(),
+            linear_solver: LinearSolver::default(),
+        }
+    }
+}
+
+impl SolverSettings {
+    /// Effective output interval: the given value or, by default, the step size.
+    pub fn output_interval(&self) -> f64 {
+        self.output_interval.unwrap_or(self.step)
+    }
+}
+
+/// Kind of initial state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum InitialStateKind {
+    /// Start in the design position with the given velocities (default).
+    #[default]
+    Design,
+    /// Start from the static equilibrium with the inputs evaluated at t = 0.
+    Equilibrium,
+}
+
+/// `[initial_state]`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct InitialState {
+    /// `"design"` (default) or `"equilibrium"`.
+    #[serde(default)]
+    pub kind: InitialStateKind,
+}
+
+/// Three axis vectors given in global coordinates (columns of an orientation matrix).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Axes {
+    /// Local x axis in global coordinates.
+    pub x: [f64; 3],
+    /// Local y axis in global coordinates.
+    pub y: [f64; 3],
+    /// Local z axis in global coordinates.
+    pub z: [f64; 3],
+}
+
+impl Axes {
+    /// Orientation matrix whose columns are the x, y, z axes.
+    pub fn matrix(&self) -> [[f64; 3]; 3] {
+        std::array::from_fn(|r| [self.x[r], self.y[r], self.z[r]])
+    }
+    /// Axes from the columns of a matrix.
+    pub fn from_matrix(m: &[[f64; 3]; 3]) -> Self {
+        Self {
+            x: [m[0][0], m[1][0], m[2][0]],
+            y: [m[0][1], m[1][1], m[2][1]],
+            z: [m[0][2], m[1][2], m[2][2]],
+        }
+    }
+}
+
+/// `[[frames]]`: a named orientation (global, design position).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Frame {
+    /// Unique frame name.
+    pub name: String,
+    /// Axes in global coordinates (exactly one of `axes` / `euler_zyx_deg`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub axes: Option<Axes>,
+    /// Euler angles z-y'-x'' in degrees, R = Rz(a) Ry(b) Rx(c).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub euler_zyx_deg: Option<[f64; 3]>,
+    /// Also create the y-mirrored copy (`_L` -> `_R`).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub mirror: bool,
+}
+
+/// Interpolation between tabulated points.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Interpolation {
+    /// Piecewise linear (default).
+    #[default]
+    Linear,
+    /// C1 monotonicity-preserving cubic Hermite (Fritsch–Carlson conditions).
+    Smooth,
+}
+
+/// Behaviour outside the tabulated range.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Extrapolation {
+    /// Continue with the slope of the end segment (linear) / the end derivative (smooth). Default.
+    #[default]
+    Linear,
+    /// Hold the end value.
+    Constant,
+    /// Out-of-range evaluation is an error ([`Curve::eval_checked`]); [`Curve::eval`] holds the end value.
+    Error,
+}
+
+/// Symmetry of a curve.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Symmetry {
+    /// Tabulated over the whole range (default).
+    #[default]
+    None,
+    /// Tabulated for x >= 0 starting at (0, 0); f(-x) = -f(x).
+    Odd,
+}
+
+/// `[[curves]]`: a tabulated characteristic y = f(x). Evaluate with [`Curve::eval`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Curve {
+    /// Unique curve name.
+    pub name: String,
+    /// Strictly increasing abscissae, at least two.
+    pub x: Vec<f64>,
+    /// Ordinates, same length as `x`.
+    pub y: Vec<f64>,
+    /// `"linear"` (default) or `"smooth"`.
+    #[serde(default)]
+    pub interpolation: Interpolation,
+    /// `"linear"` (default), `"constant"` or `"error"`.
+    #[serde(default)]
+    pub extrapolation: Extrapolation,
+    /// `"none"` (default) or `"odd"`.
+    #[serde(default)]
+    pub symmetry: Symmetry,
+    /// Unit of x (documentation only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub x_unit: Option<String>,
+    /// Unit of y (documentation only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub y_unit: Option<String>,
+}
+
+/// Inertia of a body about its CoM: exactly one of `tensor` / `principal` (+ optional `euler_zyx_deg`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Inertia {
+    /// Full tensor in body axes, kg m^2 (symmetric, positive definite, triangle inequality).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tensor: Option<[[f64; 3]; 3]>,
+    /// Principal moments, kg m^2.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub principal: Option<[f64; 3]>,
+    /// Orientation of the principal axes w.r.t. the body frame (z-y'-x'' deg); only with `principal`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub euler_zyx_deg: Option<[f64; 3]>,
+}
+
+/// `[[bodies]]`: a rigid body; its frame origin is the CoM.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Body {
+    /// Unique body name (must differ from the ground name).
+    pub name: String,
+    /// Mass in kg (> 0).
+    pub mass: f64,
+    /// Initial (design) global position of the CoM.
+    pub position: [f64; 3],
+    /// Initial orientation of the body frame, z-y'-x'' deg (default identity).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub euler_zyx_deg: Option<[f64; 3]>,
+    /// Initial CoM velocity, global, m/s.
+    #[serde(default, skip_serializing_if = "is_zero3")]
+    pub velocity: [f64; 3],
+    /// Initial angular velocity in body axes, rad/s.
+    #[serde(default, skip_serializing_if = "is_zero3")]
+    pub angular_velocity: [f64; 3],
+    /// Inertia about the CoM.
+    pub inertia: Inertia,
+    /// Also create the y-mirrored copy.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub mirror: bool,
+}
+
+/// `[[markers]]`: a point with orientation on a body (or the ground).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Marker {
+    /// Unique marker name.
+    pub name: String,
+    /// Body name or the ground name.
+    pub body: String,
+    /// Design position in global coordinates (exactly one of `global_position` / `position`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub global_position: Option<[f64; 3]>,
+    /// Position in body coordinates.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub position: Option<[f64; 3]>,
+    /// Orientation from a named frame (at most one of `frame` / `global_axes` / `euler_zyx_deg`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub frame: Option<String>,
+    /// Orientation from inline global axes (design position).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub global_axes: Option<Axes>,
+    /// Orientation relative to the body frame, z-y'-x'' deg. Default: parallel to the body frame.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub euler_zyx_deg: Option<[f64; 3]>,
+    /// Also create the y-mirrored copy.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub mirror: bool,
+}
+
+/// Optional per-axis curve names (local x, y, z).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AxisCurves {
+    /// Curve for local x.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub x: Option<String>,
+    /// Curve for local y.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub y: Option<String>,
+    /// Curve for local z.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub z: Option<String>,
+}
+
+impl AxisCurves {
+    /// The three entries as an array indexed by axis.
+    pub fn as_array(&self) -> [Option<&str>; 3] {
+        [self.x.as_deref(), self.y.as_deref(), self.z.as_deref()]
+    }
+    /// True when no axis has a curve.
+    pub fn is_empty(&self) -> bool {
+        self.x.is_none() && self.y.is_none() && self.z.is_none()
+    }
+}
+
+/// A local axis.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Axis {
+    /// Local x.
+    X,
+    /// Local y.
+    Y,
+    /// Local z.
+    Z,
+}
+
+impl Axis {
+    /// Index 0, 1, 2.
+    pub fn index(self) -> usize {
+        match self {
+            Axis::X => 0,
+            Axis::Y => 1,
+            Axis::Z => 2,
+        }
+    }
+}
+
+/// 6-DOF bushing between marker I (action) and marker J (reference).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Bushing {
+    /// Unique element name.
+    pub name: String,
+    /// Action marker (body_i).
+    pub marker_i: String,
+    /// Reference marker (body_j); deflections are measured in its axes.
+    pub marker_j: String,
+    /// Translational stiffness, local x y z, N/m (>= 0).
+    pub stiffness: [f64; 3],
+    /// Rotational stiffness, Nm/rad (>= 0).
+    pub rot_stiffness: [f64; 3],
+    /// Translational damping, Ns/m (>= 0), default 0.
+    #[serde(default, skip_serializing_if = "is_zero3")]
+    pub damping: [f64; 3],
+    /// Rotational damping, Nms/rad (>= 0), default 0.
+    #[serde(default, skip_serializing_if = "is_zero3")]
+    pub rot_damping: [f64; 3],
+    /// Per-axis force(deflection) curves replacing k*d.
+    #[serde(default, skip_serializing_if = "AxisCurves::is_empty")]
+    pub stiffness_curves: AxisCurves,
+    /// Per-axis torque(angle) curves replacing k_r*theta.
+    #[serde(default, skip_serializing_if = "AxisCurves::is_empty")]
+    pub rot_stiffness_curves: AxisCurves,
+    /// Per-axis force(deflection rate) curves replacing c*d_dot.
+    #[serde(default, skip_serializing_if = "AxisCurves::is_empty")]
+    pub damping_curves: AxisCurves,
+    /// Per-axis torque(angle rate) curves replacing c_r*theta_dot.
+    #[serde(default, skip_serializing_if = "AxisCurves::is_empty")]
+    pub rot_damping_curves: AxisCurves,
+    /// Force on body_i at zero deflection, marker-J axes, N.
+    #[serde(default, skip_serializing_if = "is_zero3")]
+    pub preload: [f64; 3],
+    /// Torque on body_i at zero deflection, marker-J axes, Nm.
+    #[serde(default, skip_serializing_if = "is_zero3")]
+    pub rot_preload: [f64; 3],
+    /// Free spin axis (swing-twist split), e.g. a wheel bearing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spin_axis: Option<Axis>,
+    /// Also create the y-mirrored copy.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub mirror: bool,
+}
+
+/// Point-to-point spring; tension-positive scalar force.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Spring {
+    /// Unique element name.
+    pub name: String,
+    /// Marker on body_i.
+    pub marker_i: String,
+    /// Marker on body_j.
+    pub marker_j: String,
+    /// Linear rate N/m (exactly one of `stiffness` / `curve`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stiffness: Option<f64>,
+    /// Curve force(L - free_length).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub curve: Option<String>,
+    /// Free length in m (> 0); default: design length.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub free_length: Option<f64>,
+    /// Added tension, N.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub preload: f64,
+    /// Parallel linear damping, Ns/m (>= 0).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub damping: f64,
+    /// Also create the y-mirrored copy.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub mirror: bool,
+}
+
+/// Point-to-point damper; tension-positive force of L_dot (L_dot > 0 = extension = rebound).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Damper {
+    /// Unique element name.
+    pub name: String,
+    /// Marker on body_i.
+    pub marker_i: String,
+    /// Marker on body_j.
+    pub marker_j: String,
+    /// Linear damping Ns/m (exactly one of `damping` / bilinear pair / `curve`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub damping: Option<f64>,
+    /// Bilinear: damping in extension (L_dot > 0), Ns/m.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub damping_rebound: Option<f64>,
+    /// Bilinear: damping in compression (L_dot < 0), Ns/m.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub damping_compression: Option<f64>,
+    /// Curve force(L_dot).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub curve: Option<String>,
+    /// Also create the y-mirrored copy.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub mirror: bool,
+}
+
+/// Kind of end stop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum StopKind {
+    /// Engages when L < L_design - clearance; pushes apart: f = -curve(L_c - L).
+    Bump,
+    /// Engages when L > L_design + clearance; pulls together: f = +curve(L - L_c).
+    Rebound,
+}
+
+/// Point-to-point bump / rebound stop.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Stop {
+    /// Unique element name.
+    pub name: String,
+    /// Marker on body_i.
+    pub marker_i: String,
+    /// Marker on body_j.
+    pub marker_j: String,
+    /// `"bump"` or `"rebound"`.
+    pub kind: StopKind,
+    /// Clearance in m (>= 0).
+    pub clearance: f64,
+    /// Penetration -> force magnitude curve (exactly one of `curve` / `stiffness`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub curve: Option<String>,
+    /// Linear stop rate N/m.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stiffness: Option<f64>,
+    /// Design length in m (> 0); default: marker distance in the design position.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub design_length: Option<f64>,
+    /// Damping while engaged, Ns/m (>= 0).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub damping: f64,
+    /// Also create the y-mirrored copy.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub mirror: bool,
+}
+
+/// A force element, internally tagged by `type`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ForceElement {
+    /// 6-DOF bushing.
+    Bushing(Bushing),
+    /// Point-to-point spring.
+    Spring(Spring),
+    /// Point-to-point damper.
+    Damper(Damper),
+    /// Bump / rebound stop.
+    Stop(Stop),
+}
+
+impl ForceElement {
+    /// Element name.
+    pub fn name(&self) -> &str {
+        match self {
+            ForceElement::Bushing(e) => &e.name,
+            ForceElement::Spring(e) => &e.name,
+            ForceElement::Damper(e) => &e.name,
+            ForceElement::Stop(e) => &e.name,
+        }
+    }
+    /// Action marker name.
+    pub fn marker_i(&self) -> &str {
+        match self {
+            ForceElement::Bushing(e) => &e.marker_i,
+            ForceElement::Spring(e) => &e.marker_i,
+            ForceElement::Damper(e) => &e.marker_i,
+            ForceElement::Stop(e) => &e.marker_i,
+        }
+    }
+    /// Reference marker name.
+    pub fn marker_j(&self) -> &str {
+        match self {
+            ForceElement::Bushing(e) => &e.marker_j,
+            ForceElement::Spring(e) => &e.marker_j,
+            ForceElement::Damper(e) => &e.marker_j,
+            ForceElement::Stop(e) => &e.marker_j,
+        }
+    }
+    /// The `type` tag: `"bushing"`, `"spring"`, `"damper"` or `"stop"`.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            ForceElement::Bushing(_) => "bushing",
+            ForceElement::Spring(_) => "spring",
+            ForceElement::Damper(_) => "damper",
+            ForceElement::Stop(_) => "stop",
+        }
+    }
+    /// True for the point-to-point elements (spring, damper, stop).
+    pub fn is_point_to_point(&self) -> bool {
+        !matches!(self, ForceElement::Bushing(_))
+    }
+    /// The `mirror` flag.
+    pub fn mirror(&self) -> bool {
+        match self {
+            ForceElement::Bushing(e) => e.mirror,
+            ForceElement::Spring(e) => e.mirror,
+            ForceElement::Damper(e) => e.mirror,
+            ForceElement::Stop(e) => e.mirror,
+        }
+    }
+}
+
+/// Kind of an input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum InputKind {
+    /// A force applied at the marker position.
+    Force,
+    /// A torque applied to the marker's body.
+    Torque,
+}
+
+/// Frame in which an input direction is given.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum InputFrame {
+    /// Global coordinates (default).
+    #[default]
+    Global,
+    /// Body frame of the marker's body (follows the body).
+    Body,
+}
+
+fn default_time_column() -> String {
+    "t".into()
+}
+
+/// A scalar input signal u(t), internally tagged by `type`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Signal {
+    /// u = value.
+    Constant {
+        /// Constant value.
+        value: f64,
+    },
+    /// u = before for t < time, after for t >= time.
+    Step {
+        /// Step time, s.
+        time: f64,
+        /// Value before the step.
+        before: f64,
+        /// Value from the step on.
+        after: f64,
+    },
+    /// Linear ramp from `from` (t <= start_time) to `to` (t >= end_time), constant outside.
+    Ramp {
+        /// Ramp start, s.
+        start_time: f64,
+        /// Ramp end, s (> start_time).
+        end_time: f64,
+        /// Value before/at the start.
+        from: f64,
+        /// Value at/after the end.
+        to: f64,
+    },
+    /// u = offset + amplitude sin(2 pi f (t - start_time) + phase) for t >= start_time, u = offset before.
+    Sine {
+        /// Amplitude.
+        amplitude: f64,
+        /// Frequency, Hz (>= 0).
+        frequency_hz: f64,
+        /// Phase at start_time, degrees.
+        #[serde(default)]
+        phase_deg: f64,
+        /// Offset.
+        #[serde(default)]
+        offset: f64,
+        /// Start time, s.
+        #[serde(default)]
+        start_time: f64,
+    },
+    /// Tabulated signal, constant before the first and after the last point.
+    Table {
+        /// Strictly increasing times, s.
+        t: Vec<f64>,
+        /// Values, same length as `t`.
+        value: Vec<f64>,
+        /// `"linear"` (default) or `"smooth"`.
+        #[serde(default)]
+        interpolation: Interpolation,
+    },
+    /// CSV file (relative to the model file), replaced by a `table` at load time.
+    Csv {
+        /// Path relative to the model file's directory.
+        file: String,
+        /// Value column header.
+        column: String,
+        /// Time column header (default `"t"`).
+        #[serde(default = "default_time_column")]
+        time_column: String,
+    },
+}
+
+/// `[[inputs]]`: an external force or torque, value = direction * signal(t).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Input {
+    /// Unique input name.
+    pub name: String,
+    /// `"force"` or `"torque"`.
+    pub kind: InputKind,
+    /// Marker at which the input acts (must not be on the ground).
+    pub marker: String,
+    /// `"global"` (default) or `"body"`.
+    #[serde(default)]
+    pub frame: InputFrame,
+    /// Direction (non-zero; not normalised: value = direction * signal).
+    pub direction: [f64; 3],
+    /// The signal.
+    pub signal: Signal,
+    /// Also create the y-mirrored copy.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub mirror: bool,
+}
+
+/// Output quantity; [`Quantity::unit`] gives its unit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Quantity {
+    /// Marker/body position, m.
+    Position,
+    /// Marker/body displacement from the design position, m.
+    Displacement,
+    /// Marker/body velocity, m/s.
+    Velocity,
+    /// Body angular velocity, rad/s.
+    AngularVelocity,
+    /// Rotation vector relative to design, rad.
+    Orientation,
+    /// Camber angle, deg (marker local y = spin axis).
+    Camber,
+    /// Toe angle, deg.
+    Toe,
+    /// Element force, N (bushing: marker-J axes; P2P: scalar, tension-positive).
+    Force,
+    /// Bushing torque, Nm (marker-J axes).
+    Torque,
+    /// Bushing translational deflection (m) or P2P L - L_design (m).
+    Deflection,
+    /// Bushing rotational deflection, rad.
+    RotDeflection,
+    /// P2P length, m.
+    Length,
+    /// P2P length rate, m/s.
+    LengthRate,
+}
+
+impl Quantity {
+    /// SI unit string of the quantity.
+    pub fn unit(self) -> &'static str {
+        match self {
+            Quantity::Position
+            | Quantity::Displacement
+            | Quantity::Deflection
+            | Quantity::Length => "m",
+            Quantity::Velocity | Quantity::LengthRate => "m/s",
+            Quantity::AngularVelocity => "rad/s",
+            Quantity::Orientation | Quantity::RotDeflection => "rad",
+            Quantity::Camber | Quantity::Toe => "deg",
+            Quantity::Force => "N",
+            Quantity::Torque => "Nm",
+        }
+    }
+    /// True for quantities of a marker or body, false for element quantities.
+    pub fn is_kinematic(self) -> bool {
+        matches!(
+            self,
+            Quantity::Position
+                | Quantity::Displacement
+                | Quantity::Velocity
+                | Quantity::AngularVelocity
+                | Quantity::Orientation
+                | Quantity::Camber
+                | Quantity::Toe
+        )
+    }
+}
+
+/// Vector component of an output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Component {
+    /// x component.
+    X,
+    /// y component.
+    Y,
+    /// z component.
+    Z,
+    /// Euclidean norm.
+    Norm,
+}
+
+/// Frame of a vector output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum OutputFrame {
+    /// Global axes (default).
+    #[default]
+    Global,
+    /// Local axes of the marker / body.
+    Local,
+}
+
+/// `[[outputs]]`: one result channel.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Output {
+    /// Channel name (column name in results).
+    pub name: String,
+    /// The quantity.
+    pub quantity: Quantity,
+    /// Marker (exactly one of `marker` / `body` / `element`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub marker: Option<String>,
+    /// Body.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub body: Option<String>,
+    /// Force element.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub element: Option<String>,
+    /// Component (default `x` for vector quantities; must be absent for scalar quantities).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub component: Option<Component>,
+    /// Frame (`global` default / `local`), only for marker/body vector quantities.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub frame: Option<OutputFrame>,
+    /// Also create the y-mirrored copy.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub mirror: bool,
+}
+
+impl Output {
+    /// Effective component: the given one or `X` by default.
+    pub fn component(&self) -> Component {
+        self.component.unwrap_or(Component::X)
+    }
+    /// Effective frame: the given one or `Global` by default.
+    pub fn frame(&self) -> OutputFrame {
+        self.frame.unwrap_or_default()
+    }
+}

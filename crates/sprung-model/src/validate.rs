@@ -1,0 +1,933 @@
+//! Validation of an expanded model: every problem is collected (not only the first).
+//!
+//! Tolerances: frame / inline axes must be orthonormal to 1e-4 (largest entry of |A^T A - I|) and
+//! right-handed (det > 0), and are then orthonormalised exactly by the loader; an inertia tensor
+//! must be symmetric to 1e-9 relative to its largest entry, positive definite, and its principal
+//! moments must satisfy the triangle inequality I_a + I_b >= I_c (relative slack 1e-9).
+
+use std::collections::HashSet;
+
+use crate::error::Problem;
+use crate::rot;
+use crate::types::{
+    Axes, Body, Curve, ForceElement, Input, Marker, Model, Output, Quantity, Signal, Symmetry,
+};
+
+/// Tolerance on |A^T A - I| for frame axes.
+pub const AXES_TOLERANCE: f64 = 1e-4;
+
+struct Ctx<'a> {
+    model: &'a Model,
+    out: Vec<Problem>,
+}
+
+impl Ctx<'_> {
+    fn push(
+        &mut self,
+        kind: &str,
+        name: &str,
+        message: impl Into<String>,
+        hint: impl Into<String>,
+    ) {
+        self.out.push(Problem::new(kind, name, message, hint));
+    }
+    fn finite(&mut self, kind: &str, name: &str, field: &str, v: &[f64]) -> bool {
+        if v.iter().all(|x| x.is_finite()) {
+            true
+        } else {
+            self.push(
+                kind,
+                name,
+                format!("`{field}` contains a non-finite number (nan or inf)"),
+                format!("give finite numbers for `{field}`"),
+            );
+            false
+        }
+    }
+    fn non_negative(&mut self, kind: &str, name: &str, field: &str, v: &[f64]) {
+        if self.finite(kind, name, field, v) && v.iter().any(|x| *x < 0.0) {
+            self.push(
+                kind,
+                name,
+                format!("`{field}` = {v:?} has a negative entry"),
+                format!("`{field}` must be >= 0"),
+            );
+        }
+    }
+    fn axes(&mut self, kind: &str, name: &str, field: &str, a: &Axes) {
+        if !self.finite(kind, name, field, &[a.x, a.y, a.z].concat()) {
+            return;
+        }
+        let m = a.matrix();
+        let err = rot::orthonormality_error(&m);
+        if err > AXES_TOLERANCE {
+            self.push(
+                kind,
+                name,
+                format!("`{field}` are not orthonormal (largest |A^T A - I| entry {err:.3e} > tolerance {AXES_TOLERANCE:e})"),
+                "give unit axes that are mutually perpendicular to at least 1e-4 (they are then orthonormalised exactly)",
+            );
+        } else if rot::det(&m) <= 0.0 {
+            self.push(
+                kind,
+                name,
+                format!("`{field}` form a left-handed frame (x cross y = -z)"),
+                "negate one axis so that z = x cross y",
+            );
+        }
+    }
+    fn body_or_ground(&self, name: &str) -> bool {
+        self.model.is_ground(name) || self.model.body(name).is_some()
+    }
+}
+
+fn duplicates<'a>(ctx: &mut Ctx, label: &str, names: impl Iterator<Item = &'a str>) {
+    let mut seen = HashSet::new();
+    let mut reported = HashSet::new();
+    for n in names {
+        if n.is_empty() {
+            ctx.push(
+                label,
+                n,
+                "has an empty name",
+                "give every item a non-empty unique name",
+            );
+        } else if !seen.insert(n) && reported.insert(n) {
+            ctx.push(
+                label,
+                n,
+                format!(
+                    "the {label} name '{n}' is defined more than once (after mirror expansion)"
+                ),
+                format!("rename one of the {label}s; names must be unique per kind"),
+            );
+        }
+    }
+}
+
+/// Validate an expanded model; returns all problems (empty = valid). File and line are filled in
+/// by the loader.
+pub(crate) fn validate(model: &Model) -> Vec<Problem> {
+    let mut ctx = Ctx {
+        model,
+        out: Vec::new(),
+    };
+    model_section(&mut ctx);
+    solver(&mut ctx);
+    duplicates(
+        &mut ctx,
+        "frame",
+        model.frames.iter().map(|f| f.name.as_str()),
+    );
+    duplicates(
+        &mut ctx,
+        "curve",
+        model.curves.iter().map(|f| f.name.as_str()),
+    );
+    duplicates(
+        &mut ctx,
+        "body",
+        model.bodies.iter().map(|f| f.name.as_str()),
+    );
+    duplicates(
+        &mut ctx,
+        "marker",
+        model.markers.iter().map(|f| f.name.as_str()),
+    );
+    duplicates(
+        &mut ctx,
+        "force element",
+        model.force_elements.iter().map(|f| f.name()),
+    );
+    duplicates(
+        &mut ctx,
+        "input",
+        model.inputs.iter().map(|f| f.name.as_str()),
+    );
+    duplicates(
+        &mut ctx,
+        "output",
+        model.outputs.iter().map(|f| f.name.as_str()),
+    );
+    for f in &model.frames {
+        match (&f.axes, &f.euler_zyx_deg) {
+            (Some(a), None) => ctx.axes("frame", &f.name, "axes", a),
+            (None, Some(e)) => {
+                ctx.finite("frame", &f.name, "euler_zyx_deg", e);
+            }
+            (Some(_), Some(_)) => ctx.push(
+                "frame",
+                &f.name,
+                "has both `axes` and `euler_zyx_deg`",
+                "give exactly one of `axes` / `euler_zyx_deg`",
+            ),
+            (None, None) => ctx.push(
+                "frame",
+                &f.name,
+                "has neither `axes` nor `euler_zyx_deg`",
+                "give exactly one of `axes` / `euler_zyx_deg`",
+            ),
+        }
+    }
+    for c in &model.curves {
+        curve(&mut ctx, c);
+    }
+    for b in &model.bodies {
+        body(&mut ctx, b);
+    }
+    for m in &model.markers {
+        marker(&mut ctx, m);
+    }
+    for e in &model.force_elements {
+        element(&mut ctx, e);
+    }
+    for i in &model.inputs {
+        input(&mut ctx, i);
+    }
+    for o in &model.outputs {
+        output(&mut ctx, o);
+    }
+    ctx.out
+}
+
+fn model_section(ctx: &mut Ctx) {
+    let m = &ctx.model.model;
+    let name = m.name.clone();
+    if name.trim().is_empty() {
+        ctx.push("model", &name, "`name` is empty", "give the model a name");
+    }
+    ctx.finite("model", &name, "gravity", &m.gravity);
+    if m.ground.trim().is_empty() {
+        ctx.push(
+            "model",
+            &name,
+            "`ground` is empty",
+            "omit `ground` (default \"ground\") or give a name",
+        );
+    }
+    if let Some(b) = ctx.model.body(&m.ground) {
+        let bn = b.name.clone();
+        ctx.push(
+            "body",
+            &bn,
+            format!("has the same name as the ground '{}'", m.ground),
+            "rename the body or set [model] ground to a different name",
+        );
+    }
+}
+
+fn solver(ctx: &mut Ctx) {
+    let s = ctx.model.solver.clone();
+    let k = "solver";
+    let n = "solver";
+    if ctx.finite(k, n, "step", &[s.step]) && s.step <= 0.0 {
+        ctx.push(
+            k,
+            n,
+            format!("`step` = {} is not positive", s.step),
+            "set step > 0, e.g. 1e-3",
+        );
+    }
+    if ctx.finite(k, n, "t_end", &[s.t_end]) && s.t_end <= 0.0 {
+        ctx.push(
+            k,
+            n,
+            format!("`t_end` = {} is not positive", s.t_end),
+            "set t_end > 0",
+        );
+    }
+    if let Some(oi) = s.output_interval
+        && ctx.finite(k, n, "output_interval", &[oi])
+        && s.step.is_finite()
+        && oi < s.step * (1.0 - 1e-12)
+    {
+        ctx.push(
+            k,
+            n,
+            format!(
+                "`output_interval` = {oi} is smaller than `step` = {}",
+                s.step
+            ),
+            "set output_interval >= step (or omit it: default = step)",
+        );
+    }
+    for (f, v) in [("rtol", s.rtol), ("atol", s.atol)] {
+        if ctx.finite(k, n, f, &[v]) && v <= 0.0 {
+            ctx.push(
+                k,
+                n,
+                format!("`{f}` = {v} is not positive"),
+                format!("set {f} > 0"),
+            );
+        }
+    }
+    if s.relinearise_every == 0 {
+        ctx.push(
+            k,
+            n,
+            "`relinearise_every` = 0",
+            "set relinearise_every >= 1 (1 = every step)",
+        );
+    }
+    if s.method.trim().is_empty() {
+        ctx.push(
+            k,
+            n,
+            "`method` is empty",
+            "give a solver name, e.g. \"lsrt2\"",
+        );
+    }
+}
+
+fn curve(ctx: &mut Ctx, c: &Curve) {
+    let k = "curve";
+    let n = c.name.as_str();
+    let fx = ctx.finite(k, n, "x", &c.x);
+    let fy = ctx.finite(k, n, "y", &c.y);
+    if c.x.len() != c.y.len() {
+        ctx.push(
+            k,
+            n,
+            format!("`x` has {} points but `y` has {}", c.x.len(), c.y.len()),
+            "give x and y with the same number of points",
+        );
+    }
+    if c.x.len() < 2 {
+        ctx.push(
+            k,
+            n,
+            format!("has {} point(s)", c.x.len()),
+            "give at least 2 points",
+        );
+    }
+    if fx && let Some(i) = (1..c.x.len()).find(|&i| c.x[i] <= c.x[i - 1]) {
+        ctx.push(
+            k,
+            n,
+            format!(
+                "`x` is not strictly increasing (x[{}] = {} <= x[{}] = {})",
+                i,
+                c.x[i],
+                i - 1,
+                c.x[i - 1]
+            ),
+            "sort the points by x and remove repeated x values",
+        );
+    }
+    if c.symmetry == Symmetry::Odd
+        && fx
+        && fy
+        && (c.x.first() != Some(&0.0) || c.y.first() != Some(&0.0))
+    {
+        ctx.push(
+            k,
+            n,
+            "has symmetry = \"odd\" but does not start at (0, 0)",
+            "tabulate odd curves for x >= 0 starting with x[0] = 0, y[0] = 0",
+        );
+    }
+}
+
+fn inertia_problems(ctx: &mut Ctx, b: &Body) {
+    let k = "body";
+    let n = b.name.as_str();
+    let i = &b.inertia;
+    match (&i.tensor, &i.principal) {
+        (Some(_), Some(_)) => {
+            ctx.push(
+                k,
+                n,
+                "inertia has both `tensor` and `principal`",
+                "give exactly one of inertia.tensor / inertia.principal",
+            );
+            return;
+        }
+        (None, None) => {
+            ctx.push(
+                k,
+                n,
+                "inertia has neither `tensor` nor `principal`",
+                "give inertia = { tensor = [[..],[..],[..]] } or { principal = [I1, I2, I3] }",
+            );
+            return;
+        }
+        (Some(_), None) if i.euler_zyx_deg.is_some() => {
+            ctx.push(
+                k,
+                n,
+                "inertia.euler_zyx_deg is only allowed with inertia.principal",
+                "remove euler_zyx_deg or give principal moments instead of the tensor",
+            );
+            return;
+        }
+        _ => {}
+    }
+    let moments = if let Some(t) = &i.tensor {
+        if !ctx.finite(k, n, "inertia.tensor", &t.concat()) {
+            return;
+        }
+        let scale = t.iter().flatten().fold(0.0f64, |a, x| a.max(x.abs()));
+        let asym = (0..3)
+            .flat_map(|r| (0..3).map(move |c| (r, c)))
+            .map(|(r, c)| (t[r][c] - t[c][r]).abs())
+            .fold(0.0, f64::max);
+        if asym > 1e-9 * scale {
+            ctx.push(
+                k,
+                n,
+                format!("inertia tensor is not symmetric (largest |I_ij - I_ji| = {asym:e})"),
+                "make I_ij = I_ji (off-diagonal entries are the negative products of inertia)",
+            );
+            return;
+        }
+        rot::symmetric_eigenvalues(t)
+    } else {
+        let p = i.principal.unwrap_or_default();
+        if !ctx.finite(k, n, "inertia.principal", &p) {
+            return;
+        }
+        if let Some(e) = &i.euler_zyx_deg
+            && !ctx.finite(k, n, "inertia.euler_zyx_deg", e)
+        {
+            return;
+        }
+        let mut p = p;
+        p.sort_by(|a, b| a.total_cmp(b));
+        p
+    };
+    if moments[0] <= 0.0 {
+        ctx.push(
+            k,
+            n,
+            format!("inertia is not positive definite (principal moments {moments:?})"),
+            "all principal moments of inertia must be > 0",
+        );
+    } else if moments[0] + moments[1] < moments[2] * (1.0 - 1e-9) {
+        ctx.push(
+            k,
+            n,
+            format!("principal moments {moments:?} violate the triangle inequality I1 + I2 >= I3 (no real mass distribution has them)"),
+            "check the inertia values: the sum of the two smaller principal moments must be at least the largest",
+        );
+    }
+}
+
+fn body(ctx: &mut Ctx, b: &Body) {
+    let k = "body";
+    let n = b.name.as_str();
+    if ctx.finite(k, n, "mass", &[b.mass]) && b.mass <= 0.0 {
+        ctx.push(
+            k,
+            n,
+            format!("mass = {} is not positive", b.mass),
+            "give the mass in kg, > 0",
+        );
+    }
+    ctx.finite(k, n, "position", &b.position);
+    ctx.finite(k, n, "velocity", &b.velocity);
+    ctx.finite(k, n, "angular_velocity", &b.angular_velocity);
+    if let Some(e) = &b.euler_zyx_deg {
+        ctx.finite(k, n, "euler_zyx_deg", e);
+    }
+    inertia_problems(ctx, b);
+}
+
+fn marker(ctx: &mut Ctx, m: &Marker) {
+    let k = "marker";
+    let n = m.name.as_str();
+    if !ctx.body_or_ground(&m.body) {
+        ctx.push(
+            k,
+            n,
+            format!("refers to unknown body '{}'", m.body),
+            format!(
+                "use the name of a defined body or the ground '{}'",
+                ctx.model.ground_name()
+            ),
+        );
+    }
+    match (&m.global_position, &m.position) {
+        (Some(p), None) | (None, Some(p)) => {
+            ctx.finite(k, n, "position", p);
+        }
+        (Some(_), Some(_)) => ctx.push(
+            k,
+            n,
+            "has both `global_position` and `position`",
+            "give exactly one of global_position (global) / position (body frame)",
+        ),
+        (None, None) => ctx.push(
+            k,
+            n,
+            "has neither `global_position` nor `position`",
+            "give exactly one of global_position (global) / position (body frame)",
+        ),
+    }
+    let count =
+        m.frame.is_some() as u8 + m.global_axes.is_some() as u8 + m.euler_zyx_deg.is_some() as u8;
+    if count > 1 {
+        ctx.push(
+            k,
+            n,
+            "has more than one of `frame`, `global_axes`, `euler_zyx_deg`",
+            "give at most one orientation (default: parallel to the body frame)",
+        );
+    }
+    if let Some(f) = &m.frame
+        && ctx.model.frame(f).is_none()
+    {
+        ctx.push(
+            k,
+            n,
+            format!("refers to unknown frame '{f}'"),
+            "define the frame in [[frames]] or fix the name",
+        );
+    }
+    if let Some(a) = &m.global_axes {
+        ctx.axes(k, n, "global_axes", a);
+    }
+    if let Some(e) = &m.euler_zyx_deg {
+        ctx.finite(k, n, "euler_zyx_deg", e);
+    }
+}
+
+fn curve_ref(ctx: &mut Ctx, k: &str, n: &str, field: &str, c: &str) {
+    if ctx.model.curve(c).is_none() {
+        ctx.push(
+            k,
+            n,
+            format!("`{field}` refers to unknown curve '{c}'"),
+            "define the curve in [[curves]] or fix the name",
+        );
+    }
+}
+
+fn exactly_one(ctx: &mut Ctx, k: &str, n: &str, options: &[(&str, bool)]) -> bool {
+    let given: Vec<&str> = options.iter().filter(|o| o.1).map(|o| o.0).collect();
+    let all: Vec<String> = options.iter().map(|o| format!("`{}`", o.0)).collect();
+    match given.len() {
+        1 => true,
+        0 => {
+            ctx.push(
+                k,
+                n,
+                format!("has none of {}", all.join(" / ")),
+                format!("give exactly one of {}", all.join(" / ")),
+            );
+            false
+        }
+        _ => {
+            ctx.push(
+                k,
+                n,
+                format!(
+                    "has more than one of {} (given: {})",
+                    all.join(" / "),
+                    given.join(", ")
+                ),
+                format!("keep exactly one of {}", all.join(" / ")),
+            );
+            false
+        }
+    }
+}
+
+fn element(ctx: &mut Ctx, e: &ForceElement) {
+    let k = e.type_name();
+    let n = e.name();
+    let mut markers_ok = true;
+    for (field, mn) in [("marker_i", e.marker_i()), ("marker_j", e.marker_j())] {
+        if ctx.model.marker(mn).is_none() {
+            markers_ok = false;
+            ctx.push(
+                k,
+                n,
+                format!("`{field}` refers to unknown marker '{mn}'"),
+                "define the marker in [[markers]] or fix the name",
+            );
+        }
+    }
+    if markers_ok {
+        let bi = &ctx
+            .model
+            .marker(e.marker_i())
+            .map(|m| m.body.clone())
+            .unwrap_or_default();
+        let bj = &ctx
+            .model
+            .marker(e.marker_j())
+            .map(|m| m.body.clone())
+            .unwrap_or_default();
+        if bi == bj {
+            ctx.push(
+                k,
+                n,
+                format!("both markers are on the same body '{bi}', so the element has no effect"),
+                "attach marker_i and marker_j to two different bodies",
+            );
+        }
+    }
+    let p2p_length = if markers_ok && e.is_point_to_point() {
+        ctx.model.design_length(e)
+    } else {
+        None
+    };
+    match e {
+        ForceElement::Bushing(b) => {
+            ctx.non_negative(k, n, "stiffness", &b.stiffness);
+            ctx.non_negative(k, n, "rot_stiffness", &b.rot_stiffness);
+            ctx.non_negative(k, n, "damping", &b.damping);
+            ctx.non_negative(k, n, "rot_damping", &b.rot_damping);
+            ctx.finite(k, n, "preload", &b.preload);
+            ctx.finite(k, n, "rot_preload", &b.rot_preload);
+            for (field, curves) in [
+                ("stiffness_curves", &b.stiffness_curves),
+                ("rot_stiffness_curves", &b.rot_stiffness_curves),
+                ("damping_curves", &b.damping_curves),
+                ("rot_damping_curves", &b.rot_damping_curves),
+            ] {
+                for (ax, c) in ["x", "y", "z"].iter().zip(curves.as_array()) {
+                    if let Some(c) = c {
+                        curve_ref(ctx, k, n, &format!("{field}.{ax}"), c);
+                    }
+                }
+            }
+            if let Some(ax) = b.spin_axis {
+                let i = ax.index();
+                let an = ["x", "y", "z"][i];
+                if b.rot_stiffness[i] != 0.0 {
+                    ctx.push(k, n, format!("spin_axis = \"{an}\" but rot_stiffness on that axis is {} (the spin is free)", b.rot_stiffness[i]), format!("set rot_stiffness {an} component to 0 or remove spin_axis"));
+                }
+                if b.rot_stiffness_curves.as_array()[i].is_some() {
+                    ctx.push(k, n, format!("spin_axis = \"{an}\" but rot_stiffness_curves.{an} is given (the spin is free)"), format!("remove rot_stiffness_curves.{an} or spin_axis"));
+                }
+            }
+        }
+        ForceElement::Spring(s) => {
+            if exactly_one(
+                ctx,
+                k,
+                n,
+                &[
+                    ("stiffness", s.stiffness.is_some()),
+                    ("curve", s.curve.is_some()),
+                ],
+            ) && let Some(kv) = s.stiffness
+            {
+                ctx.non_negative(k, n, "stiffness", &[kv]);
+            }
+            if let Some(c) = &s.curve {
+                curve_ref(ctx, k, n, "curve", c);
+            }
+            if let Some(l) = s.free_length
+                && ctx.finite(k, n, "free_length", &[l])
+                && l <= 0.0
+            {
+                ctx.push(
+                    k,
+                    n,
+                    format!("free_length = {l} is not positive"),
+                    "give free_length > 0 or omit it (default: design length)",
+                );
+            }
+            ctx.finite(k, n, "preload", &[s.preload]);
+            ctx.non_negative(k, n, "damping", &[s.damping]);
+        }
+        ForceElement::Damper(d) => {
+            let bilinear = d.damping_rebound.is_some() || d.damping_compression.is_some();
+            if exactly_one(
+                ctx,
+                k,
+                n,
+                &[
+                    ("damping", d.damping.is_some()),
+                    ("damping_rebound + damping_compression", bilinear),
+                    ("curve", d.curve.is_some()),
+                ],
+            ) && bilinear
+                && (d.damping_rebound.is_none() || d.damping_compression.is_none())
+            {
+                ctx.push(
+                    k,
+                    n,
+                    "bilinear damping needs both `damping_rebound` and `damping_compression`",
+                    "give both bilinear coefficients",
+                );
+            }
+            for (f, v) in [
+                ("damping", d.damping),
+                ("damping_rebound", d.damping_rebound),
+                ("damping_compression", d.damping_compression),
+            ] {
+                if let Some(v) = v {
+                    ctx.non_negative(k, n, f, &[v]);
+                }
+            }
+            if let Some(c) = &d.curve {
+                curve_ref(ctx, k, n, "curve", c);
+            }
+        }
+        ForceElement::Stop(s) => {
+            if exactly_one(
+                ctx,
+                k,
+                n,
+                &[
+                    ("curve", s.curve.is_some()),
+                    ("stiffness", s.stiffness.is_some()),
+                ],
+            ) && let Some(kv) = s.stiffness
+            {
+                ctx.non_negative(k, n, "stiffness", &[kv]);
+            }
+            if let Some(c) = &s.curve {
+                curve_ref(ctx, k, n, "curve", c);
+            }
+            ctx.non_negative(k, n, "clearance", &[s.clearance]);
+            ctx.non_negative(k, n, "damping", &[s.damping]);
+            if let Some(l) = s.design_length
+                && ctx.finite(k, n, "design_length", &[l])
+                && l <= 0.0
+            {
+                ctx.push(
+                    k,
+                    n,
+                    format!("design_length = {l} is not positive"),
+                    "give design_length > 0 or omit it (default: marker distance)",
+                );
+            }
+        }
+    }
+    if let Some(l) = p2p_length {
+        let explicit = match e {
+            ForceElement::Spring(s) => s.free_length.is_some(),
+            ForceElement::Stop(s) => s.design_length.is_some(),
+            _ => false,
+        };
+        if (l.is_nan() || l <= 1e-9) && !explicit || !l.is_finite() {
+            ctx.push(k, n, format!("the two markers coincide in the design position (distance {l:e} m), so the force direction is undefined"), "place marker_i and marker_j at different points");
+        }
+    }
+}
+
+fn signal(ctx: &mut Ctx, k: &str, n: &str, s: &Signal) {
+    match s {
+        Signal::Constant { value } => {
+            ctx.finite(k, n, "signal.value", &[*value]);
+        }
+        Signal::Step {
+            time,
+            before,
+            after,
+        } => {
+            ctx.finite(k, n, "signal (step)", &[*time, *before, *after]);
+        }
+        Signal::Ramp {
+            start_time,
+            end_time,
+            from,
+            to,
+        } => {
+            if ctx.finite(k, n, "signal (ramp)", &[*start_time, *end_time, *from, *to])
+                && end_time <= start_time
+            {
+                ctx.push(
+                    k,
+                    n,
+                    format!("ramp end_time = {end_time} is not after start_time = {start_time}"),
+                    "give end_time > start_time (use a step for a jump)",
+                );
+            }
+        }
+        Signal::Sine {
+            amplitude,
+            frequency_hz,
+            phase_deg,
+            offset,
+            start_time,
+        } => {
+            if ctx.finite(
+                k,
+                n,
+                "signal (sine)",
+                &[*amplitude, *frequency_hz, *phase_deg, *offset, *start_time],
+            ) && *frequency_hz < 0.0
+            {
+                ctx.push(
+                    k,
+                    n,
+                    format!("sine frequency_hz = {frequency_hz} is negative"),
+                    "give frequency_hz >= 0 (use phase_deg = 180 for a sign change)",
+                );
+            }
+        }
+        Signal::Table { t, value, .. } => {
+            let ft = ctx.finite(k, n, "signal.t", t);
+            ctx.finite(k, n, "signal.value", value);
+            if t.len() != value.len() || t.is_empty() {
+                ctx.push(
+                    k,
+                    n,
+                    format!(
+                        "table signal has {} times and {} values",
+                        t.len(),
+                        value.len()
+                    ),
+                    "give t and value with the same, non-zero number of entries",
+                );
+            }
+            if ft && let Some(i) = (1..t.len()).find(|&i| t[i] <= t[i - 1]) {
+                ctx.push(
+                    k,
+                    n,
+                    format!(
+                        "table signal times are not strictly increasing (t[{}] = {} <= t[{}] = {})",
+                        i,
+                        t[i],
+                        i - 1,
+                        t[i - 1]
+                    ),
+                    "sort the table by time and remove repeated times",
+                );
+            }
+        }
+        Signal::Csv { file, .. } => {
+            ctx.push(
+                k,
+                n,
+                format!("csv signal '{file}' was not loaded"),
+                "load the model with sprung_model::load so CSV files are read",
+            );
+        }
+    }
+}
+
+fn input(ctx: &mut Ctx, i: &Input) {
+    let k = "input";
+    let n = i.name.as_str();
+    match ctx.model.marker(&i.marker) {
+        None => ctx.push(
+            k,
+            n,
+            format!("refers to unknown marker '{}'", i.marker),
+            "define the marker in [[markers]] or fix the name",
+        ),
+        Some(m) if ctx.model.is_ground(&m.body) => {
+            let body = m.body.clone();
+            ctx.push(
+                k,
+                n,
+                format!(
+                    "acts at marker '{}' on the ground '{body}', which cannot move",
+                    i.marker
+                ),
+                "apply the input at a marker on a moving body",
+            )
+        }
+        Some(_) => {}
+    }
+    if ctx.finite(k, n, "direction", &i.direction) && i.direction.iter().all(|x| *x == 0.0) {
+        ctx.push(
+            k,
+            n,
+            "direction is the zero vector",
+            "give a non-zero direction, e.g. [0, 0, 1]",
+        );
+    }
+    signal(ctx, k, n, &i.signal);
+}
+
+fn output(ctx: &mut Ctx, o: &Output) {
+    let k = "output";
+    let n = o.name.as_str();
+    let q = o.quantity;
+    let qn = serde_json::to_value(q)
+        .ok()
+        .and_then(|v| v.as_str().map(String::from))
+        .unwrap_or_default();
+    if !exactly_one(
+        ctx,
+        k,
+        n,
+        &[
+            ("marker", o.marker.is_some()),
+            ("body", o.body.is_some()),
+            ("element", o.element.is_some()),
+        ],
+    ) {
+        return;
+    }
+    let mut scalar = matches!(
+        q,
+        Quantity::Camber | Quantity::Toe | Quantity::Length | Quantity::LengthRate
+    );
+    if let Some(m) = &o.marker
+        && ctx.model.marker(m).is_none()
+    {
+        ctx.push(
+            k,
+            n,
+            format!("refers to unknown marker '{m}'"),
+            "define the marker or fix the name",
+        );
+    }
+    if let Some(b) = &o.body
+        && ctx.model.body(b).is_none()
+    {
+        let hint = if ctx.model.is_ground(b) {
+            "the ground does not move; use a moving body"
+        } else {
+            "define the body or fix the name"
+        };
+        ctx.push(k, n, format!("refers to unknown body '{b}'"), hint);
+    }
+    if q.is_kinematic() && o.element.is_some() {
+        ctx.push(k, n, format!("quantity \"{qn}\" applies to a marker or body, not to an element"), "use marker = \"...\" or body = \"...\", or an element quantity (force, torque, deflection, rot_deflection, length, length_rate)");
+    }
+    if !q.is_kinematic() && o.element.is_none() {
+        ctx.push(k, n, format!("quantity \"{qn}\" applies to a force element, not to a marker or body"), "use element = \"...\", or a marker/body quantity (position, displacement, velocity, angular_velocity, orientation, camber, toe)");
+    }
+    if let Some(en) = &o.element {
+        match ctx.model.force_element(en) {
+            None => ctx.push(
+                k,
+                n,
+                format!("refers to unknown force element '{en}'"),
+                "define the element or fix the name",
+            ),
+            Some(e) => {
+                let p2p = e.is_point_to_point();
+                if p2p && matches!(q, Quantity::Force | Quantity::Deflection) {
+                    scalar = true;
+                }
+                let bad = match q {
+                    Quantity::Torque | Quantity::RotDeflection => p2p,
+                    Quantity::Length | Quantity::LengthRate => !p2p,
+                    _ => false,
+                };
+                if bad {
+                    ctx.push(k, n, format!("quantity \"{qn}\" is not applicable to the {} '{en}'", e.type_name()), if p2p { "torque/rot_deflection exist only for bushings" } else { "length/length_rate exist only for point-to-point elements (spring, damper, stop)" });
+                }
+            }
+        }
+    }
+    if scalar && o.component.is_some() {
+        ctx.push(
+            k,
+            n,
+            format!("`component` is given but quantity \"{qn}\" is a scalar here"),
+            "remove `component`",
+        );
+    }
+    let frame_ok = matches!(
+        q,
+        Quantity::Position
+            | Quantity::Displacement
+            | Quantity::Velocity
+            | Quantity::AngularVelocity
+            | Quantity::Orientation
+    );
+    if o.frame.is_some() && !frame_ok {
+        ctx.push(k, n, format!("`frame` is not applicable to quantity \"{qn}\" (element vectors are in marker-J axes; angles are scalars)"), "remove `frame`");
+    }
+}
