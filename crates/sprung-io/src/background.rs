@@ -289,10 +289,10 @@ impl BackgroundWriter {
                 message: "finish was already called".into(),
             });
         };
-        if let Some(buf) = self.current.take() {
-            if !buf.is_empty() {
-                let _ = self.tx.send(Msg::Rows(buf));
-            }
+        if let Some(buf) = self.current.take()
+            && !buf.is_empty()
+        {
+            let _ = self.tx.send(Msg::Rows(buf));
         }
         let _ = self.tx.send(Msg::Finish {
             stop_reason: stop_reason.to_string(),

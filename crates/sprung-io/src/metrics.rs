@@ -187,7 +187,7 @@ pub struct ChannelError {
 fn check_sorted(which: &'static str, t: &[f64]) -> Result<(), MetricsError> {
     for (i, w) in t.windows(2).enumerate() {
         // `!(a <= b)` also rejects NaN times.
-        if !(w[0] <= w[1]) {
+        if w[0].partial_cmp(&w[1]).is_none_or(|o| o.is_gt()) {
             return Err(MetricsError::UnsortedTime {
                 which,
                 index: i + 1,

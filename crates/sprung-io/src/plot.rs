@@ -195,13 +195,13 @@ pub fn plot_time_series_with(
             panels.len()
         )));
     }
-    if let Some(w) = options.window {
-        if w.t0.is_nan() || w.t1.is_nan() || w.t0 >= w.t1 {
-            return Err(err(format!(
-                "invalid time window [{}, {}]; need t0 < t1",
-                w.t0, w.t1
-            )));
-        }
+    if let Some(w) = options.window
+        && (w.t0.is_nan() || w.t1.is_nan() || w.t0 >= w.t1)
+    {
+        return Err(err(format!(
+            "invalid time window [{}, {}]; need t0 < t1",
+            w.t0, w.t1
+        )));
     }
     let mut prepared = Vec::with_capacity(panels.len());
     for p in panels {
@@ -338,6 +338,23 @@ fn clip(pts: &[(f64, f64)], t0: f64, t1: f64) -> Vec<(f64, f64)> {
     out
 }
 
+/// Formats a tick value with as many decimals as the axis range needs (about ten ticks).
+fn tick_label(v: f64, range: (f64, f64)) -> String {
+    let step = (range.1 - range.0).abs() / 10.0;
+    let decimals = if step > 0.0 && step.is_finite() {
+        (-step.log10().floor()).clamp(0.0, 12.0) as usize
+    } else {
+        3
+    };
+    let v = if v.abs() < step * 1e-6 { 0.0 } else { v };
+    let a = v.abs();
+    if a != 0.0 && !(1e-4..1e7).contains(&a) {
+        format!("{v:.2e}")
+    } else {
+        format!("{v:.decimals$}")
+    }
+}
+
 fn draw<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     title: &str,
@@ -372,6 +389,8 @@ where
             .label_style(("sans-serif", 15))
             .axis_desc_style(("sans-serif", 17))
             .light_line_style(RGBColor(235, 235, 235))
+            .x_label_formatter(&|v| tick_label(*v, p.x_range))
+            .y_label_formatter(&|v| tick_label(*v, p.y_range))
             .draw()
             .map_err(e)?;
         for (k, (s, pts)) in p.panel.series.iter().zip(&p.curves).enumerate() {

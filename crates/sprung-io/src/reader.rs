@@ -270,12 +270,11 @@ fn read_parquet(path: &Path) -> Result<ResultSet, IoError> {
                         serde_json::from_str(v).map_err(|e| IoError::json(path, e))?;
                     meta = Some(m);
                 }
-            } else if let Some(name) = kv.key.strip_prefix(PARQUET_UNIT_PREFIX) {
-                if let (Some(col), Some(unit)) =
+            } else if let Some(name) = kv.key.strip_prefix(PARQUET_UNIT_PREFIX)
+                && let (Some(col), Some(unit)) =
                     (columns.iter_mut().find(|c| c.name == name), &kv.value)
-                {
-                    col.unit = unit.clone();
-                }
+            {
+                col.unit = unit.clone();
             }
         }
     }
