@@ -7,6 +7,9 @@
 //! the layout of Bild 7 (longitudinal wheel displacement and bushing force, two axles, LSRT2
 //! versus reference).
 
+#![warn(missing_docs)]
+
+mod arrow_schema;
 mod background;
 mod channel;
 mod error;

@@ -9,7 +9,9 @@
 //!   collected into row groups of [`WriterOptions::row_group_rows`] rows; `finish` (or `Drop`)
 //!   writes the last partial row group and the footer, so a run that is stopped early still gives
 //!   a valid file. The metadata document is stored as key-value file metadata under
-//!   [`crate::PARQUET_META_KEY`], and each unit under `sprung.unit.<column>`.
+//!   [`crate::PARQUET_META_KEY`], and each unit under `sprung.unit.<column>`. In addition an
+//!   Arrow schema (`ARROW:schema`) gives every field the metadata `unit` (and `description`), so
+//!   Arrow-based readers such as pyarrow show the units as field metadata.
 //!
 //! The per-row path of this writer performs I/O; for the real-time stepping loop use
 //! [`crate::BackgroundWriter`], which moves the I/O to a separate thread.
@@ -27,6 +29,7 @@ use parquet::file::writer::SerializedFileWriter;
 use parquet::schema::types::Type;
 use serde_json::Value;
 
+use crate::arrow_schema::{ArrowField, base64, schema_message};
 use crate::channel::{
     Channel, Format, MetaDocument, PARQUET_META_KEY, PARQUET_UNIT_PREFIX, TIME_COLUMN, TIME_UNIT,
     sidecar_path, validate_channels,
@@ -325,6 +328,25 @@ impl ResultWriter {
                         c.unit.clone(),
                     ));
                 }
+                // Per-field metadata for Arrow-based readers (pyarrow/pandas, arrow-rs).
+                let mut fields = vec![ArrowField {
+                    name: TIME_COLUMN,
+                    metadata: vec![("unit", TIME_UNIT)],
+                }];
+                for c in &self.doc.channels {
+                    let mut metadata = vec![("unit", c.unit.as_str())];
+                    if !c.description.is_empty() {
+                        metadata.push(("description", c.description.as_str()));
+                    }
+                    fields.push(ArrowField {
+                        name: &c.name,
+                        metadata,
+                    });
+                }
+                b.writer.append_key_value_metadata(KeyValue::new(
+                    "ARROW:schema".to_string(),
+                    base64(&schema_message(&fields)),
+                ));
                 b.writer.close().map_err(|e| IoError::parquet(path, e))?;
             }
         }
