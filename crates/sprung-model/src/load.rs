@@ -79,10 +79,11 @@ pub fn from_str_with_base(
 pub fn parse_raw(src: &str, format: Format, file_label: &str) -> Result<Model, ModelError> {
     match format {
         Format::Toml => toml::from_str::<Model>(src).map_err(|e| {
-            let (line, column) = match e.span() {
-                Some(span) => line_col(src, span.start),
-                None => (1, 1),
-            };
+            let start = e.span().map(|s| s.start).unwrap_or(0);
+            let start = unknown_field_key(e.message())
+                .and_then(|k| find_key_forward_toml(src, &k, start))
+                .unwrap_or(start);
+            let (line, column) = line_col(src, start);
             ModelError::Syntax {
                 file: file_label.to_string(),
                 line,
@@ -90,13 +91,80 @@ pub fn parse_raw(src: &str, format: Format, file_label: &str) -> Result<Model, M
                 message: e.message().trim().to_string(),
             }
         }),
-        Format::Json => serde_json::from_str::<Model>(src).map_err(|e| ModelError::Syntax {
-            file: file_label.to_string(),
-            line: e.line().max(1),
-            column: e.column().max(1),
-            message: strip_json_position(&e.to_string()),
+        Format::Json => serde_json::from_str::<Model>(src).map_err(|e| {
+            let message = strip_json_position(&e.to_string());
+            let (mut line, mut column) = (e.line().max(1), e.column().max(1));
+            // Errors inside internally tagged enums are reported at the end of the object;
+            // point at the offending key instead.
+            if let Some(key) = unknown_field_key(&message) {
+                let end = offset_of(src, line, column);
+                if let Some(off) = find_key_backward_json(src, &key, end) {
+                    (line, column) = line_col(src, off);
+                }
+            }
+            ModelError::Syntax {
+                file: file_label.to_string(),
+                line,
+                column,
+                message,
+            }
         }),
     }
+}
+
+/// The key named in an "unknown field `key`" message.
+fn unknown_field_key(message: &str) -> Option<String> {
+    let rest = message.split("unknown field `").nth(1)?;
+    Some(rest.split('`').next()?.to_string())
+}
+
+/// Byte offset of a 1-based line/column (columns counted in bytes by serde_json).
+fn offset_of(src: &str, line: usize, column: usize) -> usize {
+    let mut off = 0;
+    for (i, l) in src.split_inclusive('\n').enumerate() {
+        if i + 1 == line {
+            return (off + column.saturating_sub(1)).min(src.len());
+        }
+        off += l.len();
+    }
+    src.len()
+}
+
+fn is_key_char(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || c == b'_' || c == b'-'
+}
+
+/// First `key =` (bare or quoted) at or after `from` in TOML source.
+fn find_key_forward_toml(src: &str, key: &str, from: usize) -> Option<usize> {
+    let b = src.as_bytes();
+    let mut i = from.min(src.len());
+    while let Some(p) = src.get(i..).and_then(|r| r.find(key)) {
+        let s = i + p;
+        let e = s + key.len();
+        let quoted =
+            s > 0 && e < b.len() && (b[s - 1] == b'"' || b[s - 1] == b'\'') && b[e] == b[s - 1];
+        let (ks, ke) = if quoted { (s - 1, e + 1) } else { (s, e) };
+        let before_ok = ks == 0 || !is_key_char(b[ks - 1]) && b[ks - 1] != b'.';
+        let after = src[ke..].trim_start_matches([' ', '\t']);
+        if before_ok && (quoted || ke >= b.len() || !is_key_char(b[ke])) && after.starts_with('=') {
+            return Some(ks);
+        }
+        i = e;
+    }
+    None
+}
+
+/// Last `"key":` before `end` in JSON source.
+fn find_key_backward_json(src: &str, key: &str, end: usize) -> Option<usize> {
+    let pat = format!("\"{key}\"");
+    let mut hay = src.get(..end.min(src.len()))?;
+    while let Some(p) = hay.rfind(&pat) {
+        if src[p + pat.len()..].trim_start().starts_with(':') {
+            return Some(p);
+        }
+        hay = &hay[..p];
+    }
+    None
 }
 
 fn strip_json_position(s: &str) -> String {

@@ -544,7 +544,7 @@ pub struct Stop {
 
 /// A force element, internally tagged by `type`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(tag = "type", rename_all = "snake_case")]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
 pub enum ForceElement {
     /// 6-DOF bushing.
     Bushing(Bushing),
