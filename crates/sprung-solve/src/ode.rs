@@ -1,1 +1,363 @@
-//! First-order ODE suite (placeholder, being written).
+//! General first-order ODE solver suite `y' = f(t, y)` (source document 001, the MATLAB/Simulink
+//! solver course text, Tabelle 1, plus the Rosenbrock family of `integrators.md`).
+//!
+//! # Overview
+//!
+//! * [`OdeSystem`] is the problem interface (right-hand side, optional analytic Jacobian and
+//!   time derivative, projection after accepted steps); [`FnSystem`] adapts a closure.
+//! * [`solve`] integrates with any [`Method`] from `t0` to `t_end` under [`Options`] and returns
+//!   a [`Solution`] (output times, states, [`Stats`]) or an [`OdeError`].
+//! * [`catalogue`] lists every method with order, kind, step control and stiffness suitability;
+//!   [`Method::from_name`] parses the names printed there (MATLAB names where one exists).
+//! * [`problems`] holds smooth problems with analytic solutions and the stiff reference problems
+//!   HIRES, Van der Pol and ROBER with the published reference values (Test Set for IVP Solvers).
+//! * [`tableau`] holds the coefficient tables and their order-condition checks.
+//!
+//! # Error control (document 001, eq. 14)
+//!
+//! All adaptive methods measure a local error estimate `e` component-wise against
+//! `err_i = max(rtol·|y_i|, atol_i)` (eq. 14, with `|y_i|` the larger of the magnitudes at the
+//! start and end of the step) and accept a step when `max_i |e_i| / err_i <= 1`; a single
+//! component exceeding its allowance rejects the step, as described in the document. `atol` is a
+//! scalar or one value per component ([`Tolerance`]).
+//!
+//! # Breakpoints (`tstops`)
+//!
+//! The interval is split at every `tstops` entry. Each piece is integrated separately: the solver
+//! lands exactly on the breakpoint, discards any multistep history and re-evaluates `f` there.
+//! Within a piece `[a, b]` the right-hand side is never evaluated at `t >= b`: a stage placed at
+//! `b` itself is evaluated at the largest float below `b` (the left limit), so an input that
+//! switches at `b` does not leak into the piece before it.
+//!
+//! # Fixed step vs. variable step
+//!
+//! Setting [`Options::step`] runs any one-step method with a constant step (the last step before a
+//! breakpoint or `t_end` is shortened to land exactly). Adaptive one-step methods then ignore
+//! their error estimate; this is how the convergence tests verify their orders. The multistep
+//! methods `ode15s` and `ode113` are variable-step only.
+
+mod adams;
+mod catalogue;
+mod core;
+mod explicit;
+mod extrap;
+mod ndf;
+mod onestep;
+pub mod problems;
+mod radau;
+mod rosenbrock;
+pub mod tableau;
+mod trbdf2;
+
+use faer::MatMut;
+use thiserror::Error;
+
+pub use catalogue::{MethodInfo, MethodKind, StepControl, catalogue};
+
+/// A first-order system `y' = f(t, y)` of fixed dimension.
+pub trait OdeSystem {
+    /// Number of states.
+    fn dim(&self) -> usize;
+    /// Evaluates the right-hand side `dy = f(t, y)`.
+    fn rhs(&mut self, t: f64, y: &[f64], dy: &mut [f64]);
+    /// Writes the analytic Jacobian `∂f/∂y` (dim × dim) into `jac` and returns `true`; the default
+    /// returns `false`, in which case a forward-difference Jacobian is used (increment
+    /// `sqrt(eps · max(|y_j|, 1e-5))` per component).
+    fn jacobian(&mut self, t: f64, y: &[f64], jac: MatMut<'_, f64>) -> bool {
+        let _ = (t, y, jac);
+        false
+    }
+    /// Writes `∂f/∂t` into `dfdt` and returns `true`; the default returns `false`, in which case a
+    /// one-sided difference is used (Rosenbrock methods need it for non-autonomous problems).
+    /// Autonomous systems can write zeros and return `true` to save one evaluation per Jacobian.
+    fn time_derivative(&mut self, t: f64, y: &[f64], dfdt: &mut [f64]) -> bool {
+        let _ = (t, y, dfdt);
+        false
+    }
+    /// Projection applied to the state after every accepted step (e.g. re-normalising
+    /// quaternions). Default: no-op.
+    fn project(&mut self, y: &mut [f64]) {
+        let _ = y;
+    }
+}
+
+/// Closure adapter: `FnSystem::new(dim, |t, y, dy| ...)` is an [`OdeSystem`] without Jacobian.
+pub struct FnSystem<F> {
+    dim: usize,
+    f: F,
+}
+
+impl<F: FnMut(f64, &[f64], &mut [f64])> FnSystem<F> {
+    /// Wraps the right-hand side `f(t, y, dy)` of a system with `dim` states.
+    pub fn new(dim: usize, f: F) -> Self {
+        Self { dim, f }
+    }
+}
+
+impl<F: FnMut(f64, &[f64], &mut [f64])> OdeSystem for FnSystem<F> {
+    fn dim(&self) -> usize {
+        self.dim
+    }
+    fn rhs(&mut self, t: f64, y: &[f64], dy: &mut [f64]) {
+        (self.f)(t, y, dy)
+    }
+}
+
+/// Answer of the observer callback.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Control {
+    /// Keep integrating.
+    Continue,
+    /// Stop now; [`solve`] returns the solution so far with [`Solution::stopped`] set.
+    Stop,
+}
+
+/// Absolute tolerance: one value for all components or one per component.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Tolerance {
+    /// Same absolute tolerance for every component.
+    Scalar(f64),
+    /// One absolute tolerance per component (length must equal the dimension).
+    PerComponent(Vec<f64>),
+}
+
+/// Observer callback: called with `(t, y)` at every output time.
+pub type Observer<'a> = Box<dyn FnMut(f64, &[f64]) -> Control + 'a>;
+
+/// Solver options. `Options::default()` gives MATLAB's defaults (`rtol = 1e-3`, `atol = 1e-6`).
+pub struct Options<'a> {
+    /// Fixed step size. Required for fixed-step-only methods; for adaptive one-step methods it
+    /// switches error control off. Not supported by `ode15s` / `ode113`.
+    pub step: Option<f64>,
+    /// Relative tolerance (document 001, eq. 14).
+    pub rtol: f64,
+    /// Absolute tolerance (document 001, eq. 14).
+    pub atol: Tolerance,
+    /// Maximum number of step attempts (accepted + rejected) before [`OdeError::MaxSteps`].
+    pub max_steps: usize,
+    /// Initial step for adaptive methods; `None` selects it automatically.
+    pub initial_step: Option<f64>,
+    /// Maximum step for adaptive methods; `None` means a tenth of the interval (MATLAB default).
+    pub max_step: Option<f64>,
+    /// Output times (dense output). `None`: every accepted step is an output point.
+    /// Must lie in `[t0, t_end]`; they are sorted internally.
+    pub output_times: Option<Vec<f64>>,
+    /// Breakpoints where the input is discontinuous: the solver lands exactly on each and
+    /// restarts there. Entries outside `(t0, t_end)` are ignored.
+    pub tstops: Vec<f64>,
+    /// Called at every output time with `(t, y)`; returning [`Control::Stop`] ends the run.
+    pub observer: Option<Observer<'a>>,
+    /// Store output points in the [`Solution`] (default true). Switch off for long runs that only
+    /// use the observer.
+    pub record: bool,
+}
+
+impl Default for Options<'_> {
+    fn default() -> Self {
+        Self {
+            step: None,
+            rtol: 1e-3,
+            atol: Tolerance::Scalar(1e-6),
+            max_steps: 1_000_000,
+            initial_step: None,
+            max_step: None,
+            output_times: None,
+            tstops: Vec::new(),
+            observer: None,
+            record: true,
+        }
+    }
+}
+
+/// Work statistics of a run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Accepted steps.
+    pub steps: usize,
+    /// Rejected step attempts (error test or Newton failure).
+    pub rejected: usize,
+    /// Right-hand-side evaluations (including those for difference Jacobians).
+    pub f_evals: usize,
+    /// Jacobian evaluations (analytic or by differences).
+    pub jac_evals: usize,
+    /// LU factorisations.
+    pub lu_factorisations: usize,
+    /// Linear solves with an LU factorisation.
+    pub lu_solves: usize,
+}
+
+/// Result of [`solve`].
+#[derive(Clone, Debug)]
+pub struct Solution {
+    /// Output times.
+    pub t: Vec<f64>,
+    /// States at the output times, row after row (`dim` values per time).
+    pub y: Vec<f64>,
+    /// Dimension of the system.
+    pub dim: usize,
+    /// Final time reached (equals `t_end` unless stopped by the observer).
+    pub t_final: f64,
+    /// Final state.
+    pub y_final: Vec<f64>,
+    /// True when the observer returned [`Control::Stop`].
+    pub stopped: bool,
+    /// Work statistics.
+    pub stats: Stats,
+}
+
+impl Solution {
+    /// Number of stored output points.
+    pub fn len(&self) -> usize {
+        self.t.len()
+    }
+    /// True when no output point was stored.
+    pub fn is_empty(&self) -> bool {
+        self.t.is_empty()
+    }
+    /// State at output point `i` (panics when `i >= len()`).
+    pub fn state(&self, i: usize) -> &[f64] {
+        &self.y[i * self.dim..(i + 1) * self.dim]
+    }
+}
+
+/// Errors of the ODE suite; each names what went wrong and how to fix it.
+#[derive(Debug, Error, Clone, PartialEq)]
+pub enum OdeError {
+    /// Unknown method name.
+    #[error("unknown ODE method '{name}'; valid names: {valid}")]
+    UnknownMethod {
+        /// The name given.
+        name: String,
+        /// Comma-separated list of valid names.
+        valid: String,
+    },
+    /// Invalid input or options.
+    #[error("invalid input: {0}")]
+    InvalidInput(String),
+    /// The state or right-hand side became NaN/Inf.
+    #[error(
+        "non-finite state or derivative at t = {t}: the solution blew up (unstable method for this step size, singular model, or a bug in f); try a smaller step, tighter tolerances, or a stiff solver"
+    )]
+    NonFinite {
+        /// Time at which it happened.
+        t: f64,
+    },
+    /// The step size fell below the resolution of `t`.
+    #[error(
+        "step size underflow at t = {t} (h = {h:e}): the problem may be singular or discontinuous there; add a tstop at the discontinuity or use a stiff solver"
+    )]
+    StepSizeUnderflow {
+        /// Time at which it happened.
+        t: f64,
+        /// Step size that was too small.
+        h: f64,
+    },
+    /// Too many steps.
+    #[error(
+        "maximum number of steps ({max}) reached at t = {t}; raise max_steps or loosen tolerances"
+    )]
+    MaxSteps {
+        /// Time reached.
+        t: f64,
+        /// The limit.
+        max: usize,
+    },
+    /// An iteration matrix was singular.
+    #[error(
+        "singular iteration matrix at t = {t} (h = {h:e}); the Jacobian may be wrong or the step too large"
+    )]
+    Singular {
+        /// Time at which it happened.
+        t: f64,
+        /// Step size.
+        h: f64,
+    },
+    /// Newton iteration failed in fixed-step mode.
+    #[error(
+        "Newton iteration did not converge at t = {t} with fixed step h = {h:e}; use a smaller step or an adaptive method"
+    )]
+    NewtonFailure {
+        /// Time at which it happened.
+        t: f64,
+        /// Step size.
+        h: f64,
+    },
+}
+
+/// Solver method. Parameterised variants carry their settings; [`Method::from_name`] gives the
+/// defaults.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Method {
+    /// Explicit Euler, order 1, fixed step.
+    Ode1,
+    /// Heun, order 2, fixed step.
+    Ode2,
+    /// Bogacki–Shampine, order 3, fixed step.
+    Ode3,
+    /// Classical Runge–Kutta, order 4, fixed step.
+    Ode4,
+    /// Dormand–Prince, order 5, fixed step.
+    Ode5,
+    /// Dormand–Prince RK8(7)13M, order 8, fixed step.
+    Ode8,
+    /// Implicit Euler with `newton_iters` Newton iterations and extrapolation of order
+    /// `extrapolation_order` (1..=4) over the harmonic sub-step sequence 1, 2, 3, 4; fixed step.
+    Ode14x {
+        /// Newton iterations per implicit Euler sub-step (1 = linear-implicit Euler).
+        newton_iters: usize,
+        /// Extrapolation order 1..=4 (number of sub-step sequences combined).
+        extrapolation_order: usize,
+    },
+    /// Dormand–Prince 5(4), adaptive.
+    Ode45,
+    /// Bogacki–Shampine 3(2), adaptive.
+    Ode23,
+    /// Variable-order (1..=12) Adams–Bashforth–Moulton PECE, adaptive.
+    Ode113,
+    /// Variable-order NDF (or BDF) orders 1..=`max_order` (≤ 5), adaptive.
+    Ode15s {
+        /// Highest order used (1..=5).
+        max_order: usize,
+        /// Use plain BDF (κ = 0) instead of NDF.
+        bdf: bool,
+    },
+    /// Modified Rosenbrock 2(3) (Shampine–Reichelt), adaptive.
+    Ode23s,
+    /// Trapezoidal rule, adaptive.
+    Ode23t,
+    /// TR-BDF2, adaptive.
+    Ode23tb,
+    /// LSRT2 linear-implicit Runge–Kutta (Bursi et al.), order 2, fixed step.
+    Lsrt2,
+    /// Linear-implicit Euler, order 1, fixed step.
+    Lie,
+    /// ROS2 (Verwer), order 2(1).
+    Ros2,
+    /// ROS3P (Lang & Verwer), order 3(2).
+    Ros3p,
+    /// ROS34PW2 (Rang & Angermann), order 3(2), W-method.
+    Ros34pw2,
+    /// RODAS3 (Sandu et al.), order 3(2).
+    Rodas3,
+    /// RODAS4 (Hairer & Wanner), order 4(3).
+    Rodas4,
+    /// Rodas5P (Steinebach), order 5(4).
+    Rodas5p,
+    /// Radau IIA, 3 stages, order 5, simplified Newton.
+    Radau5,
+}
+
+/// Integrates `y' = f(t, y)` from `t0` (state `y0`) to `t_end` with `method`.
+///
+/// Output points are given to the observer as they are produced; when an error occurs, every
+/// output point before it has already been given to the observer.
+pub fn solve(
+    method: Method,
+    system: &mut dyn OdeSystem,
+    t0: f64,
+    y0: &[f64],
+    t_end: f64,
+    options: Options<'_>,
+) -> Result<Solution, OdeError> {
+    core::run(method, system, t0, y0, t_end, options)
+}

@@ -1,0 +1,527 @@
+//! Shared machinery: evaluation context with statistics, dense LU (faer), difference Jacobians,
+//! the error norm of document 001 eq. 14, automatic initial step, output recording and the
+//! top-level dispatch of [`super::solve`].
+
+use super::{Control, Method, Observer, OdeError, OdeSystem, Options, Solution, Stats, Tolerance};
+use faer::dyn_stack::{MemBuffer, MemStack, StackReq};
+use faer::linalg::lu::partial_pivoting::{factor, solve as lusolve};
+use faer::perm::PermRef;
+use faer::{Mat, MatMut, Par};
+
+/// Evaluation context: the system, counters, tolerances and the current piece end.
+pub(crate) struct Ctx<'s> {
+    sys: &'s mut dyn OdeSystem,
+    /// Dimension.
+    pub n: usize,
+    /// Work counters.
+    pub stats: Stats,
+    /// End of the current piece: `f` is evaluated at its left limit there.
+    pub t_hi: f64,
+    /// Relative tolerance.
+    pub rtol: f64,
+    /// Absolute tolerance per component.
+    pub atol: Vec<f64>,
+    ytmp: Vec<f64>,
+    ftmp: Vec<f64>,
+}
+
+impl<'s> Ctx<'s> {
+    pub fn new(sys: &'s mut dyn OdeSystem, rtol: f64, atol: Vec<f64>, t_hi: f64) -> Self {
+        let n = sys.dim();
+        Self {
+            sys,
+            n,
+            stats: Stats::default(),
+            t_hi,
+            rtol,
+            atol,
+            ytmp: vec![0.0; n],
+            ftmp: vec![0.0; n],
+        }
+    }
+
+    #[inline]
+    fn clamp_t(&self, t: f64) -> f64 {
+        if t >= self.t_hi {
+            self.t_hi.next_down()
+        } else {
+            t
+        }
+    }
+
+    /// Right-hand side `dy = f(t, y)` (left limit at the piece end).
+    pub fn f(&mut self, t: f64, y: &[f64], dy: &mut [f64]) {
+        self.stats.f_evals += 1;
+        let t = self.clamp_t(t);
+        self.sys.rhs(t, y, dy);
+    }
+
+    /// Projection hook of the system.
+    pub fn project(&mut self, y: &mut [f64]) {
+        self.sys.project(y);
+    }
+
+    /// Jacobian `∂f/∂y` at `(t, y)`; `f0 = f(t, y)` is used for forward differences.
+    pub fn jacobian(&mut self, t: f64, y: &[f64], f0: &[f64], mut jac: MatMut<'_, f64>) {
+        self.stats.jac_evals += 1;
+        let tc = self.clamp_t(t);
+        if self.sys.jacobian(tc, y, jac.as_mut()) {
+            return;
+        }
+        let n = self.n;
+        self.ytmp.copy_from_slice(y);
+        for j in 0..n {
+            let yj = y[j];
+            let del = (f64::EPSILON * yj.abs().max(1e-5)).sqrt();
+            self.ytmp[j] = yj + del;
+            let del = self.ytmp[j] - yj;
+            self.stats.f_evals += 1;
+            self.sys.rhs(tc, &self.ytmp, &mut self.ftmp);
+            for i in 0..n {
+                jac[(i, j)] = (self.ftmp[i] - f0[i]) / del;
+            }
+            self.ytmp[j] = yj;
+        }
+    }
+
+    /// Time derivative `∂f/∂t` at `(t, y)`; `f0 = f(t, y)`.
+    pub fn dfdt(&mut self, t: f64, y: &[f64], f0: &[f64], out: &mut [f64]) {
+        let tc = self.clamp_t(t);
+        if self.sys.time_derivative(tc, y, out) {
+            return;
+        }
+        let mut del = f64::EPSILON.sqrt() * t.abs().max(1.0);
+        if t + del >= self.t_hi {
+            del = -del;
+        }
+        let t1 = t + del;
+        let del = t1 - t;
+        self.stats.f_evals += 1;
+        self.sys.rhs(t1, y, &mut self.ftmp);
+        for i in 0..self.n {
+            out[i] = (self.ftmp[i] - f0[i]) / del;
+        }
+    }
+
+    /// Tolerance weight of component `i` (eq. 14) for magnitude `ymag`.
+    #[inline]
+    pub fn weight(&self, i: usize, ymag: f64) -> f64 {
+        (self.rtol * ymag).max(self.atol[i])
+    }
+
+    /// `max_i |e_i| / max(rtol·max(|ya_i|, |yb_i|), atol_i)` (document 001, eq. 14);
+    /// infinite when anything is NaN.
+    pub fn err_norm(&self, e: &[f64], ya: &[f64], yb: &[f64]) -> f64 {
+        let mut m = 0.0f64;
+        for i in 0..self.n {
+            let r = e[i].abs() / self.weight(i, ya[i].abs().max(yb[i].abs()));
+            if r.is_nan() {
+                return f64::INFINITY;
+            }
+            if r > m {
+                m = r;
+            }
+        }
+        m
+    }
+
+    /// Norm of `v` with weights from a single state `y`.
+    pub fn norm1(&self, v: &[f64], y: &[f64]) -> f64 {
+        self.err_norm(v, y, y)
+    }
+}
+
+/// True when all entries are finite.
+pub(crate) fn all_finite(v: &[f64]) -> bool {
+    v.iter().all(|x| x.is_finite())
+}
+
+/// Dense LU factorisation with partial pivoting (faer low-level API, allocation-free after
+/// construction).
+pub(crate) struct Lu {
+    /// Matrix to factor (fill it, then call [`Lu::factor`]); holds the factors afterwards.
+    pub a: Mat<f64>,
+    perm: Vec<usize>,
+    perm_inv: Vec<usize>,
+    mem: MemBuffer,
+    n: usize,
+}
+
+impl Lu {
+    pub fn new(n: usize) -> Self {
+        let req = StackReq::any_of(&[
+            factor::lu_in_place_scratch::<usize, f64>(n, n, Par::Seq, Default::default()),
+            lusolve::solve_in_place_scratch::<usize, f64>(n, 1, Par::Seq),
+        ]);
+        Self {
+            a: Mat::zeros(n, n),
+            perm: vec![0; n],
+            perm_inv: vec![0; n],
+            mem: MemBuffer::new(req),
+            n,
+        }
+    }
+
+    /// Factors `self.a` in place; returns false if it is (numerically) singular.
+    pub fn factor(&mut self, stats: &mut Stats) -> bool {
+        stats.lu_factorisations += 1;
+        if (0..self.n).any(|j| (0..self.n).any(|i| !self.a[(i, j)].is_finite())) {
+            return false;
+        }
+        let stack = MemStack::new(&mut self.mem);
+        factor::lu_in_place::<usize, f64>(
+            self.a.as_mut(),
+            &mut self.perm,
+            &mut self.perm_inv,
+            Par::Seq,
+            stack,
+            Default::default(),
+        );
+        (0..self.n).all(|i| {
+            let d = self.a[(i, i)];
+            d != 0.0 && d.is_finite()
+        })
+    }
+
+    /// Solves `A x = b` in place (`x` holds `b` on entry).
+    pub fn solve(&mut self, x: &mut [f64], stats: &mut Stats) {
+        stats.lu_solves += 1;
+        let perm = PermRef::new_checked(&self.perm, &self.perm_inv, self.n);
+        let rhs = MatMut::from_column_major_slice_mut(x, self.n, 1);
+        let stack = MemStack::new(&mut self.mem);
+        lusolve::solve_in_place::<usize, f64, f64>(
+            self.a.as_ref(),
+            self.a.as_ref(),
+            perm,
+            rhs,
+            Par::Seq,
+            stack,
+        );
+    }
+}
+
+/// Fills `lu.a = diag(alpha) - beta·J`.
+pub(crate) fn fill_shifted(lu: &mut Lu, alpha: f64, beta: f64, jac: &Mat<f64>) {
+    let n = jac.nrows();
+    for j in 0..n {
+        for i in 0..n {
+            lu.a[(i, j)] = -beta * jac[(i, j)];
+        }
+        lu.a[(j, j)] += alpha;
+    }
+}
+
+/// Cubic Hermite interpolation on `[t0, t0 + h]` from end values and slopes.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn hermite(
+    t0: f64,
+    h: f64,
+    y0: &[f64],
+    f0: &[f64],
+    y1: &[f64],
+    f1: &[f64],
+    t: f64,
+    out: &mut [f64],
+) {
+    let s = (t - t0) / h;
+    let s2 = s * s;
+    let s3 = s2 * s;
+    let h00 = 2.0 * s3 - 3.0 * s2 + 1.0;
+    let h10 = s3 - 2.0 * s2 + s;
+    let h01 = -2.0 * s3 + 3.0 * s2;
+    let h11 = s3 - s2;
+    for i in 0..out.len() {
+        out[i] = h00 * y0[i] + h * h10 * f0[i] + h01 * y1[i] + h * h11 * f1[i];
+    }
+}
+
+/// Automatic initial step (Hairer, Nørsett & Wanner I, II.4) for a method of order `order`.
+/// Costs one evaluation of `f`. `hmax` bounds the result and the trial step.
+pub(crate) fn initial_step(
+    ctx: &mut Ctx,
+    t0: f64,
+    y0: &[f64],
+    f0: &[f64],
+    order: usize,
+    hmax: f64,
+    y1: &mut [f64],
+    f1: &mut [f64],
+) -> f64 {
+    let d0 = ctx.norm1(y0, y0);
+    let d1 = ctx.norm1(f0, y0);
+    let mut h0 = if d0 < 1e-5 || d1 < 1e-5 {
+        1e-6
+    } else {
+        0.01 * d0 / d1
+    };
+    h0 = h0.min(hmax);
+    for i in 0..ctx.n {
+        y1[i] = y0[i] + h0 * f0[i];
+    }
+    ctx.f(t0 + h0, y1, f1);
+    for i in 0..ctx.n {
+        f1[i] -= f0[i];
+    }
+    let d2 = ctx.norm1(f1, y0) / h0;
+    let dm = d1.max(d2);
+    let h1 = if !dm.is_finite() {
+        h0 * 1e-3
+    } else if dm <= 1e-15 {
+        (h0 * 1e-3).max(1e-6)
+    } else {
+        (0.01 / dm).powf(1.0 / (order as f64 + 1.0))
+    };
+    (100.0 * h0).min(h1).min(hmax)
+}
+
+/// Output recording: output times (dense output), the observer and stored results.
+pub(crate) struct Recorder<'a> {
+    times: Vec<f64>,
+    next: usize,
+    every_step: bool,
+    observer: Option<Observer<'a>>,
+    record: bool,
+    pub t: Vec<f64>,
+    pub y: Vec<f64>,
+    buf: Vec<f64>,
+    pub stopped: bool,
+}
+
+impl<'a> Recorder<'a> {
+    pub fn new(
+        n: usize,
+        times: Option<Vec<f64>>,
+        observer: Option<Observer<'a>>,
+        record: bool,
+    ) -> Self {
+        let every_step = times.is_none();
+        Self {
+            times: times.unwrap_or_default(),
+            next: 0,
+            every_step,
+            observer,
+            record,
+            t: Vec::new(),
+            y: Vec::new(),
+            buf: vec![0.0; n],
+            stopped: false,
+        }
+    }
+
+    fn emit(&mut self, t: f64, y: &[f64]) {
+        if self.record {
+            self.t.push(t);
+            self.y.extend_from_slice(y);
+        }
+        if let Some(obs) = self.observer.as_mut() {
+            if obs(t, y) == Control::Stop {
+                self.stopped = true;
+            }
+        }
+    }
+
+    /// Initial point.
+    pub fn start(&mut self, t0: f64, y0: &[f64]) {
+        if self.every_step {
+            self.emit(t0, y0);
+        } else {
+            while self.next < self.times.len() && self.times[self.next] <= t0 {
+                self.next += 1;
+                self.emit(t0, y0);
+                if self.stopped {
+                    return;
+                }
+            }
+        }
+    }
+
+    /// A step `(t0, t1]` ending in `y1`; `interp(t, out)` gives the dense output inside.
+    /// Returns true when the observer asked to stop.
+    pub fn step(&mut self, t1: f64, y1: &[f64], interp: &mut dyn FnMut(f64, &mut [f64])) -> bool {
+        if self.every_step {
+            self.emit(t1, y1);
+        } else {
+            while self.next < self.times.len() && self.times[self.next] <= t1 {
+                let tau = self.times[self.next];
+                self.next += 1;
+                if tau == t1 {
+                    self.emit(t1, y1);
+                } else {
+                    let mut buf = std::mem::take(&mut self.buf);
+                    interp(tau, &mut buf);
+                    self.emit(tau, &buf);
+                    self.buf = buf;
+                }
+                if self.stopped {
+                    break;
+                }
+            }
+        }
+        self.stopped
+    }
+}
+
+/// Validated problem setup shared by all drivers.
+pub(crate) struct Setup {
+    /// Breakpoints including `t_end` (strictly increasing, all `> t0`).
+    pub stops: Vec<f64>,
+    pub hmax: f64,
+    pub h_init: Option<f64>,
+    pub max_steps: usize,
+    pub step: Option<f64>,
+}
+
+fn validate(
+    n: usize,
+    t0: f64,
+    y0: &[f64],
+    t_end: f64,
+    opts: &mut Options<'_>,
+) -> Result<(Setup, Vec<f64>), OdeError> {
+    let bad = |s: String| Err(OdeError::InvalidInput(s));
+    if y0.len() != n {
+        return bad(format!(
+            "initial state has {} entries but the system dimension is {n}",
+            y0.len()
+        ));
+    }
+    if n == 0 {
+        return bad("system dimension is 0".into());
+    }
+    if !t0.is_finite() || !t_end.is_finite() || t_end <= t0 {
+        return bad(format!(
+            "need finite t0 < t_end, got t0 = {t0}, t_end = {t_end} (only forward integration is supported)"
+        ));
+    }
+    if !all_finite(y0) {
+        return bad("initial state contains NaN or Inf".into());
+    }
+    if !(opts.rtol > 0.0 && opts.rtol < 1.0) {
+        return bad(format!("rtol must be in (0, 1), got {}", opts.rtol));
+    }
+    let rtol = opts.rtol.max(100.0 * f64::EPSILON);
+    let _ = rtol;
+    let atol = match &opts.atol {
+        Tolerance::Scalar(a) => vec![*a; n],
+        Tolerance::PerComponent(v) => {
+            if v.len() != n {
+                return bad(format!(
+                    "per-component atol has {} entries but the system dimension is {n}",
+                    v.len()
+                ));
+            }
+            v.clone()
+        }
+    };
+    if atol.iter().any(|a| !(*a > 0.0 && a.is_finite())) {
+        return bad("every atol entry must be positive and finite".into());
+    }
+    if let Some(h) = opts.step {
+        if !(h > 0.0 && h.is_finite()) {
+            return bad(format!("fixed step must be positive and finite, got {h}"));
+        }
+    }
+    if let Some(h) = opts.initial_step {
+        if !(h > 0.0 && h.is_finite()) {
+            return bad(format!("initial_step must be positive and finite, got {h}"));
+        }
+    }
+    let span = t_end - t0;
+    let hmax = match opts.max_step {
+        Some(h) if !(h > 0.0) => return bad(format!("max_step must be positive, got {h}")),
+        Some(h) => h.min(span),
+        None => 0.1 * span,
+    };
+    if let Some(times) = opts.output_times.as_mut() {
+        if times
+            .iter()
+            .any(|t| !t.is_finite() || *t < t0 || *t > t_end)
+        {
+            return bad(format!(
+                "output times must lie in [t0, t_end] = [{t0}, {t_end}]"
+            ));
+        }
+        times.sort_by(|a, b| a.total_cmp(b));
+        times.dedup();
+    }
+    if opts.tstops.iter().any(|t| !t.is_finite()) {
+        return bad("tstops must be finite".into());
+    }
+    let mut stops: Vec<f64> = opts
+        .tstops
+        .iter()
+        .copied()
+        .filter(|&t| t > t0 && t < t_end)
+        .collect();
+    stops.sort_by(|a, b| a.total_cmp(b));
+    stops.dedup();
+    stops.push(t_end);
+    Ok((
+        Setup {
+            stops,
+            hmax,
+            h_init: opts.initial_step,
+            max_steps: opts.max_steps,
+            step: opts.step,
+        },
+        atol,
+    ))
+}
+
+/// Top-level dispatch of [`super::solve`].
+pub(crate) fn run(
+    method: Method,
+    system: &mut dyn OdeSystem,
+    t0: f64,
+    y0: &[f64],
+    t_end: f64,
+    mut opts: Options<'_>,
+) -> Result<Solution, OdeError> {
+    let n = system.dim();
+    let (setup, atol) = validate(n, t0, y0, t_end, &mut opts)?;
+    let rtol = opts.rtol.max(100.0 * f64::EPSILON);
+    let mut ctx = Ctx::new(system, rtol, atol, setup.stops[0]);
+    let mut rec = Recorder::new(
+        n,
+        opts.output_times.take(),
+        opts.observer.take(),
+        opts.record,
+    );
+    let mut y = y0.to_vec();
+    let t_final = match method {
+        Method::Ode15s { max_order, bdf } => {
+            if setup.step.is_some() {
+                return Err(OdeError::InvalidInput(
+                    "ode15s is a variable-step multistep method; remove options.step or choose a fixed-step method".into(),
+                ));
+            }
+            if !(1..=5).contains(&max_order) {
+                return Err(OdeError::InvalidInput(format!(
+                    "ode15s max_order must be 1..=5, got {max_order}"
+                )));
+            }
+            super::ndf::run(&mut ctx, &setup, &mut rec, t0, &mut y, max_order, bdf)?
+        }
+        Method::Ode113 => {
+            if setup.step.is_some() {
+                return Err(OdeError::InvalidInput(
+                    "ode113 is a variable-step multistep method; remove options.step or choose a fixed-step method".into(),
+                ));
+            }
+            super::adams::run(&mut ctx, &setup, &mut rec, t0, &mut y)?
+        }
+        _ => {
+            let mut stepper = super::onestep::make(method, n)?;
+            super::onestep::run(stepper.as_mut(), &mut ctx, &setup, &mut rec, t0, &mut y)?
+        }
+    };
+    Ok(Solution {
+        t: rec.t,
+        y: rec.y,
+        dim: n,
+        t_final,
+        y_final: y,
+        stopped: rec.stopped,
+        stats: ctx.stats,
+    })
+}

@@ -1,0 +1,106 @@
+//! Explicit Runge–Kutta methods (document 001, eqs. 16–21): ode1–ode5, ode8 with a fixed step,
+//! ode23 (Bogacki–Shampine 3(2)) and ode45 (Dormand–Prince 5(4)) with embedded error estimate.
+//! Dense output is the cubic Hermite interpolant of the step end values and slopes.
+
+use super::OdeError;
+use super::core::Ctx;
+use super::onestep::{Attempt, OneStep};
+use super::tableau::ExplicitTableau;
+
+/// Explicit Runge–Kutta stepper with preallocated stage storage.
+pub(crate) struct Erk {
+    name: &'static str,
+    t: ExplicitTableau,
+    k: Vec<Vec<f64>>,
+    ytmp: Vec<f64>,
+}
+
+impl Erk {
+    pub fn new(name: &'static str, t: ExplicitTableau, n: usize) -> Self {
+        let s = t.stages();
+        Self {
+            name,
+            t,
+            k: vec![vec![0.0; n]; s],
+            ytmp: vec![0.0; n],
+        }
+    }
+}
+
+impl OneStep for Erk {
+    fn order(&self) -> usize {
+        self.t.order
+    }
+    fn error_order(&self) -> Option<usize> {
+        self.t
+            .bhat
+            .as_ref()
+            .map(|_| self.t.order.min(self.t.est_order))
+    }
+    fn name(&self) -> &'static str {
+        self.name
+    }
+
+    fn attempt(
+        &mut self,
+        ctx: &mut Ctx,
+        t: f64,
+        h: f64,
+        y0: &[f64],
+        f0: &[f64],
+        y1: &mut [f64],
+        f1: &mut [f64],
+        adaptive: bool,
+    ) -> Result<Attempt, OdeError> {
+        let n = ctx.n;
+        let s = self.t.stages();
+        self.k[0].copy_from_slice(f0);
+        let last_fsal = self.t.fsal;
+        for i in 1..s {
+            let row = &self.t.a[i];
+            for c in 0..n {
+                let mut acc = 0.0;
+                for (j, aij) in row.iter().enumerate() {
+                    if *aij != 0.0 {
+                        acc += aij * self.k[j][c];
+                    }
+                }
+                self.ytmp[c] = y0[c] + h * acc;
+            }
+            let (done, rest) = self.k.split_at_mut(i);
+            let _ = done;
+            ctx.f(t + self.t.c[i] * h, &self.ytmp, &mut rest[0]);
+        }
+        if last_fsal {
+            // the last stage was evaluated at y1 = ytmp
+            y1.copy_from_slice(&self.ytmp);
+            f1.copy_from_slice(&self.k[s - 1]);
+        } else {
+            for c in 0..n {
+                let mut acc = 0.0;
+                for i in 0..s {
+                    acc += self.t.b[i] * self.k[i][c];
+                }
+                y1[c] = y0[c] + h * acc;
+            }
+        }
+        let mut err = 0.0;
+        if adaptive {
+            if let Some(bh) = &self.t.bhat {
+                // reuse ytmp for the error vector
+                for c in 0..n {
+                    let mut acc = 0.0;
+                    for i in 0..s {
+                        acc += (self.t.b[i] - bh[i]) * self.k[i][c];
+                    }
+                    self.ytmp[c] = h * acc;
+                }
+                err = ctx.err_norm(&self.ytmp, y0, y1);
+            }
+        }
+        Ok(Attempt::Done {
+            err,
+            fsal: last_fsal,
+        })
+    }
+}

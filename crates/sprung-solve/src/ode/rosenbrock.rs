@@ -1,0 +1,256 @@
+//! Rosenbrock (linear-implicit Runge–Kutta) methods on first-order ODEs: LSRT2, linear-implicit
+//! Euler, ROS2, ROS3P, ROS34PW2, RODAS3, RODAS4, Rodas5P in the transformed form of
+//! [`super::tableau`], and MATLAB's ode23s (modified Rosenbrock 2(3), Shampine & Reichelt;
+//! document 001, "ode23s"). All stages share one LU of `I/(γh) - J` per step; the Jacobian and
+//! `∂f/∂t` are evaluated once per step point and reused when a step is rejected.
+
+use super::OdeError;
+use super::core::{Ctx, Lu, fill_shifted};
+use super::onestep::{Attempt, OneStep};
+use super::tableau::RosenbrockTableau;
+use faer::Mat;
+
+/// Generic Rosenbrock stepper (transformed form).
+pub(crate) struct Rosenbrock {
+    name: &'static str,
+    t: RosenbrockTableau,
+    jac: Mat<f64>,
+    ft: Vec<f64>,
+    lu: Lu,
+    jac_valid: bool,
+    lu_h: f64,
+    u: Vec<Vec<f64>>,
+    ytmp: Vec<f64>,
+    fbuf: Vec<f64>,
+}
+
+impl Rosenbrock {
+    pub fn new(name: &'static str, t: RosenbrockTableau, n: usize) -> Self {
+        let s = t.stages();
+        Self {
+            name,
+            t,
+            jac: Mat::zeros(n, n),
+            ft: vec![0.0; n],
+            lu: Lu::new(n),
+            jac_valid: false,
+            lu_h: f64::NAN,
+            u: vec![vec![0.0; n]; s],
+            ytmp: vec![0.0; n],
+            fbuf: vec![0.0; n],
+        }
+    }
+}
+
+impl OneStep for Rosenbrock {
+    fn order(&self) -> usize {
+        self.t.order
+    }
+    fn error_order(&self) -> Option<usize> {
+        self.t.mhat.as_ref().map(|_| self.t.est_order)
+    }
+    fn name(&self) -> &'static str {
+        self.name
+    }
+    fn restart(&mut self) {
+        self.jac_valid = false;
+        self.lu_h = f64::NAN;
+    }
+    fn accepted(&mut self, _t: f64, _h: f64, _y0: &[f64], _y1: &[f64]) {
+        self.jac_valid = false;
+        self.lu_h = f64::NAN;
+    }
+
+    fn attempt(
+        &mut self,
+        ctx: &mut Ctx,
+        t: f64,
+        h: f64,
+        y0: &[f64],
+        f0: &[f64],
+        y1: &mut [f64],
+        _f1: &mut [f64],
+        adaptive: bool,
+    ) -> Result<Attempt, OdeError> {
+        let n = ctx.n;
+        let s = self.t.stages();
+        if !self.jac_valid {
+            ctx.jacobian(t, y0, f0, self.jac.as_mut());
+            ctx.dfdt(t, y0, f0, &mut self.ft);
+            self.jac_valid = true;
+            self.lu_h = f64::NAN;
+        }
+        if self.lu_h != h {
+            fill_shifted(&mut self.lu, 1.0 / (self.t.gamma * h), 1.0, &self.jac);
+            if !self.lu.factor(&mut ctx.stats) {
+                self.lu_h = f64::NAN;
+                return Ok(Attempt::Failed { factor: 0.25 });
+            }
+            self.lu_h = h;
+        }
+        for i in 0..s {
+            if i == 0 {
+                self.fbuf.copy_from_slice(f0);
+            } else {
+                for c in 0..n {
+                    let mut acc = y0[c];
+                    for j in 0..i {
+                        let a = self.t.a[i][j];
+                        if a != 0.0 {
+                            acc += a * self.u[j][c];
+                        }
+                    }
+                    self.ytmp[c] = acc;
+                }
+                ctx.f(t + self.t.c[i] * h, &self.ytmp, &mut self.fbuf);
+            }
+            let hd = h * self.t.d[i];
+            let (prev, cur) = self.u.split_at_mut(i);
+            let ui = &mut cur[0];
+            for c in 0..n {
+                let mut acc = self.fbuf[c] + hd * self.ft[c];
+                for (j, pj) in prev.iter().enumerate() {
+                    let cij = self.t.cmat[i][j];
+                    if cij != 0.0 {
+                        acc += cij / h * pj[c];
+                    }
+                }
+                ui[c] = acc;
+            }
+            self.lu.solve(ui, &mut ctx.stats);
+        }
+        for c in 0..n {
+            let mut acc = y0[c];
+            for i in 0..s {
+                acc += self.t.m[i] * self.u[i][c];
+            }
+            y1[c] = acc;
+        }
+        let mut err = 0.0;
+        if adaptive {
+            if let Some(mh) = &self.t.mhat {
+                for c in 0..n {
+                    let mut acc = 0.0;
+                    for i in 0..s {
+                        acc += (self.t.m[i] - mh[i]) * self.u[i][c];
+                    }
+                    self.ytmp[c] = acc;
+                }
+                err = ctx.err_norm(&self.ytmp, y0, y1);
+            }
+        }
+        Ok(Attempt::Done { err, fsal: false })
+    }
+}
+
+/// MATLAB's ode23s: modified Rosenbrock 2(3) with `W = I - h d J`, `d = 1/(2 + √2)`.
+pub(crate) struct Ode23s {
+    jac: Mat<f64>,
+    ft: Vec<f64>,
+    lu: Lu,
+    jac_valid: bool,
+    lu_h: f64,
+    k1: Vec<f64>,
+    k2: Vec<f64>,
+    k3: Vec<f64>,
+    f1: Vec<f64>,
+    ytmp: Vec<f64>,
+}
+
+impl Ode23s {
+    pub fn new(n: usize) -> Self {
+        Self {
+            jac: Mat::zeros(n, n),
+            ft: vec![0.0; n],
+            lu: Lu::new(n),
+            jac_valid: false,
+            lu_h: f64::NAN,
+            k1: vec![0.0; n],
+            k2: vec![0.0; n],
+            k3: vec![0.0; n],
+            f1: vec![0.0; n],
+            ytmp: vec![0.0; n],
+        }
+    }
+}
+
+impl OneStep for Ode23s {
+    fn order(&self) -> usize {
+        2
+    }
+    fn error_order(&self) -> Option<usize> {
+        Some(2)
+    }
+    fn name(&self) -> &'static str {
+        "ode23s"
+    }
+    fn restart(&mut self) {
+        self.jac_valid = false;
+        self.lu_h = f64::NAN;
+    }
+    fn accepted(&mut self, _t: f64, _h: f64, _y0: &[f64], _y1: &[f64]) {
+        self.jac_valid = false;
+        self.lu_h = f64::NAN;
+    }
+
+    fn attempt(
+        &mut self,
+        ctx: &mut Ctx,
+        t: f64,
+        h: f64,
+        y0: &[f64],
+        f0: &[f64],
+        y1: &mut [f64],
+        f2: &mut [f64],
+        adaptive: bool,
+    ) -> Result<Attempt, OdeError> {
+        let n = ctx.n;
+        let d = 1.0 / (2.0 + std::f64::consts::SQRT_2);
+        let e32 = 6.0 + std::f64::consts::SQRT_2;
+        if !self.jac_valid {
+            ctx.jacobian(t, y0, f0, self.jac.as_mut());
+            ctx.dfdt(t, y0, f0, &mut self.ft);
+            self.jac_valid = true;
+            self.lu_h = f64::NAN;
+        }
+        if self.lu_h != h {
+            fill_shifted(&mut self.lu, 1.0, h * d, &self.jac);
+            if !self.lu.factor(&mut ctx.stats) {
+                self.lu_h = f64::NAN;
+                return Ok(Attempt::Failed { factor: 0.25 });
+            }
+            self.lu_h = h;
+        }
+        let hd = h * d;
+        for c in 0..n {
+            self.k1[c] = f0[c] + hd * self.ft[c];
+        }
+        self.lu.solve(&mut self.k1, &mut ctx.stats);
+        for c in 0..n {
+            self.ytmp[c] = y0[c] + 0.5 * h * self.k1[c];
+        }
+        ctx.f(t + 0.5 * h, &self.ytmp, &mut self.f1);
+        for c in 0..n {
+            self.k2[c] = self.f1[c] - self.k1[c];
+        }
+        self.lu.solve(&mut self.k2, &mut ctx.stats);
+        for c in 0..n {
+            self.k2[c] += self.k1[c];
+            y1[c] = y0[c] + h * self.k2[c];
+        }
+        ctx.f(t + h, y1, f2);
+        let mut err = 0.0;
+        if adaptive {
+            for c in 0..n {
+                self.k3[c] = f2[c] - e32 * (self.k2[c] - self.f1[c]) - 2.0 * (self.k1[c] - f0[c])
+                    + hd * self.ft[c];
+            }
+            self.lu.solve(&mut self.k3, &mut ctx.stats);
+            for c in 0..n {
+                self.ytmp[c] = h / 6.0 * (self.k1[c] - 2.0 * self.k2[c] + self.k3[c]);
+            }
+            err = ctx.err_norm(&self.ytmp, y0, y1);
+        }
+        Ok(Attempt::Done { err, fsal: true })
+    }
+}
