@@ -218,7 +218,7 @@ impl Curve {
 
 impl Signal {
     /// Value u(t). An unresolved `csv` signal (only possible when not loaded through
-    /// [`crate::load`]) evaluates to 0.
+    /// [`crate::load()`]) evaluates to 0.
     pub fn value(&self, t: f64) -> f64 {
         self.eval(t).0
     }

@@ -6,7 +6,7 @@
 //! rigid bodies coupled only by bushings and point-to-point force elements, chassis = ground).
 //!
 //! ## Pipeline
-//! [`load`] (or [`from_toml_str`] / [`from_json_str`]) parses TOML or JSON into one serde schema
+//! [`load()`] (or [`from_toml_str`] / [`from_json_str`]) parses TOML or JSON into one serde schema
 //! ([`Model`], unknown fields are errors with file:line:column), reads `csv` input signals into
 //! `table` signals (relative to the model file's directory; errors name the CSV file and line),
 //! expands `mirror = true` items ([`mirror`]), validates the flat model collecting *all*
@@ -41,6 +41,7 @@
 //!   `S A S` (see [`mirror`]).
 //! * `solver.rtol`, `solver.atol` must be > 0 and `relinearise_every` >= 1.
 
+#![warn(missing_docs)]
 #![allow(clippy::large_enum_variant)] // ForceElement variants are the spec's plain data structs
 
 pub mod error;

@@ -161,7 +161,7 @@ impl Model {
     }
 
     /// Mirror-expanded copy (see [`crate::mirror`]); a `mirror = true` item without an `_L` name
-    /// is an error. Models returned by [`crate::load`] are already expanded.
+    /// is an error. Models returned by [`crate::load()`] are already expanded.
     pub fn expand_mirrors(&self) -> Result<Model, ModelError> {
         let exp = mirror::expand(self);
         if exp.problems.is_empty() {
