@@ -1,1 +1,28 @@
-//! sprung-mbs
+//! `sprung-mbs` — the multibody system of source document 000: rigid bodies coupled only by force
+//! elements (bushings, point-to-point springs, dampers and stops).
+//!
+//! * [`compile`]: model description → flat, index-based [`compiled::CompiledModel`] (Bild 4);
+//! * [`pipeline`]: the evaluation pipeline of Bild 6 — body and marker kinematics
+//!   ([`kinematics`]), force elements with analytic partials ([`bushing`], [`p2p`]), Newton–Euler
+//!   per body, assembly of q, J_r K, J_v and J_u in 6 × 6 body blocks;
+//! * [`system`]: the model as a mechanical system r' = K(r) v, v' = q for `sprung-solve`;
+//! * [`equilibrium`]: static equilibrium by Newton with the analytic Jacobian;
+//! * [`outputs`]: named output channels with units;
+//! * [`rotation`]: quaternions, SO(3) logarithm, swing-twist.
+
+pub mod bushing;
+pub mod compile;
+pub mod compiled;
+pub mod element;
+pub mod equilibrium;
+pub mod kinematics;
+pub mod outputs;
+pub mod p2p;
+pub mod pipeline;
+pub mod rotation;
+pub mod system;
+
+pub use compile::{compile, CompileError};
+pub use compiled::CompiledModel;
+pub use pipeline::Evaluator;
+pub use system::MbsSystem;

@@ -1,1 +1,68 @@
-//! Mechanical systems (placeholder, being written).
+//! Mechanical second-order systems and their linear-implicit integrators.
+//!
+//! Source document 000, eqs. 1-11: r' = K(r) v, v' = q(r, v, u(t)). The linear-implicit
+//! (Rosenbrock) methods never form the doubled first-order system: every stage solves the reduced
+//! velocity-level system (I − hγ J_v − (hγ)² J_r K) Δv = …, eq. 7, and recovers Δr = K_lin(…), eq. 8.
+//! Only the products J_r K (an n_v × n_v matrix) and J_v are needed, both stored block-sparse.
+
+pub mod adaptive;
+pub mod explicit;
+pub mod rosenbrock;
+pub mod tableau;
+
+use std::sync::Arc;
+
+use crate::block::{BlockMatrix, BlockPattern};
+
+pub use rosenbrock::{RosenbrockStepper, StepError};
+pub use tableau::Tableau;
+
+/// Linearisation of v' = q at one state (document 000, eqs. 4-5).
+#[derive(Debug, Clone)]
+pub struct Linearisation {
+    /// q at the linearisation point.
+    pub q: Vec<f64>,
+    /// J_v = ∂q/∂v.
+    pub j_v: BlockMatrix,
+    /// J_r K = (∂q/∂r) K(r).
+    pub j_rk: BlockMatrix,
+    /// J_u u̇: the explicit time derivative of q through the inputs.
+    pub q_t: Vec<f64>,
+    /// Position vector at the linearisation point (K_lin = K(r_lin)).
+    pub r: Vec<f64>,
+}
+
+impl Linearisation {
+    /// Zero linearisation for a system of the given shape.
+    pub fn new(n_r: usize, pattern: Arc<BlockPattern>) -> Self {
+        let n_v = pattern.dim();
+        Self {
+            q: vec![0.0; n_v],
+            j_v: BlockMatrix::zeros(pattern.clone()),
+            j_rk: BlockMatrix::zeros(pattern),
+            q_t: vec![0.0; n_v],
+            r: vec![0.0; n_r],
+        }
+    }
+}
+
+/// A mechanical system in the form of document 000, eq. 1.
+pub trait MechanicalSystem {
+    /// Number of position coordinates r.
+    fn n_r(&self) -> usize;
+    /// Number of velocity coordinates v (degrees of freedom).
+    fn n_v(&self) -> usize;
+    /// Block pattern of J_v and J_r K.
+    fn pattern(&self) -> Arc<BlockPattern>;
+    /// Generalised accelerations q(r, v, u(t)).
+    fn accelerations(&mut self, t: f64, r: &[f64], v: &[f64], q: &mut [f64]);
+    /// q, J_v, J_r K and J_u u̇ at (t, r, v); also stores r into `lin.r`.
+    fn linearise(&mut self, t: f64, r: &[f64], v: &[f64], lin: &mut Linearisation);
+    /// ṙ = K(r) v.
+    fn kinematics(&self, r: &[f64], v: &[f64], r_dot: &mut [f64]);
+    /// Left inverse of the kinematics matrix, w = L(r) Δr with L(r) K(r) = I: maps a position
+    /// increment to the velocity-space (tangent) increment, so that J_r Δr = (J_r K) L Δr.
+    fn tangent(&self, r: &[f64], dr: &[f64], w: &mut [f64]);
+    /// Projects r back onto its manifold after a step (e.g. normalises quaternions).
+    fn project(&self, _r: &mut [f64]) {}
+}

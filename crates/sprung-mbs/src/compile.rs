@@ -1,0 +1,177 @@
+//! Compiles a loaded, validated model description ([`sprung_model::Model`]) into the flat,
+//! index-based [`CompiledModel`] (document 000, Bild 4): names become indices, marker poses become
+//! body-frame constants, curves are referenced by index, and the body-coupling block pattern is
+//! computed once.
+
+use std::sync::Arc;
+
+use nalgebra::{Matrix3, Vector3};
+use sprung_model as sm;
+
+use crate::compiled::{
+    Body, Bushing, Characteristic, CompiledModel, DamperLaw, ElementKind, ForceElement, Input, InputKind, Marker,
+    P2pLaw,
+};
+use crate::rotation::matrix_to_quat;
+
+/// A reference the validated model should not contain (compiling an unvalidated model).
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("model '{model}': {what}")]
+pub struct CompileError {
+    /// Model name.
+    pub model: String,
+    /// What is wrong.
+    pub what: String,
+}
+
+fn mat3(m: &[[f64; 3]; 3]) -> Matrix3<f64> {
+    Matrix3::from_fn(|r, c| m[r][c])
+}
+
+/// Compiles `m` (already expanded and validated by [`sprung_model::load`]).
+pub fn compile(m: &sm::Model) -> Result<CompiledModel, CompileError> {
+    let err = |what: String| CompileError { model: m.model.name.clone(), what };
+    let curve = |name: &str| -> Result<usize, CompileError> {
+        m.curve_index(name).ok_or_else(|| err(format!("unknown curve '{name}'")))
+    };
+    let bodies: Vec<Body> = m
+        .bodies
+        .iter()
+        .map(|b| {
+            let inertia = mat3(&b.inertia_tensor());
+            let rot = mat3(&b.rotation());
+            let inertia_inv = inertia
+                .try_inverse()
+                .ok_or_else(|| err(format!("body '{}': inertia tensor is singular", b.name)))?;
+            Ok(Body {
+                name: b.name.clone(),
+                mass: b.mass,
+                inertia,
+                inertia_inv,
+                position: Vector3::from(b.position),
+                orientation: matrix_to_quat(&rot),
+                velocity: Vector3::from(b.velocity),
+                angular_velocity: Vector3::from(b.angular_velocity),
+            })
+        })
+        .collect::<Result<_, _>>()?;
+    let body_of = |name: &str| -> Result<Option<usize>, CompileError> {
+        if m.is_ground(name) {
+            Ok(None)
+        } else {
+            m.body_index(name).map(Some).ok_or_else(|| err(format!("unknown body '{name}'")))
+        }
+    };
+    let markers: Vec<Marker> = m
+        .markers
+        .iter()
+        .map(|mk| {
+            let body = body_of(&mk.body)?;
+            let (position, axes) = match body {
+                None => (m.marker_position_global(mk), m.marker_axes_global(mk)),
+                Some(_) => (m.marker_position_body(mk), m.marker_axes_body(mk)),
+            };
+            Ok(Marker { name: mk.name.clone(), body, position: Vector3::from(position), axes: mat3(&axes) })
+        })
+        .collect::<Result<_, _>>()?;
+    let marker_of =
+        |name: &str| -> Result<usize, CompileError> { m.marker_index(name).ok_or_else(|| err(format!("unknown marker '{name}'"))) };
+    let axis_laws = |lin: &[f64; 3], curves: &sm::AxisCurves| -> Result<[Characteristic; 3], CompileError> {
+        let names = curves.as_array();
+        let mut out = [Characteristic::Zero; 3];
+        for a in 0..3 {
+            out[a] = match names[a] {
+                Some(c) => Characteristic::Curve(curve(c)?),
+                None if lin[a] != 0.0 => Characteristic::Linear(lin[a]),
+                None => Characteristic::Zero,
+            };
+        }
+        Ok(out)
+    };
+    let linear_or_curve = |k: Option<f64>, c: &Option<String>| -> Result<Characteristic, CompileError> {
+        Ok(match (k, c) {
+            (_, Some(c)) => Characteristic::Curve(curve(c)?),
+            (Some(k), None) => Characteristic::Linear(k),
+            (None, None) => Characteristic::Zero,
+        })
+    };
+    let mut elements = Vec::with_capacity(m.force_elements.len());
+    for fe in &m.force_elements {
+        let design_length = m.design_length(fe).unwrap_or(0.0);
+        let kind = match fe {
+            sm::ForceElement::Bushing(b) => ElementKind::Bushing(Bushing {
+                stiffness: axis_laws(&b.stiffness, &b.stiffness_curves)?,
+                rot_stiffness: axis_laws(&b.rot_stiffness, &b.rot_stiffness_curves)?,
+                damping: axis_laws(&b.damping, &b.damping_curves)?,
+                rot_damping: axis_laws(&b.rot_damping, &b.rot_damping_curves)?,
+                preload: Vector3::from(b.preload),
+                rot_preload: Vector3::from(b.rot_preload),
+                spin_axis: b.spin_axis.map(sm::Axis::index),
+            }),
+            sm::ForceElement::Spring(s) => ElementKind::P2p(P2pLaw::Spring {
+                stiffness: linear_or_curve(s.stiffness, &s.curve)?,
+                free_length: s.free_length.unwrap_or(design_length),
+                preload: s.preload,
+                damping: s.damping,
+            }),
+            sm::ForceElement::Damper(d) => ElementKind::P2p(P2pLaw::Damper(match (&d.curve, d.damping) {
+                (Some(c), _) => DamperLaw::Characteristic(Characteristic::Curve(curve(c)?)),
+                (None, Some(c)) => DamperLaw::Characteristic(Characteristic::Linear(c)),
+                (None, None) => DamperLaw::Bilinear {
+                    rebound: d.damping_rebound.unwrap_or(0.0),
+                    compression: d.damping_compression.unwrap_or(0.0),
+                },
+            })),
+            sm::ForceElement::Stop(s) => {
+                let l_design = s.design_length.unwrap_or(design_length);
+                let bump = s.kind == sm::StopKind::Bump;
+                ElementKind::P2p(P2pLaw::Stop {
+                    bump,
+                    engage_length: if bump { l_design - s.clearance } else { l_design + s.clearance },
+                    law: linear_or_curve(s.stiffness, &s.curve)?,
+                    damping: s.damping,
+                })
+            }
+        };
+        let design_length = match fe {
+            sm::ForceElement::Stop(s) => s.design_length.unwrap_or(design_length),
+            _ => design_length,
+        };
+        elements.push(ForceElement {
+            name: fe.name().to_string(),
+            marker_i: marker_of(fe.marker_i())?,
+            marker_j: marker_of(fe.marker_j())?,
+            design_length,
+            kind,
+        });
+    }
+    let inputs = m
+        .inputs
+        .iter()
+        .map(|u| {
+            Ok(Input {
+                name: u.name.clone(),
+                kind: match u.kind {
+                    sm::InputKind::Force => InputKind::Force,
+                    sm::InputKind::Torque => InputKind::Torque,
+                },
+                marker: marker_of(&u.marker)?,
+                body_frame: u.frame == sm::InputFrame::Body,
+                direction: Vector3::from(u.direction),
+                signal: u.signal.clone(),
+            })
+        })
+        .collect::<Result<Vec<_>, CompileError>>()?;
+    let pattern = Arc::new(CompiledModel::coupling_pattern(bodies.len(), &markers, &elements));
+    Ok(CompiledModel {
+        name: m.model.name.clone(),
+        ground_name: m.ground_name().to_string(),
+        bodies,
+        markers,
+        elements,
+        inputs,
+        curves: m.curves.clone(),
+        gravity: Vector3::from(m.model.gravity),
+        pattern,
+    })
+}

@@ -1,0 +1,256 @@
+//! The compiled, flat, index-based model: source document 000, Bild 4 (bodies, markers, force
+//! elements referenced by index). Built once from a model description (see [`crate::compile`]) or by
+//! hand through the public constructors; immutable afterwards and shared by any number of states.
+
+use std::sync::Arc;
+
+use nalgebra::{Matrix3, Vector3};
+use sprung_model::{Curve, Signal};
+use sprung_solve::block::BlockPattern;
+
+/// A rigid body with 6 degrees of freedom. Body frame origin at the centre of mass.
+#[derive(Debug, Clone)]
+pub struct Body {
+    /// Unique name.
+    pub name: String,
+    /// Mass in kg.
+    pub mass: f64,
+    /// Inertia tensor about the centre of mass in body axes, kg m².
+    pub inertia: Matrix3<f64>,
+    /// Inverse of `inertia`.
+    pub inertia_inv: Matrix3<f64>,
+    /// Design (initial) position of the centre of mass, global, m.
+    pub position: Vector3<f64>,
+    /// Design (initial) orientation as unit quaternion `[w, x, y, z]` (body → global).
+    pub orientation: [f64; 4],
+    /// Initial velocity of the centre of mass, global, m/s.
+    pub velocity: Vector3<f64>,
+    /// Initial angular velocity in body axes, rad/s.
+    pub angular_velocity: Vector3<f64>,
+}
+
+/// A marker: a frame fixed on a body (or on the ground when `body` is `None`).
+#[derive(Debug, Clone)]
+pub struct Marker {
+    /// Unique name.
+    pub name: String,
+    /// Index of the carrying body, `None` for the ground.
+    pub body: Option<usize>,
+    /// Position in body coordinates (global coordinates on the ground), m.
+    pub position: Vector3<f64>,
+    /// Orientation relative to the body frame (global on the ground): columns = marker axes.
+    pub axes: Matrix3<f64>,
+}
+
+/// A scalar characteristic y(x) with derivative: zero, linear (y = k x) or a tabulated curve.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Characteristic {
+    /// y = 0.
+    Zero,
+    /// y = k x.
+    Linear(f64),
+    /// y = curve(x), index into [`CompiledModel::curves`].
+    Curve(usize),
+}
+
+impl Characteristic {
+    /// Value and derivative at `x`.
+    #[inline]
+    pub fn eval(&self, curves: &[Curve], x: f64) -> (f64, f64) {
+        match *self {
+            Characteristic::Zero => (0.0, 0.0),
+            Characteristic::Linear(k) => (k * x, k),
+            Characteristic::Curve(i) => curves[i].eval(x),
+        }
+    }
+}
+
+/// Six-direction bushing in the frame of marker J (document 000, section 2).
+#[derive(Debug, Clone)]
+pub struct Bushing {
+    /// Translational stiffness characteristics (force of deflection), local x, y, z.
+    pub stiffness: [Characteristic; 3],
+    /// Rotational stiffness characteristics (torque of angle).
+    pub rot_stiffness: [Characteristic; 3],
+    /// Translational damping characteristics (force of deflection rate).
+    pub damping: [Characteristic; 3],
+    /// Rotational damping characteristics.
+    pub rot_damping: [Characteristic; 3],
+    /// Force on body_i at zero deflection, marker-J axes, N.
+    pub preload: Vector3<f64>,
+    /// Torque on body_i at zero deflection, marker-J axes, Nm.
+    pub rot_preload: Vector3<f64>,
+    /// Local axis (0, 1, 2) about which rotation is free (swing-twist split), e.g. a wheel bearing.
+    pub spin_axis: Option<usize>,
+}
+
+/// Scalar law of a point-to-point element; the force is tension-positive.
+#[derive(Debug, Clone)]
+pub enum P2pLaw {
+    /// f = k(L - L_free) + preload + c L̇.
+    Spring {
+        /// Force of elongation L - L_free.
+        stiffness: Characteristic,
+        /// Free length, m.
+        free_length: f64,
+        /// Additional tension, N.
+        preload: f64,
+        /// Linear damping, Ns/m.
+        damping: f64,
+    },
+    /// f = law(L̇).
+    Damper(DamperLaw),
+    /// Bump (engages for L < L_c, pushes apart) or rebound (engages for L > L_c, pulls together) stop.
+    Stop {
+        /// `true` for a bump stop, `false` for a rebound stop.
+        bump: bool,
+        /// Engagement length L_c, m.
+        engage_length: f64,
+        /// Force magnitude of penetration.
+        law: Characteristic,
+        /// Damping while engaged, Ns/m.
+        damping: f64,
+    },
+}
+
+/// Force-velocity law of a damper.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum DamperLaw {
+    /// Force of L̇: linear or curve.
+    Characteristic(Characteristic),
+    /// Different linear coefficients in rebound (L̇ ≥ 0) and compression (L̇ < 0).
+    Bilinear {
+        /// Ns/m for L̇ ≥ 0.
+        rebound: f64,
+        /// Ns/m for L̇ < 0.
+        compression: f64,
+    },
+}
+
+/// Kind and parameters of a force element.
+#[derive(Debug, Clone)]
+pub enum ElementKind {
+    /// 6-DOF bushing.
+    Bushing(Bushing),
+    /// Point-to-point spring, damper or stop.
+    P2p(P2pLaw),
+}
+
+/// A force element between marker I (action, body_i) and marker J (reference, body_j).
+#[derive(Debug, Clone)]
+pub struct ForceElement {
+    /// Unique name.
+    pub name: String,
+    /// Marker I index.
+    pub marker_i: usize,
+    /// Marker J index.
+    pub marker_j: usize,
+    /// Distance of the two marker origins in the design position, m (reference for P2P deflection).
+    pub design_length: f64,
+    /// Law and parameters.
+    pub kind: ElementKind,
+}
+
+/// Whether an input is a force or a torque.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InputKind {
+    /// Force applied at the marker origin.
+    Force,
+    /// Pure torque on the marker's body.
+    Torque,
+}
+
+/// An external input u_k(t): direction × signal, applied at a marker.
+#[derive(Debug, Clone)]
+pub struct Input {
+    /// Unique name.
+    pub name: String,
+    /// Force or torque.
+    pub kind: InputKind,
+    /// Marker index (its body must not be the ground).
+    pub marker: usize,
+    /// `true`: direction is given in the body frame of the marker's body; `false`: global.
+    pub body_frame: bool,
+    /// Direction (not necessarily unit; the input value is direction × signal).
+    pub direction: Vector3<f64>,
+    /// Time signal.
+    pub signal: Signal,
+}
+
+/// The compiled model.
+#[derive(Debug, Clone)]
+pub struct CompiledModel {
+    /// Model name.
+    pub name: String,
+    /// Name of the ground body.
+    pub ground_name: String,
+    /// Bodies (6 DOF each).
+    pub bodies: Vec<Body>,
+    /// Markers.
+    pub markers: Vec<Marker>,
+    /// Force elements.
+    pub elements: Vec<ForceElement>,
+    /// Inputs u(t).
+    pub inputs: Vec<Input>,
+    /// Curves referenced by index from characteristics.
+    pub curves: Vec<Curve>,
+    /// Gravity acceleration, global, m/s².
+    pub gravity: Vector3<f64>,
+    /// 6×6 block pattern of the body-coupling graph (shared by J_r K, J_v and the iteration matrix).
+    pub pattern: Arc<BlockPattern>,
+}
+
+impl CompiledModel {
+    /// Number of position coordinates: 7 per body (position + quaternion).
+    pub fn n_r(&self) -> usize {
+        7 * self.bodies.len()
+    }
+
+    /// Number of velocity coordinates (degrees of freedom): 6 per body.
+    pub fn n_v(&self) -> usize {
+        6 * self.bodies.len()
+    }
+
+    /// Number of inputs.
+    pub fn n_u(&self) -> usize {
+        self.inputs.len()
+    }
+
+    /// Body index of a marker (None = ground).
+    pub fn marker_body(&self, m: usize) -> Option<usize> {
+        self.markers[m].body
+    }
+
+    /// Builds the body-coupling block pattern from the force elements.
+    pub fn coupling_pattern(n_bodies: usize, markers: &[Marker], elements: &[ForceElement]) -> BlockPattern {
+        let pairs: Vec<(usize, usize)> = elements
+            .iter()
+            .filter_map(|e| match (markers[e.marker_i].body, markers[e.marker_j].body) {
+                (Some(a), Some(b)) => Some((a, b)),
+                _ => None,
+            })
+            .collect();
+        BlockPattern::from_couplings(n_bodies, 6, &pairs)
+    }
+
+    /// Initial state vectors (r, v) in the design configuration with the bodies' initial velocities.
+    pub fn design_state(&self) -> (Vec<f64>, Vec<f64>) {
+        let mut r = vec![0.0; self.n_r()];
+        let mut v = vec![0.0; self.n_v()];
+        for (i, b) in self.bodies.iter().enumerate() {
+            r[7 * i..7 * i + 3].copy_from_slice(b.position.as_slice());
+            r[7 * i + 3..7 * i + 7].copy_from_slice(&b.orientation);
+            v[6 * i..6 * i + 3].copy_from_slice(b.velocity.as_slice());
+            v[6 * i + 3..6 * i + 6].copy_from_slice(b.angular_velocity.as_slice());
+        }
+        (r, v)
+    }
+
+    /// All discontinuity times of the input signals (sorted, unique), for integrators to stop at.
+    pub fn input_discontinuities(&self) -> Vec<f64> {
+        let mut t: Vec<f64> = self.inputs.iter().flat_map(|u| u.signal.discontinuities()).collect();
+        t.sort_by(f64::total_cmp);
+        t.dedup();
+        t
+    }
+}

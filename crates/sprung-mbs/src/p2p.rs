@@ -1,0 +1,90 @@
+//! Point-to-point force elements: spring, damper, bump and rebound stops (document 000, section 2;
+//! `reference-suspensions.md` §1.4).
+//!
+//! L = |x_I − x_J|, u = (x_I − x_J)/L, L̇ = u · (v_I − v_J); the scalar force f(L, L̇) is
+//! tension-positive: −f u acts on body_i at x_I and +f u on body_j at x_J.
+
+use nalgebra::{Matrix3, Vector3};
+use sprung_model::Curve;
+
+use crate::compiled::{DamperLaw, P2pLaw};
+use crate::element::{ElementForce, Ends};
+
+/// Below this length (m) the direction of a point-to-point element is undefined; the element then
+/// exerts no force (validation rejects elements of zero design length).
+pub const MIN_LENGTH: f64 = 1e-12;
+
+/// Scalar law: tension-positive force and its derivatives with respect to L and L̇.
+pub fn scalar_force(law: &P2pLaw, curves: &[Curve], len: f64, len_rate: f64) -> (f64, f64, f64) {
+    match law {
+        P2pLaw::Spring { stiffness, free_length, preload, damping } => {
+            let (fk, dk) = stiffness.eval(curves, len - free_length);
+            (fk + preload + damping * len_rate, dk, *damping)
+        }
+        P2pLaw::Damper(DamperLaw::Characteristic(c)) => {
+            let (f, df) = c.eval(curves, len_rate);
+            (f, 0.0, df)
+        }
+        P2pLaw::Damper(DamperLaw::Bilinear { rebound, compression }) => {
+            let c = if len_rate >= 0.0 { *rebound } else { *compression };
+            (c * len_rate, 0.0, c)
+        }
+        P2pLaw::Stop { bump, engage_length, law, damping } => {
+            let pen = if *bump { engage_length - len } else { len - engage_length };
+            if pen <= 0.0 {
+                return (0.0, 0.0, 0.0);
+            }
+            let (fs, ds) = law.eval(curves, pen);
+            // bump: f = -law(L_c - L) → df/dL = +law'; rebound: f = +law(L - L_c) → df/dL = +law'
+            let f = if *bump { -fs } else { fs };
+            (f + damping * len_rate, ds, *damping)
+        }
+    }
+}
+
+/// Evaluates a point-to-point element; partials only when `partials` is set.
+pub fn evaluate(
+    law: &P2pLaw,
+    curves: &[Curve],
+    design_length: f64,
+    ends: &Ends,
+    partials: bool,
+    out: &mut ElementForce,
+) {
+    let [mi, mj] = ends;
+    let dx = mi.x - mj.x;
+    let len = dx.norm();
+    let dv = mi.v - mj.v;
+    let u = if len > MIN_LENGTH { dx / len } else { Vector3::zeros() };
+    let len_rate = u.dot(&dv);
+    let (f, f_l, f_ld) = if len > MIN_LENGTH { scalar_force(law, curves, len, len_rate) } else { (0.0, 0.0, 0.0) };
+    let force = -f * u;
+    out.force = force;
+    out.torque = Vector3::zeros();
+    out.point = [mi.x, mj.x];
+    out.out.force = Vector3::new(f, 0.0, 0.0);
+    out.out.deflection = Vector3::new(len - design_length, 0.0, 0.0);
+    out.out.length = len;
+    out.out.length_rate = len_rate;
+    if !partials {
+        return;
+    }
+    let xi = mi.d_position(0);
+    let xj = mj.d_position(6);
+    out.d_point = [xi, xj];
+    out.d_torque_r.fill(0.0);
+    out.d_torque_v.fill(0.0);
+    if len <= MIN_LENGTH {
+        out.d_force_r.fill(0.0);
+        out.d_force_v.fill(0.0);
+        return;
+    }
+    let d_dx = xi - xj;
+    let proj = (Matrix3::identity() - u * u.transpose()) / len;
+    let du = proj * d_dx;
+    let dl = u.transpose() * d_dx;
+    let dld_r = dv.transpose() * du + u.transpose() * (mi.d_velocity_pos(0) - mj.d_velocity_pos(6));
+    let dld_v = u.transpose() * (mi.d_velocity_vel(0) - mj.d_velocity_vel(6));
+    out.d_force_r = -(u * (f_l * dl + f_ld * dld_r)) - f * du;
+    out.d_force_v = -(u * (f_ld * dld_v));
+}

@@ -1,0 +1,202 @@
+//! Rotation helpers: unit quaternions for body orientation, the SO(3) logarithm used as bushing
+//! rotational deflection, its inverse left Jacobian, and the swing-twist split for free-spin axes.
+//!
+//! Conventions (see `reference-suspensions.md`, section 1): a rotation matrix R maps body (or marker)
+//! coordinates to global coordinates. A *global* perturbation δφ changes R to (I + [δφ]×) R; a *body*
+//! perturbation δθ changes R to R (I + [δθ]×), so δφ = R δθ. Quaternions q = (w, x, y, z) follow the
+//! Hamilton convention; the orientation is q / |q| so that the normalisation direction has no effect
+//! (this keeps the analytic J_r consistent with finite differences in raw quaternion components).
+
+use nalgebra::{Matrix3, Quaternion, UnitQuaternion, Vector3};
+
+/// Skew-symmetric cross-product matrix: `skew(a) * b == a × b`.
+#[inline]
+pub fn skew(a: &Vector3<f64>) -> Matrix3<f64> {
+    Matrix3::new(0.0, -a.z, a.y, a.z, 0.0, -a.x, -a.y, a.x, 0.0)
+}
+
+/// Rotation matrix of the (not necessarily unit) quaternion `[w, x, y, z]`, normalised first.
+#[inline]
+pub fn quat_to_matrix(q: &[f64]) -> Matrix3<f64> {
+    let uq = UnitQuaternion::from_quaternion(Quaternion::new(q[0], q[1], q[2], q[3]));
+    uq.to_rotation_matrix().into_inner()
+}
+
+/// Quaternion `[w, x, y, z]` of a proper rotation matrix.
+pub fn matrix_to_quat(r: &Matrix3<f64>) -> [f64; 4] {
+    let rot = nalgebra::Rotation3::from_matrix_unchecked(*r);
+    let q = UnitQuaternion::from_rotation_matrix(&rot);
+    [q.w, q.i, q.j, q.k]
+}
+
+/// Quaternion kinematics `q̇ = ½ q ⊗ (0, ω_body)`: writes q̇ for body angular velocity `w`.
+#[inline]
+pub fn quat_rate(q: &[f64], w: &Vector3<f64>, out: &mut [f64]) {
+    let (q0, q1, q2, q3) = (q[0], q[1], q[2], q[3]);
+    out[0] = 0.5 * (-q1 * w.x - q2 * w.y - q3 * w.z);
+    out[1] = 0.5 * (q0 * w.x + q2 * w.z - q3 * w.y);
+    out[2] = 0.5 * (q0 * w.y + q3 * w.x - q1 * w.z);
+    out[3] = 0.5 * (q0 * w.z + q1 * w.y - q2 * w.x);
+}
+
+/// Body-frame rotation increment δθ = 2 Ξ(q)ᵀ δq of a quaternion increment (unit `q`): the left
+/// inverse of the quaternion kinematics, so that J_r = (J_r K) · L with L = blockdiag(I, 2Ξᵀ).
+#[inline]
+pub fn quat_increment_to_body_rotation(q: &[f64], dq: &[f64]) -> Vector3<f64> {
+    let n2 = q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3];
+    let (q0, q1, q2, q3) = (q[0], q[1], q[2], q[3]);
+    let s = 2.0 / n2;
+    Vector3::new(
+        s * (-q1 * dq[0] + q0 * dq[1] + q3 * dq[2] - q2 * dq[3]),
+        s * (-q2 * dq[0] - q3 * dq[1] + q0 * dq[2] + q1 * dq[3]),
+        s * (-q3 * dq[0] + q2 * dq[1] - q1 * dq[2] + q0 * dq[3]),
+    )
+}
+
+/// Applies a body-frame rotation increment: q ← q ⊗ exp(δθ / 2), then normalises.
+pub fn quat_apply_body_increment(q: &mut [f64], dtheta: &Vector3<f64>) {
+    let uq = UnitQuaternion::from_quaternion(Quaternion::new(q[0], q[1], q[2], q[3]));
+    let r = uq * UnitQuaternion::from_scaled_axis(*dtheta);
+    q[0] = r.w;
+    q[1] = r.i;
+    q[2] = r.j;
+    q[3] = r.k;
+}
+
+/// Normalises a quaternion in place (no-op for a zero quaternion, which cannot arise from valid input).
+#[inline]
+pub fn quat_normalise(q: &mut [f64]) {
+    let n = (q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]).sqrt();
+    if n > 0.0 {
+        for c in q.iter_mut().take(4) {
+            *c /= n;
+        }
+    }
+}
+
+/// Rotation vector θ = log(R) (angle in [0, π]) of a proper rotation matrix.
+pub fn log_so3(r: &Matrix3<f64>) -> Vector3<f64> {
+    let rot = nalgebra::Rotation3::from_matrix_unchecked(*r);
+    UnitQuaternion::from_rotation_matrix(&rot).scaled_axis()
+}
+
+/// Inverse of the left Jacobian of SO(3): for θ = log(R) and a left perturbation
+/// R ← (I + [ε]×) R, δθ = J_l⁻¹(θ) ε.
+pub fn inv_left_jacobian(theta: &Vector3<f64>) -> Matrix3<f64> {
+    let a = theta.norm();
+    let s = skew(theta);
+    let coef = if a < 1e-4 {
+        // Series of 1/a² - (1 + cos a) / (2 a sin a) = 1/12 + a²/720 + ...
+        1.0 / 12.0 + a * a / 720.0
+    } else {
+        1.0 / (a * a) - (1.0 + a.cos()) / (2.0 * a * a.sin())
+    };
+    Matrix3::identity() - 0.5 * s + coef * s * s
+}
+
+/// Swing part of the swing-twist split of the relative rotation `r_rel` about the unit axis `e`
+/// (twist about `e` is free): with a = R e, θ_sw = atan2(|e × a|, e · a) (e × a)/|e × a|.
+/// Returns θ_sw and its derivative with respect to a left perturbation ε of `r_rel`.
+pub fn swing_vector(r_rel: &Matrix3<f64>, e: &Vector3<f64>) -> (Vector3<f64>, Matrix3<f64>) {
+    let a = r_rel * e;
+    let s = e.cross(&a);
+    let sn = s.norm();
+    let c = e.dot(&a);
+    let phi = sn.atan2(c);
+    // g = φ / sn and its partials with respect to sn and c (treated as independent).
+    let rr = sn * sn + c * c;
+    let (g, dg_dsn) = if sn < 1e-6 {
+        // φ ≈ sn / c for small swing: g ≈ 1/c, dg/dsn ≈ -2 sn / (3 c³) (→ 0).
+        (if c > 0.0 { 1.0 / c } else { 0.0 }, -2.0 * sn / 3.0)
+    } else {
+        (phi / sn, (c * sn / rr - phi) / (sn * sn))
+    };
+    let dg_dc = -1.0 / rr;
+    let theta = g * s;
+    // ds/da = [e]×, dsn/da = (s/sn)ᵀ [e]×, dc/da = eᵀ
+    let es = skew(e);
+    let dsn_da = if sn > 0.0 {
+        (s / sn).transpose() * es
+    } else {
+        nalgebra::RowVector3::zeros()
+    };
+    let dg_da = dg_dsn * dsn_da + dg_dc * e.transpose();
+    let dtheta_da = g * es + s * dg_da;
+    // da/dε = -[a]×
+    (theta, dtheta_da * (-skew(&a)))
+}
+
+/// Rotation matrix from Euler angles z-y'-x'' (radians): R = Rz(a) Ry(b) Rx(c).
+pub fn euler_zyx(a: f64, b: f64, c: f64) -> Matrix3<f64> {
+    let rz = nalgebra::Rotation3::from_axis_angle(&Vector3::z_axis(), a);
+    let ry = nalgebra::Rotation3::from_axis_angle(&Vector3::y_axis(), b);
+    let rx = nalgebra::Rotation3::from_axis_angle(&Vector3::x_axis(), c);
+    (rz * ry * rx).into_inner()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use approx::assert_relative_eq;
+
+    fn rot(v: [f64; 3]) -> Matrix3<f64> {
+        nalgebra::Rotation3::from_scaled_axis(Vector3::from(v)).into_inner()
+    }
+
+    #[test]
+    fn log_inverts_exp() {
+        let th = Vector3::new(0.3, -1.2, 0.7);
+        assert_relative_eq!(log_so3(&rot([0.3, -1.2, 0.7])), th, epsilon = 1e-12);
+    }
+
+    #[test]
+    fn inverse_left_jacobian_matches_finite_differences() {
+        for th in [[0.3, -1.2, 0.7], [1e-6, 2e-6, -1e-6], [2.9, 0.1, 0.0]] {
+            let r = rot(th);
+            let jinv = inv_left_jacobian(&log_so3(&r));
+            let h = 1e-6;
+            for k in 0..3 {
+                let mut e = Vector3::zeros();
+                e[k] = h;
+                let rp = rot(e.into()) * r;
+                let rm = rot((-e).into()) * r;
+                let fd = (log_so3(&rp) - log_so3(&rm)) / (2.0 * h);
+                assert_relative_eq!(fd, jinv.column(k).into_owned(), epsilon = 1e-7);
+            }
+        }
+    }
+
+    #[test]
+    fn swing_ignores_twist_and_has_correct_derivative() {
+        let e = Vector3::y();
+        // a large twist (many revolutions) with a small swing
+        let r = rot([0.02, 0.0, -0.01]) * rot([0.0, 123.4, 0.0]);
+        let (th, d) = swing_vector(&r, &e);
+        assert!(th.y.abs() < 1e-15);
+        assert_relative_eq!(th.x, 0.02, epsilon = 1e-4);
+        let h = 1e-7;
+        for k in 0..3 {
+            let mut ev = Vector3::zeros();
+            ev[k] = h;
+            let (tp, _) = swing_vector(&(rot(ev.into()) * r), &e);
+            let (tm, _) = swing_vector(&(rot((-ev).into()) * r), &e);
+            assert_relative_eq!((tp - tm) / (2.0 * h), d.column(k).into_owned(), epsilon = 1e-6);
+        }
+        // at zero swing the derivative is the projection onto the swing plane
+        let (_, d0) = swing_vector(&rot([0.0, 2.0, 0.0]), &e);
+        assert!(d0.column(1).norm() < 1e-12);
+    }
+
+    #[test]
+    fn quaternion_increment_roundtrip() {
+        let mut q = [0.9, 0.1, -0.3, 0.2];
+        quat_normalise(&mut q);
+        let w = Vector3::new(0.4, -0.2, 1.5);
+        let mut dq = [0.0; 4];
+        quat_rate(&q, &w, &mut dq);
+        assert_relative_eq!(quat_increment_to_body_rotation(&q, &dq), w, epsilon = 1e-12);
+        let r = quat_to_matrix(&q);
+        let q2 = matrix_to_quat(&r);
+        assert_relative_eq!(quat_to_matrix(&q2), r, epsilon = 1e-12);
+    }
+}

@@ -1,0 +1,76 @@
+//! The compiled model as a [`MechanicalSystem`] for the integrators of `sprung-solve`:
+//! q and its linearisation from the [`Evaluator`], K(r) v from quaternion kinematics, the left
+//! inverse of K, and quaternion re-normalisation as the projection after each step.
+
+use std::sync::Arc;
+
+use nalgebra::Vector3;
+use sprung_solve::block::BlockPattern;
+use sprung_solve::mech::{Linearisation, MechanicalSystem};
+
+use crate::compiled::CompiledModel;
+use crate::pipeline::Evaluator;
+use crate::rotation::{quat_increment_to_body_rotation, quat_normalise, quat_rate};
+
+/// A compiled model plus its evaluation workspace.
+#[derive(Debug, Clone)]
+pub struct MbsSystem {
+    /// The pipeline (its tables hold the last evaluation).
+    pub eval: Evaluator,
+}
+
+impl MbsSystem {
+    /// Creates the system for `model`.
+    pub fn new(model: Arc<CompiledModel>) -> Self {
+        Self { eval: Evaluator::new(model) }
+    }
+
+    /// The compiled model.
+    pub fn model(&self) -> &Arc<CompiledModel> {
+        self.eval.model()
+    }
+}
+
+impl MechanicalSystem for MbsSystem {
+    fn n_r(&self) -> usize {
+        self.model().n_r()
+    }
+
+    fn n_v(&self) -> usize {
+        self.model().n_v()
+    }
+
+    fn pattern(&self) -> Arc<BlockPattern> {
+        self.model().pattern.clone()
+    }
+
+    fn accelerations(&mut self, t: f64, r: &[f64], v: &[f64], q: &mut [f64]) {
+        self.eval.accelerations(t, r, v, q);
+    }
+
+    fn linearise(&mut self, t: f64, r: &[f64], v: &[f64], lin: &mut Linearisation) {
+        self.eval.linearise(t, r, v, lin);
+    }
+
+    fn kinematics(&self, r: &[f64], v: &[f64], r_dot: &mut [f64]) {
+        for i in 0..self.model().bodies.len() {
+            r_dot[7 * i..7 * i + 3].copy_from_slice(&v[6 * i..6 * i + 3]);
+            let w = Vector3::new(v[6 * i + 3], v[6 * i + 4], v[6 * i + 5]);
+            quat_rate(&r[7 * i + 3..7 * i + 7], &w, &mut r_dot[7 * i + 3..7 * i + 7]);
+        }
+    }
+
+    fn tangent(&self, r: &[f64], dr: &[f64], w: &mut [f64]) {
+        for i in 0..self.model().bodies.len() {
+            w[6 * i..6 * i + 3].copy_from_slice(&dr[7 * i..7 * i + 3]);
+            let th = quat_increment_to_body_rotation(&r[7 * i + 3..7 * i + 7], &dr[7 * i + 3..7 * i + 7]);
+            w[6 * i + 3..6 * i + 6].copy_from_slice(th.as_slice());
+        }
+    }
+
+    fn project(&self, r: &mut [f64]) {
+        for i in 0..self.model().bodies.len() {
+            quat_normalise(&mut r[7 * i + 3..7 * i + 7]);
+        }
+    }
+}

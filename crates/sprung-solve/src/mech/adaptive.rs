@@ -1,0 +1,234 @@
+//! Adaptive Rosenbrock integration of a mechanical system with error control (document 001,
+//! eq. 14: err_i / (atol + rtol |y_i|), RMS norm), step rejection, exact stops at input
+//! discontinuities, and dense output by cubic Hermite interpolation (r with ṙ = K(r) v, v with q).
+//! Used with RODAS4 (order 4(3), stiffly accurate) to compute reference solutions.
+//!
+//! Each step re-linearises at its start (RODAS4 is not a W-method) and solves the same reduced
+//! velocity-level stage equations as the fixed-step integrator ([`super::rosenbrock`]).
+
+use crate::block::BlockMatrix;
+use crate::dense::LinearSolver;
+
+use super::rosenbrock::{axpy, first_non_finite, iteration_matrix, stages, StageWork, Stats, StepError};
+use super::{Linearisation, MechanicalSystem, Tableau};
+
+/// Tolerances and limits of the adaptive integrator.
+#[derive(Debug, Clone)]
+pub struct AdaptiveOptions {
+    /// Relative tolerance.
+    pub rtol: f64,
+    /// Absolute tolerance.
+    pub atol: f64,
+    /// Initial step (0 = automatic: 1e-6 of the interval, at most 1e-4 s).
+    pub h_init: f64,
+    /// Largest step, s.
+    pub h_max: f64,
+    /// Times at which the integration must stop exactly and restart (input discontinuities).
+    pub tstops: Vec<f64>,
+    /// Maximum number of steps.
+    pub max_steps: u64,
+}
+
+impl Default for AdaptiveOptions {
+    fn default() -> Self {
+        Self { rtol: 1e-6, atol: 1e-9, h_init: 0.0, h_max: f64::INFINITY, tstops: Vec::new(), max_steps: 10_000_000 }
+    }
+}
+
+/// What the observer wants after an output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Control {
+    /// Go on.
+    Continue,
+    /// Stop the integration cleanly (e.g. interrupted by the user).
+    Stop,
+}
+
+/// Adaptive Rosenbrock integrator.
+pub struct AdaptiveRosenbrock {
+    tab: Tableau,
+    lin: Linearisation,
+    a: BlockMatrix,
+    lu: Box<dyn LinearSolver + Send>,
+    work: StageWork,
+    /// Options.
+    pub opts: AdaptiveOptions,
+    /// Work counters.
+    pub stats: Stats,
+    r_new: Vec<f64>,
+    v_new: Vec<f64>,
+    rd0: Vec<f64>,
+    rd1: Vec<f64>,
+    q1: Vec<f64>,
+    r_out: Vec<f64>,
+    v_out: Vec<f64>,
+}
+
+impl AdaptiveRosenbrock {
+    /// Creates the integrator; the tableau must have an embedded estimate.
+    pub fn new<S: MechanicalSystem + ?Sized>(sys: &S, tab: Tableau, opts: AdaptiveOptions, lu: Box<dyn LinearSolver + Send>) -> Self {
+        assert!(tab.b_hat.is_some(), "adaptive integration needs an embedded method");
+        let pattern = sys.pattern();
+        let (nr, nv) = (sys.n_r(), sys.n_v());
+        Self {
+            lin: Linearisation::new(nr, pattern.clone()),
+            a: BlockMatrix::zeros(pattern),
+            work: StageWork::new(tab.stages, nr, nv),
+            tab,
+            lu,
+            opts,
+            stats: Stats::default(),
+            r_new: vec![0.0; nr],
+            v_new: vec![0.0; nv],
+            rd0: vec![0.0; nr],
+            rd1: vec![0.0; nr],
+            q1: vec![0.0; nv],
+            r_out: vec![0.0; nr],
+            v_out: vec![0.0; nv],
+        }
+    }
+
+    /// Integrates from (t0, r, v) to `t_end`, calling `observer(t, r, v)` at each of the sorted
+    /// `output_times` inside (t0, t_end] (and at t0 if listed). On return, (r, v) hold the state at
+    /// the last reached time, which is also returned.
+    pub fn integrate<S: MechanicalSystem + ?Sized>(
+        &mut self,
+        sys: &mut S,
+        t0: f64,
+        t_end: f64,
+        r: &mut [f64],
+        v: &mut [f64],
+        output_times: &[f64],
+        observer: &mut dyn FnMut(f64, &[f64], &[f64]) -> Control,
+    ) -> Result<f64, StepError> {
+        let mut t = t0;
+        let mut next_out = 0;
+        while next_out < output_times.len() && output_times[next_out] < t0 {
+            next_out += 1;
+        }
+        if next_out < output_times.len() && output_times[next_out] == t0 {
+            if observer(t0, r, v) == Control::Stop {
+                return Ok(t0);
+            }
+            next_out += 1;
+        }
+        let span = t_end - t0;
+        let mut h = if self.opts.h_init > 0.0 { self.opts.h_init } else { (1e-6 * span).min(1e-4) };
+        let order = self.tab.order as f64;
+        let s = self.tab.stages;
+        let b_hat = self.tab.b_hat.clone().expect("checked in new");
+        let mut reject_streak = 0;
+        while t < t_end {
+            if self.stats.steps + self.stats.rejected >= self.opts.max_steps {
+                return Err(StepError::StepTooSmall { t, h });
+            }
+            // Do not step across the next stop or the end.
+            let stop = self.opts.tstops.iter().copied().find(|&ts| ts > t * (1.0 + 1e-15) + 1e-300).unwrap_or(t_end).min(t_end);
+            h = h.min(self.opts.h_max);
+            let mut hit_stop = false;
+            if t + h >= stop - 1e-12 * stop.abs().max(1.0) {
+                h = stop - t;
+                hit_stop = true;
+            }
+            if h <= 1e-14 * t.abs().max(1.0) {
+                return Err(StepError::StepTooSmall { t, h });
+            }
+            sys.linearise(t, r, v, &mut self.lin);
+            self.stats.linearisations += 1;
+            iteration_matrix(&self.lin, h * self.tab.gamma, &mut self.a);
+            if let Err(source) = self.lu.factor(&self.a) {
+                // A singular iteration matrix for this h: try a smaller step.
+                self.stats.rejected += 1;
+                h *= 0.25;
+                if h < 1e-14 * t.abs().max(1.0) {
+                    return Err(StepError::Singular { t, source });
+                }
+                continue;
+            }
+            self.stats.factorisations += 1;
+            let q0 = std::mem::take(&mut self.lin.q);
+            stages(sys, &self.tab, &self.lin, self.lu.as_mut(), t, h, r, v, Some(&q0), &mut self.work, &mut self.stats);
+            self.lin.q = q0;
+            // New solution and error estimate.
+            self.r_new.copy_from_slice(r);
+            self.v_new.copy_from_slice(v);
+            let mut err2 = 0.0;
+            for i in 0..s {
+                axpy(h * self.tab.b[i], &self.work.dr[i], &mut self.r_new);
+                axpy(h * self.tab.b[i], &self.work.dv[i], &mut self.v_new);
+            }
+            let n = (r.len() + v.len()) as f64;
+            for (x, (x0, x1)) in [(&self.work.dr, (&*r, &self.r_new)), (&self.work.dv, (&*v, &self.v_new))]
+                .into_iter()
+                .map(|(d, xs)| (d, xs))
+            {
+                for k in 0..x0.len() {
+                    let mut e = 0.0;
+                    for i in 0..s {
+                        e += (self.tab.b[i] - b_hat[i]) * x[i][k];
+                    }
+                    e *= h;
+                    let sc = self.opts.atol + self.opts.rtol * x0[k].abs().max(x1[k].abs());
+                    err2 += (e / sc) * (e / sc);
+                }
+            }
+            let err = (err2 / n).sqrt();
+            if !err.is_finite() || err > 1.0 {
+                self.stats.rejected += 1;
+                reject_streak += 1;
+                let fac = if err.is_finite() { (0.9 * err.powf(-1.0 / order)).clamp(0.1, 0.9) } else { 0.1 };
+                h *= if reject_streak > 2 { fac.min(0.2) } else { fac };
+                continue;
+            }
+            reject_streak = 0;
+            sys.project(&mut self.r_new);
+            if let Some(index) = first_non_finite(&self.r_new, &self.v_new) {
+                return Err(StepError::NonFinite { t: t + h, index });
+            }
+            self.stats.steps += 1;
+            let t_new = if hit_stop { stop } else { t + h };
+            // Dense output on (t, t_new]: Hermite with ṙ = K v and v̇ = q at both ends.
+            if next_out < output_times.len() && output_times[next_out] <= t_new {
+                sys.kinematics(r, v, &mut self.rd0);
+                sys.kinematics(&self.r_new, &self.v_new, &mut self.rd1);
+                sys.accelerations(t_new, &self.r_new, &self.v_new, &mut self.q1);
+                self.stats.q_evals += 1;
+                while next_out < output_times.len() && output_times[next_out] <= t_new {
+                    let to = output_times[next_out];
+                    let th = (to - t) / (t_new - t);
+                    hermite(th, t_new - t, r, &self.rd0, &self.r_new, &self.rd1, &mut self.r_out);
+                    hermite(th, t_new - t, v, &self.lin.q, &self.v_new, &self.q1, &mut self.v_out);
+                    sys.project(&mut self.r_out);
+                    let ctl = if to == t_new {
+                        observer(to, &self.r_new, &self.v_new)
+                    } else {
+                        observer(to, &self.r_out, &self.v_out)
+                    };
+                    next_out += 1;
+                    if ctl == Control::Stop {
+                        r.copy_from_slice(&self.r_new);
+                        v.copy_from_slice(&self.v_new);
+                        return Ok(t_new);
+                    }
+                }
+            }
+            r.copy_from_slice(&self.r_new);
+            v.copy_from_slice(&self.v_new);
+            t = t_new;
+            let fac = if err > 0.0 { (0.9 * err.powf(-1.0 / order)).clamp(0.2, 6.0) } else { 6.0 };
+            h *= fac;
+        }
+        Ok(t)
+    }
+}
+
+/// Cubic Hermite interpolation at relative time θ ∈ [0, 1] over a step of length h.
+fn hermite(th: f64, h: f64, y0: &[f64], d0: &[f64], y1: &[f64], d1: &[f64], out: &mut [f64]) {
+    let h00 = (1.0 + 2.0 * th) * (1.0 - th) * (1.0 - th);
+    let h10 = th * (1.0 - th) * (1.0 - th);
+    let h01 = th * th * (3.0 - 2.0 * th);
+    let h11 = th * th * (th - 1.0);
+    for k in 0..out.len() {
+        out[k] = h00 * y0[k] + h * h10 * d0[k] + h01 * y1[k] + h * h11 * d1[k];
+    }
+}
