@@ -1,19 +1,153 @@
-//! TR-BDF2 (placeholder during development).
+//! Implicit one-step methods with simplified Newton: ode23tb (TR-BDF2, Bank et al. 1985, Hosea &
+//! Shampine 1996; document 001 "ode23tb") and ode23t (trapezoidal rule; document 001 "ode23t").
+//!
+//! Both solve stage equations `y = ψ + h d f(t, y)` with the iteration matrix `W = I - h d J`.
+//! The Jacobian is reused over many steps and only re-evaluated when Newton converges too slowly;
+//! `W` is refactored when `h` changes. Newton convergence follows ode15s: rate estimate θ,
+//! accept when `θ/(1-θ)·‖Δ‖ ≤ 0.5` in the eq.-14 norm, give up when θ > 0.9 or after 5 iterations.
+//!
+//! * TR-BDF2 (`γ = 2 - √2`, `d = γ/2`, `ω = √2/4`): trapezoidal stage to `t + γh`, BDF2 stage to
+//!   `t + h`; embedded third-order weights `b̂ = ((1-ω)/3, (3ω+1)/3, d/3)`; the error estimate
+//!   `h Σ (b_i - b̂_i) f_i` is filtered by `W⁻¹` (stiff robustness). FSAL.
+//! * Trapezoidal rule: local error `-(h³/12) y'''`, with `y'''` from the second divided difference
+//!   of `f` over the last two steps (after a restart from `J f + f_t` at the step start), also
+//!   filtered by `W⁻¹`.
+//!
+//! Stage derivatives are recovered algebraically, `f_i = (y_i - ψ_i)/(h d)`, which keeps Newton
+//! errors from being amplified by stiff Jacobians.
+
 use super::OdeError;
-use super::core::Ctx;
+use super::core::{Ctx, Lu, fill_shifted};
 use super::onestep::{Attempt, OneStep};
-pub(crate) struct TrBdf2;
+use faer::Mat;
+
+const MAXIT: usize = 5;
+
+/// Shared Jacobian / iteration-matrix state.
+struct Newton {
+    jac: Mat<f64>,
+    jac_valid: bool,
+    jac_current: bool,
+    lu: Lu,
+    lu_h: f64,
+    rate: f64,
+    havrate: bool,
+    fbuf: Vec<f64>,
+    del: Vec<f64>,
+    /// Iteration limit: 5 adaptive, 30 in fixed-step mode (no predictive give-up there).
+    maxit: usize,
+}
+
+impl Newton {
+    fn new(n: usize) -> Self {
+        Self {
+            jac: Mat::zeros(n, n),
+            jac_valid: false,
+            jac_current: false,
+            lu: Lu::new(n),
+            lu_h: f64::NAN,
+            rate: 0.0,
+            havrate: false,
+            fbuf: vec![0.0; n],
+            del: vec![0.0; n],
+            maxit: MAXIT,
+        }
+    }
+
+    /// Jacobian (if invalid) and `W = I - h d J` (if `h` changed); false when singular.
+    fn prepare(&mut self, ctx: &mut Ctx, t: f64, h: f64, d: f64, y0: &[f64], f0: &[f64]) -> bool {
+        if !self.jac_valid {
+            ctx.jacobian(t, y0, f0, self.jac.as_mut());
+            self.jac_valid = true;
+            self.jac_current = true;
+            self.lu_h = f64::NAN;
+            self.havrate = false;
+        }
+        if self.lu_h != h {
+            fill_shifted(&mut self.lu, 1.0, h * d, &self.jac);
+            if !self.lu.factor(&mut ctx.stats) {
+                self.lu_h = f64::NAN;
+                return false;
+            }
+            self.lu_h = h;
+            self.havrate = false;
+        }
+        true
+    }
+
+    /// Solves `y = ψ + hd f(t, y)`; `y` holds the predictor on entry. False on failure.
+    fn solve(&mut self, ctx: &mut Ctx, t: f64, psi: &[f64], hd: f64, y: &mut [f64]) -> bool {
+        let n = ctx.n;
+        let maxit = self.maxit;
+        let mut oldnrm = 0.0;
+        let minnrm = 100.0 * f64::EPSILON * ctx.norm1(y, y);
+        for iter in 0..maxit {
+            ctx.f(t, y, &mut self.fbuf);
+            for i in 0..n {
+                self.del[i] = psi[i] + hd * self.fbuf[i] - y[i];
+            }
+            self.lu.solve(&mut self.del, &mut ctx.stats);
+            for i in 0..n {
+                y[i] += self.del[i];
+            }
+            let nrm = ctx.norm1(&self.del, y);
+            if !nrm.is_finite() {
+                return false;
+            }
+            if nrm <= minnrm {
+                return true;
+            }
+            if iter == 0 {
+                if self.havrate {
+                    let errit = nrm * self.rate / (1.0 - self.rate);
+                    if errit <= 0.05 {
+                        return true;
+                    }
+                } else {
+                    self.rate = 0.0;
+                }
+            } else if nrm > 0.9 * oldnrm {
+                return false;
+            } else {
+                self.rate = (0.9 * self.rate).max(nrm / oldnrm);
+                self.havrate = true;
+                let errit = nrm * self.rate / (1.0 - self.rate);
+                if errit <= 0.5 {
+                    return true;
+                }
+                if iter == maxit - 1
+                    || (maxit == MAXIT && 0.5 < errit * self.rate.powi((maxit - 1 - iter) as i32))
+                {
+                    return false;
+                }
+            }
+            oldnrm = nrm;
+        }
+        false
+    }
+}
+
+/// TR-BDF2 (ode23tb).
+pub(crate) struct TrBdf2 {
+    nw: Newton,
+    yg: Vec<f64>,
+    fg: Vec<f64>,
+    psi: Vec<f64>,
+    est: Vec<f64>,
+}
+
 impl TrBdf2 {
-    pub fn new(_n: usize) -> Self {
-        TrBdf2
+    pub fn new(n: usize) -> Self {
+        Self {
+            nw: Newton::new(n),
+            yg: vec![0.0; n],
+            fg: vec![0.0; n],
+            psi: vec![0.0; n],
+            est: vec![0.0; n],
+        }
     }
 }
-pub(crate) struct Trap;
-impl Trap {
-    pub fn new(_n: usize) -> Self {
-        Trap
-    }
-}
+
 impl OneStep for TrBdf2 {
     fn order(&self) -> usize {
         2
@@ -24,20 +158,113 @@ impl OneStep for TrBdf2 {
     fn name(&self) -> &'static str {
         "ode23tb"
     }
+    fn restart(&mut self) {
+        self.nw.jac_valid = false;
+    }
+    fn accepted(&mut self, _t: f64, _h: f64, _y0: &[f64], _y1: &[f64]) {
+        self.nw.jac_current = false;
+    }
+
     fn attempt(
         &mut self,
-        _c: &mut Ctx,
-        _t: f64,
-        _h: f64,
-        _y0: &[f64],
-        _f0: &[f64],
-        _y1: &mut [f64],
-        _f1: &mut [f64],
-        _a: bool,
+        ctx: &mut Ctx,
+        t: f64,
+        h: f64,
+        y0: &[f64],
+        f0: &[f64],
+        y1: &mut [f64],
+        f1: &mut [f64],
+        adaptive: bool,
     ) -> Result<Attempt, OdeError> {
-        Err(OdeError::InvalidInput("not yet".into()))
+        let n = ctx.n;
+        let s2 = std::f64::consts::SQRT_2;
+        let gamma = 2.0 - s2;
+        let d = gamma / 2.0;
+        let w = s2 / 4.0;
+        let hd = h * d;
+        let mut ok = false;
+        self.nw.maxit = if adaptive { MAXIT } else { 30 };
+        for _pass in 0..2 {
+            if !self.nw.prepare(ctx, t, h, d, y0, f0) {
+                return Ok(Attempt::Failed { factor: 0.25 });
+            }
+            // trapezoidal stage to t + γh
+            for i in 0..n {
+                self.psi[i] = y0[i] + hd * f0[i];
+                self.yg[i] = y0[i] + gamma * h * f0[i];
+            }
+            if self
+                .nw
+                .solve(ctx, t + gamma * h, &self.psi, hd, &mut self.yg)
+            {
+                for i in 0..n {
+                    self.fg[i] = (self.yg[i] - self.psi[i]) / hd;
+                }
+                // BDF2 stage to t + h, predictor: quadratic through y0 (slope f0) and yγ
+                for i in 0..n {
+                    self.psi[i] = y0[i] + h * w * (f0[i] + self.fg[i]);
+                    let zg = self.yg[i] - y0[i];
+                    let a = (zg - h * f0[i] * gamma) / (gamma * gamma);
+                    y1[i] = y0[i] + h * f0[i] + a;
+                }
+                if self.nw.solve(ctx, t + h, &self.psi, hd, y1) {
+                    ok = true;
+                    break;
+                }
+            }
+            if self.nw.jac_current {
+                break;
+            }
+            self.nw.jac_valid = false;
+        }
+        if !ok {
+            return Ok(Attempt::Failed { factor: 0.3 });
+        }
+        for i in 0..n {
+            f1[i] = (y1[i] - self.psi[i]) / hd;
+        }
+        let mut err = 0.0;
+        if adaptive {
+            let e1 = w - (1.0 - w) / 3.0;
+            let e2 = w - (3.0 * w + 1.0) / 3.0;
+            let e3 = d - d / 3.0;
+            for i in 0..n {
+                self.est[i] = h * (e1 * f0[i] + e2 * self.fg[i] + e3 * f1[i]);
+            }
+            self.nw.lu.solve(&mut self.est, &mut ctx.stats);
+            err = ctx.err_norm(&self.est, y0, y1);
+        }
+        Ok(Attempt::Done { err, fsal: true })
     }
 }
+
+/// Trapezoidal rule (ode23t).
+pub(crate) struct Trap {
+    nw: Newton,
+    psi: Vec<f64>,
+    est: Vec<f64>,
+    ft: Vec<f64>,
+    fprev: Vec<f64>,
+    fstart: Vec<f64>,
+    hprev: f64,
+    have_prev: bool,
+}
+
+impl Trap {
+    pub fn new(n: usize) -> Self {
+        Self {
+            nw: Newton::new(n),
+            psi: vec![0.0; n],
+            est: vec![0.0; n],
+            ft: vec![0.0; n],
+            fprev: vec![0.0; n],
+            fstart: vec![0.0; n],
+            hprev: 0.0,
+            have_prev: false,
+        }
+    }
+}
+
 impl OneStep for Trap {
     fn order(&self) -> usize {
         2
@@ -48,17 +275,86 @@ impl OneStep for Trap {
     fn name(&self) -> &'static str {
         "ode23t"
     }
+    fn restart(&mut self) {
+        self.nw.jac_valid = false;
+        self.have_prev = false;
+    }
+    fn accepted(&mut self, _t: f64, h: f64, _y0: &[f64], _y1: &[f64]) {
+        self.nw.jac_current = false;
+        self.fprev.copy_from_slice(&self.fstart);
+        self.hprev = h;
+        self.have_prev = true;
+    }
+
     fn attempt(
         &mut self,
-        _c: &mut Ctx,
-        _t: f64,
-        _h: f64,
-        _y0: &[f64],
-        _f0: &[f64],
-        _y1: &mut [f64],
-        _f1: &mut [f64],
-        _a: bool,
+        ctx: &mut Ctx,
+        t: f64,
+        h: f64,
+        y0: &[f64],
+        f0: &[f64],
+        y1: &mut [f64],
+        f1: &mut [f64],
+        adaptive: bool,
     ) -> Result<Attempt, OdeError> {
-        Err(OdeError::InvalidInput("not yet".into()))
+        let n = ctx.n;
+        let hd = 0.5 * h;
+        self.fstart.copy_from_slice(f0);
+        let mut ok = false;
+        self.nw.maxit = if adaptive { MAXIT } else { 30 };
+        for _pass in 0..2 {
+            if !self.nw.prepare(ctx, t, h, 0.5, y0, f0) {
+                return Ok(Attempt::Failed { factor: 0.25 });
+            }
+            for i in 0..n {
+                self.psi[i] = y0[i] + hd * f0[i];
+                let ypp = if self.have_prev {
+                    (f0[i] - self.fprev[i]) / self.hprev
+                } else {
+                    0.0
+                };
+                y1[i] = y0[i] + h * f0[i] + 0.5 * h * h * ypp;
+            }
+            if self.nw.solve(ctx, t + h, &self.psi, hd, y1) {
+                ok = true;
+                break;
+            }
+            if self.nw.jac_current {
+                break;
+            }
+            self.nw.jac_valid = false;
+        }
+        if !ok {
+            return Ok(Attempt::Failed { factor: 0.3 });
+        }
+        for i in 0..n {
+            f1[i] = (y1[i] - self.psi[i]) / hd;
+        }
+        let mut err = 0.0;
+        if adaptive {
+            if self.have_prev {
+                for i in 0..n {
+                    let dd1 = (f1[i] - f0[i]) / h;
+                    let dd0 = (f0[i] - self.fprev[i]) / self.hprev;
+                    let y3 = 2.0 * (dd1 - dd0) / (h + self.hprev);
+                    self.est[i] = h * h * h / 12.0 * y3;
+                }
+            } else {
+                // y'' at the start from J f0 + f_t (the Jacobian may be lagged: fine for an estimate)
+                ctx.dfdt(t, y0, f0, &mut self.ft);
+                for i in 0..n {
+                    let mut ypp = self.ft[i];
+                    for j in 0..n {
+                        ypp += self.nw.jac[(i, j)] * f0[j];
+                    }
+                    let dd1 = (f1[i] - f0[i]) / h;
+                    let y3 = 2.0 * (dd1 - ypp) / h;
+                    self.est[i] = h * h * h / 12.0 * y3;
+                }
+            }
+            self.nw.lu.solve(&mut self.est, &mut ctx.stats);
+            err = ctx.err_norm(&self.est, y0, y1);
+        }
+        Ok(Attempt::Done { err, fsal: true })
     }
 }
