@@ -25,6 +25,20 @@ pub enum IoError {
         /// Offending path.
         path: PathBuf,
     },
+    /// The requested format contradicts the file extension (the reader picks the format by
+    /// extension, so such a file could not be read back).
+    #[error(
+        "'{path}' has the extension of the {by_extension:?} format but {requested:?} was requested; \
+         change the extension or the format"
+    )]
+    FormatMismatch {
+        /// Offending path.
+        path: PathBuf,
+        /// Format requested by the caller.
+        requested: crate::channel::Format,
+        /// Format implied by the extension.
+        by_extension: crate::channel::Format,
+    },
     /// The channel list given to a writer is invalid.
     #[error("invalid channel list for '{path}': {message}")]
     InvalidChannels {

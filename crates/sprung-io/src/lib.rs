@@ -27,4 +27,4 @@ pub use error::IoError;
 pub use metrics::{ChannelError, MetricsError, Window, compare, format_comparison_table};
 pub use plot::{Layout, LineStyle, Panel, PlotOptions, Series, plot_time_series};
 pub use reader::{Column, ResultSet, read_results};
-pub use writer::{ResultWriter, STOP_REASON_DROPPED, WriteSummary, WriterOptions};
+pub use writer::{ResultWriter, STOP_REASON_DROPPED, WriteSummary, WriterOptions, write_results};

@@ -71,6 +71,19 @@ impl Series {
         }
     }
 
+    /// A series from channel `channel` of a result set, each value multiplied by `scale` (e.g.
+    /// `1e3` to plot metres as millimetres). Returns `None` if the channel does not exist.
+    pub fn from_result(
+        label: impl Into<String>,
+        set: &crate::reader::ResultSet,
+        channel: &str,
+        scale: f64,
+        style: LineStyle,
+    ) -> Option<Self> {
+        let y = set.column(channel)?.iter().map(|v| v * scale).collect();
+        Some(Series::new(label, set.time.clone(), y, style))
+    }
+
     /// Sets the colour.
     pub fn with_color(mut self, rgb: (u8, u8, u8)) -> Self {
         self.color = Some(rgb);
@@ -203,11 +216,6 @@ pub fn plot_time_series_with(
             w.t0, w.t1
         )));
     }
-    let mut prepared = Vec::with_capacity(panels.len());
-    for p in panels {
-        prepared.push(prepare_panel(p, options.window).map_err(err)?);
-    }
-    ensure_font().map_err(err)?;
     let size = options
         .size
         .unwrap_or((600 * cols as u32, 400 * rows as u32 + 50));
@@ -217,6 +225,12 @@ pub fn plot_time_series_with(
             size.0, size.1
         )));
     }
+    let buckets = (size.0 as usize / cols).max(50);
+    let mut prepared = Vec::with_capacity(panels.len());
+    for p in panels {
+        prepared.push(prepare_panel(p, options.window, buckets).map_err(err)?);
+    }
+    ensure_font().map_err(err)?;
     let ext = path
         .extension()
         .and_then(|e| e.to_str())
@@ -246,7 +260,11 @@ struct Prepared<'a> {
     y_range: (f64, f64),
 }
 
-fn prepare_panel(panel: &Panel, window: Option<Window>) -> Result<Prepared<'_>, String> {
+fn prepare_panel(
+    panel: &Panel,
+    window: Option<Window>,
+    buckets: usize,
+) -> Result<Prepared<'_>, String> {
     if panel.series.is_empty() {
         return Err(format!("panel '{}' has no series", panel.title));
     }
@@ -300,6 +318,11 @@ fn prepare_panel(panel: &Panel, window: Option<Window>) -> Result<Prepared<'_>, 
         Some(w) if w.t0.is_finite() && w.t1.is_finite() => (w.t0, w.t1),
         _ => pad_degenerate(x0, x1),
     };
+    for c in &mut curves {
+        if c.len() > 4 * buckets {
+            *c = decimate(c, x_range, buckets);
+        }
+    }
     let (y0, y1) = pad_degenerate(y0, y1);
     let pad = 0.05 * (y1 - y0);
     Ok(Prepared {
@@ -317,6 +340,42 @@ fn pad_degenerate(a: f64, b: f64) -> (f64, f64) {
         let d = if a == 0.0 { 1.0 } else { 0.1 * a.abs() };
         (a - d, b + d)
     }
+}
+
+/// Min/max decimation for drawing: the time range is cut into `buckets` equal bins (about
+/// one per pixel column) and each bin keeps its first, minimum, maximum and last point in time
+/// order, so peaks survive while the point count drops to at most `4 * buckets`.
+fn decimate(pts: &[(f64, f64)], x_range: (f64, f64), buckets: usize) -> Vec<(f64, f64)> {
+    let span = x_range.1 - x_range.0;
+    let bin = |t: f64| (((t - x_range.0) / span * buckets as f64) as usize).min(buckets - 1);
+    let mut out = Vec::with_capacity(4 * buckets + 4);
+    let mut start = 0;
+    while start < pts.len() {
+        let b = bin(pts[start].0);
+        let mut end = start + 1;
+        while end < pts.len() && bin(pts[end].0) == b {
+            end += 1;
+        }
+        let seg = &pts[start..end];
+        let (mut imin, mut imax) = (0, 0);
+        for (k, p) in seg.iter().enumerate() {
+            if p.1 < seg[imin].1 {
+                imin = k;
+            }
+            if p.1 > seg[imax].1 {
+                imax = k;
+            }
+        }
+        let mut idx = [0, imin, imax, seg.len() - 1];
+        idx.sort_unstable();
+        for (j, &k) in idx.iter().enumerate() {
+            if j == 0 || k != idx[j - 1] {
+                out.push(seg[k]);
+            }
+        }
+        start = end;
+    }
+    out
 }
 
 /// Keeps the points inside `[t0, t1]` and adds linearly interpolated points at the window edges.
@@ -423,4 +482,42 @@ where
             .map_err(e)?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decimation_keeps_extremes_and_order() {
+        let pts: Vec<(f64, f64)> = (0..10_000)
+            .map(|i| {
+                let t = i as f64 * 1e-3;
+                (t, (t * 40.0).sin() + if i == 5_123 { 3.0 } else { 0.0 })
+            })
+            .collect();
+        let d = decimate(&pts, (0.0, 9.999), 100);
+        assert!(d.len() <= 400 && d.len() >= 200, "{}", d.len());
+        assert!(d.windows(2).all(|w| w[0].0 < w[1].0));
+        assert!(d.contains(&pts[5_123]));
+        assert_eq!(d.first(), pts.first());
+        assert_eq!(d.last(), pts.last());
+        let max = d.iter().map(|p| p.1).fold(f64::MIN, f64::max);
+        assert_eq!(max, pts[5_123].1);
+    }
+
+    #[test]
+    fn clipping_interpolates_window_edges() {
+        let pts = [(0.0, 0.0), (1.0, 10.0), (2.0, 20.0)];
+        assert_eq!(clip(&pts, 0.5, 1.5), [(0.5, 5.0), (1.0, 10.0), (1.5, 15.0)]);
+        assert_eq!(clip(&pts, 1.0, 3.0), [(1.0, 10.0), (2.0, 20.0)]);
+    }
+
+    #[test]
+    fn tick_labels_follow_the_range() {
+        assert_eq!(tick_label(-500.0, (-4500.0, 0.0)), "-500");
+        assert_eq!(tick_label(5.5, (4.5, 7.5)), "5.5");
+        assert_eq!(tick_label(-0.0012, (-0.008, 0.0)), "-0.0012");
+        assert_eq!(tick_label(1e-17, (-1.0, 1.0)), "0.0");
+    }
 }

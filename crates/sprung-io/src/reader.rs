@@ -51,6 +51,11 @@ impl ResultSet {
             .map(|c| c.values.as_slice())
     }
 
+    /// Channel `name` with unit and description, or `None` if there is no such channel.
+    pub fn channel(&self, name: &str) -> Option<&Column> {
+        self.columns.iter().find(|c| c.name == name)
+    }
+
     /// Unit of channel `name` (`s` for `time`), or `None` if there is no such channel.
     pub fn unit(&self, name: &str) -> Option<&str> {
         if name == TIME_COLUMN {

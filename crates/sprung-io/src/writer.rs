@@ -127,6 +127,15 @@ impl ResultWriter {
     ) -> Result<Self, IoError> {
         let path = path.as_ref().to_path_buf();
         validate_channels(&path, channels)?;
+        if let Ok(by_extension) = Format::from_path(&path)
+            && by_extension != format
+        {
+            return Err(IoError::FormatMismatch {
+                path,
+                requested: format,
+                by_extension,
+            });
+        }
         if options.row_group_rows == 0 {
             return Err(IoError::InvalidChannels {
                 path,
@@ -403,6 +412,46 @@ fn parquet_schema(channels: &[Channel]) -> Result<Type, parquet::errors::Parquet
     Type::group_type_builder("sprung_results")
         .with_fields(fields)
         .build()
+}
+
+/// Writes a whole [`ResultSet`] to `path` (format by extension), e.g. to convert a reference
+/// CSV into Parquet. Units and descriptions are kept; `metadata` replaces the run metadata and
+/// `stop_reason` is recorded as usual.
+pub fn write_results(
+    path: impl AsRef<Path>,
+    set: &crate::reader::ResultSet,
+    metadata: Value,
+    stop_reason: &str,
+) -> Result<WriteSummary, IoError> {
+    let path = path.as_ref();
+    let format = Format::from_path(path)?;
+    let channels: Vec<Channel> = set
+        .columns
+        .iter()
+        .map(|c| Channel::new(c.name.clone(), c.unit.clone(), c.description.clone()))
+        .collect();
+    for c in &set.columns {
+        if c.values.len() != set.time.len() {
+            return Err(IoError::InvalidChannels {
+                path: path.to_path_buf(),
+                message: format!(
+                    "column '{}' has {} values for {} time points",
+                    c.name,
+                    c.values.len(),
+                    set.time.len()
+                ),
+            });
+        }
+    }
+    let mut w = ResultWriter::create(path, format, &channels, metadata)?;
+    let mut row = vec![0.0; channels.len()];
+    for (i, &t) in set.time.iter().enumerate() {
+        for (v, c) in row.iter_mut().zip(&set.columns) {
+            *v = c.values[i];
+        }
+        w.write_row(t, &row)?;
+    }
+    w.finish(stop_reason, Value::Null)
 }
 
 /// Merges the stop reason and extra metadata into the run metadata.

@@ -370,3 +370,30 @@ fn writer_thread_errors_surface_with_the_file_name() {
     let again = w.finish("x", json!(null)).unwrap_err();
     assert!(again.to_string().contains("/dev/full"));
 }
+
+#[test]
+fn write_results_converts_between_formats() {
+    let src = tmp("conv_src.csv");
+    write_plain(&src, Format::Csv, 200, WriterOptions::default());
+    let set = read_results(&src).unwrap();
+    let dst = tmp("conv_dst.parquet");
+    let s = sprung_io::write_results(&dst, &set, json!({"source": "conv_src.csv"}), "converted")
+        .unwrap();
+    assert_eq!(s.rows, 200);
+    check_values(&dst, 200);
+    let back = read_results(&dst).unwrap();
+    assert_eq!(back.unit("F_bushing"), Some("N"));
+    assert_eq!(
+        back.channel("x_wheel").unwrap().description,
+        set.columns[0].description
+    );
+    assert_eq!(back.metadata()["source"], "conv_src.csv");
+}
+
+#[test]
+fn format_must_match_a_known_extension() {
+    let e =
+        ResultWriter::create(tmp("m.parquet"), Format::Csv, &channels(), json!({})).unwrap_err();
+    assert!(matches!(e, IoError::FormatMismatch { .. }), "{e}");
+    assert!(e.to_string().contains("m.parquet"));
+}
