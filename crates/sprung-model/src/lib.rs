@@ -22,6 +22,47 @@
 //! [`Signal::rate`] / [`Signal::discontinuities`] / [`Signal::kinks`], [`Quantity::unit`].
 //! Rotation math is in [`rot`] (plain arrays; Euler z-y'-x'', R = Rz(a) Ry(b) Rx(c)).
 //!
+//! ## Example
+//! ```
+//! let src = r#"
+//! [model]
+//! name = "demo"
+//!
+//! [[bodies]]
+//! name = "mass"
+//! mass = 1.0
+//! position = [0.0, 0.0, 0.0]
+//! inertia = { principal = [1e-3, 1e-3, 1e-3] }
+//!
+//! [[markers]]
+//! name = "anchor"
+//! body = "ground"
+//! global_position = [-1.0, 0.0, 0.0]
+//!
+//! [[markers]]
+//! name = "p"
+//! body = "mass"
+//! position = [0.0, 0.0, 0.0]
+//!
+//! [[force_elements]]
+//! type = "spring"
+//! name = "spring"
+//! marker_i = "p"
+//! marker_j = "anchor"
+//! stiffness = 100.0
+//! "#;
+//! let model = sprung_model::from_toml_str(src, "demo.toml").unwrap();
+//! let spring = model.force_element("spring").unwrap();
+//! assert_eq!(model.design_length(spring), Some(1.0));
+//! assert_eq!(model.solver.output_interval(), 1e-3);
+//!
+//! // A negative mass is reported with file, line, element and a fix.
+//! let err = sprung_model::from_toml_str(&src.replace("mass = 1.0", "mass = -1.0"), "demo.toml")
+//!     .unwrap_err()
+//!     .to_string();
+//! assert!(err.contains("demo.toml:6: body 'mass': mass = -1 is not positive"));
+//! ```
+//!
 //! ## Additions to the specification (small, needed)
 //! * `csv` signals: `time_column` defaults to `"t"`; `,` or `;` separators, `#` comment lines;
 //!   the CSV table uses linear interpolation.

@@ -84,11 +84,15 @@ pub fn parse_raw(src: &str, format: Format, file_label: &str) -> Result<Model, M
                 .and_then(|k| find_key_forward_toml(src, &k, start))
                 .unwrap_or(start);
             let (line, column) = line_col(src, start);
+            let mut message = e.message().trim().to_string();
+            if let Some(ctx) = toml_context(src, start) {
+                message.push_str(&format!(" (in {ctx})"));
+            }
             ModelError::Syntax {
                 file: file_label.to_string(),
                 line,
                 column,
-                message: e.message().trim().to_string(),
+                message,
             }
         }),
         Format::Json => serde_json::from_str::<Model>(src).map_err(|e| {
@@ -110,6 +114,48 @@ pub fn parse_raw(src: &str, format: Format, file_label: &str) -> Result<Model, M
             }
         }),
     }
+}
+
+/// Describe the TOML table enclosing byte offset `off`: `[[bodies]] 'wheel_L'` or `[solver]`.
+fn toml_context(src: &str, off: usize) -> Option<String> {
+    let off = off.min(src.len());
+    let is_header = |l: &str| l.trim_start().starts_with('[');
+    let mut start = 0;
+    let mut header = None;
+    let mut pos = 0;
+    for l in src.split_inclusive('\n') {
+        if pos > off {
+            break;
+        }
+        if is_header(l) {
+            header = Some(l.split('#').next().unwrap_or("").trim().to_string());
+            start = pos;
+        }
+        pos += l.len();
+    }
+    let header = header?;
+    let rest = &src[start..];
+    let mut name = None;
+    for l in rest.split_inclusive('\n').skip(1) {
+        if is_header(l) {
+            break;
+        }
+        let t = l.trim_start();
+        if let Some(v) = t.strip_prefix("name") {
+            let v = v.trim_start();
+            if let Some(v) = v.strip_prefix('=') {
+                let v = v.trim();
+                if let Some(q) = v.strip_prefix('"') {
+                    name = q.split('"').next().map(str::to_string);
+                    break;
+                }
+            }
+        }
+    }
+    Some(match name {
+        Some(n) => format!("{header} '{n}'"),
+        None => header,
+    })
 }
 
 /// The key named in an "unknown field `key`" message.

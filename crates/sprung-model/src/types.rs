@@ -843,6 +843,10 @@ impl Output {
     pub fn component(&self) -> Component {
         self.component.unwrap_or(Component::X)
     }
+    /// Unit of the channel (from the quantity).
+    pub fn unit(&self) -> &'static str {
+        self.quantity.unit()
+    }
     /// Effective frame: the given one or `Global` by default.
     pub fn frame(&self) -> OutputFrame {
         self.frame.unwrap_or_default()

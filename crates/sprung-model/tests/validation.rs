@@ -823,6 +823,14 @@ fn syntax_errors_name_file_line_column() {
         );
         assert!(msg.contains(needle), "{msg}");
     }
+    // The enclosing element is named.
+    let src = edit(
+        BASE,
+        "clearance = 0.04",
+        "clearance = 0.04\nclearence = 0.1",
+    );
+    let msg = from_toml_str(&src, FILE).unwrap_err().to_string();
+    assert!(msg.contains("(in [[force_elements]] 'bump_L')"), "{msg}");
     // Missing field: reported at the element's table.
     let src = edit(BASE, "mass = 2.5\n", "");
     let msg = from_toml_str(&src, FILE).unwrap_err().to_string();
