@@ -41,7 +41,7 @@
 
 use crate::block::{BlockMatrix, BlockPattern};
 pub use crate::dense::{LinearSolver, SingularMatrix};
-use crate::dense::{pivot_ok, pivot_tolerance};
+use crate::dense::{max_abs_if_finite, pivot_ok, pivot_tolerance};
 
 /// A user-supplied elimination order is not a permutation of the blocks.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -116,13 +116,21 @@ pub struct BlockSparseLu {
     flops: u64,
     solve_flops: u64,
     factored: bool,
+    /// The CPU supports AVX2 and FMA (x86-64 only; selects the fused 6 × 6 kernels).
+    avx2_fma: bool,
 }
 
-/// Block edge length, either a compile-time constant or a run-time value.
+/// Block edge length (compile-time constant or run-time value) and the multiply-add flavour the
+/// kernels are compiled with.
 trait Dim: Copy {
     fn get(self) -> usize;
+    /// `c + a b`.
+    fn madd(self, a: f64, b: f64, c: f64) -> f64;
+    /// `c - a b`.
+    fn nmadd(self, a: f64, b: f64, c: f64) -> f64;
 }
 
+/// Constant block size, separate multiply and add (portable code path).
 #[derive(Clone, Copy)]
 struct Fixed<const B: usize>;
 
@@ -131,8 +139,39 @@ impl<const B: usize> Dim for Fixed<B> {
     fn get(self) -> usize {
         B
     }
+    #[inline(always)]
+    fn madd(self, a: f64, b: f64, c: f64) -> f64 {
+        c + a * b
+    }
+    #[inline(always)]
+    fn nmadd(self, a: f64, b: f64, c: f64) -> f64 {
+        c - a * b
+    }
 }
 
+/// Constant block size, fused multiply-add; only used inside functions compiled for a CPU
+/// with hardware FMA (otherwise `mul_add` would be a slow library call).
+#[cfg(target_arch = "x86_64")]
+#[derive(Clone, Copy)]
+struct FixedFma<const B: usize>;
+
+#[cfg(target_arch = "x86_64")]
+impl<const B: usize> Dim for FixedFma<B> {
+    #[inline(always)]
+    fn get(self) -> usize {
+        B
+    }
+    #[inline(always)]
+    fn madd(self, a: f64, b: f64, c: f64) -> f64 {
+        a.mul_add(b, c)
+    }
+    #[inline(always)]
+    fn nmadd(self, a: f64, b: f64, c: f64) -> f64 {
+        (-a).mul_add(b, c)
+    }
+}
+
+/// Run-time block size (any `b`).
 #[derive(Clone, Copy)]
 struct Dynamic(usize);
 
@@ -140,6 +179,14 @@ impl Dim for Dynamic {
     #[inline(always)]
     fn get(self) -> usize {
         self.0
+    }
+    #[inline(always)]
+    fn madd(self, a: f64, b: f64, c: f64) -> f64 {
+        c + a * b
+    }
+    #[inline(always)]
+    fn nmadd(self, a: f64, b: f64, c: f64) -> f64 {
+        c - a * b
     }
 }
 
@@ -374,7 +421,20 @@ impl BlockSparseLu {
             flops: sym.flops,
             solve_flops,
             factored: false,
+            avx2_fma: cpu_has_avx2_fma(),
         }
+    }
+
+    /// Selects the portable kernels even where AVX2 + FMA kernels are available (`true`), or
+    /// returns to automatic selection (`false`). Both give the same results up to rounding; this
+    /// exists so that tests and benchmarks can exercise and compare both code paths.
+    pub fn force_portable_kernels(&mut self, portable: bool) {
+        self.avx2_fma = !portable && cpu_has_avx2_fma();
+    }
+
+    /// Whether the AVX2 + FMA kernels are in use (block size 6 on a capable x86-64 CPU).
+    pub fn uses_simd_kernels(&self) -> bool {
+        self.avx2_fma && self.b == 6
     }
 
     /// Scalar dimension of the systems this solver factors.
@@ -437,6 +497,9 @@ impl BlockSparseLu {
         );
         self.factored = false;
         match self.b {
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: `avx2_fma` was set from run-time CPU feature detection.
+            6 if self.avx2_fma => unsafe { self.factor6_avx2_fma(a.values())? },
             6 => self.factor_impl(Fixed::<6>, a.values())?,
             3 => self.factor_impl(Fixed::<3>, a.values())?,
             1 => self.factor_impl(Fixed::<1>, a.values())?,
@@ -465,11 +528,28 @@ impl BlockSparseLu {
             self.dim()
         );
         match self.b {
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: `avx2_fma` was set from run-time CPU feature detection.
+            6 if self.avx2_fma => unsafe { self.solve6_avx2_fma(x) },
             6 => self.solve_impl(Fixed::<6>, x),
             3 => self.solve_impl(Fixed::<3>, x),
             1 => self.solve_impl(Fixed::<1>, x),
             b => self.solve_impl(Dynamic(b), x),
         }
+    }
+
+    /// The 6 × 6 factorisation compiled for AVX2 + FMA.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2,fma")]
+    fn factor6_avx2_fma(&mut self, input: &[f64]) -> Result<(), SingularMatrix> {
+        self.factor_impl(FixedFma::<6>, input)
+    }
+
+    /// The 6 × 6 solve compiled for AVX2 + FMA.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2,fma")]
+    fn solve6_avx2_fma(&mut self, x: &mut [f64]) {
+        self.solve_impl(FixedFma::<6>, x)
     }
 
     #[inline(always)]
@@ -483,18 +563,11 @@ impl BlockSparseLu {
         for &s in &self.fill {
             values[s * bb..(s + 1) * bb].fill(0.0);
         }
-        let mut max_abs = 0.0f64;
-        let mut nan_probe = 0.0f64;
-        for (src, &s) in input.chunks_exact(bb).zip(&self.scatter) {
-            let dst = &mut values[s * bb..(s + 1) * bb];
-            for (o, &v) in dst.iter_mut().zip(src) {
-                *o = v;
-                max_abs = max_abs.max(v.abs());
-                nan_probe += v * 0.0;
-            }
-        }
-        if !nan_probe.is_finite() {
+        let Some(max_abs) = max_abs_if_finite(input) else {
             return Err(self.find_non_finite(input));
+        };
+        for (src, &s) in input.chunks_exact(bb).zip(&self.scatter) {
+            values[s * bb..(s + 1) * bb].copy_from_slice(src);
         }
         let tol = pivot_tolerance(self.n * b, max_abs);
         for k in 0..self.n {
@@ -587,7 +660,7 @@ impl BlockSparseLu {
             for r in 1..b {
                 let mut acc = xk[r];
                 for c in 0..r {
-                    acc -= diag[r * b + c] * xk[c];
+                    acc = d.nmadd(diag[r * b + c], xk[c], acc);
                 }
                 xk[r] = acc;
             }
@@ -614,7 +687,7 @@ impl BlockSparseLu {
             for r in (0..b).rev() {
                 let mut acc = tmp[r];
                 for c in r + 1..b {
-                    acc -= diag[r * b + c] * tmp[c];
+                    acc = d.nmadd(diag[r * b + c], tmp[c], acc);
                 }
                 tmp[r] = acc * inv[r];
             }
@@ -630,6 +703,18 @@ impl LinearSolver for BlockSparseLu {
 
     fn solve_in_place(&mut self, b: &mut [f64]) {
         BlockSparseLu::solve_in_place(self, b)
+    }
+}
+
+/// Run-time detection of AVX2 + FMA (false on other architectures).
+fn cpu_has_avx2_fma() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
     }
 }
 
@@ -689,7 +774,7 @@ fn lu_block<D: Dim>(
             let l = a[r * b + c] * ip;
             a[r * b + c] = l;
             for t in c + 1..b {
-                a[r * b + t] -= l * a[c * b + t];
+                a[r * b + t] = d.nmadd(l, a[c * b + t], a[r * b + t]);
             }
         }
     }
@@ -720,7 +805,7 @@ fn unit_lower_solve<D: Dim>(d: D, lu: &[f64], u: &mut [f64]) {
         for m in 0..r {
             let l = lu[r * b + m];
             for t in 0..b {
-                u[r * b + t] -= l * u[m * b + t];
+                u[r * b + t] = d.nmadd(l, u[m * b + t], u[r * b + t]);
             }
         }
     }
@@ -738,7 +823,7 @@ fn upper_right_solve<D: Dim>(d: D, lu: &[f64], inv: &[f64], x: &mut [f64]) {
             let v = x[r * b + c] * inv[c];
             x[r * b + c] = v;
             for t in c + 1..b {
-                x[r * b + t] -= v * lu[c * b + t];
+                x[r * b + t] = d.nmadd(v, lu[c * b + t], x[r * b + t]);
             }
         }
     }
@@ -755,7 +840,7 @@ fn gemm_sub<D: Dim>(d: D, c: &mut [f64], l: &[f64], u: &[f64]) {
         for m in 0..b {
             let lv = l[r * b + m];
             for t in 0..b {
-                c[r * b + t] -= lv * u[m * b + t];
+                c[r * b + t] = d.nmadd(lv, u[m * b + t], c[r * b + t]);
             }
         }
     }
@@ -771,7 +856,7 @@ fn gemv_sub<D: Dim>(d: D, y: &mut [f64], a: &[f64], x: &[f64]) {
     for r in 0..b {
         let mut acc = 0.0;
         for t in 0..b {
-            acc += a[r * b + t] * x[t];
+            acc = d.madd(a[r * b + t], x[t], acc);
         }
         y[r] -= acc;
     }

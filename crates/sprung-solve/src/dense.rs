@@ -107,6 +107,31 @@ pub(crate) fn pivot_tolerance(n: usize, max_abs: f64) -> f64 {
     n as f64 * f64::EPSILON * max_abs
 }
 
+/// Largest absolute value of `v`, or `None` if an entry is NaN or infinite. Uses independent
+/// lanes so that the scan vectorises (a single running maximum is a serial dependency chain).
+pub(crate) fn max_abs_if_finite(v: &[f64]) -> Option<f64> {
+    const LANES: usize = 8;
+    let mut max = [0.0f64; LANES];
+    // x·0 is ±0 for finite x and NaN otherwise; the NaN sticks in the sum.
+    let mut probe = [0.0f64; LANES];
+    let chunks = v.chunks_exact(LANES);
+    let rem = chunks.remainder();
+    for c in chunks {
+        for l in 0..LANES {
+            let a = c[l].abs();
+            max[l] = if a > max[l] { a } else { max[l] };
+            probe[l] += c[l] * 0.0;
+        }
+    }
+    for (l, &x) in rem.iter().enumerate() {
+        let a = x.abs();
+        max[l] = if a > max[l] { a } else { max[l] };
+        probe[l] += x * 0.0;
+    }
+    let finite = probe.iter().sum::<f64>() == 0.0;
+    finite.then(|| max.iter().fold(0.0, |m: f64, &x| m.max(x)))
+}
+
 /// Singularity test of one pivot: finite and above the tolerance (NaN fails).
 #[inline(always)]
 pub(crate) fn pivot_ok(pivot: f64, tolerance: f64) -> bool {
@@ -199,9 +224,10 @@ impl DenseLu {
         );
         self.factored = false;
         let b = p.block_size();
+        let Some(max_abs) = max_abs_if_finite(a.values()) else {
+            return Err(Self::find_non_finite_block(a));
+        };
         self.lu.fill(0.0);
-        let mut max_abs = 0.0f64;
-        let mut nan_probe = 0.0f64;
         for i in 0..p.n_blocks() {
             for s in p.row_ptr()[i]..p.row_ptr()[i + 1] {
                 let j = p.col_idx()[s];
@@ -209,16 +235,10 @@ impl DenseLu {
                 for c in 0..b {
                     let col = self.lu.col_as_slice_mut(j * b + c);
                     for r in 0..b {
-                        let v = blk[r * b + c];
-                        col[i * b + r] = v;
-                        max_abs = max_abs.max(v.abs());
-                        nan_probe += v * 0.0;
+                        col[i * b + r] = blk[r * b + c];
                     }
                 }
             }
-        }
-        if !nan_probe.is_finite() {
-            return Err(self.find_non_finite());
         }
         self.factor_loaded(max_abs)
     }
@@ -236,38 +256,42 @@ impl DenseLu {
             n * n
         );
         self.factored = false;
-        let mut max_abs = 0.0f64;
-        let mut nan_probe = 0.0f64;
+        let Some(max_abs) = max_abs_if_finite(row_major) else {
+            let i = row_major.iter().position(|v| !v.is_finite()).unwrap_or(0);
+            return Err(SingularMatrix::NonFiniteEntry {
+                row: i / n,
+                col: i % n,
+                value: row_major[i],
+            });
+        };
         for c in 0..n {
             let col = self.lu.col_as_slice_mut(c);
             for (r, x) in col.iter_mut().enumerate() {
-                let v = row_major[r * n + c];
-                *x = v;
-                max_abs = max_abs.max(v.abs());
-                nan_probe += v * 0.0;
+                *x = row_major[r * n + c];
             }
-        }
-        if !nan_probe.is_finite() {
-            return Err(self.find_non_finite());
         }
         self.factor_loaded(max_abs)
     }
 
-    /// Locates the first non-finite entry of the loaded matrix (error path only).
-    fn find_non_finite(&self) -> SingularMatrix {
-        for r in 0..self.n {
-            for c in 0..self.n {
-                let value = self.lu[(r, c)];
-                if !value.is_finite() {
-                    return SingularMatrix::NonFiniteEntry {
-                        row: r,
-                        col: c,
-                        value,
-                    };
+    /// Locates the first non-finite entry of a block matrix (error path only).
+    fn find_non_finite_block(a: &BlockMatrix) -> SingularMatrix {
+        let p = a.pattern();
+        let b = p.block_size();
+        for i in 0..p.n_blocks() {
+            for s in p.row_ptr()[i]..p.row_ptr()[i + 1] {
+                let j = p.col_idx()[s];
+                for (t, &value) in a.block(s).iter().enumerate() {
+                    if !value.is_finite() {
+                        return SingularMatrix::NonFiniteEntry {
+                            row: i * b + t / b,
+                            col: j * b + t % b,
+                            value,
+                        };
+                    }
                 }
             }
         }
-        unreachable!("find_non_finite called on a finite matrix")
+        unreachable!("find_non_finite_block called on a finite matrix")
     }
 
     fn factor_loaded(&mut self, max_abs: f64) -> Result<(), SingularMatrix> {

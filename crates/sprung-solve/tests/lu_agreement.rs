@@ -327,8 +327,10 @@ fn agrees_with_dense_on_diagonally_dominant_matrices() {
             ));
             let mut sparse = BlockSparseLu::new(&p);
             let mut dense = DenseLu::new(p.dim());
-            // Several numeric factorisations with one symbolic analysis.
-            for trial in 0..3 {
+            // Several numeric factorisations with one symbolic analysis, alternating between the
+            // automatically chosen kernels and the portable ones.
+            for trial in 0..4 {
+                sparse.force_portable_kernels(trial % 2 == 1);
                 let a = diagonally_dominant(&p, &mut rng);
                 check(
                     &format!("dd {} b={block_size} #{trial}", topo.name),
@@ -355,7 +357,8 @@ fn agrees_with_dense_on_mechanical_matrices() {
             ));
             let mut sparse = BlockSparseLu::new(&p);
             let mut dense = DenseLu::new(p.dim());
-            for trial in 0..3 {
+            for trial in 0..4 {
+                sparse.force_portable_kernels(trial % 2 == 1);
                 let a = mechanical(&topo, &p, &mut rng);
                 check(
                     &format!("mech {} b={block_size} #{trial}", topo.name),
