@@ -311,15 +311,9 @@ impl ResultWriter {
         let path = &self.path;
         match backend {
             Backend::Csv(mut b) => {
+                // Flushes the CSV buffer and the underlying `BufWriter` into the file.
                 b.writer.flush().map_err(|e| IoError::io(path, e))?;
-                let inner = b
-                    .writer
-                    .into_inner()
-                    .map_err(|e| IoError::io(path, e.into_error()))?;
-                let file = inner
-                    .into_inner()
-                    .map_err(|e| IoError::io(path, e.into_error()))?;
-                file.sync_all().map_err(|e| IoError::io(path, e))?;
+                drop(b);
                 write_sidecar(path, &self.doc)?;
             }
             Backend::Parquet(mut b) => {
@@ -414,7 +408,7 @@ fn parquet_schema(channels: &[Channel]) -> Result<Type, parquet::errors::Parquet
         .build()
 }
 
-/// Writes a whole [`ResultSet`] to `path` (format by extension), e.g. to convert a reference
+/// Writes a whole [`crate::ResultSet`] to `path` (format by extension), e.g. to convert a reference
 /// CSV into Parquet. Units and descriptions are kept; `metadata` replaces the run metadata and
 /// `stop_reason` is recorded as usual.
 pub fn write_results(
