@@ -494,7 +494,11 @@ impl SourceMap {
             }
         }
         let mut map = SourceMap::default();
-        let line_of = |off: usize| line_col(src, off).0;
+        // Byte offsets of line starts: line lookup by binary search.
+        let starts: Vec<usize> = std::iter::once(0)
+            .chain(src.match_indices('\n').map(|(i, _)| i + 1))
+            .collect();
+        let line_of = |off: usize| starts.partition_point(|s| *s <= off).max(1);
         let mut current: Option<&'static str> = None;
         let key_text = |t: &Tok| match t {
             Tok::Word(w) | Tok::Str(w) => Some(w.clone()),

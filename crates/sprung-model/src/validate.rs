@@ -76,9 +76,65 @@ impl Ctx<'_> {
             );
         }
     }
+    /// Hint for an unknown reference, with the closest existing name when there is one.
+    fn unknown_hint(&self, what: &str, name: &str) -> String {
+        let m = self.model;
+        let candidates: Vec<&str> = match what {
+            "body" => m
+                .bodies
+                .iter()
+                .map(|b| b.name.as_str())
+                .chain([m.ground_name()])
+                .collect(),
+            "marker" => m.markers.iter().map(|x| x.name.as_str()).collect(),
+            "frame" => m.frames.iter().map(|x| x.name.as_str()).collect(),
+            "curve" => m.curves.iter().map(|x| x.name.as_str()).collect(),
+            _ => m.force_elements.iter().map(|x| x.name()).collect(),
+        };
+        let section = match what {
+            "body" => "[[bodies]] (or use the ground name)",
+            "marker" => "[[markers]]",
+            "frame" => "[[frames]]",
+            "curve" => "[[curves]]",
+            _ => "[[force_elements]]",
+        };
+        match closest(name, &candidates) {
+            Some(c) => format!("did you mean '{c}'? Otherwise define the {what} in {section}"),
+            None => format!("define the {what} in {section} or fix the name"),
+        }
+    }
     fn body_or_ground(&self, name: &str) -> bool {
         self.model.is_ground(name) || self.model.body(name).is_some()
     }
+}
+
+/// Levenshtein distance (on chars).
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for j in 0..b.len() {
+            let cur = row[j + 1];
+            row[j + 1] = (prev + usize::from(ca != b[j]))
+                .min(row[j] + 1)
+                .min(cur + 1);
+            prev = cur;
+        }
+    }
+    row[b.len()]
+}
+
+/// The candidate closest to `name` if it is close enough to be a likely typo.
+fn closest<'a>(name: &str, candidates: &[&'a str]) -> Option<&'a str> {
+    let limit = (name.chars().count() / 3).clamp(1, 3);
+    candidates
+        .iter()
+        .map(|c| (edit_distance(name, c), *c))
+        .filter(|(d, _)| *d <= limit)
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, c)| c)
 }
 
 fn duplicates<'a>(ctx: &mut Ctx, label: &str, names: impl Iterator<Item = &'a str>) {
@@ -440,10 +496,7 @@ fn marker(ctx: &mut Ctx, m: &Marker) {
             k,
             n,
             format!("refers to unknown body '{}'", m.body),
-            format!(
-                "use the name of a defined body or the ground '{}'",
-                ctx.model.ground_name()
-            ),
+            ctx.unknown_hint("body", &m.body),
         );
     }
     match (&m.global_position, &m.position) {
@@ -480,7 +533,7 @@ fn marker(ctx: &mut Ctx, m: &Marker) {
             k,
             n,
             format!("refers to unknown frame '{f}'"),
-            "define the frame in [[frames]] or fix the name",
+            ctx.unknown_hint("frame", f),
         );
     }
     if let Some(a) = &m.global_axes {
@@ -497,7 +550,7 @@ fn curve_ref(ctx: &mut Ctx, k: &str, n: &str, field: &str, c: &str) {
             k,
             n,
             format!("`{field}` refers to unknown curve '{c}'"),
-            "define the curve in [[curves]] or fix the name",
+            ctx.unknown_hint("curve", c),
         );
     }
 }
@@ -543,7 +596,7 @@ fn element(ctx: &mut Ctx, e: &ForceElement) {
                 k,
                 n,
                 format!("`{field}` refers to unknown marker '{mn}'"),
-                "define the marker in [[markers]] or fix the name",
+                ctx.unknown_hint("marker", mn),
             );
         }
     }
@@ -810,7 +863,7 @@ fn input(ctx: &mut Ctx, i: &Input) {
             k,
             n,
             format!("refers to unknown marker '{}'", i.marker),
-            "define the marker in [[markers]] or fix the name",
+            ctx.unknown_hint("marker", &i.marker),
         ),
         Some(m) if ctx.model.is_ground(&m.body) => {
             let body = m.body.clone();
@@ -868,16 +921,16 @@ fn output(ctx: &mut Ctx, o: &Output) {
             k,
             n,
             format!("refers to unknown marker '{m}'"),
-            "define the marker or fix the name",
+            ctx.unknown_hint("marker", m),
         );
     }
     if let Some(b) = &o.body
         && ctx.model.body(b).is_none()
     {
         let hint = if ctx.model.is_ground(b) {
-            "the ground does not move; use a moving body"
+            "the ground does not move; use a moving body".to_string()
         } else {
-            "define the body or fix the name"
+            ctx.unknown_hint("body", b)
         };
         ctx.push(k, n, format!("refers to unknown body '{b}'"), hint);
     }
@@ -893,7 +946,7 @@ fn output(ctx: &mut Ctx, o: &Output) {
                 k,
                 n,
                 format!("refers to unknown force element '{en}'"),
-                "define the element or fix the name",
+                ctx.unknown_hint("force element", en),
             ),
             Some(e) => {
                 let p2p = e.is_point_to_point();

@@ -118,7 +118,7 @@ fn unknown_references() {
         &src,
         "top_L",
         &name_line("top_L"),
-        &["unknown body 'chasis'"],
+        &["unknown body 'chasis'", "did you mean 'chassis'?"],
     );
     let src = edit_after(
         BASE,
@@ -167,7 +167,7 @@ fn unknown_references() {
         &src,
         "spring_len_L",
         &name_line("spring_len_L"),
-        &["unknown force element 'spring_X'"],
+        &["unknown force element 'spring_X'", "did you mean 'spring_L'?"],
     );
     let src = edit(
         BASE,
