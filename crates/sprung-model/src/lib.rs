@@ -75,8 +75,8 @@
 //!   allowed for position, displacement, velocity, angular_velocity, orientation; a `body`
 //!   output must name a moving body (not the ground).
 //! * A force element whose two markers are on the same body is an error, as is a
-//!   point-to-point element whose markers coincide in the design position (undefined direction)
-//!   unless its free/design length is given explicitly.
+//!   point-to-point element whose markers coincide in the design position (undefined force
+//!   direction; this holds even when `free_length` / `design_length` are given).
 //! * `inertia.euler_zyx_deg` is only allowed together with `inertia.principal`.
 //! * A mirrored marker referring to a non-mirrored (shared) frame gets the inline mirrored axes
 //!   `S A S` (see [`mirror`]).

@@ -751,15 +751,10 @@ fn element(ctx: &mut Ctx, e: &ForceElement) {
             }
         }
     }
-    if let Some(l) = p2p_length {
-        let explicit = match e {
-            ForceElement::Spring(s) => s.free_length.is_some(),
-            ForceElement::Stop(s) => s.design_length.is_some(),
-            _ => false,
-        };
-        if (l.is_nan() || l <= 1e-9) && !explicit || !l.is_finite() {
-            ctx.push(k, n, format!("the two markers coincide in the design position (distance {l:e} m), so the force direction is undefined"), "place marker_i and marker_j at different points");
-        }
+    if let Some(l) = p2p_length
+        && !(l.is_finite() && l > 1e-9)
+    {
+        ctx.push(k, n, format!("the two markers coincide in the design position (distance {l:e} m), so the force direction of the point-to-point element is undefined"), "place marker_i and marker_j at different points");
     }
 }
 
