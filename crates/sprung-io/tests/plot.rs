@@ -5,7 +5,8 @@ use sprung_io::plot::plot_time_series_with;
 use sprung_io::{IoError, Layout, LineStyle, Panel, PlotOptions, Series, Window, plot_time_series};
 
 fn tmp(name: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("sprung-io-plot-{}", std::process::id()));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("sprung-io-plot-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     dir.join(name)
 }

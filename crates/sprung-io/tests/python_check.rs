@@ -21,7 +21,8 @@ fn pandas_reads_csv_and_parquet() {
         eprintln!("skipped: python3 with pandas and pyarrow is not available");
         return;
     }
-    let dir = std::env::temp_dir().join(format!("sprung-io-py-{}", std::process::id()));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("sprung-io-py-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let channels = [
         Channel::new("x_wheel", "m", "wheel displacement"),
