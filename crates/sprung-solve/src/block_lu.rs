@@ -20,7 +20,8 @@
 //! * **Symbolic factorisation.** The elimination is simulated on the block graph, giving the
 //!   filled block pattern of `L` and `U` (the blocks `A_ij` that become non-zero through eq. 14),
 //!   the list of Schur-complement updates of every step, and all numeric storage. Each step `k`
-//!   owns one contiguous region `[A_kk | U_kj … | L_ik …]`, so the updates of step `k` write only
+//!   owns one contiguous region `[A_kk | U_kj … | L_ikᵀ …]` (the `L` blocks are stored transposed so
+//!   that every kernel works on contiguous rows), so the updates of step `k` write only
 //!   to regions of later steps and borrow checking needs no copies or `unsafe`.
 //! * **Numeric factorisation** ([`BlockSparseLu::factor`], allocation-free). Block Gaussian
 //!   elimination in the chosen order without pivoting between blocks: for step `k`
@@ -99,11 +100,13 @@ pub struct BlockSparseLu {
     /// `k` in the filled graph, sorted by elimination step.
     nbr_ptr: Vec<usize>,
     nbr: Vec<usize>,
-    /// `upd[upd_ptr[k]..upd_ptr[k + 1]]`: for `a, c < m = |J(k)|`, entry `a * m + c` is the block
-    /// slot of `A_{J_a, J_c}`, which receives `-L_{J_a, k} U_{k, J_c}`.
+    /// `upd[upd_ptr[k]..upd_ptr[k + 1]]`: for `a, c < m = |J(k)|`, entry `a * m + c` is
+    /// `2 s + t`, where `s` is the block slot of `A_{J_a, J_c}`, which receives
+    /// `-L_{J_a, k} U_{k, J_c}`, and `t = 1` if that slot is stored transposed (strictly lower).
     upd_ptr: Vec<usize>,
     upd: Vec<usize>,
-    /// Block slot of every stored block of the input pattern (input slot order).
+    /// Block slot of every stored block of the input pattern (input slot order), as `2 s + t`
+    /// with `t = 1` for slots stored transposed.
     scatter: Vec<usize>,
     /// Block slots created by fill-in, zeroed before each factorisation.
     fill: Vec<usize>,
@@ -385,7 +388,7 @@ impl BlockSparseLu {
             nbr_ptr.push(nbr.len());
             for &i in js {
                 for &j in js {
-                    upd.push(slot(i, j));
+                    upd.push(2 * slot(i, j) + usize::from(i > j));
                 }
             }
             upd_ptr.push(upd.len());
@@ -394,9 +397,10 @@ impl BlockSparseLu {
         let mut scatter = Vec::with_capacity(pattern.n_stored());
         for bi in 0..n {
             for &bj in pattern.row(bi) {
-                let s = slot(position[bi], position[bj]);
+                let (pi, pj) = (position[bi], position[bj]);
+                let s = slot(pi, pj);
                 covered[s] = true;
-                scatter.push(s);
+                scatter.push(2 * s + usize::from(pi > pj));
             }
         }
         let fill = (0..n_slots).filter(|&s| !covered[s]).collect();
@@ -566,8 +570,14 @@ impl BlockSparseLu {
         let Some(max_abs) = max_abs_if_finite(input) else {
             return Err(self.find_non_finite(input));
         };
-        for (src, &s) in input.chunks_exact(bb).zip(&self.scatter) {
-            values[s * bb..(s + 1) * bb].copy_from_slice(src);
+        for (src, &st) in input.chunks_exact(bb).zip(&self.scatter) {
+            let s = st >> 1;
+            let dst = &mut values[s * bb..(s + 1) * bb];
+            if st & 1 == 0 {
+                dst.copy_from_slice(src);
+            } else {
+                copy_transposed(d, dst, src);
+            }
         }
         let tol = pivot_tolerance(self.n * b, max_abs);
         for k in 0..self.n {
@@ -598,16 +608,23 @@ impl BlockSparseLu {
                 unit_lower_solve(d, diag, u);
             }
             for l in lpanel.chunks_exact_mut(bb) {
-                upper_right_solve(d, diag, inv, l);
+                upper_transposed_solve(d, diag, inv, l);
             }
             let upanel = &*upanel;
             let lpanel = &*lpanel;
             let upd = &self.upd[self.upd_ptr[k]..self.upd_ptr[k + 1]];
             let off = self.region[k + 1];
             for (l, targets) in lpanel.chunks_exact(bb).zip(upd.chunks_exact(m)) {
-                for (u, &t) in upanel.chunks_exact(bb).zip(targets) {
-                    let t = t - off;
-                    gemm_sub(d, &mut rest[t * bb..(t + 1) * bb], l, u);
+                for (u, &tt) in upanel.chunks_exact(bb).zip(targets) {
+                    let t = (tt >> 1) - off;
+                    let c = &mut rest[t * bb..(t + 1) * bb];
+                    if tt & 1 == 0 {
+                        // C ← C - L U with L stored as Lᵀ.
+                        gemm_tn_sub(d, c, l, u);
+                    } else {
+                        // Cᵀ ← Cᵀ - Uᵀ Lᵀ.
+                        gemm_tn_sub(d, c, u, l);
+                    }
                 }
             }
         }
@@ -667,8 +684,8 @@ impl BlockSparseLu {
             tmp.copy_from_slice(xk);
             let lpanel = &self.values[(r0 + 1 + m) * bb..(r0 + 1 + 2 * m) * bb];
             let nbr = &self.nbr[self.nbr_ptr[k]..self.nbr_ptr[k + 1]];
-            for (l, &i) in lpanel.chunks_exact(bb).zip(nbr) {
-                gemv_sub(d, &mut x[i * b..(i + 1) * b], l, tmp);
+            for (lt, &i) in lpanel.chunks_exact(bb).zip(nbr) {
+                gemv_t_sub(d, &mut x[i * b..(i + 1) * b], lt, tmp);
             }
         }
         // Back substitution: x_k = U_k⁻¹ (y_k - Σ U_kj x_j), eqs. (16), (17).
@@ -811,37 +828,70 @@ fn unit_lower_solve<D: Dim>(d: D, lu: &[f64], u: &mut [f64]) {
     }
 }
 
-/// `x ← x U⁻¹` with the upper triangle `U` of the factored block `lu` (reciprocal diagonal `inv`).
+/// `y ← U⁻ᵀ y` with the upper triangle `U` of the factored block `lu` (reciprocal diagonal
+/// `inv`): this is `L_ik = A_ik U_k⁻¹` computed on the transposed block `y = A_ikᵀ`, which turns
+/// the column recurrence into contiguous row operations.
 #[inline(always)]
-fn upper_right_solve<D: Dim>(d: D, lu: &[f64], inv: &[f64], x: &mut [f64]) {
+fn upper_transposed_solve<D: Dim>(d: D, lu: &[f64], inv: &[f64], y: &mut [f64]) {
     let b = d.get();
     let lu = &lu[..b * b];
     let inv = &inv[..b];
-    let x = &mut x[..b * b];
+    let y = &mut y[..b * b];
     for c in 0..b {
-        for r in 0..b {
-            let v = x[r * b + c] * inv[c];
-            x[r * b + c] = v;
-            for t in c + 1..b {
-                x[r * b + t] = d.nmadd(v, lu[c * b + t], x[r * b + t]);
+        for m in 0..c {
+            let u = lu[m * b + c];
+            for t in 0..b {
+                y[c * b + t] = d.nmadd(u, y[m * b + t], y[c * b + t]);
+            }
+        }
+        let ic = inv[c];
+        for t in 0..b {
+            y[c * b + t] *= ic;
+        }
+    }
+}
+
+/// `c ← c - pᵀ q` for row-major `b × b` blocks.
+#[inline(always)]
+fn gemm_tn_sub<D: Dim>(d: D, c: &mut [f64], p: &[f64], q: &[f64]) {
+    let b = d.get();
+    let c = &mut c[..b * b];
+    let p = &p[..b * b];
+    let q = &q[..b * b];
+    for r in 0..b {
+        for m in 0..b {
+            let pv = p[m * b + r];
+            for t in 0..b {
+                c[r * b + t] = d.nmadd(pv, q[m * b + t], c[r * b + t]);
             }
         }
     }
 }
 
-/// `c ← c - l u` for row-major `b × b` blocks.
+/// `dst ← srcᵀ` for row-major `b × b` blocks.
 #[inline(always)]
-fn gemm_sub<D: Dim>(d: D, c: &mut [f64], l: &[f64], u: &[f64]) {
+fn copy_transposed<D: Dim>(d: D, dst: &mut [f64], src: &[f64]) {
     let b = d.get();
-    let c = &mut c[..b * b];
-    let l = &l[..b * b];
-    let u = &u[..b * b];
+    let dst = &mut dst[..b * b];
+    let src = &src[..b * b];
     for r in 0..b {
-        for m in 0..b {
-            let lv = l[r * b + m];
-            for t in 0..b {
-                c[r * b + t] = d.nmadd(lv, u[m * b + t], c[r * b + t]);
-            }
+        for c in 0..b {
+            dst[c * b + r] = src[r * b + c];
+        }
+    }
+}
+
+/// `y ← y - aᵀ x` for a row-major `b × b` block `a` (i.e. `a` holds the transposed block).
+#[inline(always)]
+fn gemv_t_sub<D: Dim>(d: D, y: &mut [f64], a: &[f64], x: &[f64]) {
+    let b = d.get();
+    let y = &mut y[..b];
+    let a = &a[..b * b];
+    let x = &x[..b];
+    for t in 0..b {
+        let xv = x[t];
+        for r in 0..b {
+            y[r] = d.nmadd(xv, a[t * b + r], y[r]);
         }
     }
 }

@@ -109,6 +109,7 @@ pub(crate) fn pivot_tolerance(n: usize, max_abs: f64) -> f64 {
 
 /// Largest absolute value of `v`, or `None` if an entry is NaN or infinite. Uses independent
 /// lanes so that the scan vectorises (a single running maximum is a serial dependency chain).
+#[inline(always)]
 pub(crate) fn max_abs_if_finite(v: &[f64]) -> Option<f64> {
     const LANES: usize = 8;
     let mut max = [0.0f64; LANES];
