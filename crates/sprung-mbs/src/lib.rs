@@ -20,6 +20,7 @@ pub mod outputs;
 pub mod p2p;
 pub mod pipeline;
 pub mod rotation;
+pub mod simulate;
 pub mod system;
 
 pub use compile::{compile, CompileError};

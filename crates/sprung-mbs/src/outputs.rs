@@ -1,1 +1,173 @@
-//! placeholder
+//! Output channels (named, with units) computed from a state: body and marker kinematics,
+//! displacements from the design position, camber and toe, element forces and deflections.
+//!
+//! Channels are resolved once from the model's `[[outputs]]` into indices; evaluation reads the
+//! evaluator's tables, so the evaluator must have been run at the state first
+//! ([`OutputSet::evaluate`] does that).
+//!
+//! Camber and toe use the spin axis a = local y axis of the marker, oriented outward (away from the
+//! plane y = 0 of the axle): camber = −asin(a_z) (positive: top of the wheel leans outward),
+//! toe = atan2(a_x, |a_y|) (positive: toe-in), both in degrees.
+
+use nalgebra::{Matrix3, Vector3};
+use sprung_model as sm;
+
+use crate::compiled::CompiledModel;
+use crate::kinematics::MarkerKin;
+use crate::pipeline::Evaluator;
+use crate::rotation::log_so3;
+
+/// What a channel reads.
+#[derive(Debug, Clone, Copy)]
+enum Source {
+    Marker(usize),
+    Body(usize),
+    Element(usize),
+}
+
+/// One resolved channel.
+#[derive(Debug, Clone)]
+pub struct Channel {
+    /// Channel name.
+    pub name: String,
+    /// Unit.
+    pub unit: &'static str,
+    /// Human-readable description.
+    pub description: String,
+    source: Source,
+    quantity: sm::Quantity,
+    component: sm::Component,
+    local: bool,
+    /// Design position (markers/bodies) and design orientation.
+    design_x: Vector3<f64>,
+    design_rot: Matrix3<f64>,
+}
+
+/// The resolved output channels of a model.
+#[derive(Debug, Clone)]
+pub struct OutputSet {
+    /// Channels in order.
+    pub channels: Vec<Channel>,
+    q: Vec<f64>,
+}
+
+fn component(v: &Vector3<f64>, c: sm::Component) -> f64 {
+    match c {
+        sm::Component::X => v.x,
+        sm::Component::Y => v.y,
+        sm::Component::Z => v.z,
+        sm::Component::Norm => v.norm(),
+    }
+}
+
+impl OutputSet {
+    /// Resolves the `[[outputs]]` of `m` against the compiled model. Names were validated at load,
+    /// so unknown names are reported as errors naming the output.
+    pub fn new(m: &sm::Model, cm: &CompiledModel) -> Result<Self, String> {
+        let (r0, _) = cm.design_state();
+        let mut channels = Vec::with_capacity(m.outputs.len());
+        for o in &m.outputs {
+            let (source, design_x, design_rot) = if let Some(name) = &o.marker {
+                let k = cm.markers.iter().position(|mk| &mk.name == name).ok_or(format!("output '{}': unknown marker '{name}'", o.name))?;
+                let bodies: Vec<_> = (0..cm.bodies.len()).map(|i| crate::kinematics::BodyKin::from_state(i, &r0, &vec![0.0; cm.n_v()])).collect();
+                let mk = MarkerKin::new(&cm.markers[k], &bodies);
+                (Source::Marker(k), mk.x, mk.rot)
+            } else if let Some(name) = &o.body {
+                let k = cm.bodies.iter().position(|b| &b.name == name).ok_or(format!("output '{}': unknown body '{name}'", o.name))?;
+                let b = &cm.bodies[k];
+                (Source::Body(k), b.position, crate::rotation::quat_to_matrix(&b.orientation))
+            } else if let Some(name) = &o.element {
+                let k = cm.elements.iter().position(|e| &e.name == name).ok_or(format!("output '{}': unknown element '{name}'", o.name))?;
+                (Source::Element(k), Vector3::zeros(), Matrix3::identity())
+            } else {
+                return Err(format!("output '{}': names no marker, body or element", o.name));
+            };
+            let what = o.marker.as_deref().or(o.body.as_deref()).or(o.element.as_deref()).unwrap_or("");
+            channels.push(Channel {
+                name: o.name.clone(),
+                unit: o.quantity.unit(),
+                description: format!("{:?} of {what}", o.quantity).to_lowercase(),
+                source,
+                quantity: o.quantity,
+                component: o.component(),
+                local: o.frame() == sm::OutputFrame::Local,
+                design_x,
+                design_rot,
+            });
+        }
+        Ok(Self { channels, q: vec![0.0; cm.n_v()] })
+    }
+
+    /// Number of channels.
+    pub fn len(&self) -> usize {
+        self.channels.len()
+    }
+
+    /// True when there are no channels.
+    pub fn is_empty(&self) -> bool {
+        self.channels.is_empty()
+    }
+
+    /// Evaluates the model at (t, r, v) and writes all channel values into `out`.
+    pub fn evaluate(&mut self, eval: &mut Evaluator, t: f64, r: &[f64], v: &[f64], out: &mut [f64]) {
+        eval.accelerations(t, r, v, &mut self.q);
+        self.read(eval, out);
+    }
+
+    /// Writes all channel values into `out` from the evaluator's current tables.
+    pub fn read(&self, eval: &Evaluator, out: &mut [f64]) {
+        let model: &CompiledModel = eval.model();
+        for (ch, o) in self.channels.iter().zip(out.iter_mut()) {
+            *o = match ch.source {
+                Source::Element(k) => element_value(ch, &eval.elements[k].out),
+                Source::Marker(k) => {
+                    let mk = MarkerKin::new(&model.markers[k], &eval.bodies);
+                    let w_local = mk.rot.transpose() * mk.w;
+                    kinematic_value(ch, mk.x, mk.rot, mk.v, mk.w, w_local)
+                }
+                Source::Body(k) => {
+                    let b = &eval.bodies[k];
+                    kinematic_value(ch, b.x, b.rot, b.v, b.w, b.w_body)
+                }
+            };
+        }
+    }
+}
+
+fn element_value(ch: &Channel, e: &crate::element::ElementOutput) -> f64 {
+    use sm::Quantity as Q;
+    match ch.quantity {
+        Q::Force => component(&e.force, ch.component),
+        Q::Torque => component(&e.torque, ch.component),
+        Q::Deflection => component(&e.deflection, ch.component),
+        Q::RotDeflection => component(&e.rot_deflection, ch.component),
+        Q::Length => e.length,
+        Q::LengthRate => e.length_rate,
+        _ => f64::NAN,
+    }
+}
+
+fn kinematic_value(ch: &Channel, x: Vector3<f64>, rot: Matrix3<f64>, v: Vector3<f64>, w: Vector3<f64>, w_local: Vector3<f64>) -> f64 {
+    use sm::Quantity as Q;
+    let frame = |g: Vector3<f64>| if ch.local { rot.transpose() * g } else { g };
+    match ch.quantity {
+        Q::Position => component(&frame(x), ch.component),
+        Q::Displacement => component(&frame(x - ch.design_x), ch.component),
+        Q::Velocity => component(&frame(v), ch.component),
+        Q::AngularVelocity => component(if ch.local { &w_local } else { &w }, ch.component),
+        Q::Orientation => component(&frame(log_so3(&(rot * ch.design_rot.transpose()))), ch.component),
+        Q::Camber | Q::Toe => {
+            let mut a: Vector3<f64> = rot.column(1).into_owned();
+            let outward = if ch.design_x.y >= 0.0 { 1.0 } else { -1.0 };
+            if a.y * outward < 0.0 {
+                a = -a;
+            }
+            if ch.quantity == Q::Camber {
+                (-a.z.clamp(-1.0, 1.0).asin()).to_degrees()
+            } else {
+                a.x.atan2(a.y.abs()).to_degrees()
+            }
+        }
+        _ => f64::NAN,
+    }
+}
