@@ -574,7 +574,7 @@ impl BlockSparseLu {
             let s = st >> 1;
             let dst = &mut values[s * bb..(s + 1) * bb];
             if st & 1 == 0 {
-                dst.copy_from_slice(src);
+                copy_block(d, dst, src);
             } else {
                 copy_transposed(d, dst, src);
             }
@@ -866,6 +866,19 @@ fn gemm_tn_sub<D: Dim>(d: D, c: &mut [f64], p: &[f64], q: &[f64]) {
             }
         }
     }
+}
+
+/// `dst ← src` for `b × b` blocks, as an inlined loop (a `memcpy` call per small block costs
+/// more than the copy itself).
+#[inline(always)]
+fn copy_block<D: Dim>(d: D, dst: &mut [f64], src: &[f64]) {
+    let b = d.get();
+    let (dst4, dst_rest) = dst[..b * b].as_chunks_mut::<4>();
+    let (src4, src_rest) = src[..b * b].as_chunks::<4>();
+    for (o, i) in dst4.iter_mut().zip(src4) {
+        *o = *i;
+    }
+    dst_rest.copy_from_slice(src_rest);
 }
 
 /// `dst ← srcᵀ` for row-major `b × b` blocks.

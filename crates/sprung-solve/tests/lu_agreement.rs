@@ -568,3 +568,10 @@ fn trait_objects_switch_between_solvers() {
     let diff: Vec<f64> = sols[0].iter().zip(&sols[1]).map(|(u, v)| u - v).collect();
     assert!(inf_norm(&diff) <= 1e-10 * inf_norm(&sols[1]));
 }
+
+#[test]
+fn solvers_can_move_between_threads() {
+    fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<BlockSparseLu>();
+    assert_send_sync::<DenseLu>();
+}
