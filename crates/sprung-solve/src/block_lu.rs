@@ -28,17 +28,27 @@
 //!   `P_k A_kk = L_k U_k` (partial pivoting inside the pivot block, transpositions stored per
 //!   block), `U_kj = L_k⁻¹ P_k A_kj`, `L_ik = A_ik U_k⁻¹` and `A_ij ← A_ij - L_ik U_kj` for all
 //!   later neighbours `i, j` — this is eq. (14) with `Ã_kk⁻¹ = U_k⁻¹ L_k⁻¹ P_k`. Block pivoting is
-//!   not needed for the coefficient matrices of eq. (11), which are small perturbations of the
-//!   identity scaled by the mass matrix; a pivot block that is singular or not finite is
-//!   reported with its body index (see [`SingularMatrix`] for the tolerance).
+//!   not needed for the coefficient matrices of eq. (11), which are the identity plus the
+//!   mass-scaled damping and stiffness terms `hγ M⁻¹C + (hγ)² M⁻¹K` of a mechanical system; a
+//!   pivot block that is singular or not finite is reported with its body index (see
+//!   [`SingularMatrix`] for the tolerance).
 //! * **Solve** ([`BlockSparseLu::solve_in_place`], allocation-free, repeatable): forward
 //!   substitution (eq. 15) followed by back substitution (eqs. 16, 17), working directly on the
 //!   caller's vector in the original body numbering.
 //!
-//! For `b = 6` (rigid bodies) the kernels are compiled with the block size as a constant, so the
-//! 6 × 6 loops are fully unrolled and free of bounds checks; other block sizes use the same code
-//! with run-time loop bounds. [`BlockSparseLu::flops`] gives the exact operation count of one
-//! numeric factorisation, which is the floor for its run time.
+//! # Performance
+//!
+//! For `b = 6` (rigid bodies; also `b = 3` and `b = 1`) the kernels are compiled with the block
+//! size as a constant, so the compiler unrolls and vectorises the small loops; on x86-64 CPUs with
+//! AVX2 and FMA (detected at run time) the 6 × 6 path is compiled a second time with fused
+//! multiply-adds. Other block sizes use the same code with run-time loop bounds.
+//! [`BlockSparseLu::flops`] and [`BlockSparseLu::solve_flops`] give the exact operation counts
+//! (the floor for the run time). For the 24-body double-wishbone pattern of the `lu` benchmark the
+//! factorisation needs 52.6 kflop against 1.98 Mflop for dense LU of the 144 × 144 matrix, and a
+//! solve 7.5 kflop against 41 kflop. Measured on the shared two-core development VM (x86-64 with
+//! AVX2/FMA, under load), one LSRT2 step's linear algebra — a factorisation and two solves — took
+//! about 8 µs block-sparse (factorisation about 4-5 µs, solve about 1.2-1.9 µs) against about
+//! 115 µs dense; see `benches/lu.rs`.
 
 use crate::block::{BlockMatrix, BlockPattern};
 pub use crate::dense::{LinearSolver, SingularMatrix};
