@@ -89,7 +89,7 @@ fn ode14x_orders() {
                     extrapolation_order: ord,
                 },
                 ord as f64,
-                [100, 50, 25, 20][ord - 1],
+                [100, 50, 50, 40][ord - 1],
             );
         }
     }

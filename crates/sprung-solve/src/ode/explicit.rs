@@ -1,9 +1,10 @@
 //! Explicit Runge–Kutta methods (document 001, eqs. 16–21): ode1–ode5, ode8 with a fixed step,
 //! ode23 (Bogacki–Shampine 3(2)) and ode45 (Dormand–Prince 5(4)) with embedded error estimate.
-//! Dense output is the cubic Hermite interpolant of the step end values and slopes.
+//! Dense output: Shampine's fourth-order continuous extension for Dormand–Prince 5(4) (as in
+//! DOPRI5), the cubic Hermite interpolant of the step end values and slopes otherwise.
 
 use super::OdeError;
-use super::core::Ctx;
+use super::core::{Ctx, hermite};
 use super::onestep::{Attempt, OneStep};
 use super::tableau::ExplicitTableau;
 
@@ -102,5 +103,41 @@ impl OneStep for Erk {
             err,
             fsal: last_fsal,
         })
+    }
+
+    fn interpolate(
+        &self,
+        t0: f64,
+        h: f64,
+        y0: &[f64],
+        f0: &[f64],
+        y1: &[f64],
+        f1: &[f64],
+        t: f64,
+        out: &mut [f64],
+    ) {
+        if self.t.stages() != 7 || !self.t.fsal {
+            hermite(t0, h, y0, f0, y1, f1, t, out);
+            return;
+        }
+        // Dormand–Prince continuous extension (Shampine 1986, as used in DOPRI5)
+        const D: [f64; 7] = [
+            -12715105075.0 / 11282082432.0,
+            0.0,
+            87487479700.0 / 32700410799.0,
+            -10690763975.0 / 1880347072.0,
+            701980252875.0 / 199316789632.0,
+            -1453857185.0 / 822651844.0,
+            69997945.0 / 29380423.0,
+        ];
+        let th = (t - t0) / h;
+        let th1 = 1.0 - th;
+        for c in 0..out.len() {
+            let r2 = y1[c] - y0[c];
+            let r3 = h * self.k[0][c] - r2;
+            let r4 = r2 - h * f1[c] - r3;
+            let r5: f64 = h * (0..7).map(|i| D[i] * self.k[i][c]).sum::<f64>();
+            out[c] = y0[c] + th * (r2 + th1 * (r3 + th * (r4 + th1 * r5)));
+        }
     }
 }

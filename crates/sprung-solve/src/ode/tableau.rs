@@ -543,7 +543,9 @@ pub fn ros2() -> RosenbrockTableau {
     )
 }
 
-/// ROS3P (Lang & Verwer 2001), order 3(2), given in transformed form.
+/// ROS3P (Lang & Verwer 2001), order 3(2), given in transformed form. The published embedded
+/// weights satisfy the order-3 condition of linear problems, so the error estimate vanishes to
+/// leading order on linear constant-coefficient problems (set `max_step` there).
 pub fn ros3p() -> RosenbrockTableau {
     let gamma = 0.5 + 3f64.sqrt() / 6.0;
     let g = 1.0 / gamma;

@@ -1,0 +1,128 @@
+//! Stiff reference problems (HIRES, Van der Pol ε = 1e-6, ROBER) against the published
+//! reference values of the Test Set for IVP Solvers (`integrators.md`).
+//!
+//! Absolute tolerances: `atol_i = rtol · atol_scale_i` with the scales of
+//! [`Reference::atol_scale`]: HIRES 1e-4 (components are 1e-3..1e-4), Van der Pol 1 (components
+//! are O(1)), ROBER (1e-4, 1e-8, 1e-4) because y2 never exceeds 4e-5 and ends near 8e-14.
+
+use sprung_solve::ode::problems::{Hires, Reference, Rober, VanDerPol, scd};
+use sprung_solve::ode::{Method, OdeSystem, Options, Solution, Tolerance, catalogue, solve};
+
+fn run(method: Method, sys: &mut dyn OdeSystem, r: &Reference, rtol: f64) -> (f64, Solution) {
+    let opts = Options {
+        rtol,
+        atol: Tolerance::PerComponent(r.atol(rtol)),
+        max_step: Some(r.t_end - r.t0),
+        record: false,
+        ..Default::default()
+    };
+    let sol = solve(method, sys, r.t0, &r.y0, r.t_end, opts)
+        .unwrap_or_else(|e| panic!("{method:?} on {}: {e}", r.name));
+    let s = scd(&sol.y_final, &r.y_ref);
+    eprintln!(
+        "{:>10} {:<26} rtol {rtol:.0e}: scd {s:5.2}  steps {:6} rej {:5} f {:7} jac {:5} lu {:6}",
+        method.info().name,
+        r.name,
+        sol.stats.steps,
+        sol.stats.rejected,
+        sol.stats.f_evals,
+        sol.stats.jac_evals,
+        sol.stats.lu_factorisations
+    );
+    (s, sol)
+}
+
+fn all_three(method: Method, rtol: f64) -> [f64; 3] {
+    [
+        run(method, &mut Hires, &Hires::reference(), rtol).0,
+        run(
+            method,
+            &mut VanDerPol::default(),
+            &VanDerPol::reference(),
+            rtol,
+        )
+        .0,
+        // Known limitation: the trapezoidal rule (ode23t, R(∞) = -1, no damping) cannot reach
+        // t = 1e11 on ROBER within the step budget; MATLAB also recommends ode23t only for
+        // moderately stiff problems. See `rober_ode23t_fails_cleanly`.
+        if method == Method::Ode23t {
+            f64::INFINITY
+        } else {
+            run(method, &mut Rober, &Rober::reference(), rtol).0
+        },
+    ]
+}
+
+#[test]
+fn rober_ode23t_fails_cleanly() {
+    // documents the limitation above: a clear error, not a hang or a panic
+    let r = Rober::reference();
+    let opts = Options {
+        rtol: 1e-6,
+        atol: Tolerance::PerComponent(r.atol(1e-6)),
+        max_steps: 20_000,
+        ..Default::default()
+    };
+    let e = solve(Method::Ode23t, &mut Rober, r.t0, &r.y0, r.t_end, opts).unwrap_err();
+    assert!(e.to_string().contains("maximum number of steps"), "{e}");
+}
+
+fn high_accuracy(method: Method) {
+    let s = all_three(method, 1e-10);
+    for (k, v) in s.iter().enumerate() {
+        assert!(*v >= 7.0, "{method:?}: problem {k} scd {v:.2} < 7");
+    }
+}
+
+#[test]
+fn radau5_high_accuracy() {
+    high_accuracy(Method::Radau5);
+}
+
+#[test]
+fn rodas4_high_accuracy() {
+    high_accuracy(Method::Rodas4);
+}
+
+#[test]
+fn rodas5p_high_accuracy() {
+    high_accuracy(Method::Rodas5p);
+}
+
+#[test]
+fn ode23tb_high_accuracy() {
+    // Second order: at rtol = 1e-10 the accumulated global error gives scd 6.45 (HIRES),
+    // 6.68 (Van der Pol), 6.96 (ROBER) — short of the 7 targeted for the higher-order codes.
+    let s = all_three(Method::Ode23tb, 1e-10);
+    for (k, v) in s.iter().enumerate() {
+        assert!(*v >= 6.3, "problem {k} scd {v:.2}");
+    }
+}
+
+#[test]
+fn ode15s_high_accuracy() {
+    high_accuracy(Method::Ode15s {
+        max_order: 5,
+        bdf: false,
+    });
+}
+
+#[test]
+fn every_adaptive_stiff_method_solves_all_three_at_1e_6() {
+    for m in catalogue() {
+        if m.stiff && m.step_control == sprung_solve::ode::StepControl::Adaptive {
+            let s = all_three(m.method, 1e-6);
+            for (k, v) in s.iter().enumerate() {
+                assert!(*v >= 2.0, "{}: problem {k} scd {v:.2}", m.name);
+            }
+        }
+    }
+    let s = all_three(
+        Method::Ode15s {
+            max_order: 5,
+            bdf: true,
+        },
+        1e-6,
+    );
+    assert!(s.iter().all(|v| *v >= 2.0));
+}
