@@ -12,9 +12,10 @@
 //!
 //! [`BlockSparseLu`] is the general form of that procedure for any topology:
 //!
-//! * **Ordering.** A fill-reducing elimination order of the blocks is chosen once. Three
-//!   candidates are analysed symbolically — greedy minimum degree, greedy minimum fill (minimum
-//!   deficiency) and the natural order — and the one with the smallest exact flop count is kept.
+//! * **Ordering.** A fill-reducing elimination order of the blocks is chosen once. Candidates
+//!   are analysed symbolically — greedy minimum degree and greedy minimum fill (minimum
+//!   deficiency), each with several deterministic tie-breaking rankings, and the natural order —
+//!   and the one with the smallest exact flop count is kept.
 //!   Any other order, e.g. document 000's hand partition, can be supplied through
 //!   [`BlockSparseLu::with_order`]. Disconnected graphs and single blocks need no special case.
 //! * **Symbolic factorisation.** The elimination is simulated on the block graph, giving the
@@ -254,9 +255,23 @@ fn symbolic(n: usize, b: usize, adj: &[bool], order: &[usize]) -> Symbolic {
     Symbolic { later, flops }
 }
 
+/// SplitMix64 step (deterministic tie-break rankings).
+fn splitmix(state: u64) -> u64 {
+    let mut z = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// Number of pseudo-random tie-break rankings tried by [`BlockSparseLu::new`].
+const TIE_BREAK_TRIALS: usize = 16;
+
+/// Largest block graph for which the pseudo-random tie-break rankings are tried.
+const TIE_BREAK_LIMIT: usize = 100;
+
 /// Greedy elimination order by minimum degree (`min_fill == false`) or minimum fill.
-/// Ties are broken by smaller degree, then by smaller block index, so the result is deterministic.
-fn greedy_order(n: usize, adj: &[bool], min_fill: bool) -> Vec<usize> {
+/// Ties are broken by smaller degree, then by smaller `rank`, so the result is deterministic.
+fn greedy_order(n: usize, adj: &[bool], min_fill: bool, rank: &[usize]) -> Vec<usize> {
     let mut g = adj.to_vec();
     let mut alive = vec![true; n];
     let mut deg: Vec<usize> = (0..n)
@@ -265,7 +280,7 @@ fn greedy_order(n: usize, adj: &[bool], min_fill: bool) -> Vec<usize> {
     let mut order = Vec::with_capacity(n);
     let mut nb = Vec::with_capacity(n);
     for _ in 0..n {
-        let mut best: Option<(usize, usize, usize)> = None;
+        let mut best: Option<(usize, usize, usize, usize)> = None;
         for v in (0..n).filter(|&v| alive[v]) {
             let score = if min_fill {
                 nb.clear();
@@ -278,12 +293,12 @@ fn greedy_order(n: usize, adj: &[bool], min_fill: bool) -> Vec<usize> {
             } else {
                 deg[v]
             };
-            let key = (score, deg[v], v);
+            let key = (score, deg[v], rank[v], v);
             if best.is_none_or(|b| key < b) {
                 best = Some(key);
             }
         }
-        let v = best.expect("a live vertex remains").2;
+        let v = best.expect("a live vertex remains").3;
         nb.clear();
         nb.extend((0..n).filter(|&u| u != v && alive[u] && g[v * n + u]));
         alive[v] = false;
@@ -316,9 +331,26 @@ impl BlockSparseLu {
         let n = pattern.n_blocks();
         let b = pattern.block_size();
         let adj = adjacency(pattern);
-        let mut candidates = vec![(OrderKind::MinimumDegree, greedy_order(n, &adj, false))];
-        if n <= MIN_FILL_LIMIT {
-            candidates.push((OrderKind::MinimumFill, greedy_order(n, &adj, true)));
+        // Greedy heuristics are sensitive to how ties are broken; try the block numbering, its
+        // reverse and a few fixed pseudo-random tie-break rankings, and keep the cheapest order.
+        let mut rankings: Vec<Vec<usize>> = vec![(0..n).collect(), (0..n).rev().collect()];
+        if n <= TIE_BREAK_LIMIT {
+            let mut state = 0x243f_6a88_85a3_08d3_u64;
+            for _ in 0..TIE_BREAK_TRIALS {
+                let mut r: Vec<usize> = (0..n).collect();
+                for i in (1..n).rev() {
+                    state = splitmix(state);
+                    r.swap(i, (state % (i as u64 + 1)) as usize);
+                }
+                rankings.push(r);
+            }
+        }
+        let mut candidates = Vec::new();
+        for rank in &rankings {
+            candidates.push((OrderKind::MinimumDegree, greedy_order(n, &adj, false, rank)));
+            if n <= MIN_FILL_LIMIT {
+                candidates.push((OrderKind::MinimumFill, greedy_order(n, &adj, true, rank)));
+            }
         }
         candidates.push((OrderKind::Natural, (0..n).collect()));
         let mut best: Option<(OrderKind, Vec<usize>, Symbolic)> = None;
@@ -970,6 +1002,27 @@ mod tests {
         let nat = BlockSparseLu::with_order(&p, &[0, 1, 2, 3, 4]).unwrap();
         assert_eq!(nat.fill_blocks(), 12);
         assert!(nat.flops() > lu.flops());
+    }
+
+    #[test]
+    fn analysis_is_deterministic_and_no_worse_than_natural() {
+        let mut state = 7u64;
+        for n in [1, 2, 7, 30] {
+            let mut pairs = Vec::new();
+            for i in 1..n {
+                state = splitmix(state);
+                pairs.push(((state % i as u64) as usize, i));
+                state = splitmix(state);
+                pairs.push(((state % n as u64) as usize, i));
+            }
+            let p = BlockPattern::from_couplings(n, 6, &pairs);
+            let a = BlockSparseLu::new(&p);
+            let b = BlockSparseLu::new(&p);
+            assert_eq!(a.order(), b.order());
+            let natural = BlockSparseLu::with_order(&p, &(0..n).collect::<Vec<_>>()).unwrap();
+            assert!(a.flops() <= natural.flops());
+            assert!(a.factor_blocks() >= p.n_stored());
+        }
     }
 
     #[test]
