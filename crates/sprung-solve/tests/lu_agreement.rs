@@ -211,6 +211,37 @@ fn spd(b: usize, scale: f64, cond: f64, rng: &mut Rng) -> Vec<f64> {
 /// `J_v = -M⁻¹ C`, `J_r K = -M⁻¹ K`): block-diagonal SPD mass, and damping/stiffness assembled
 /// from random SPD coupling blocks per edge, with a weak grounding of every body.
 fn mechanical(topo: &Topology, p: &Arc<BlockPattern>, rng: &mut Rng) -> BlockMatrix {
+    mechanical_with(topo, p, rng, STIFF)
+}
+
+/// Parameter ranges (log-uniform) of the mechanical test matrices.
+#[derive(Clone, Copy)]
+struct Ranges {
+    stiffness: (f64, f64),
+    damping: (f64, f64),
+    mass: (f64, f64),
+}
+
+/// Bushing-like stiffness and damping with masses from 50 g to 50 kg.
+const STIFF: Ranges = Ranges {
+    stiffness: (1e4, 1e7),
+    damping: (1e1, 1e4),
+    mass: (0.05, 50.0),
+};
+
+/// Much stiffer couplings and a wider mass range: `(hγ)² k / m` up to about 1e5.
+const VERY_STIFF: Ranges = Ranges {
+    stiffness: (1e6, 1e10),
+    damping: (1e3, 1e6),
+    mass: (0.01, 100.0),
+};
+
+fn mechanical_with(
+    topo: &Topology,
+    p: &Arc<BlockPattern>,
+    rng: &mut Rng,
+    ranges: Ranges,
+) -> BlockMatrix {
     let b = p.block_size();
     let h_gamma = 1e-3 * (1.0 - std::f64::consts::FRAC_1_SQRT_2);
     let mut stiff = BlockMatrix::zeros(p.clone());
@@ -222,8 +253,18 @@ fn mechanical(topo: &Topology, p: &Arc<BlockPattern>, rng: &mut Rng) -> BlockMat
         }
     };
     for &(i, j) in &topo.edges {
-        let k = spd(b, rng.log_uniform(1e4, 1e7), 1e3, rng);
-        let c = spd(b, rng.log_uniform(1e1, 1e4), 1e3, rng);
+        let k = spd(
+            b,
+            rng.log_uniform(ranges.stiffness.0, ranges.stiffness.1),
+            1e3,
+            rng,
+        );
+        let c = spd(
+            b,
+            rng.log_uniform(ranges.damping.0, ranges.damping.1),
+            1e3,
+            rng,
+        );
         for (m, blk) in [(&mut stiff, &k), (&mut damp, &c)] {
             add(m, i, i, blk, 1.0);
             add(m, j, j, blk, 1.0);
@@ -238,7 +279,9 @@ fn mechanical(topo: &Topology, p: &Arc<BlockPattern>, rng: &mut Rng) -> BlockMat
     // Row-scale by M⁻¹ with a diagonal mass matrix (masses and inertias per body).
     let mut a = BlockMatrix::zeros(p.clone());
     for i in 0..topo.n {
-        let inv_mass: Vec<f64> = (0..b).map(|_| 1.0 / rng.log_uniform(0.05, 50.0)).collect();
+        let inv_mass: Vec<f64> = (0..b)
+            .map(|_| 1.0 / rng.log_uniform(ranges.mass.0, ranges.mass.1))
+            .collect();
         for s in p.row_ptr()[i]..p.row_ptr()[i + 1] {
             let (kb, cb) = (stiff.block(s).to_vec(), damp.block(s).to_vec());
             let out = a.block_mut(s);
@@ -369,6 +412,28 @@ fn agrees_with_dense_on_mechanical_matrices() {
                     1e-9,
                 );
             }
+        }
+    }
+}
+
+#[test]
+fn agrees_with_dense_on_very_stiff_mechanical_matrices() {
+    let mut rng = Rng(0x5eed_0004);
+    for topo in topologies(&mut rng) {
+        let p = Arc::new(BlockPattern::from_couplings(topo.n, 6, &topo.edges));
+        let mut sparse = BlockSparseLu::new(&p);
+        let mut dense = DenseLu::new(p.dim());
+        for trial in 0..2 {
+            sparse.force_portable_kernels(trial % 2 == 1);
+            let a = mechanical_with(&topo, &p, &mut rng, VERY_STIFF);
+            check(
+                &format!("very stiff {} #{trial}", topo.name),
+                &a,
+                &mut sparse,
+                &mut dense,
+                &mut rng,
+                1e-8,
+            );
         }
     }
 }
