@@ -24,9 +24,8 @@ const NHIST: usize = KMAX + 2;
 fn newton_integrals(x: &[f64], tn: f64, h: f64, u: f64, m: usize, out: &mut [f64]) {
     let mut poly = [0.0f64; NHIST + 2];
     poly[0] = 1.0;
-    let mut deg = 0usize;
     let mut hp = h;
-    for i in 0..=m {
+    for (i, deg) in (0..=m).enumerate() {
         // integrate current polynomial (degree deg) from 0 to u
         let mut s = 0.0;
         let mut up = u;
@@ -44,7 +43,6 @@ fn newton_integrals(x: &[f64], tn: f64, h: f64, u: f64, m: usize, out: &mut [f64
             let lower = if mm > 0 { poly[mm - 1] } else { 0.0 };
             poly[mm] = lower - xi * poly[mm];
         }
-        deg += 1;
         hp *= h;
     }
 }
@@ -136,10 +134,6 @@ pub(crate) fn run(
                 return Err(OdeError::StepSizeUnderflow { t, h: hs });
             }
             // predictor (AB order k over history nodes ts[0..k])
-            {
-                let fr: Vec<&[f64]> = Vec::new();
-                let _ = fr;
-            }
             let kk = k.min(nh);
             let mut old_refs: [&[f64]; NHIST] = [&[]; NHIST];
             for i in 0..kk {
@@ -253,8 +247,7 @@ pub(crate) fn run(
                 knew = kk - 1;
                 e = errkm1;
                 starting = false;
-            } else if kk < KMAX && nh > kk + 1 && (starting || steps_at_k >= kk + 1) && errkp1 < err
-            {
+            } else if kk < KMAX && nh > kk + 1 && (starting || steps_at_k > kk) && errkp1 < err {
                 knew = kk + 1;
                 e = errkp1;
             }

@@ -313,10 +313,10 @@ impl<'a> Recorder<'a> {
             self.t.push(t);
             self.y.extend_from_slice(y);
         }
-        if let Some(obs) = self.observer.as_mut() {
-            if obs(t, y) == Control::Stop {
-                self.stopped = true;
-            }
+        if let Some(obs) = self.observer.as_mut()
+            && obs(t, y) == Control::Stop
+        {
+            self.stopped = true;
         }
     }
 
@@ -416,19 +416,21 @@ fn validate(
     if atol.iter().any(|a| !(*a > 0.0 && a.is_finite())) {
         return bad("every atol entry must be positive and finite".into());
     }
-    if let Some(h) = opts.step {
-        if !(h > 0.0 && h.is_finite()) {
-            return bad(format!("fixed step must be positive and finite, got {h}"));
-        }
+    if let Some(h) = opts.step
+        && !(h > 0.0 && h.is_finite())
+    {
+        return bad(format!("fixed step must be positive and finite, got {h}"));
     }
-    if let Some(h) = opts.initial_step {
-        if !(h > 0.0 && h.is_finite()) {
-            return bad(format!("initial_step must be positive and finite, got {h}"));
-        }
+    if let Some(h) = opts.initial_step
+        && !(h > 0.0 && h.is_finite())
+    {
+        return bad(format!("initial_step must be positive and finite, got {h}"));
     }
     let span = t_end - t0;
     let hmax = match opts.max_step {
-        Some(h) if !(h > 0.0) => return bad(format!("max_step must be positive, got {h}")),
+        Some(h) if h.is_nan() || h <= 0.0 => {
+            return bad(format!("max_step must be positive, got {h}"));
+        }
         Some(h) => h.min(span),
         None => 0.1 * span,
     };

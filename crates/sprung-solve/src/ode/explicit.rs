@@ -86,8 +86,8 @@ impl OneStep for Erk {
             }
         }
         let mut err = 0.0;
-        if adaptive {
-            if let Some(bh) = &self.t.bhat {
+        if adaptive && let Some(bh) = &self.t.bhat {
+            {
                 // reuse ytmp for the error vector
                 for c in 0..n {
                     let mut acc = 0.0;

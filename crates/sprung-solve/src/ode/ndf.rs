@@ -24,8 +24,6 @@ const KAPPA_NDF: [f64; 6] = [0.0, -0.1850, -1.0 / 9.0, -0.0823, -0.0415, 0.0];
 
 struct State {
     n: usize,
-    maxk: usize,
-    kappa: [f64; 6],
     inv_ga: [f64; 6],
     erconst: [f64; 7],
     /// Backward differences: column j (1-based) in dif[j-1], maxk + 2 columns.
@@ -50,8 +48,6 @@ impl State {
         erconst[6] = 1.0 / 7.0;
         Self {
             n,
-            maxk,
-            kappa,
             inv_ga,
             erconst,
             dif: vec![vec![0.0; n]; maxk + 2],
@@ -386,7 +382,6 @@ pub(crate) fn run(
                     }
                 }
             }
-            let _ = st.kappa;
         }
         absh_next = abshlast;
         t = b;

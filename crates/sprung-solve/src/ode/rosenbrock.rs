@@ -127,8 +127,8 @@ impl OneStep for Rosenbrock {
             y1[c] = acc;
         }
         let mut err = 0.0;
-        if adaptive {
-            if let Some(mh) = &self.t.mhat {
+        if adaptive && let Some(mh) = &self.t.mhat {
+            {
                 for c in 0..n {
                     let mut acc = 0.0;
                     for i in 0..s {
