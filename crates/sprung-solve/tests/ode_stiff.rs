@@ -3,7 +3,8 @@
 //!
 //! Absolute tolerances: `atol_i = rtol · atol_scale_i` with the scales of
 //! [`Reference::atol_scale`]: HIRES 1e-4 (components are 1e-3..1e-4), Van der Pol 1 (components
-//! are O(1)), ROBER (1e-4, 1e-8, 1e-4) because y2 never exceeds 4e-5 and ends near 8e-14.
+//! are O(1)), ROBER (1e-8, 1e-12, 1e-8) because y1 ends near 2e-8 and y2 never exceeds 4e-5 and
+//! ends near 8e-14 (the score is the relative error of every component).
 
 use sprung_solve::ode::problems::{Hires, Reference, Rober, VanDerPol, scd};
 use sprung_solve::ode::{Method, OdeSystem, Options, Solution, Tolerance, catalogue, solve};
@@ -91,12 +92,11 @@ fn rodas5p_high_accuracy() {
 
 #[test]
 fn ode23tb_high_accuracy() {
-    // Second order: at rtol = 1e-10 the accumulated global error gives scd 6.45 (HIRES),
-    // 6.68 (Van der Pol), 6.96 (ROBER) — short of the 7 targeted for the higher-order codes.
+    // Second order: at rtol = 1e-10 it reaches scd 7.15 (HIRES) and 8.06 (Van der Pol) but
+    // only 6.94 on ROBER (accumulated global error of ~70 000 steps), so ROBER is held to 6.9.
     let s = all_three(Method::Ode23tb, 1e-10);
-    for (k, v) in s.iter().enumerate() {
-        assert!(*v >= 6.3, "problem {k} scd {v:.2}");
-    }
+    assert!(s[0] >= 7.0 && s[1] >= 7.0, "{s:?}");
+    assert!(s[2] >= 6.9, "{s:?}");
 }
 
 #[test]

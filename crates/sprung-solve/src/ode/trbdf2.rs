@@ -9,7 +9,8 @@
 //!
 //! * TR-BDF2 (`γ = 2 - √2`, `d = γ/2`, `ω = √2/4`): trapezoidal stage to `t + γh`, BDF2 stage to
 //!   `t + h`; embedded third-order weights `b̂ = ((1-ω)/3, (3ω+1)/3, d/3)`; the error estimate
-//!   `h Σ (b_i - b̂_i) f_i` is filtered by `W⁻¹` (stiff robustness). FSAL.
+//!   is `h Σ (b_i - b̂_i) f_i` (no `W⁻¹` filter: filtering made it optimistic by a factor of about
+//!   30 on HIRES, and the unfiltered estimate stays robust on the stiff test problems). FSAL.
 //! * Trapezoidal rule: local error `-(h³/12) y'''`, with `y'''` from the second divided difference
 //!   of `f` over the last two steps (after a restart from `J f + f_t` at the step start),
 //!   filtered twice by `W⁻¹`. The rule is A- but not L-stable (R(∞) = -1): perturbations of very
@@ -39,6 +40,8 @@ struct Newton {
     del: Vec<f64>,
     /// Iteration limit: 5 adaptive, 30 in fixed-step mode (no predictive give-up there).
     maxit: usize,
+    /// Newton accuracy target as a fraction of the local tolerance.
+    kappa: f64,
 }
 
 impl Newton {
@@ -54,6 +57,7 @@ impl Newton {
             fbuf: vec![0.0; n],
             del: vec![0.0; n],
             maxit: MAXIT,
+            kappa: 0.5,
         }
     }
 
@@ -112,11 +116,12 @@ impl Newton {
                 self.rate = (0.9 * self.rate).max(nrm / oldnrm);
                 self.havrate = true;
                 let errit = nrm * self.rate / (1.0 - self.rate);
-                if errit <= 0.5 {
+                if errit <= self.kappa {
                     return true;
                 }
                 if iter == maxit - 1
-                    || (maxit == MAXIT && 0.5 < errit * self.rate.powi((maxit - 1 - iter) as i32))
+                    || (maxit == MAXIT
+                        && self.kappa < errit * self.rate.powi((maxit - 1 - iter) as i32))
                 {
                     return false;
                 }
@@ -231,7 +236,6 @@ impl OneStep for TrBdf2 {
             for i in 0..n {
                 self.est[i] = h * (e1 * f0[i] + e2 * self.fg[i] + e3 * f1[i]);
             }
-            self.nw.lu.solve(&mut self.est, &mut ctx.stats);
             err = ctx.err_norm(&self.est, y0, y1);
         }
         Ok(Attempt::Done { err, fsal: true })
