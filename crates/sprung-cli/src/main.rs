@@ -1,1 +1,88 @@
-fn main() {}
+//! `sprung` — command-line interface of the sprung multibody engine.
+//!
+//! Thin by design: parses arguments, calls the libraries, prints summaries. See `sprung --help`.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand, ValueEnum};
+
+mod cmd;
+
+/// Real-time multibody simulation of vehicle suspensions (bodies coupled by force elements).
+#[derive(Parser, Debug)]
+#[command(name = "sprung", version, about, long_about = None, propagate_version = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+/// Result file format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum FormatArg {
+    /// Comma-separated values plus a `.meta.json` sidecar with units.
+    Csv,
+    /// Apache Parquet with units in the field metadata.
+    Parquet,
+}
+
+/// Linear solver inside linear-implicit methods.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LinearSolverArg {
+    /// Dense LU (faer).
+    Dense,
+    /// Block-sparse LU following the body-coupling graph.
+    BlockSparse,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Validate a model file and print what it contains (bodies, markers, force elements, DOF,
+    /// inputs, outputs).
+    Check {
+        /// Model file (.toml or .json).
+        model: PathBuf,
+    },
+    /// Simulate a model and write the output channels to a result file.
+    Run(cmd::run::RunArgs),
+    /// Print the JSON Schema of the model format.
+    Schema,
+    /// List the available solvers.
+    Solvers,
+    /// Compare result channels against a reference (normalised errors as in document 000, Table 3).
+    Compare(cmd::compare::CompareArgs),
+    /// Plot result channels (optionally against references) to PNG or SVG.
+    Plot(cmd::plot::PlotArgs),
+    /// Linearise at static equilibrium and print eigenvalues, frequencies, damping ratios and the
+    /// stiffness ratio.
+    Modes {
+        /// Model file.
+        model: PathBuf,
+        /// Number of undamped natural frequencies to print.
+        #[arg(long, default_value_t = 12)]
+        count: usize,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let res = match cli.command {
+        Command::Check { model } => cmd::check::run(&model),
+        Command::Run(args) => cmd::run::run(&args),
+        Command::Schema => {
+            println!("{}", sprung_model::json_schema());
+            Ok(())
+        }
+        Command::Solvers => cmd::solvers::run(),
+        Command::Compare(args) => cmd::compare::run(&args),
+        Command::Plot(args) => cmd::plot::run(&args),
+        Command::Modes { model, count } => cmd::modes::run(&model, count),
+    };
+    match res {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,21 @@
+//! Subcommands of the `sprung` binary, one file each.
+
+pub mod check;
+pub mod compare;
+pub mod modes;
+pub mod plot;
+pub mod run;
+pub mod solvers;
+
+use std::path::Path;
+use std::sync::Arc;
+
+use anyhow::Context;
+use sprung_mbs::CompiledModel;
+
+/// Loads, validates and compiles a model file.
+pub fn load_model(path: &Path) -> anyhow::Result<(sprung_model::Model, Arc<CompiledModel>)> {
+    let m = sprung_model::load(path).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let c = sprung_mbs::compile(&m).with_context(|| format!("compiling {}", path.display()))?;
+    Ok((m, Arc::new(c)))
+}

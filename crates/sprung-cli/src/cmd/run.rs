@@ -1,0 +1,249 @@
+//! `sprung run MODEL`: simulate and write results.
+//!
+//! Settings come from the model's `[solver]` table, overridden by command-line flags. The run
+//! writes `<out>/results.<csv|parquet>` through a background writer (the stepping loop only fills
+//! preallocated buffers), prints progress on long runs, stops cleanly on Ctrl-C or divergence
+//! (keeping every row written so far and recording why it stopped), and prints the real-time
+//! factor (compute time / simulated time) and step-time statistics.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+use anyhow::{bail, Context};
+use clap::Args;
+use serde_json::json;
+use sprung_io::{BackgroundOptions, BackgroundWriter, Channel, Format};
+use sprung_mbs::equilibrium::{self, EquilibriumOptions};
+use sprung_mbs::outputs::OutputSet;
+use sprung_mbs::simulate::{self, LinearSolverKind, RunSettings, RunSummary};
+use sprung_mbs::MbsSystem;
+use sprung_model::InitialStateKind;
+use sprung_solve::mech::adaptive::Control;
+
+use super::load_model;
+use crate::{FormatArg, LinearSolverArg};
+
+/// Arguments of `sprung run`.
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    /// Model file (.toml or .json).
+    pub model: PathBuf,
+    /// Solver (see `sprung solvers`); default from the model's [solver] table.
+    #[arg(long)]
+    pub solver: Option<String>,
+    /// Fixed step size in s.
+    #[arg(long)]
+    pub step: Option<f64>,
+    /// Relative tolerance (adaptive solvers).
+    #[arg(long)]
+    pub rtol: Option<f64>,
+    /// Absolute tolerance (adaptive solvers).
+    #[arg(long)]
+    pub atol: Option<f64>,
+    /// End time in s.
+    #[arg(long)]
+    pub t_end: Option<f64>,
+    /// Output interval in s.
+    #[arg(long)]
+    pub output_interval: Option<f64>,
+    /// Re-linearise every N steps (linear-implicit fixed-step solvers).
+    #[arg(long)]
+    pub relinearise_every: Option<u64>,
+    /// Linear solver inside linear-implicit methods.
+    #[arg(long, value_enum)]
+    pub linear_solver: Option<LinearSolverArg>,
+    /// Output directory (default: out/<model name>).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Result file format.
+    #[arg(long, value_enum, default_value_t = FormatArg::Csv)]
+    pub format: FormatArg,
+    /// Result file name without extension.
+    #[arg(long, default_value = "results")]
+    pub name: String,
+    /// Also write a PNG plot of the first four channels next to the results.
+    #[arg(long)]
+    pub plot: bool,
+    /// Start from the design position even if the model asks for static equilibrium.
+    #[arg(long)]
+    pub from_design: bool,
+    /// Print no progress lines.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+fn settings(m: &sprung_model::Model, a: &RunArgs) -> RunSettings {
+    let s = &m.solver;
+    let step = a.step.unwrap_or(s.step);
+    RunSettings {
+        method: a.solver.clone().unwrap_or_else(|| s.method.clone()).to_lowercase(),
+        step,
+        t0: 0.0,
+        t_end: a.t_end.unwrap_or(s.t_end),
+        output_interval: a.output_interval.unwrap_or_else(|| s.output_interval()),
+        relinearise_every: a.relinearise_every.unwrap_or(s.relinearise_every as u64).max(1),
+        rtol: a.rtol.unwrap_or(s.rtol),
+        atol: a.atol.unwrap_or(s.atol),
+        linear_solver: match a.linear_solver {
+            Some(LinearSolverArg::Dense) => LinearSolverKind::Dense,
+            Some(LinearSolverArg::BlockSparse) => LinearSolverKind::BlockSparse,
+            None => match s.linear_solver {
+                sprung_model::LinearSolver::Dense => LinearSolverKind::Dense,
+                sprung_model::LinearSolver::BlockSparse => LinearSolverKind::BlockSparse,
+            },
+        },
+    }
+}
+
+/// Percentile (0..1) of a list of values.
+pub fn percentile(values: &[f64], p: f64) -> f64 {
+    if values.is_empty() {
+        return 0.0;
+    }
+    let mut v = values.to_vec();
+    v.sort_by(f64::total_cmp);
+    let idx = ((p * (v.len() - 1) as f64).round() as usize).min(v.len() - 1);
+    v[idx]
+}
+
+/// Runs the command.
+pub fn run(a: &RunArgs) -> anyhow::Result<()> {
+    let (m, model) = load_model(&a.model)?;
+    let s = settings(&m, a);
+    let known: Vec<&str> = simulate::METHODS.iter().map(|x| x.0).collect();
+    if !known.contains(&s.method.as_str()) && s.method != "ode4" {
+        bail!("unknown solver '{}'; available: {} (see `sprung solvers`)", s.method, known.join(", "));
+    }
+    let mut sys = MbsSystem::new(model.clone());
+    let mut outputs = OutputSet::new(&m, &model).map_err(anyhow::Error::msg)?;
+    let (mut r, mut v) = model.design_state();
+    if m.initial_state.kind == InitialStateKind::Equilibrium && !a.from_design {
+        let t = Instant::now();
+        let eq = equilibrium::solve(&mut sys, s.t0, &r, EquilibriumOptions::default())
+            .with_context(|| format!("initial static equilibrium of '{}'", m.model.name))?;
+        r = eq.r;
+        v.fill(0.0);
+        if !a.quiet {
+            eprintln!(
+                "static equilibrium: {} Newton iterations, residual {:.1e} of the load scale {:.0} N ({:.1} ms)",
+                eq.iterations,
+                eq.relative_residual,
+                eq.load_scale,
+                t.elapsed().as_secs_f64() * 1e3
+            );
+        }
+    }
+    let out_dir = a.out.clone().unwrap_or_else(|| Path::new("out").join(&m.model.name));
+    std::fs::create_dir_all(&out_dir).with_context(|| format!("creating output directory {}", out_dir.display()))?;
+    let (format, ext) = match a.format {
+        FormatArg::Csv => (Format::Csv, "csv"),
+        FormatArg::Parquet => (Format::Parquet, "parquet"),
+    };
+    let path = out_dir.join(format!("{}.{ext}", a.name));
+    let channels: Vec<Channel> =
+        outputs.channels.iter().map(|c| Channel::new(c.name.clone(), c.unit, c.description.clone())).collect();
+    let meta = json!({
+        "model": m.model.name,
+        "model_file": a.model.display().to_string(),
+        "solver": { "method": s.method, "step": s.step, "rtol": s.rtol, "atol": s.atol,
+                    "relinearise_every": s.relinearise_every, "linear_solver": format!("{:?}", s.linear_solver) },
+        "t_end": s.t_end,
+        "output_interval": s.output_interval,
+    });
+    let mut writer = BackgroundWriter::create(&path, format, &channels, meta, BackgroundOptions::default())
+        .with_context(|| format!("creating result file {}", path.display()))?;
+
+    let interrupted = Arc::new(AtomicBool::new(false));
+    {
+        let flag = interrupted.clone();
+        // A second handler registration (e.g. in tests calling run twice) is not an error worth failing for.
+        let _ = ctrlc::set_handler(move || flag.store(true, Ordering::SeqCst));
+    }
+    let mut out_eval = sys.eval.clone();
+    let mut row = vec![0.0; outputs.len()];
+    let wall = Instant::now();
+    let mut last_progress = Instant::now();
+    let mut write_error: Option<sprung_io::IoError> = None;
+    let quiet = a.quiet;
+    let t_end = s.t_end;
+    if !quiet {
+        eprintln!(
+            "running '{}' with {} (step {} s, t_end {} s, {} DOF) -> {}",
+            m.model.name,
+            s.method,
+            s.step,
+            s.t_end,
+            model.n_v(),
+            path.display()
+        );
+    }
+    let result = simulate::run(&mut sys, &s, &mut r, &mut v, &mut |t, r, v| {
+        outputs.evaluate(&mut out_eval, t, r, v, &mut row);
+        if let Err(e) = writer.push_row(t, &row) {
+            write_error = Some(e);
+            return Control::Stop;
+        }
+        if interrupted.load(Ordering::Relaxed) {
+            return Control::Stop;
+        }
+        if !quiet && last_progress.elapsed().as_secs_f64() > 2.0 {
+            last_progress = Instant::now();
+            eprintln!("  t = {t:.3} s of {t_end} s ({:.0} %), {:.1} s elapsed", 100.0 * t / t_end, wall.elapsed().as_secs_f64());
+        }
+        Control::Continue
+    });
+    let (summary, stop_reason, failure) = match result {
+        Ok(sum) if interrupted.load(Ordering::Relaxed) => {
+            let why = format!("interrupted by the user at t = {} s", sum.t_reached);
+            (sum, why.clone(), Some(why))
+        }
+        Ok(sum) if write_error.is_some() => {
+            let why = format!("writing results failed at t = {} s: {}", sum.t_reached, write_error.as_ref().map(|e| e.to_string()).unwrap_or_default());
+            (sum, why.clone(), Some(why))
+        }
+        Ok(sum) => (sum, "completed".to_string(), None),
+        Err(e) => {
+            let why = format!("stopped: {e}");
+            (RunSummary::default(), why.clone(), Some(why))
+        }
+    };
+    let simulated = summary.t_reached - s.t0;
+    let rtf = if simulated > 0.0 { summary.compute_time / simulated } else { f64::NAN };
+    let p999 = percentile(&summary.step_times, 0.999);
+    let stats = summary.stats;
+    let extra = json!({
+        "t_reached": summary.t_reached,
+        "steps": stats.steps, "rejected": stats.rejected, "q_evaluations": stats.q_evals,
+        "linearisations": stats.linearisations, "factorisations": stats.factorisations,
+        "compute_time_s": summary.compute_time, "real_time_factor": rtf,
+        "worst_step_time_s": summary.worst_step_time, "p999_step_time_s": p999,
+        "wall_time_s": wall.elapsed().as_secs_f64(),
+    });
+    let written = writer.finish(&stop_reason, extra).with_context(|| format!("finishing {}", path.display()))?;
+    println!("model:             {}", m.model.name);
+    println!("solver:            {} (step {} s, linear solver {:?}, re-linearise every {})", s.method, s.step, s.linear_solver, s.relinearise_every);
+    println!("simulated:         {:.6} s of {} s ({})", summary.t_reached, s.t_end, stop_reason);
+    println!("steps:             {} accepted, {} rejected, {} linearisations, {} LU, {} q evaluations", stats.steps, stats.rejected, stats.linearisations, stats.factorisations, stats.q_evals);
+    println!("wall time:         {:.3} s (integration {:.3} s)", wall.elapsed().as_secs_f64(), summary.compute_time);
+    println!("real-time factor:  {rtf:.4} (compute time / simulated time)");
+    if !summary.step_times.is_empty() {
+        let mean = summary.compute_time / summary.step_times.len() as f64;
+        println!("step time:         mean {:.1} us, p99.9 {:.1} us, worst {:.1} us", mean * 1e6, p999 * 1e6, summary.worst_step_time * 1e6);
+    }
+    println!("results:           {} ({} rows, {} channels; units in {})", path.display(), written.rows, channels.len(), match format {
+        Format::Csv => sprung_io::sidecar_path(&path).display().to_string(),
+        Format::Parquet => "the Parquet field metadata".into(),
+    });
+    if a.plot && !channels.is_empty() {
+        let png = out_dir.join(format!("{}.png", a.name));
+        let names: Vec<String> = channels.iter().take(4).map(|c| c.name.clone()).collect();
+        super::plot::plot_files(&[path.clone()], &names, &png, None, &m.model.name)?;
+        println!("plot:              {}", png.display());
+    }
+    if let Some(f) = failure {
+        bail!("{f} (results up to t = {} s are in {})", summary.t_reached, path.display());
+    }
+    Ok(())
+}
