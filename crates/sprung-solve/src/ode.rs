@@ -135,9 +135,11 @@ pub type Observer<'a> = Box<dyn FnMut(f64, &[f64]) -> Control + 'a>;
 /// Solver options. `Options::default()` gives MATLAB's defaults (`rtol = 1e-3`, `atol = 1e-6`).
 pub struct Options<'a> {
     /// Fixed step size. Required for fixed-step-only methods; for adaptive one-step methods it
-    /// switches error control off. Not supported by `ode15s` / `ode113`.
+    /// switches error control off (then `rtol`/`atol` only set the accuracy of the Newton
+    /// iterations of implicit methods). Not supported by `ode15s` / `ode113`.
     pub step: Option<f64>,
-    /// Relative tolerance (document 001, eq. 14).
+    /// Relative tolerance (document 001, eq. 14); must lie in (0, 1), values below 100·eps are
+    /// raised to 100·eps.
     pub rtol: f64,
     /// Absolute tolerance (document 001, eq. 14).
     pub atol: Tolerance,

@@ -221,3 +221,86 @@ fn multistep_error_is_proportional_to_tolerance() {
         assert!((0.6..=1.4).contains(&slope), "{m:?}: slope {slope:.2}");
     }
 }
+
+/// Rotation y' = (-y2, y1) with projection onto the unit circle after every accepted step.
+struct Circle;
+
+impl sprung_solve::ode::OdeSystem for Circle {
+    fn dim(&self) -> usize {
+        2
+    }
+    fn rhs(&mut self, _t: f64, y: &[f64], dy: &mut [f64]) {
+        dy[0] = -y[1];
+        dy[1] = y[0];
+    }
+    fn project(&mut self, y: &mut [f64]) {
+        let r = (y[0] * y[0] + y[1] * y[1]).sqrt();
+        y[0] /= r;
+        y[1] /= r;
+    }
+}
+
+#[test]
+fn projection_is_applied_after_every_step() {
+    for (m, step) in [
+        (Method::Ode1, Some(0.01)),
+        (Method::Ode45, None),
+        (Method::Ode113, None),
+        (
+            Method::Ode15s {
+                max_order: 5,
+                bdf: false,
+            },
+            None,
+        ),
+        (Method::Rodas4, None),
+    ] {
+        let opts = Options {
+            step,
+            ..Default::default()
+        };
+        let sol = solve(m, &mut Circle, 0.0, &[1.0, 0.0], 10.0, opts).unwrap();
+        for i in 1..sol.len() {
+            let y = sol.state(i);
+            let r = (y[0] * y[0] + y[1] * y[1]).sqrt();
+            assert!(
+                (r - 1.0).abs() < 1e-14,
+                "{m:?}: |y| = {r} at t = {}",
+                sol.t[i]
+            );
+        }
+        // the phase is still right to the method's accuracy (Euler: O(h))
+        let e = (sol.y_final[0] - 10f64.cos()).abs();
+        assert!(e < 0.1, "{m:?}: {e}");
+    }
+}
+
+#[test]
+fn ode15s_reuses_jacobian_and_lu() {
+    let r = sprung_solve::ode::problems::Hires::reference();
+    let opts = Options {
+        rtol: 1e-6,
+        atol: Tolerance::PerComponent(r.atol(1e-6)),
+        ..Default::default()
+    };
+    let sol = solve(
+        Method::Ode15s {
+            max_order: 5,
+            bdf: false,
+        },
+        &mut sprung_solve::ode::problems::Hires,
+        r.t0,
+        &r.y0,
+        r.t_end,
+        opts,
+    )
+    .unwrap();
+    let s = sol.stats;
+    assert!(s.jac_evals * 10 < s.steps, "{s:?}");
+    assert!(s.lu_factorisations * 2 < s.steps, "{s:?}");
+    // a Newton iteration per step at least, no more than 4 + Jacobian columns (analytic here)
+    assert!(
+        s.f_evals >= s.steps && s.f_evals < 5 * (s.steps + s.rejected),
+        "{s:?}"
+    );
+}

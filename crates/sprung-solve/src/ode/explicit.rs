@@ -87,17 +87,15 @@ impl OneStep for Erk {
         }
         let mut err = 0.0;
         if adaptive && let Some(bh) = &self.t.bhat {
-            {
-                // reuse ytmp for the error vector
-                for c in 0..n {
-                    let mut acc = 0.0;
-                    for i in 0..s {
-                        acc += (self.t.b[i] - bh[i]) * self.k[i][c];
-                    }
-                    self.ytmp[c] = h * acc;
+            // reuse ytmp for the error vector
+            for c in 0..n {
+                let mut acc = 0.0;
+                for i in 0..s {
+                    acc += (self.t.b[i] - bh[i]) * self.k[i][c];
                 }
-                err = ctx.err_norm(&self.ytmp, y0, y1);
+                self.ytmp[c] = h * acc;
             }
+            err = ctx.err_norm(&self.ytmp, y0, y1);
         }
         Ok(Attempt::Done {
             err,

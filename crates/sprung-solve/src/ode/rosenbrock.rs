@@ -128,16 +128,14 @@ impl OneStep for Rosenbrock {
         }
         let mut err = 0.0;
         if adaptive && let Some(mh) = &self.t.mhat {
-            {
-                for c in 0..n {
-                    let mut acc = 0.0;
-                    for i in 0..s {
-                        acc += (self.t.m[i] - mh[i]) * self.u[i][c];
-                    }
-                    self.ytmp[c] = acc;
+            for c in 0..n {
+                let mut acc = 0.0;
+                for i in 0..s {
+                    acc += (self.t.m[i] - mh[i]) * self.u[i][c];
                 }
-                err = ctx.err_norm(&self.ytmp, y0, y1);
+                self.ytmp[c] = acc;
             }
+            err = ctx.err_norm(&self.ytmp, y0, y1);
         }
         Ok(Attempt::Done { err, fsal: false })
     }
