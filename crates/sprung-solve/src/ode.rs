@@ -32,7 +32,7 @@
 //! # Fixed step vs. variable step
 //!
 //! Setting [`Options::step`] runs any one-step method with a constant step (the last step before a
-//! breakpoint or `t_end` is shortened to land exactly). Adaptive one-step methods then ignore
+//! breakpoint or `t_end` is shortened to land exactly; after a breakpoint the grid restarts there). Adaptive one-step methods then ignore
 //! their error estimate; this is how the convergence tests verify their orders. The multistep
 //! methods `ode15s` and `ode113` are variable-step only.
 
