@@ -2,8 +2,10 @@
 //! IV.8, code RADAU5).
 //!
 //! * Stage equations `Z - h (A ⊗ I) F(Z) = 0` for `z_i = Y_i - y0` are solved by simplified
-//!   Newton with the real `3n × 3n` matrix `I - h (A ⊗ J)` (one LU per step size / Jacobian;
-//!   simpler than RADAU5's complex splitting, same iterates).
+//!   Newton in the eigen-coordinates of `A⁻¹` (as RADAU5): with `T⁻¹A⁻¹T = Λ = diag(γ̂, B₂ₓ₂)`
+//!   and `Z = (T ⊗ I) W` the Newton matrix splits into the real `n × n` matrix `γ̂/h I - J` and
+//!   the real `2n × 2n` matrix `B/h ⊗ I - I ⊗ J` (the complex pair), instead of one `3n × 3n`
+//!   LU. `T` is computed from the eigen-decomposition of `A⁻¹` at construction.
 //! * Convergence monitoring with the contraction rate θ; the Jacobian is kept for the next step
 //!   when θ ≤ 0.001 and the step size is kept when the proposed change lies in [1, 1.2], so no
 //!   new LU is needed.
@@ -22,15 +24,19 @@ const MAX_NEWTON: usize = 7;
 
 pub(crate) struct Radau5 {
     n: usize,
-    a: [[f64; 3]; 3],
     c: [f64; 3],
     dd: [f64; 3],
     u1: f64,
     jac: Mat<f64>,
     jac_valid: bool,
     jac_fresh: bool,
-    big: Lu,
+    pair: Lu,
     small: Lu,
+    tm: [[f64; 3]; 3],
+    ti: [[f64; 3]; 3],
+    lam: [[f64; 3]; 3],
+    w: Vec<f64>,
+    dzz: Vec<f64>,
     lu_h: f64,
     z: Vec<f64>,
     dz: Vec<f64>,
@@ -69,18 +75,23 @@ impl Radau5 {
             (-13.0 + 7.0 * s6) / 3.0,
             -1.0 / 3.0,
         ];
-        let u1 = 30.0 / (6.0 + 81f64.cbrt() - 9f64.cbrt());
+        let (tm, ti, lam) = eigen_transform(&a);
+        let u1 = lam[0][0];
         Self {
             n,
-            a,
             c,
             dd,
             u1,
             jac: Mat::zeros(n, n),
             jac_valid: false,
             jac_fresh: false,
-            big: Lu::new(3 * n),
+            pair: Lu::new(2 * n),
             small: Lu::new(n),
+            tm,
+            ti,
+            lam,
+            w: vec![0.0; 3 * n],
+            dzz: vec![0.0; 3 * n],
             lu_h: f64::NAN,
             z: vec![0.0; 3 * n],
             dz: vec![0.0; 3 * n],
@@ -274,22 +285,23 @@ impl Radau5 {
             self.lu_h = f64::NAN;
         }
         if self.lu_h != h {
-            for bi in 0..3 {
-                for bj in 0..3 {
-                    let ha = h * self.a[bi][bj];
+            // block of the complex pair: [[B00/h I - J, B01/h I], [B10/h I, B11/h I - J]]
+            for bi in 0..2 {
+                for bj in 0..2 {
+                    let l = self.lam[bi + 1][bj + 1] / h;
                     for cc in 0..n {
                         for r in 0..n {
-                            let mut v = -ha * self.jac[(r, cc)];
-                            if bi == bj && r == cc {
-                                v += 1.0;
+                            let mut v = if bi == bj { -self.jac[(r, cc)] } else { 0.0 };
+                            if r == cc {
+                                v += l;
                             }
-                            self.big.a[(bi * n + r, bj * n + cc)] = v;
+                            self.pair.a[(bi * n + r, bj * n + cc)] = v;
                         }
                     }
                 }
             }
             fill_shifted(&mut self.small, self.u1 / h, 1.0, &self.jac);
-            if !self.big.factor(&mut ctx.stats) || !self.small.factor(&mut ctx.stats) {
+            if !self.pair.factor(&mut ctx.stats) || !self.small.factor(&mut ctx.stats) {
                 self.lu_h = f64::NAN;
                 return false;
             }
@@ -333,6 +345,12 @@ impl Radau5 {
         } else {
             self.z.fill(0.0);
         }
+        // W = (T⁻¹ ⊗ I) Z
+        for k in 0..3 {
+            for cc in 0..n {
+                self.w[k * n + cc] = (0..3).map(|i| self.ti[k][i] * self.z[i * n + cc]).sum();
+            }
+        }
         // simplified Newton
         let fnewt = (10.0 * f64::EPSILON / rt).max(0.03f64.min(rt.sqrt()));
         self.faccon = self.faccon.max(f64::EPSILON).powf(0.8);
@@ -350,18 +368,28 @@ impl Radau5 {
                 let (lo, hi) = (i * n, (i + 1) * n);
                 ctx.f(t + self.c[i] * h, &self.ytmp, &mut self.f[lo..hi]);
             }
-            for i in 0..3 {
+            // right-hand side -(Λ/h ⊗ I) W + (T⁻¹ ⊗ I) F
+            for k in 0..3 {
                 for cc in 0..n {
-                    let mut v = -self.z[i * n + cc];
-                    for j in 0..3 {
-                        v += h * self.a[i][j] * self.f[j * n + cc];
+                    let mut v = 0.0;
+                    for i in 0..3 {
+                        v += self.ti[k][i] * self.f[i * n + cc]
+                            - self.lam[k][i] / h * self.w[i * n + cc];
                     }
-                    self.dz[i * n + cc] = v;
+                    self.dz[k * n + cc] = v;
                 }
             }
-            self.big.solve(&mut self.dz, &mut ctx.stats);
+            self.small.solve(&mut self.dz[..n], &mut ctx.stats);
+            self.pair.solve(&mut self.dz[n..], &mut ctx.stats);
+            // ΔZ = (T ⊗ I) ΔW
+            for i in 0..3 {
+                for cc in 0..n {
+                    self.dzz[i * n + cc] =
+                        (0..3).map(|k| self.tm[i][k] * self.dz[k * n + cc]).sum();
+                }
+            }
             newt += 1;
-            let dyno = Self::norm(ctx, &self.dz, y0, y0, rt, ascale);
+            let dyno = Self::norm(ctx, &self.dzz, y0, y0, rt, ascale);
             if !dyno.is_finite() {
                 return false;
             }
@@ -382,7 +410,8 @@ impl Radau5 {
             }
             dynold = dyno.max(f64::EPSILON);
             for k in 0..3 * n {
-                self.z[k] += self.dz[k];
+                self.w[k] += self.dz[k];
+                self.z[k] += self.dzz[k];
             }
             if self.faccon * dyno <= fnewt {
                 break;
@@ -393,5 +422,125 @@ impl Radau5 {
             self.theta = 0.0;
         }
         true
+    }
+}
+
+/// 3 × 3 matrix.
+type M3 = [[f64; 3]; 3];
+
+fn inv3(m: &M3) -> M3 {
+    let c =
+        |r0: usize, r1: usize, c0: usize, c1: usize| m[r0][c0] * m[r1][c1] - m[r0][c1] * m[r1][c0];
+    let cof = [
+        [c(1, 2, 1, 2), -c(1, 2, 0, 2), c(1, 2, 0, 1)],
+        [-c(0, 2, 1, 2), c(0, 2, 0, 2), -c(0, 2, 0, 1)],
+        [c(0, 1, 1, 2), -c(0, 1, 0, 2), c(0, 1, 0, 1)],
+    ];
+    let det = m[0][0] * cof[0][0] + m[0][1] * cof[0][1] + m[0][2] * cof[0][2];
+    let mut inv = [[0.0; 3]; 3];
+    for i in 0..3 {
+        for j in 0..3 {
+            inv[i][j] = cof[j][i] / det;
+        }
+    }
+    inv
+}
+
+fn mul3(a: &M3, b: &M3) -> M3 {
+    let mut r = [[0.0; 3]; 3];
+    for i in 0..3 {
+        for j in 0..3 {
+            r[i][j] = (0..3).map(|k| a[i][k] * b[k][j]).sum();
+        }
+    }
+    r
+}
+
+/// Eigen-transformation of `A⁻¹`: returns `(T, T⁻¹, Λ = T⁻¹A⁻¹T)` with `Λ = diag(γ̂, B)`,
+/// `γ̂` the real eigenvalue and `B` the 2×2 real block of the complex pair `α ± iβ`.
+fn eigen_transform(a: &M3) -> (M3, M3, M3) {
+    let m = inv3(a);
+    // characteristic polynomial λ³ - c2 λ² + c1 λ - c0
+    let c2 = m[0][0] + m[1][1] + m[2][2];
+    let c1 = m[0][0] * m[1][1] - m[0][1] * m[1][0] + m[0][0] * m[2][2] - m[0][2] * m[2][0]
+        + m[1][1] * m[2][2]
+        - m[1][2] * m[2][1];
+    let c0 = 1.0 / {
+        // det(A⁻¹) = 1/det(A)
+        a[0][0] * (a[1][1] * a[2][2] - a[1][2] * a[2][1])
+            - a[0][1] * (a[1][0] * a[2][2] - a[1][2] * a[2][0])
+            + a[0][2] * (a[1][0] * a[2][1] - a[1][1] * a[2][0])
+    };
+    let mut r = 3.6;
+    for _ in 0..50 {
+        let p = ((r - c2) * r + c1) * r - c0;
+        let dp = (3.0 * r - 2.0 * c2) * r + c1;
+        r -= p / dp;
+    }
+    let pp = r - c2;
+    let q = c0 / r;
+    let alpha = -pp / 2.0;
+    let beta = (q - pp * pp / 4.0).sqrt();
+    // real eigenvector: cross product of two rows of (M - r I)
+    let cross = |u: [f64; 3], v: [f64; 3]| {
+        [
+            u[1] * v[2] - u[2] * v[1],
+            u[2] * v[0] - u[0] * v[2],
+            u[0] * v[1] - u[1] * v[0],
+        ]
+    };
+    let t1 = cross(
+        [m[0][0] - r, m[0][1], m[0][2]],
+        [m[1][0], m[1][1] - r, m[1][2]],
+    );
+    // complex eigenvector for α + iβ: complex cross product of two rows of (M - λI)
+    type C = (f64, f64);
+    let cm = |x: C, y: C| (x.0 * y.0 - x.1 * y.1, x.0 * y.1 + x.1 * y.0);
+    let cs = |x: C, y: C| (x.0 - y.0, x.1 - y.1);
+    let r0: [C; 3] = [(m[0][0] - alpha, -beta), (m[0][1], 0.0), (m[0][2], 0.0)];
+    let r1: [C; 3] = [(m[1][0], 0.0), (m[1][1] - alpha, -beta), (m[1][2], 0.0)];
+    let v = [
+        cs(cm(r0[1], r1[2]), cm(r0[2], r1[1])),
+        cs(cm(r0[2], r1[0]), cm(r0[0], r1[2])),
+        cs(cm(r0[0], r1[1]), cm(r0[1], r1[0])),
+    ];
+    let mut t = [[0.0; 3]; 3];
+    for i in 0..3 {
+        t[i][0] = t1[i];
+        t[i][1] = v[i].0;
+        t[i][2] = v[i].1;
+    }
+    let ti = inv3(&t);
+    let lam = mul3(&ti, &mul3(&m, &t));
+    (t, ti, lam)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn eigen_transform_block_diagonalises_a_inverse() {
+        let r = Radau5::new(1);
+        let l = r.lam;
+        for (i, j) in [(0, 1), (0, 2), (1, 0), (2, 0)] {
+            assert!(l[i][j].abs() < 1e-12, "Λ[{i}][{j}] = {}", l[i][j]);
+        }
+        // RADAU5's constants: γ̂ = 30/(6 + 81^(1/3) - 9^(1/3)), α ± iβ
+        let u1 = 30.0 / (6.0 + 81f64.cbrt() - 9f64.cbrt());
+        assert!((l[0][0] - u1).abs() < 1e-12);
+        let alpha = 0.5 * (l[1][1] + l[2][2]);
+        assert!((alpha - 2.681082873627752).abs() < 1e-9, "{alpha}");
+        let det = l[1][1] * l[2][2] - l[1][2] * l[2][1];
+        let beta = (det - alpha * alpha).sqrt();
+        assert!((beta - 3.050430199247410).abs() < 1e-9, "{beta}");
+        // T T⁻¹ = I
+        let p = mul3(&r.tm, &r.ti);
+        for i in 0..3 {
+            for j in 0..3 {
+                let e = if i == j { 1.0 } else { 0.0 };
+                assert!((p[i][j] - e).abs() < 1e-12);
+            }
+        }
     }
 }
