@@ -337,6 +337,11 @@ impl Method {
             .ok_or_else(unknown)
     }
 
+    /// Catalogue name of this method (e.g. `"ode45"`, `"rodas4"`).
+    pub fn name(&self) -> &'static str {
+        self.info().name
+    }
+
     /// Catalogue entry of this method (settings of parameterised variants are ignored).
     pub fn info(&self) -> &'static MethodInfo {
         let same =
@@ -357,6 +362,8 @@ mod tests {
         for m in catalogue() {
             assert_eq!(Method::from_name(m.name).unwrap(), m.method);
             assert_eq!(m.method.info().name, m.name);
+            assert_eq!(m.method.name(), m.name);
+            assert_eq!(m.method.to_string(), m.name);
         }
         assert_eq!(Method::from_name("ODE45").unwrap(), Method::Ode45);
         assert_eq!(
@@ -366,7 +373,34 @@ mod tests {
                 extrapolation_order: 2
             }
         );
+        for m in [
+            Method::Ode15s {
+                max_order: 5,
+                bdf: true,
+            },
+            Method::Ode14x {
+                newton_iters: 2,
+                extrapolation_order: 3,
+            },
+        ] {
+            assert_eq!(Method::from_name(&m.to_string()).unwrap(), m);
+        }
         let e = Method::from_name("ode99").unwrap_err().to_string();
         assert!(e.contains("ode45") && e.contains("rodas5p") && e.contains("ode99"));
+    }
+}
+
+impl std::fmt::Display for Method {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Method::Ode14x {
+                newton_iters,
+                extrapolation_order,
+            } if (*newton_iters, *extrapolation_order) != (1, 4) => {
+                write!(f, "ode14x:{newton_iters}:{extrapolation_order}")
+            }
+            Method::Ode15s { bdf: true, .. } => f.write_str("ode15s-bdf"),
+            m => f.write_str(m.name()),
+        }
     }
 }

@@ -84,6 +84,9 @@ impl OneStep for Rosenbrock {
             fill_shifted(&mut self.lu, 1.0 / (self.t.gamma * h), 1.0, &self.jac);
             if !self.lu.factor(&mut ctx.stats) {
                 self.lu_h = f64::NAN;
+                if !adaptive {
+                    return Err(OdeError::Singular { t, h });
+                }
                 return Ok(Attempt::Failed { factor: 0.25 });
             }
             self.lu_h = h;
@@ -215,6 +218,9 @@ impl OneStep for Ode23s {
             fill_shifted(&mut self.lu, 1.0, h * d, &self.jac);
             if !self.lu.factor(&mut ctx.stats) {
                 self.lu_h = f64::NAN;
+                if !adaptive {
+                    return Err(OdeError::Singular { t, h });
+                }
                 return Ok(Attempt::Failed { factor: 0.25 });
             }
             self.lu_h = h;
