@@ -353,6 +353,21 @@ impl Method {
     }
 }
 
+impl std::fmt::Display for Method {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Method::Ode14x {
+                newton_iters,
+                extrapolation_order,
+            } if (*newton_iters, *extrapolation_order) != (1, 4) => {
+                write!(f, "ode14x:{newton_iters}:{extrapolation_order}")
+            }
+            Method::Ode15s { bdf: true, .. } => f.write_str("ode15s-bdf"),
+            m => f.write_str(m.name()),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -387,20 +402,5 @@ mod tests {
         }
         let e = Method::from_name("ode99").unwrap_err().to_string();
         assert!(e.contains("ode45") && e.contains("rodas5p") && e.contains("ode99"));
-    }
-}
-
-impl std::fmt::Display for Method {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Method::Ode14x {
-                newton_iters,
-                extrapolation_order,
-            } if (*newton_iters, *extrapolation_order) != (1, 4) => {
-                write!(f, "ode14x:{newton_iters}:{extrapolation_order}")
-            }
-            Method::Ode15s { bdf: true, .. } => f.write_str("ode15s-bdf"),
-            m => f.write_str(m.name()),
-        }
     }
 }
