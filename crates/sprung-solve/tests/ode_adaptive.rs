@@ -304,3 +304,23 @@ fn ode15s_reuses_jacobian_and_lu() {
         "{s:?}"
     );
 }
+
+#[test]
+fn fixed_grid_restarts_at_breakpoints_and_lands_on_t_end() {
+    let mut sys = FnSystem::new(1, |_t, y: &[f64], dy: &mut [f64]| dy[0] = -y[0]);
+    let opts = Options {
+        step: Some(0.3),
+        tstops: vec![0.5],
+        ..Default::default()
+    };
+    let sol = solve(Method::Ode4, &mut sys, 0.0, &[1.0], 1.0, opts).unwrap();
+    let expect = [0.0, 0.3, 0.5, 0.8, 1.0];
+    assert_eq!(sol.t.len(), expect.len());
+    for (a, b) in sol.t.iter().zip(expect) {
+        assert!((a - b).abs() < 1e-15, "{:?}", sol.t);
+    }
+    assert_eq!(sol.t_final, 1.0);
+    assert_eq!(sol.stats.steps, 4);
+    // per step: stages 2-4 and f at the step end (reused as stage 1); plus f at both piece starts
+    assert_eq!(sol.stats.f_evals, 4 * 4 + 2);
+}
