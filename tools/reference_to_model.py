@@ -642,6 +642,18 @@ def verification_csv(d: dict) -> str:
     row("scalar", "lambda_abs_min", [v["lambda_abs_min"]])
     row("scalar", "lambda_abs_max", [v["lambda_abs_max"]])
     lines.append(f"text,output_bushing,{v['output_bushing']}")
+    # Both sides as published, to check the loader's mirror expansion of the committed model.
+    for b in d["bodies"]:
+        row("body", b["name"], [b["mass_kg"]] + list(b["com_m"]) + [x for r in b["inertia_kgm2_body_axes"] for x in r])
+    for m in d["markers"]:
+        ax = m.get("local_axes_global")
+        flat = [x for r in axes_matrix(ax) for x in r] if ax else []
+        lines.append(",".join(["marker", m["name"], m["body"]] + [repr(float(x)) for x in
+                                                                   list(m["position_global_m"]) + flat]))
+    for fe in d["force_elements"]:
+        if "stiffness_trans_N_per_m" in fe:
+            row("bushing_params", fe["name"], fe["stiffness_trans_N_per_m"] + fe["stiffness_rot_Nm_per_rad"]
+                + fe["damping_trans_Ns_per_m"] + fe["damping_rot_Nms_per_rad"])
     for case, key in (("eq", "elements_at_equilibrium"), ("fx", "elements_at_fx_step_quasistatic")):
         for name, el in v[key].items():
             if "F_on_i_global" in el:

@@ -16,6 +16,7 @@ pub mod compiled;
 pub mod element;
 pub mod equilibrium;
 pub mod kinematics;
+pub mod modes;
 pub mod outputs;
 pub mod p2p;
 pub mod pipeline;

@@ -1,0 +1,585 @@
+//! Linear modal analysis at a given state (document 000, section 5: eigenvalues of the linearised
+//! suspension, the stiffness ratio max|λ|/min|λ| that motivates the linear-implicit integrator, and
+//! natural frequencies; figures of `reference-suspensions.md` sections 0 and 6).
+//!
+//! In tangent coordinates (δ = position perturbation: δx global, δθ body frame; v = velocities) the
+//! linearised equations of motion are
+//!
+//! ```text
+//! d/dt [δ; v] = A [δ; v],   A = [[0, I], [J_r K, J_v]]
+//! ```
+//!
+//! with J_r K and J_v from [`MechanicalSystem::linearise`]. The analysis computes
+//!
+//! * the complex eigenvalues λ of A (first-order system, 2n states);
+//! * for every oscillatory pair (Im λ > 0) the natural frequency |λ|/2π and the damping ratio
+//!   ζ = −Re λ/|λ|;
+//! * the undamped natural frequencies √ω²/2π from the eigenvalues ω² of −J_r K evaluated at v = 0
+//!   (ω² ≥ 0 for a stable, restrained system; tiny negative or complex round-off values are
+//!   clipped to their real part / to zero and the largest imaginary part is reported);
+//! * the stiffness ratio max|λ| / min|λ| over the non-zero eigenvalues.
+//!
+//! ## Free spin modes (wheel spin)
+//! A bushing with a `spin_axis` (wheel bearing) leaves the rotation of its marker-I body about that
+//! axis free: the free spin angle is a cyclic coordinate and gives λ = 0, its rate decays by the
+//! bearing drag only (λ = −c_spin/I_spin, e.g. −0.05 1/s). These modes are identified
+//! *structurally*, not by thresholds: for every such bushing the body of marker I and the spin axis
+//! (marker-I axis, in body coordinates) define one rotational tangent direction. The headline
+//! figures ([`Modes::eigenvalues`], frequencies, damping ratios, stiffness ratio, undamped
+//! frequencies) are computed with those directions removed from the coordinates: T is an
+//! orthonormal basis of the complement of the spin directions and the reduced system is
+//! A_red = [[0, I], [Tᵀ J_r K T, Tᵀ J_v T]] (what the data sheet calls "wheel spin removed").
+//! [`Modes::full_eigenvalues`] keeps all 2n eigenvalues, and
+//! [`Modes::stiffness_ratio_all_nonzero`] is the ratio over the full spectrum excluding only
+//! numerically zero eigenvalues (|λ| ≤ [`ZERO_REL`] · max|λ|), so it includes the drag mode.
+//!
+//! Eigenvalues come from nalgebra's real Schur decomposition after a diagonal similarity
+//! balancing (Parlett–Reinsch, powers of two, so the balancing is exact in floating point); the
+//! matrices of the reference axles span |λ| from 0.05 to 8e5 1/s.
+
+use std::f64::consts::PI;
+use std::fmt;
+
+use nalgebra::{Complex, DMatrix, Matrix3, Vector3};
+use sprung_solve::mech::{Linearisation, MechanicalSystem};
+
+use crate::compiled::ElementKind;
+use crate::system::MbsSystem;
+
+/// Eigenvalues with |λ| ≤ `ZERO_REL` · max|λ| count as numerically zero.
+pub const ZERO_REL: f64 = 1e-9;
+
+/// A free rotation removed from the coordinates (see the module documentation).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SpinCoordinate {
+    /// Name of the element whose `spin_axis` frees the rotation.
+    pub element: String,
+    /// Name of the spinning body (body of marker I).
+    pub body: String,
+    /// Spin axis in body coordinates (unit vector).
+    pub axis_body: [f64; 3],
+}
+
+/// One oscillatory eigenvalue pair (Im λ > 0 is stored).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct OscillatoryMode {
+    /// The eigenvalue with positive imaginary part, 1/s.
+    pub eigenvalue: Complex<f64>,
+    /// Natural frequency |λ| / 2π, Hz.
+    pub frequency_hz: f64,
+    /// Damping ratio −Re λ / |λ|.
+    pub damping_ratio: f64,
+}
+
+/// Result of [`modal_analysis`].
+#[derive(Debug, Clone)]
+pub struct Modes {
+    /// Eigenvalues of the first-order system with the free spin coordinates removed
+    /// (2(n − m) values), sorted by |λ|, then by imaginary part.
+    pub eigenvalues: Vec<Complex<f64>>,
+    /// All 2n eigenvalues of the full first-order system, sorted the same way.
+    pub full_eigenvalues: Vec<Complex<f64>>,
+    /// The free spin coordinates that were removed.
+    pub spin_coordinates: Vec<SpinCoordinate>,
+    /// Oscillatory pairs of [`Modes::eigenvalues`], sorted by frequency.
+    pub oscillatory: Vec<OscillatoryMode>,
+    /// Undamped natural frequencies (eigenvalues of −Tᵀ J_r K T at v = 0), ascending, Hz.
+    pub undamped_frequencies_hz: Vec<f64>,
+    /// Largest |Im ω²| / max|ω²| of the undamped problem (asymmetry indicator, ~0 for a
+    /// conservative system).
+    pub undamped_imag_rel: f64,
+    /// Smallest |λ| over the non-zero reduced eigenvalues, 1/s.
+    pub lambda_abs_min: f64,
+    /// Largest |λ|, 1/s.
+    pub lambda_abs_max: f64,
+    /// max|λ| / min|λ| over the non-zero reduced eigenvalues (headline figure).
+    pub stiffness_ratio: f64,
+    /// max|λ| / min|λ| over all non-zero eigenvalues of the full system (includes the drag mode).
+    pub stiffness_ratio_all_nonzero: f64,
+    /// Number of numerically zero eigenvalues of the full system.
+    pub full_zero_count: usize,
+    /// Largest real part of the reduced eigenvalues (< 0: asymptotically stable), 1/s.
+    pub max_real_part: f64,
+}
+
+/// Why the analysis failed.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum ModesError {
+    /// State vectors of the wrong length.
+    #[error(
+        "modal analysis: state has {got_r} positions / {got_v} velocities, the model needs {n_r} / {n_v}"
+    )]
+    Shape {
+        /// Given position length.
+        got_r: usize,
+        /// Given velocity length.
+        got_v: usize,
+        /// Required position length.
+        n_r: usize,
+        /// Required velocity length.
+        n_v: usize,
+    },
+    /// The eigenvalue iteration did not converge.
+    #[error(
+        "modal analysis: the eigenvalue iteration did not converge for the {0}x{0} matrix \
+         (non-finite entries in the linearisation?)"
+    )]
+    NoConvergence(usize),
+}
+
+fn by_modulus(a: &Complex<f64>, b: &Complex<f64>) -> std::cmp::Ordering {
+    a.norm().total_cmp(&b.norm()).then(a.im.total_cmp(&b.im))
+}
+
+/// Diagonal similarity balancing (Parlett–Reinsch with powers of two, as in LAPACK `gebal`
+/// without permutations) in place: row/column norms of the off-diagonal parts are equalised.
+fn balance(a: &mut DMatrix<f64>) {
+    const RADIX: f64 = 2.0;
+    let n = a.nrows();
+    for _sweep in 0..200 {
+        let mut converged = true;
+        for i in 0..n {
+            let mut c = 0.0;
+            let mut r = 0.0;
+            for j in 0..n {
+                if j != i {
+                    c += a[(j, i)].abs();
+                    r += a[(i, j)].abs();
+                }
+            }
+            if c == 0.0 || r == 0.0 {
+                continue;
+            }
+            let s = c + r;
+            let mut f = 1.0;
+            let mut g = r / RADIX;
+            while c < g {
+                f *= RADIX;
+                c *= RADIX * RADIX;
+            }
+            g = r * RADIX;
+            while c > g {
+                f /= RADIX;
+                c /= RADIX * RADIX;
+            }
+            if (c + r) / f < 0.95 * s {
+                converged = false;
+                for j in 0..n {
+                    a[(i, j)] /= f;
+                    a[(j, i)] *= f;
+                }
+            }
+        }
+        if converged {
+            break;
+        }
+    }
+}
+
+/// Sorted complex eigenvalues of a real square matrix (balanced real Schur form).
+fn eigenvalues(mut a: DMatrix<f64>) -> Result<Vec<Complex<f64>>, ModesError> {
+    let n = a.nrows();
+    if n == 0 {
+        return Ok(Vec::new());
+    }
+    if a.iter().any(|x| !x.is_finite()) {
+        return Err(ModesError::NoConvergence(n));
+    }
+    balance(&mut a);
+    let schur = nalgebra::linalg::Schur::try_new(a, f64::EPSILON, 1000 * n)
+        .ok_or(ModesError::NoConvergence(n))?;
+    let mut ev: Vec<Complex<f64>> = schur.complex_eigenvalues().iter().copied().collect();
+    ev.sort_by(by_modulus);
+    Ok(ev)
+}
+
+/// Orthonormal basis (columns, n × (n − m)) of the complement of the spin directions.
+fn reduction_basis(n: usize, spins: &[(usize, Vector3<f64>)]) -> DMatrix<f64> {
+    let m = spins.len();
+    let mut t = DMatrix::zeros(n, n - m);
+    let mut col = 0;
+    for b in 0..n / 6 {
+        let axes: Vec<Vector3<f64>> = spins
+            .iter()
+            .filter(|(k, _)| *k == b)
+            .map(|(_, a)| *a)
+            .collect();
+        for k in 0..3 {
+            t[(6 * b + k, col)] = 1.0;
+            col += 1;
+        }
+        // Rotational block: Gram–Schmidt of the spin axes, then complete to a basis and keep the rest.
+        let mut basis: Vec<Vector3<f64>> = Vec::new();
+        for a in axes
+            .iter()
+            .chain([Vector3::x(), Vector3::y(), Vector3::z()].iter())
+        {
+            let mut u = *a;
+            for e in &basis {
+                u -= e * e.dot(&u);
+            }
+            if u.norm() > 1e-8 && basis.len() < 3 {
+                basis.push(u.normalize());
+            }
+        }
+        for e in basis.iter().skip(axes.len()) {
+            for k in 0..3 {
+                t[(6 * b + 3 + k, col)] = e[k];
+            }
+            col += 1;
+        }
+    }
+    debug_assert_eq!(col, n - m);
+    t
+}
+
+fn first_order(jrk: &DMatrix<f64>, jv: &DMatrix<f64>) -> DMatrix<f64> {
+    let n = jrk.nrows();
+    let mut a = DMatrix::zeros(2 * n, 2 * n);
+    for k in 0..n {
+        a[(k, n + k)] = 1.0;
+    }
+    a.view_mut((n, 0), (n, n)).copy_from(jrk);
+    a.view_mut((n, n), (n, n)).copy_from(jv);
+    a
+}
+
+fn dense(b: &sprung_solve::block::BlockMatrix, n: usize) -> DMatrix<f64> {
+    DMatrix::from_row_slice(n, n, &b.to_dense_row_major())
+}
+
+/// Ratio max|λ| / min|λ| over the eigenvalues with |λ| > ZERO_REL · max|λ|; (ratio, min, max, zeros).
+fn ratio(ev: &[Complex<f64>]) -> (f64, f64, f64, usize) {
+    let max = ev.iter().map(|l| l.norm()).fold(0.0, f64::max);
+    let tol = ZERO_REL * max;
+    let zeros = ev.iter().filter(|l| l.norm() <= tol).count();
+    let min = ev
+        .iter()
+        .map(|l| l.norm())
+        .filter(|&x| x > tol)
+        .fold(f64::INFINITY, f64::min);
+    (max / min, min, max, zeros)
+}
+
+/// The free spin coordinates of a model: one per bushing with a `spin_axis` whose marker I is on a
+/// moving body.
+pub fn spin_coordinates(sys: &MbsSystem) -> Vec<SpinCoordinate> {
+    let model = sys.model();
+    model
+        .elements
+        .iter()
+        .filter_map(|e| match &e.kind {
+            ElementKind::Bushing(b) => {
+                let k = b.spin_axis?;
+                let mk = &model.markers[e.marker_i];
+                let body = mk.body?;
+                let axes: Matrix3<f64> = mk.axes;
+                let a = axes.column(k).normalize();
+                Some(SpinCoordinate {
+                    element: e.name.clone(),
+                    body: model.bodies[body].name.clone(),
+                    axis_body: [a.x, a.y, a.z],
+                })
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// Linear modal analysis of `sys` at (t, r, v); see the module documentation.
+///
+/// Panics never; a state of the wrong size or a non-converging eigenvalue iteration is an error
+/// through [`try_modal_analysis`]. This convenience wrapper returns a [`Modes`] with empty
+/// spectra (and NaN figures) in those cases.
+pub fn modal_analysis(sys: &mut MbsSystem, t: f64, r: &[f64], v: &[f64]) -> Modes {
+    try_modal_analysis(sys, t, r, v).unwrap_or_else(|_| Modes {
+        eigenvalues: Vec::new(),
+        full_eigenvalues: Vec::new(),
+        spin_coordinates: Vec::new(),
+        oscillatory: Vec::new(),
+        undamped_frequencies_hz: Vec::new(),
+        undamped_imag_rel: f64::NAN,
+        lambda_abs_min: f64::NAN,
+        lambda_abs_max: f64::NAN,
+        stiffness_ratio: f64::NAN,
+        stiffness_ratio_all_nonzero: f64::NAN,
+        full_zero_count: 0,
+        max_real_part: f64::NAN,
+    })
+}
+
+/// Linear modal analysis of `sys` at (t, r, v) with errors; see the module documentation.
+pub fn try_modal_analysis(
+    sys: &mut MbsSystem,
+    t: f64,
+    r: &[f64],
+    v: &[f64],
+) -> Result<Modes, ModesError> {
+    let (n_r, n) = (sys.n_r(), sys.n_v());
+    if r.len() != n_r || v.len() != n {
+        return Err(ModesError::Shape {
+            got_r: r.len(),
+            got_v: v.len(),
+            n_r,
+            n_v: n,
+        });
+    }
+    let mut lin = Linearisation::new(n_r, sys.pattern());
+    sys.linearise(t, r, v, &mut lin);
+    let jrk = dense(&lin.j_rk, n);
+    let jv = dense(&lin.j_v, n);
+    // J_r K at v = 0 for the undamped problem (velocity-dependent terms vanish there).
+    let jrk0 = if v.iter().any(|x| *x != 0.0) {
+        sys.linearise(t, r, &vec![0.0; n], &mut lin);
+        dense(&lin.j_rk, n)
+    } else {
+        jrk.clone()
+    };
+
+    let spin_coordinates = spin_coordinates(sys);
+    let body_index = |name: &str| {
+        sys.model()
+            .bodies
+            .iter()
+            .position(|b| b.name == name)
+            .unwrap_or(0)
+    };
+    let spins: Vec<(usize, Vector3<f64>)> = spin_coordinates
+        .iter()
+        .map(|s| (body_index(&s.body), Vector3::from(s.axis_body)))
+        .collect();
+    let tb = reduction_basis(n, &spins);
+    let tbt = tb.transpose();
+
+    let full_eigenvalues = eigenvalues(first_order(&jrk, &jv))?;
+    let eigenvalues = eigenvalues(first_order(&(&tbt * &jrk * &tb), &(&tbt * &jv * &tb)))?;
+
+    let mut oscillatory: Vec<OscillatoryMode> = eigenvalues
+        .iter()
+        .filter(|l| l.im > 0.0)
+        .map(|l| OscillatoryMode {
+            eigenvalue: *l,
+            frequency_hz: l.norm() / (2.0 * PI),
+            damping_ratio: -l.re / l.norm(),
+        })
+        .collect();
+    oscillatory.sort_by(|a, b| a.frequency_hz.total_cmp(&b.frequency_hz));
+
+    let k_red = -(&tbt * &jrk0 * &tb);
+    let omega2 = self::eigenvalues(k_red)?;
+    let w2_max = omega2.iter().map(|l| l.norm()).fold(0.0, f64::max);
+    let undamped_imag_rel = if w2_max > 0.0 {
+        omega2.iter().map(|l| l.im.abs()).fold(0.0, f64::max) / w2_max
+    } else {
+        0.0
+    };
+    let mut undamped_frequencies_hz: Vec<f64> = omega2
+        .iter()
+        .map(|l| l.re.max(0.0).sqrt() / (2.0 * PI))
+        .collect();
+    undamped_frequencies_hz.sort_by(f64::total_cmp);
+
+    let (stiffness_ratio, lambda_abs_min, lambda_abs_max, _) = ratio(&eigenvalues);
+    let (stiffness_ratio_all_nonzero, _, _, full_zero_count) = ratio(&full_eigenvalues);
+    let max_real_part = eigenvalues
+        .iter()
+        .map(|l| l.re)
+        .fold(f64::NEG_INFINITY, f64::max);
+    Ok(Modes {
+        eigenvalues,
+        full_eigenvalues,
+        spin_coordinates,
+        oscillatory,
+        undamped_frequencies_hz,
+        undamped_imag_rel,
+        lambda_abs_min,
+        lambda_abs_max,
+        stiffness_ratio,
+        stiffness_ratio_all_nonzero,
+        full_zero_count,
+        max_real_part,
+    })
+}
+
+impl Modes {
+    /// A printable report listing at most `count` entries per table.
+    pub fn report(&self, count: usize) -> String {
+        use std::fmt::Write;
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "free spin coordinates removed: {}",
+            self.spin_coordinates.len()
+        );
+        for c in &self.spin_coordinates {
+            let a = c.axis_body;
+            let _ = writeln!(
+                s,
+                "  {} (element {}), body axis ({:.4}, {:.4}, {:.4})",
+                c.body, c.element, a[0], a[1], a[2]
+            );
+        }
+        let _ = writeln!(
+            s,
+            "first-order eigenvalues: {} (spin removed), {} (full, {} numerically zero)",
+            self.eigenvalues.len(),
+            self.full_eigenvalues.len(),
+            self.full_zero_count
+        );
+        let _ = writeln!(
+            s,
+            "min |lambda| = {:.6e} 1/s, max |lambda| = {:.6e} 1/s, stiffness ratio = {:.4e} (all non-zero, full: {:.4e})",
+            self.lambda_abs_min,
+            self.lambda_abs_max,
+            self.stiffness_ratio,
+            self.stiffness_ratio_all_nonzero
+        );
+        let _ = writeln!(s, "max real part = {:.6e} 1/s", self.max_real_part);
+        let _ = writeln!(s, "smallest |lambda| (spin removed):");
+        let _ = writeln!(s, "  {:>14} {:>14} {:>14}", "|lambda|", "re", "im");
+        for l in self.eigenvalues.iter().take(count) {
+            let _ = writeln!(s, "  {:>14.6e} {:>14.6e} {:>14.6e}", l.norm(), l.re, l.im);
+        }
+        let _ = writeln!(s, "largest |lambda|:");
+        for l in self.eigenvalues.iter().rev().take(count) {
+            let _ = writeln!(s, "  {:>14.6e} {:>14.6e} {:>14.6e}", l.norm(), l.re, l.im);
+        }
+        let _ = writeln!(s, "oscillatory modes (lowest {count}):");
+        let _ = writeln!(s, "  {:>12} {:>10}", "f Hz", "zeta");
+        for m in self.oscillatory.iter().take(count) {
+            let _ = writeln!(s, "  {:>12.4} {:>10.5}", m.frequency_hz, m.damping_ratio);
+        }
+        let _ = writeln!(
+            s,
+            "undamped natural frequencies (lowest {count}, spin removed), Hz:"
+        );
+        for (k, f) in self.undamped_frequencies_hz.iter().take(count).enumerate() {
+            let _ = writeln!(s, "  {:>4} {:>12.4}", k + 1, f);
+        }
+        if let Some(f) = self.undamped_frequencies_hz.last() {
+            let _ = writeln!(s, "highest undamped natural frequency: {f:.1} Hz");
+        }
+        s
+    }
+}
+
+impl fmt::Display for Modes {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.report(10))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+
+    /// 1-DOF oscillator: m = 2 kg on a ground bushing with k = 800 N/m and c = 8 Ns/m in x; the
+    /// other five directions are stiff and undamped (decoupled: marker at the CoM, identity axes).
+    const MSD: &str = r#"
+[model]
+name = "msd"
+[[bodies]]
+name = "mass"
+mass = 2.0
+position = [0.0, 0.0, 0.0]
+inertia = { principal = [0.01, 0.02, 0.03] }
+[[markers]]
+name = "m"
+body = "mass"
+position = [0.0, 0.0, 0.0]
+[[markers]]
+name = "g"
+body = "ground"
+global_position = [0.0, 0.0, 0.0]
+[[force_elements]]
+type = "bushing"
+name = "b"
+marker_i = "m"
+marker_j = "g"
+stiffness = [800.0, 8.0e8, 8.0e8]
+rot_stiffness = [1.0e7, 1.0e7, 1.0e7]
+damping = [8.0, 0.0, 0.0]
+"#;
+
+    fn system(src: &str) -> (MbsSystem, Vec<f64>, Vec<f64>) {
+        let m = sprung_model::from_toml_str(src, "msd.toml").unwrap();
+        let c = Arc::new(crate::compile(&m).unwrap());
+        let (r, v) = c.design_state();
+        (MbsSystem::new(c), r, v)
+    }
+
+    #[test]
+    fn one_dof_mass_spring_damper_matches_analytic_frequency_and_damping() {
+        let (mut sys, r, v) = system(MSD);
+        let modes = try_modal_analysis(&mut sys, 0.0, &r, &v).unwrap();
+        // x direction: w0 = sqrt(k/m) = 20 rad/s, zeta = c / (2 sqrt(k m)) = 8 / 80 = 0.1.
+        let (w0, zeta) = (20.0f64, 0.1f64);
+        let m = modes.oscillatory[0];
+        assert!(
+            (m.frequency_hz - w0 / (2.0 * PI)).abs() < 1e-9 * w0,
+            "{m:?}"
+        );
+        assert!((m.damping_ratio - zeta).abs() < 1e-10, "{m:?}");
+        assert!((m.eigenvalue.re + zeta * w0).abs() < 1e-8);
+        assert!((m.eigenvalue.im - w0 * (1.0 - zeta * zeta).sqrt()).abs() < 1e-8);
+        assert!((modes.undamped_frequencies_hz[0] - w0 / (2.0 * PI)).abs() < 1e-9 * w0);
+        // Other undamped frequencies: sqrt(8e8 / 2), sqrt(1e7 / I).
+        let mut expect = [
+            (4e8f64).sqrt(),
+            (4e8f64).sqrt(),
+            (1e9f64).sqrt(),
+            (5e8f64).sqrt(),
+            (1e7f64 / 0.03).sqrt(),
+        ];
+        expect.sort_by(f64::total_cmp);
+        for (f, w) in modes.undamped_frequencies_hz[1..].iter().zip(expect) {
+            assert!((f * 2.0 * PI - w).abs() < 1e-7 * w, "{f} vs {w}");
+        }
+        // Undamped directions give purely imaginary pairs; stiffness ratio = max|l| / min|l|.
+        assert_eq!(modes.eigenvalues.len(), 12);
+        assert!(modes.spin_coordinates.is_empty());
+        assert!(
+            (modes.stiffness_ratio - (1e9f64).sqrt() / w0).abs() < 1e-6 * modes.stiffness_ratio
+        );
+        assert!(
+            modes.max_real_part.abs() < 1e-6,
+            "undamped modes have Re = 0: {}",
+            modes.max_real_part
+        );
+        assert!(modes.report(5).contains("stiffness ratio"));
+    }
+
+    #[test]
+    fn free_spin_axis_is_removed_structurally() {
+        // Same body, but the bushing leaves the rotation about local z free (spin_axis) with drag.
+        let src = MSD.replace("rot_stiffness = [1.0e7, 1.0e7, 1.0e7]", "rot_stiffness = [1.0e7, 1.0e7, 0.0]\nrot_damping = [0.0, 0.0, 0.06]\nspin_axis = \"z\"");
+        let (mut sys, r, v) = system(&src);
+        let modes = try_modal_analysis(&mut sys, 0.0, &r, &v).unwrap();
+        assert_eq!(modes.spin_coordinates.len(), 1);
+        assert_eq!(modes.eigenvalues.len(), 10);
+        assert_eq!(modes.full_eigenvalues.len(), 12);
+        // Full spectrum: one zero (spin angle) and the drag mode -c/I = -0.06 / 0.03 = -2.
+        assert_eq!(modes.full_zero_count, 1);
+        assert!((modes.full_eigenvalues[1] - Complex::new(-2.0, 0.0)).norm() < 1e-9);
+        // The reduced spectrum does not contain them; the smallest is the x oscillator.
+        assert!((modes.lambda_abs_min - 20.0).abs() < 1e-8);
+        assert!(modes.stiffness_ratio_all_nonzero > modes.stiffness_ratio);
+        assert_eq!(modes.undamped_frequencies_hz.len(), 5);
+    }
+
+    #[test]
+    fn wrong_state_size_is_an_error() {
+        let (mut sys, r, v) = system(MSD);
+        assert!(matches!(
+            try_modal_analysis(&mut sys, 0.0, &r[1..], &v),
+            Err(ModesError::Shape { .. })
+        ));
+        assert!(
+            modal_analysis(&mut sys, 0.0, &r[1..], &v)
+                .stiffness_ratio
+                .is_nan()
+        );
+    }
+}
