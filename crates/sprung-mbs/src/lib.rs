@@ -15,6 +15,7 @@ pub mod compile;
 pub mod compiled;
 pub mod element;
 pub mod equilibrium;
+pub mod first_order;
 pub mod kinematics;
 pub mod modes;
 pub mod outputs;

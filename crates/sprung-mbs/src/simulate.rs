@@ -3,12 +3,16 @@
 //! prints progress or stops the run). Integrators come from `sprung-solve`; this module only wires
 //! them to the model.
 //!
-//! Methods on the mechanical system (all names lower case):
-//! * `lsrt2` — LSRT2, document 000 eqs. 6-11, fixed step (default 1 ms), re-linearised every N steps;
-//! * `lie` — linear-implicit Euler, fixed step; `ros2` — ROS2 (Verwer), fixed step;
-//! * `rk4` (alias `ode4`) — classical Runge–Kutta, fixed step, explicit;
-//! * `rodas4` — RODAS4, adaptive with rtol/atol, exact stops at input discontinuities, dense output
-//!   (the stiff reference solver).
+//! Methods (all names lower case, `sprung solvers` lists them):
+//! * linear-implicit Rosenbrock methods on the reduced velocity-level system (document 000,
+//!   eqs. 6-11 generalised per stage): `lsrt2` (default, fixed 1 ms step, re-linearised every N
+//!   steps), `lie` (linear-implicit Euler), `ros2`, `ros3p`, `ros34pw2`, `rodas3`, `rodas4`,
+//!   `rodas5p`. Methods with an embedded estimate run adaptively (rtol/atol, exact stops at input
+//!   discontinuities, dense output) unless a fixed step is requested; `lsrt2`, `lie` always fixed;
+//! * `rk4` — classical Runge–Kutta on the mechanical system, fixed step;
+//! * every other method of the first-order suite (`ode45`, `ode23`, `ode113`, `ode15s`, `ode23s`,
+//!   `ode23t`, `ode23tb`, `radau5`, `ode1`…`ode8`, `ode14x`) on y = (r, v) through
+//!   [`crate::first_order::FirstOrder`] with the analytic Jacobian.
 
 use std::time::Instant;
 
@@ -18,17 +22,56 @@ use sprung_solve::mech::adaptive::{AdaptiveOptions, AdaptiveRosenbrock, Control}
 use sprung_solve::mech::explicit::Rk4Stepper;
 use sprung_solve::mech::rosenbrock::Stats;
 use sprung_solve::mech::{MechanicalSystem, RosenbrockStepper, StepError, Tableau};
+use sprung_solve::ode;
+
+use crate::first_order::FirstOrder;
 
 use crate::system::MbsSystem;
 
-/// Names of the methods available on mechanical models, with a one-line description.
-pub const METHODS: &[(&str, &str)] = &[
-    ("lsrt2", "LSRT2 linear-implicit Rosenbrock, order 2, L-stable, fixed step (document 000)"),
-    ("lie", "linear-implicit Euler, order 1, fixed step"),
-    ("ros2", "ROS2 (Verwer) linear-implicit, order 2, L-stable, fixed step"),
-    ("rk4", "classical Runge-Kutta (ode4), order 4, explicit, fixed step"),
-    ("rodas4", "RODAS4 Rosenbrock 4(3), adaptive rtol/atol, stiff reference solver"),
-];
+/// How a method runs on a mechanical model.
+#[derive(Debug, Clone)]
+pub enum Route {
+    /// Rosenbrock on the reduced velocity-level system, fixed step.
+    RosenbrockFixed(Tableau),
+    /// Rosenbrock on the reduced velocity-level system, adaptive.
+    RosenbrockAdaptive(Tableau),
+    /// Classical RK4 on the mechanical system.
+    Rk4,
+    /// A method of the first-order suite on y = (r, v); `true` = run with a fixed step.
+    FirstOrder(ode::Method, bool),
+}
+
+/// Chooses how `name` runs: `adaptive` = Some(true/false) forces the mode where the method allows
+/// it (None: the method's natural mode — adaptive if it has an error estimate).
+pub fn route(name: &str, adaptive: Option<bool>) -> Result<Route, RunError> {
+    if name == "rk4" {
+        return Ok(Route::Rk4);
+    }
+    if let Some(tab) = Tableau::by_name(name) {
+        let can = tab.b_hat.is_some();
+        return Ok(match adaptive {
+            Some(true) if !can => {
+                return Err(RunError::Settings(format!(
+                    "{name} has no embedded error estimate and runs with a fixed step only; drop --rtol/--atol or choose e.g. rodas4"
+                )));
+            }
+            Some(false) => Route::RosenbrockFixed(tab),
+            _ if can => Route::RosenbrockAdaptive(tab),
+            _ => Route::RosenbrockFixed(tab),
+        });
+    }
+    let method = ode::Method::from_name(name).map_err(|e| RunError::UnknownMethod(name.to_string(), e.to_string()))?;
+    let info = ode::catalogue().iter().find(|m| m.name == name);
+    let natural_fixed = info.is_none_or(|m| m.step_control == ode::StepControl::Fixed);
+    let fixed = match adaptive {
+        Some(true) if natural_fixed => {
+            return Err(RunError::Settings(format!("{name} is a fixed-step method; use --step, or an adaptive solver for --rtol/--atol")));
+        }
+        Some(a) => !a,
+        None => natural_fixed,
+    };
+    Ok(Route::FirstOrder(method, fixed))
+}
 
 /// Linear solver inside the linear-implicit methods.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -60,13 +103,15 @@ pub struct RunSettings {
     pub atol: f64,
     /// Linear solver.
     pub linear_solver: LinearSolverKind,
+    /// Force adaptive (true) or fixed-step (false) mode; None = the method's natural mode.
+    pub adaptive: Option<bool>,
 }
 
 /// Why a run stopped early.
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum RunError {
     /// Unknown method name.
-    #[error("unknown solver '{0}'; available on mechanical models: {1}")]
+    #[error("unknown solver '{0}': {1} (see `sprung solvers`)")]
     UnknownMethod(String, String),
     /// Inconsistent settings.
     #[error("invalid solver settings: {0}")]
@@ -74,6 +119,9 @@ pub enum RunError {
     /// An integration step failed.
     #[error(transparent)]
     Step(#[from] StepError),
+    /// A first-order suite solver failed.
+    #[error(transparent)]
+    Ode(#[from] ode::OdeError),
 }
 
 /// Summary of a run.
@@ -91,6 +139,74 @@ pub struct RunSummary {
     pub worst_step_time: f64,
     /// All step times, s (fixed-step methods; for percentiles).
     pub step_times: Vec<f64>,
+}
+
+enum Stepper {
+    Ros(Box<RosenbrockStepper>),
+    Rk4(Box<Rk4Stepper>),
+}
+
+/// Runs a method of the first-order suite on y = (r, v).
+#[allow(clippy::too_many_arguments)]
+fn run_first_order(
+    sys: &mut MbsSystem,
+    s: &RunSettings,
+    method: ode::Method,
+    fixed: bool,
+    tstops: Vec<f64>,
+    output_times: Vec<f64>,
+    r: &mut [f64],
+    v: &mut [f64],
+    observer: &mut dyn FnMut(f64, &[f64], &[f64]) -> Control,
+) -> Result<RunSummary, RunError> {
+    let nr = r.len();
+    let mut y0 = r.to_vec();
+    y0.extend_from_slice(v);
+    let mut fo = FirstOrder::new(sys.clone());
+    let mut obs_time = 0.0;
+    let mut last = y0.clone();
+    let start = Instant::now();
+    let res = {
+        let opts = ode::Options {
+            step: if fixed { Some(s.step) } else { None },
+            rtol: s.rtol,
+            atol: ode::Tolerance::Scalar(s.atol),
+            max_steps: usize::MAX,
+            output_times: Some(output_times),
+            tstops,
+            record: false,
+            observer: Some(Box::new(|t: f64, y: &[f64]| {
+                let o = Instant::now();
+                let c = observer(t, &y[..nr], &y[nr..]);
+                obs_time += o.elapsed().as_secs_f64();
+                last.copy_from_slice(y);
+                match c {
+                    Control::Continue => ode::Control::Continue,
+                    Control::Stop => ode::Control::Stop,
+                }
+            })),
+            ..Default::default()
+        };
+        ode::solve(method, &mut fo, s.t0, &y0, s.t_end, opts)
+    };
+    let compute = start.elapsed().as_secs_f64() - obs_time;
+    r.copy_from_slice(&last[..nr]);
+    v.copy_from_slice(&last[nr..]);
+    let sol = res?;
+    Ok(RunSummary {
+        t_reached: sol.t_final,
+        stopped_by_observer: sol.stopped,
+        stats: Stats {
+            steps: sol.stats.steps as u64,
+            rejected: sol.stats.rejected as u64,
+            q_evals: sol.stats.f_evals as u64,
+            linearisations: sol.stats.jac_evals as u64,
+            factorisations: sol.stats.lu_factorisations as u64,
+            solves: sol.stats.lu_solves as u64,
+        },
+        compute_time: compute,
+        ..Default::default()
+    })
 }
 
 fn linear_solver(sys: &MbsSystem, kind: LinearSolverKind) -> Box<dyn LinearSolver + Send> {
@@ -114,54 +230,48 @@ pub fn run(
         return Err(RunError::Settings(format!("t_end = {} must be greater than t0 = {}", s.t_end, s.t0)));
     }
     let mut summary = RunSummary { t_reached: s.t0, ..Default::default() };
-    if s.method == "rodas4" {
-        let tstops: Vec<f64> = sys.model().input_discontinuities().into_iter().filter(|&t| t > s.t0 && t < s.t_end).collect();
-        let opts = AdaptiveOptions { rtol: s.rtol, atol: s.atol, tstops, ..Default::default() };
-        let mut integ = AdaptiveRosenbrock::new(sys, Tableau::rodas4(), opts, linear_solver(sys, s.linear_solver));
-        let n_out = ((s.t_end - s.t0) / s.output_interval + 1e-9).floor() as u64;
-        let times: Vec<f64> = (0..=n_out).map(|k| s.t0 + k as f64 * s.output_interval).collect();
-        let mut obs_time = 0.0;
-        let start = Instant::now();
-        let mut stopped = false;
-        let res = integ.integrate(sys, s.t0, s.t_end, r, v, &times, &mut |t, r, v| {
-            let o = Instant::now();
-            let c = observer(t, r, v);
-            obs_time += o.elapsed().as_secs_f64();
-            stopped |= c == Control::Stop;
-            c
-        });
-        summary.compute_time = start.elapsed().as_secs_f64() - obs_time;
-        summary.stats = integ.stats;
-        summary.stopped_by_observer = stopped;
-        summary.t_reached = res?;
-        return Ok(summary);
-    }
+    let n_out = ((s.t_end - s.t0) / s.output_interval + 1e-9).floor() as u64;
+    let output_times = || -> Vec<f64> { (0..=n_out).map(|k| s.t0 + k as f64 * s.output_interval).collect() };
+    let tstops: Vec<f64> = sys.model().input_discontinuities().into_iter().filter(|&t| t > s.t0 && t < s.t_end).collect();
+    let mut stepper = match route(&s.method, s.adaptive)? {
+        Route::RosenbrockAdaptive(tab) => {
+            let opts = AdaptiveOptions { rtol: s.rtol, atol: s.atol, tstops, ..Default::default() };
+            let mut integ = AdaptiveRosenbrock::new(sys, tab, opts, linear_solver(sys, s.linear_solver));
+            let times = output_times();
+            let mut obs_time = 0.0;
+            let start = Instant::now();
+            let mut stopped = false;
+            let res = integ.integrate(sys, s.t0, s.t_end, r, v, &times, &mut |t, r, v| {
+                let o = Instant::now();
+                let c = observer(t, r, v);
+                obs_time += o.elapsed().as_secs_f64();
+                stopped |= c == Control::Stop;
+                c
+            });
+            summary.compute_time = start.elapsed().as_secs_f64() - obs_time;
+            summary.stats = integ.stats;
+            summary.stopped_by_observer = stopped;
+            summary.t_reached = res?;
+            return Ok(summary);
+        }
+        Route::FirstOrder(method, fixed) => {
+            return run_first_order(sys, s, method, fixed, tstops, output_times(), r, v, observer);
+        }
+        Route::Rk4 => Stepper::Rk4(Box::new(Rk4Stepper::new(sys, s.step, s.t0))),
+        Route::RosenbrockFixed(tab) => Stepper::Ros(Box::new(RosenbrockStepper::new(
+            sys,
+            tab,
+            s.step,
+            s.t0,
+            s.relinearise_every,
+            linear_solver(sys, s.linear_solver),
+        ))),
+    };
     if !(s.step > 0.0) {
         return Err(RunError::Settings(format!("step = {} must be positive", s.step)));
     }
     let n_steps = ((s.t_end - s.t0) / s.step).round() as u64;
     let out_every = ((s.output_interval / s.step).round() as u64).max(1);
-    enum Stepper {
-        Ros(Box<RosenbrockStepper>),
-        Rk4(Box<Rk4Stepper>),
-    }
-    let mut stepper = match s.method.as_str() {
-        "rk4" | "ode4" => Stepper::Rk4(Box::new(Rk4Stepper::new(sys, s.step, s.t0))),
-        name => match Tableau::by_name(name) {
-            Some(tab) if name != "rodas4" => Stepper::Ros(Box::new(RosenbrockStepper::new(
-                sys,
-                tab,
-                s.step,
-                s.t0,
-                s.relinearise_every,
-                linear_solver(sys, s.linear_solver),
-            ))),
-            _ => {
-                let names: Vec<&str> = METHODS.iter().map(|m| m.0).collect();
-                return Err(RunError::UnknownMethod(name.to_string(), names.join(", ")));
-            }
-        },
-    };
     summary.step_times.reserve(n_steps as usize);
     if observer(s.t0, r, v) == Control::Stop {
         summary.stopped_by_observer = true;

@@ -34,6 +34,7 @@ fn settings(method: &str, step: f64, t_end: f64) -> RunSettings {
         rtol: 1e-8,
         atol: 1e-10,
         linear_solver: LinearSolverKind::Dense,
+        adaptive: Some(method == "rodas4"),
     }
 }
 

@@ -74,10 +74,16 @@ pub struct RunArgs {
     pub quiet: bool,
 }
 
-fn settings(m: &sprung_model::Model, a: &RunArgs) -> RunSettings {
+fn settings(m: &sprung_model::Model, a: &RunArgs) -> anyhow::Result<RunSettings> {
     let s = &m.solver;
     let step = a.step.unwrap_or(s.step);
-    RunSettings {
+    let tolerances = a.rtol.is_some() || a.atol.is_some();
+    if tolerances && a.step.is_some() {
+        bail!("give either --step (fixed step) or --rtol/--atol (adaptive), not both");
+    }
+    let adaptive = if tolerances { Some(true) } else if a.step.is_some() { Some(false) } else { None };
+    Ok(RunSettings {
+        adaptive,
         method: a.solver.clone().unwrap_or_else(|| s.method.clone()).to_lowercase(),
         step,
         t0: 0.0,
@@ -94,7 +100,7 @@ fn settings(m: &sprung_model::Model, a: &RunArgs) -> RunSettings {
                 sprung_model::LinearSolver::BlockSparse => LinearSolverKind::BlockSparse,
             },
         },
-    }
+    })
 }
 
 /// Percentile (0..1) of a list of values.
@@ -111,11 +117,8 @@ pub fn percentile(values: &[f64], p: f64) -> f64 {
 /// Runs the command.
 pub fn run(a: &RunArgs) -> anyhow::Result<()> {
     let (m, model) = load_model(&a.model)?;
-    let s = settings(&m, a);
-    let known: Vec<&str> = simulate::METHODS.iter().map(|x| x.0).collect();
-    if !known.contains(&s.method.as_str()) && s.method != "ode4" {
-        bail!("unknown solver '{}'; available: {} (see `sprung solvers`)", s.method, known.join(", "));
-    }
+    let s = settings(&m, a)?;
+    simulate::route(&s.method, s.adaptive)?;
     let mut sys = MbsSystem::new(model.clone());
     let mut outputs = OutputSet::new(&m, &model).map_err(anyhow::Error::msg)?;
     let (mut r, mut v) = model.design_state();
