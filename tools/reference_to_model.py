@@ -270,7 +270,10 @@ class Converter:
         width = max(len(n) for n, _ in channels)
         for name, text in channels:
             e(f"#   {name.ljust(width)}  {text}")
-        e("")
+        e("#   (*) the paper's Bild 7 output, the global x force on the chassis/subframe, is",
+          f"#       -(A_J f_local).x with A_J the current axes of marker {self.cfg['output_bushing']}.J;",
+          "#       the format has no global-frame element force channel yet (see the outputs section).",
+          "")
 
     def model_tables(self):
         d = self.d
@@ -495,12 +498,12 @@ class Converter:
                          f"wheel-centre displacement {c} from the design position, global, m"))
         for c in "xyz":
             outs.append((f"tl_bushing_f{c}_local_L", {"quantity": "force", "element": ob, "component": c},
-                         f"{ob}: force on the link, local {c} (marker-J axes), N"))
+                         f"{ob}: force on the link, local {c} (marker-J axes), N (*)"))
         outs += [
             ("camber_L", {"quantity": "camber", "marker": "wheel_bearing_L.J"},
-             "camber of the wheel carrier's spin axis (bearing marker J, local y), deg"),
+             "camber of the carrier spin axis (bearing marker J, local y), deg, + = top outward"),
             ("toe_L", {"quantity": "toe", "marker": "wheel_bearing_L.J"},
-             "toe of the wheel carrier's spin axis, deg"),
+             "toe of the carrier spin axis, deg, + = toe-in"),
             ("spring_force_L", {"quantity": "force", "element": "spring_L"},
              "coil spring force, tension-positive (compressed < 0), N"),
             ("damper_force_L", {"quantity": "force", "element": "damper_L"},
