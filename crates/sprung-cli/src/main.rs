@@ -65,6 +65,7 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    restore_sigpipe();
     let cli = Cli::parse();
     let res = match cli.command {
         Command::Check { model } => cmd::check::run(&model),
@@ -84,5 +85,16 @@ fn main() -> ExitCode {
             eprintln!("error: {e:#}");
             ExitCode::FAILURE
         }
+    }
+}
+
+/// Piping the output into `head` must end the program quietly, not panic: restore the default
+/// SIGPIPE action that the Rust runtime replaces.
+fn restore_sigpipe() {
+    #[cfg(unix)]
+    // SAFETY: called first thing in main, before any other thread exists; resetting a signal
+    // disposition to its default has no memory-safety implications.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
 }

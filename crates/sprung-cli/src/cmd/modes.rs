@@ -1,8 +1,33 @@
-//! `sprung modes MODEL`: modal analysis at static equilibrium.
+//! `sprung modes MODEL`: linearise at static equilibrium (or the design state if the model starts
+//! there) and print eigenvalues, natural frequencies, damping ratios and the stiffness ratio
+//! max|λ|/min|λ| (document 000, section 2).
 
 use std::path::Path;
 
+use anyhow::Context;
+use sprung_mbs::equilibrium::{self, EquilibriumOptions};
+use sprung_mbs::modes::modal_analysis;
+use sprung_mbs::MbsSystem;
+use sprung_model::InitialStateKind;
+
+use super::load_model;
+
 /// Runs the command.
-pub fn run(_path: &Path, _count: usize) -> anyhow::Result<()> {
-    anyhow::bail!("modal analysis is being added (sprung_mbs::modes)")
+pub fn run(path: &Path, count: usize) -> anyhow::Result<()> {
+    let (m, model) = load_model(path)?;
+    let mut sys = MbsSystem::new(model.clone());
+    let (mut r, v) = model.design_state();
+    let at = if m.initial_state.kind == InitialStateKind::Equilibrium {
+        let eq = equilibrium::solve(&mut sys, 0.0, &r, EquilibriumOptions::default())
+            .with_context(|| format!("static equilibrium of '{}'", m.model.name))?;
+        r = eq.r;
+        "static equilibrium at t = 0 (inputs at t = 0 applied)"
+    } else {
+        "the design state"
+    };
+    let v = if m.initial_state.kind == InitialStateKind::Equilibrium { vec![0.0; v.len()] } else { v };
+    let modes = modal_analysis(&mut sys, 0.0, &r, &v);
+    println!("model '{}': linearised at {at}, {} DOF, {} first-order states", m.model.name, model.n_v(), 2 * model.n_v());
+    print!("{}", modes.report(count));
+    Ok(())
 }
