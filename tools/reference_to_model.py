@@ -270,9 +270,8 @@ class Converter:
         width = max(len(n) for n, _ in channels)
         for name, text in channels:
             e(f"#   {name.ljust(width)}  {text}")
-        e("#   (*) the paper's Bild 7 output, the global x force on the chassis/subframe, is",
-          f"#       -(A_J f_local).x with A_J the current axes of marker {self.cfg['output_bushing']}.J;",
-          "#       the format has no global-frame element force channel yet (see the outputs section).",
+        e("#   (*) the paper's Bild 7 output, the global x force on the chassis/subframe (tl_bushing_fx),",
+          f"#       equals -(A_J f_local).x with A_J the current axes of marker {self.cfg['output_bushing']}.J.",
           "")
 
     def model_tables(self):
@@ -496,6 +495,9 @@ class Converter:
             outs.append((f"wc_d{c}_L", {"quantity": "displacement", "marker": "wheel_centre_L", "component": c,
                                          "frame": "global"},
                          f"wheel-centre displacement {c} from the design position, global, m"))
+        outs.append(("tl_bushing_fx_L", {"quantity": "force", "element": ob, "component": "x",
+                                         "frame": "global", "on": "body_j"},
+                     f"{ob}: longitudinal (global x) force on the chassis/subframe, N (document 000, Bild 7)"))
         for c in "xyz":
             outs.append((f"tl_bushing_f{c}_local_L", {"quantity": "force", "element": ob, "component": c},
                          f"{ob}: force on the link, local {c} (marker-J axes), N (*)"))
@@ -517,11 +519,10 @@ class Converter:
         e("# ---------------------------------------------------------------------------------------------",
           "# Output channels (see the list at the top).",
           f"# Trailing-link bushing {ob} ({self.cfg['output_bushing_role']}):",
-          "# the tl_bushing_f*_local channels give the force ON THE LINK in the bushing's local axes",
-          "# (marker J). The paper's Bild 7 quantity is the GLOBAL x force on the chassis/subframe,",
-          f"# F_on_base = -A_J f_local with A_J the current axes of marker {ob}.J",
-          "# (constant on the chassis, rotating with the subframe); the model format has no global-frame",
-          "# element force channel, so it is not written here.",
+          "# tl_bushing_fx is the paper's Bild 7 quantity: the GLOBAL x force on the chassis/subframe",
+          "# (frame = \"global\", on = \"body_j\"), F_on_base = -A_J f_local with A_J the current axes of",
+          f"# marker {ob}.J; the tl_bushing_f*_local channels give the force ON THE LINK in the bushing's",
+          "# local axes (marker J).",
           "# ---------------------------------------------------------------------------------------------")
         for name, keys, text in self.output_list():
             e("[[outputs]]", f'name = "{name}"')

@@ -415,8 +415,8 @@ pub fn format_comparison_table(errors: &[ChannelError]) -> String {
                 e.points.to_string(),
                 format!("{:.4e}", e.mean_reference),
                 format!("{:.4e}", e.rms_error),
-                format!("{:.5}", e.nmse),
-                format!("{:.5}", e.nrmse),
+                format!("{:.3e}", e.nmse),
+                format!("{:.3e}", e.nrmse),
                 format!("{:.4e}", e.max_abs_error),
                 format!("{:.4}", e.t_max_abs_error),
             ]

@@ -139,7 +139,7 @@ fn compare_uses_units_and_reports_missing_channels() {
     assert_eq!(lines.len(), 4);
     assert!(lines[0].starts_with("channel") && lines[0].contains("NMSE"));
     assert!(
-        lines[3].starts_with("F ") && lines[3].contains("0.01377"),
+        lines[3].starts_with("F ") && lines[3].contains("1.377e-2"),
         "{table}"
     );
 }

@@ -5,6 +5,11 @@
 //! evaluator's tables, so the evaluator must have been run at the state first
 //! ([`OutputSet::evaluate`] does that).
 //!
+//! Element loads: `force`/`torque` in marker-J axes (bushing) or as the scalar tension-positive
+//! force (P2P) by default; with `frame = "global"` as global vectors (bushing: R_J f, R_J t; P2P:
+//! −f u with u = (x_I − x_J)/L); `on = "body_j"` reports the load on the reference body instead:
+//! the opposite force, and for a bushing the opposite torque (both act at x_I).
+//!
 //! Camber and toe use the spin axis a = local y axis of the marker, oriented outward (away from the
 //! plane y = 0 of the axle): camber = −asin(a_z) (positive: top of the wheel leans outward),
 //! toe = atan2(a_x, |a_y|) (positive: toe-in), both in degrees.
@@ -38,6 +43,8 @@ pub struct Channel {
     quantity: sm::Quantity,
     component: sm::Component,
     local: bool,
+    /// Element loads: sign +1 on body_i, −1 on body_j.
+    sign: f64,
     /// Design position (markers/bodies) and design orientation.
     design_x: Vector3<f64>,
     design_rot: Matrix3<f64>,
@@ -82,6 +89,11 @@ impl OutputSet {
             } else {
                 return Err(format!("output '{}': names no marker, body or element", o.name));
             };
+            let local = match source {
+                Source::Element(_) => o.frame != Some(sm::OutputFrame::Global),
+                _ => o.frame() == sm::OutputFrame::Local,
+            };
+            let sign = if o.on == Some(sm::ElementSide::BodyJ) { -1.0 } else { 1.0 };
             let what = o.marker.as_deref().or(o.body.as_deref()).or(o.element.as_deref()).unwrap_or("");
             channels.push(Channel {
                 name: o.name.clone(),
@@ -90,7 +102,8 @@ impl OutputSet {
                 source,
                 quantity: o.quantity,
                 component: o.component(),
-                local: o.frame() == sm::OutputFrame::Local,
+                local,
+                sign,
                 design_x,
                 design_rot,
             });
@@ -119,7 +132,7 @@ impl OutputSet {
         let model: &CompiledModel = eval.model();
         for (ch, o) in self.channels.iter().zip(out.iter_mut()) {
             *o = match ch.source {
-                Source::Element(k) => element_value(ch, &eval.elements[k].out),
+                Source::Element(k) => element_value(ch, model, eval, k),
                 Source::Marker(k) => {
                     let mk = MarkerKin::new(&model.markers[k], &eval.bodies);
                     let w_local = mk.rot.transpose() * mk.w;
@@ -134,11 +147,35 @@ impl OutputSet {
     }
 }
 
-fn element_value(ch: &Channel, e: &crate::element::ElementOutput) -> f64 {
+/// Global force and torque of element `k` on body_i: the local values turned by marker J's axes
+/// (bushing) or −f u (P2P).
+fn element_load_global(model: &CompiledModel, eval: &Evaluator, k: usize) -> (Vector3<f64>, Vector3<f64>) {
+    let el = &model.elements[k];
+    let e = &eval.elements[k].out;
+    let mi = MarkerKin::new(&model.markers[el.marker_i], &eval.bodies);
+    let mj = MarkerKin::new(&model.markers[el.marker_j], &eval.bodies);
+    match el.kind {
+        crate::compiled::ElementKind::Bushing(_) => (mj.rot * e.force, mj.rot * e.torque),
+        crate::compiled::ElementKind::P2p(_) => {
+            let d = mi.x - mj.x;
+            let u = if d.norm() > crate::p2p::MIN_LENGTH { d / d.norm() } else { Vector3::zeros() };
+            (-e.force.x * u, Vector3::zeros())
+        }
+    }
+}
+
+fn element_value(ch: &Channel, model: &CompiledModel, eval: &Evaluator, k: usize) -> f64 {
     use sm::Quantity as Q;
+    let e = &eval.elements[k].out;
+    let p2p = matches!(model.elements[k].kind, crate::compiled::ElementKind::P2p(_));
     match ch.quantity {
-        Q::Force => component(&e.force, ch.component),
-        Q::Torque => component(&e.torque, ch.component),
+        Q::Force | Q::Torque if !ch.local => {
+            let (f, t) = element_load_global(model, eval, k);
+            ch.sign * component(if ch.quantity == Q::Force { &f } else { &t }, ch.component)
+        }
+        Q::Force if p2p => ch.sign * e.force.x,
+        Q::Force => ch.sign * component(&e.force, ch.component),
+        Q::Torque => ch.sign * component(&e.torque, ch.component),
         Q::Deflection => component(&e.deflection, ch.component),
         Q::RotDeflection => component(&e.rot_deflection, ch.component),
         Q::Length => e.length,

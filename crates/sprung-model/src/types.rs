@@ -830,12 +830,30 @@ pub struct Output {
     /// Component (default `x` for vector quantities; must be absent for scalar quantities).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub component: Option<Component>,
-    /// Frame (`global` default / `local`), only for marker/body vector quantities.
+    /// Frame: for marker/body vector quantities `global` (default) or `local` (marker/body
+    /// axes); for element `force`/`torque` `local` (default: marker-J axes; P2P: the scalar
+    /// tension-positive force) or `global` (global axes, a vector also for P2P elements).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub frame: Option<OutputFrame>,
+    /// Element `force`/`torque` only: the body whose load is reported, `body_i` (default, the
+    /// action body of marker I) or `body_j` (the reference body of marker J, e.g. the chassis:
+    /// the opposite force; for a bushing the torque about the bushing point).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub on: Option<ElementSide>,
     /// Also create the y-mirrored copy.
     #[serde(default, skip_serializing_if = "is_false")]
     pub mirror: bool,
+}
+
+/// Which body of a force element an output refers to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ElementSide {
+    /// The body of marker I (action body).
+    #[default]
+    BodyI,
+    /// The body of marker J (reference body).
+    BodyJ,
 }
 
 impl Output {

@@ -10,7 +10,8 @@ use std::collections::HashSet;
 use crate::error::Problem;
 use crate::rot;
 use crate::types::{
-    Axes, Body, Curve, ForceElement, Input, Marker, Model, Output, Quantity, Signal, Symmetry,
+    Axes, Body, Curve, ForceElement, Input, Marker, Model, Output, OutputFrame, Quantity, Signal,
+    Symmetry,
 };
 
 /// Tolerance on |A^T A - I| for frame axes.
@@ -945,7 +946,8 @@ fn output(ctx: &mut Ctx, o: &Output) {
             ),
             Some(e) => {
                 let p2p = e.is_point_to_point();
-                if p2p && matches!(q, Quantity::Force | Quantity::Deflection) {
+                let global_force = q == Quantity::Force && o.frame == Some(OutputFrame::Global);
+                if p2p && matches!(q, Quantity::Force | Quantity::Deflection) && !global_force {
                     scalar = true;
                 }
                 let bad = match q {
@@ -967,15 +969,20 @@ fn output(ctx: &mut Ctx, o: &Output) {
             "remove `component`",
         );
     }
-    let frame_ok = matches!(
-        q,
-        Quantity::Position
-            | Quantity::Displacement
-            | Quantity::Velocity
-            | Quantity::AngularVelocity
-            | Quantity::Orientation
-    );
+    let element_load = o.element.is_some() && matches!(q, Quantity::Force | Quantity::Torque);
+    let frame_ok = element_load
+        || matches!(
+            q,
+            Quantity::Position
+                | Quantity::Displacement
+                | Quantity::Velocity
+                | Quantity::AngularVelocity
+                | Quantity::Orientation
+        );
     if o.frame.is_some() && !frame_ok {
-        ctx.push(k, n, format!("`frame` is not applicable to quantity \"{qn}\" (element vectors are in marker-J axes; angles are scalars)"), "remove `frame`");
+        ctx.push(k, n, format!("`frame` is not applicable to quantity \"{qn}\" (deflections are in marker-J axes; angles are scalars)"), "remove `frame`");
+    }
+    if o.on.is_some() && !element_load {
+        ctx.push(k, n, format!("`on` is only applicable to element force/torque outputs, not to \"{qn}\""), "remove `on`");
     }
 }
