@@ -5,6 +5,8 @@
 //! ḋ = R_Jᵀ (v_I − v_J), θ̇ = R_Jᵀ (ω_I − ω_J);
 //! f = preload − (k(d) + c(ḋ)), t = rot_preload − (k_r(θ) + c_r(θ̇)) per local axis;
 //! R_J f and R_J t act on body_i at x_I, the opposites on body_j, also at x_I.
+//! Partials are in marker form ([`crate::element`]); the translational ones are the closed forms
+//! ∓R_J K R_Jᵀ, ∓R_J C R_Jᵀ per end, so no 3 × 12 products are formed.
 //! The rotational deflection is computed by [`rotational_deflection`] only — force, partials and
 //! output channel all use it.
 
@@ -13,12 +15,15 @@ use sprung_model::Curve;
 
 use crate::compiled::Bushing;
 use crate::element::{ElementForce, Ends};
-use crate::kinematics::M3x12;
+use crate::kinematics::mul_skew;
 use crate::rotation::{inv_left_jacobian, log_so3, skew, swing_vector};
 
 /// Rotational deflection of `r_rel = R_Jᵀ R_I` and its derivative with respect to a left
 /// perturbation of `r_rel`: the rotation vector, or the swing vector about a free spin axis.
-pub fn rotational_deflection(r_rel: &Matrix3<f64>, spin_axis: Option<usize>) -> (Vector3<f64>, Matrix3<f64>) {
+pub fn rotational_deflection(
+    r_rel: &Matrix3<f64>,
+    spin_axis: Option<usize>,
+) -> (Vector3<f64>, Matrix3<f64>) {
     match spin_axis {
         Some(k) => {
             let mut e = Vector3::zeros();
@@ -33,7 +38,13 @@ pub fn rotational_deflection(r_rel: &Matrix3<f64>, spin_axis: Option<usize>) -> 
 }
 
 /// Evaluates a bushing; partials only when `partials` is set.
-pub fn evaluate(b: &Bushing, curves: &[Curve], ends: &Ends, partials: bool, out: &mut ElementForce) {
+pub fn evaluate(
+    b: &Bushing,
+    curves: &[Curve],
+    ends: &Ends,
+    partials: bool,
+    out: &mut ElementForce,
+) {
     let [mi, mj] = ends;
     let rj = mj.rot;
     let rjt = rj.transpose();
@@ -42,7 +53,12 @@ pub fn evaluate(b: &Bushing, curves: &[Curve], ends: &Ends, partials: bool, out:
     let dw = mi.w - mj.w;
     let d = rjt * dx;
     let d_dot = rjt * dv;
-    let (theta, dtheta_deps) = rotational_deflection(&(rjt * mi.rot), b.spin_axis);
+    let r_rel = rjt * mi.rot;
+    // The rotation vector's Jacobian D is only needed for partials; the swing vector yields both.
+    let (theta, dtheta_deps) = match (b.spin_axis, partials) {
+        (None, false) => (log_so3(&r_rel), Matrix3::zeros()),
+        _ => rotational_deflection(&r_rel, b.spin_axis),
+    };
     let theta_dot = rjt * dw;
 
     let mut f = b.preload;
@@ -68,6 +84,7 @@ pub fn evaluate(b: &Bushing, curves: &[Curve], ends: &Ends, partials: bool, out:
     out.force = force;
     out.torque = torque;
     out.point = [mi.x, mi.x];
+    out.point_end = [0, 0];
     out.out.force = f;
     out.out.torque = t;
     out.out.deflection = d;
@@ -75,34 +92,42 @@ pub fn evaluate(b: &Bushing, curves: &[Curve], ends: &Ends, partials: bool, out:
     if !partials {
         return;
     }
-    // Building blocks (I on columns 0..6, J on 6..12).
-    let xi = mi.d_position(0);
-    let xj = mj.d_position(6);
-    let phi_i = mi.d_rotation(0);
-    let phi_j = mj.d_rotation(6);
-    let d_dx: M3x12 = xi - xj;
-    // ∂d = R_Jᵀ ∂Δx + R_Jᵀ [Δx]× ∂φ_J
-    let dd_r = rjt * d_dx + rjt * skew(&dx) * phi_j;
-    // ∂θ = D ∂ε, ε = R_Jᵀ (φ_I − φ_J)
-    let dth_r = dtheta_deps * rjt * (phi_i - phi_j);
-    // ∂ḋ (positions) = R_Jᵀ (∂v_I − ∂v_J) + R_Jᵀ [Δv]× ∂φ_J; (velocities) = R_Jᵀ (∂v_I − ∂v_J)
-    let ddd_r = rjt * (mi.d_velocity_pos(0) - mj.d_velocity_pos(6)) + rjt * skew(&dv) * phi_j;
-    let ddd_v = rjt * (mi.d_velocity_vel(0) - mj.d_velocity_vel(6));
-    // ∂θ̇ (positions) = R_Jᵀ [Δω]× ∂φ_J; (velocities) = R_Jᵀ (∂ω_I − ∂ω_J), ∂ω = ∂φ layout
-    let dthd_r = rjt * skew(&dw) * phi_j;
-    let dthd_v = rjt * (phi_i - phi_j);
-    let kf = Matrix3::from_diagonal(&kf);
-    let cf = Matrix3::from_diagonal(&cf);
-    let kt = Matrix3::from_diagonal(&kt);
-    let ct = Matrix3::from_diagonal(&ct);
-    let df_r = -(kf * dd_r + cf * ddd_r);
-    let df_v = -(cf * ddd_v);
-    let dt_r = -(kt * dth_r + ct * dthd_r);
-    let dt_v = -(ct * dthd_v);
-    // ∂(R_J f) = R_J ∂f − [R_J f]× ∂φ_J
-    out.d_force_r = rj * df_r - skew(&force) * phi_j;
-    out.d_force_v = rj * df_v;
-    out.d_torque_r = rj * dt_r - skew(&torque) * phi_j;
-    out.d_torque_v = rj * dt_v;
-    out.d_point = [xi, xi];
+    // Marker-form partials (see `crate::element`), with A = R_J K R_Jᵀ etc.:
+    // ∂d = R_Jᵀ (δp_I − δp_J) + R_Jᵀ [Δx]× δφ_J,   ∂ḋ = R_Jᵀ (δv_I − δv_J) + R_Jᵀ [Δv]× δφ_J,
+    // ∂θ = D R_Jᵀ (δφ_I − δφ_J),                   ∂θ̇ = R_Jᵀ (δω_I − δω_J) + R_Jᵀ [Δω]× δφ_J,
+    // ∂(R_J f) = R_J ∂f − [R_J f]× δφ_J (and the same for the torque).
+    let a_k = rotate_diag(&rj, &kf);
+    let a_c = rotate_diag(&rj, &cf);
+    let b_c = rotate_diag(&rj, &ct);
+    let b_k = scale_columns(&rj, &kt) * dtheta_deps * rjt;
+    let [fi, fj] = &mut out.d_force;
+    fi.p = -a_k;
+    fi.phi = Matrix3::zeros();
+    fi.v = -a_c;
+    fi.w = Matrix3::zeros();
+    fj.p = a_k;
+    fj.phi = -(mul_skew(&a_k, &dx) + mul_skew(&a_c, &dv) + skew(&force));
+    fj.v = a_c;
+    fj.w = Matrix3::zeros();
+    let [ti, tj] = &mut out.d_torque;
+    ti.p = Matrix3::zeros();
+    ti.phi = -b_k;
+    ti.v = Matrix3::zeros();
+    ti.w = -b_c;
+    tj.p = Matrix3::zeros();
+    tj.phi = b_k - mul_skew(&b_c, &dw) - skew(&torque);
+    tj.v = Matrix3::zeros();
+    tj.w = b_c;
+}
+
+/// R diag(k): column j of R scaled by k_j.
+#[inline]
+fn scale_columns(r: &Matrix3<f64>, k: &Vector3<f64>) -> Matrix3<f64> {
+    Matrix3::from_columns(&[r.column(0) * k.x, r.column(1) * k.y, r.column(2) * k.z])
+}
+
+/// R diag(k) Rᵀ: a diagonal local characteristic in global axes.
+#[inline]
+fn rotate_diag(r: &Matrix3<f64>, k: &Vector3<f64>) -> Matrix3<f64> {
+    scale_columns(r, k) * r.transpose()
 }

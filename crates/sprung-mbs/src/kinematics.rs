@@ -4,17 +4,15 @@
 //! no orientation is singular): r_l = (x, y, z, q_w, q_x, q_y, q_z), v_l = (v_x, v_y, v_z global,
 //! ω_x, ω_y, ω_z in body axes). Kinematics matrix K per body: ẋ = v, q̇ = ½ q ⊗ (0, ω).
 //!
-//! Marker partials are expressed for the 12 perturbation coordinates of a two-marker force element
-//! (body of marker I: columns 0..6, body of marker J: columns 6..12; per body δx global then the
-//! global rotation δφ) and the 12 velocity coordinates (v, ω global) in the same layout.
+//! Force elements report partials with respect to their markers' own perturbations (position,
+//! rotation, velocity, angular velocity, all global; [`crate::element`]); [`MarkerKin::chain`] maps
+//! them to the carrying body's perturbations (δx, δφ, v, ω global) in 3 × 3 blocks.
 
-use nalgebra::{Matrix3, SMatrix, Vector3};
+use nalgebra::{Matrix3, Vector3};
 
 use crate::compiled::{CompiledModel, Marker};
-use crate::rotation::{quat_to_matrix, skew};
-
-/// 3 × 12 partial-derivative block of a force element.
-pub type M3x12 = SMatrix<f64, 3, 12>;
+use crate::element::EndPartials;
+use crate::rotation::quat_to_matrix;
 
 /// Kinematics of one body at the current state.
 #[derive(Debug, Clone, Copy)]
@@ -104,38 +102,75 @@ impl MarkerKin {
         }
     }
 
-    /// ∂x / ∂(perturbation) with this marker's body at column offset `o` (0 or 6).
-    pub fn d_position(&self, o: usize) -> M3x12 {
-        let mut m = M3x12::zeros();
-        if self.body.is_some() {
-            m.fixed_view_mut::<3, 3>(0, o).copy_from(&Matrix3::identity());
-            m.fixed_view_mut::<3, 3>(0, o + 3).copy_from(&(-skew(&self.arm)));
+    /// Chain rule from the marker form of an element's partials (see [`crate::element`]) to the
+    /// perturbations of the carrying body (δx, δφ global; v, ω global). With the lever arm a = R s:
+    /// δp = δx − [a]× δφ, δv = δv_b − [a]× δω − [ω]×[a]× δφ (the arm turns with the body), δφ and
+    /// δω pass through. Hence X = M_p, Φ = M_φ − M_p [a]× − M_v [ω]×[a]×, V = M_v,
+    /// Ω = M_ω − M_v [a]×. Ground markers have no body; the caller skips them.
+    #[inline]
+    pub fn chain(&self, m: &EndPartials) -> BodyPartials {
+        // [ω]×[a]× = a ωᵀ − (ω · a) I
+        let wa =
+            self.arm * self.w.transpose() - Matrix3::from_diagonal_element(self.w.dot(&self.arm));
+        BodyPartials {
+            x: m.p,
+            phi: m.phi - mul_skew(&m.p, &self.arm) - m.v * wa,
+            v: m.v,
+            w: m.w - mul_skew(&m.v, &self.arm),
         }
-        m
     }
+}
 
-    /// ∂φ (marker rotation) / ∂(perturbation): identity on the body's rotation columns.
-    pub fn d_rotation(&self, o: usize) -> M3x12 {
-        let mut m = M3x12::zeros();
-        if self.body.is_some() {
-            m.fixed_view_mut::<3, 3>(0, o + 3).copy_from(&Matrix3::identity());
+/// Partials of one global 3-vector with respect to the perturbations of one body:
+/// δx (centre of mass, global), δφ (global rotation), v (global), ω (global).
+#[derive(Debug, Clone, Copy)]
+pub struct BodyPartials {
+    /// ∂ / ∂x.
+    pub x: Matrix3<f64>,
+    /// ∂ / ∂φ.
+    pub phi: Matrix3<f64>,
+    /// ∂ / ∂v.
+    pub v: Matrix3<f64>,
+    /// ∂ / ∂ω.
+    pub w: Matrix3<f64>,
+}
+
+impl BodyPartials {
+    /// Row transform of all four blocks: [a]× B (the moment arm of a force about a point).
+    #[inline]
+    pub fn skew_left(&self, a: &Vector3<f64>) -> Self {
+        Self {
+            x: skew_mul(a, &self.x),
+            phi: skew_mul(a, &self.phi),
+            v: skew_mul(a, &self.v),
+            w: skew_mul(a, &self.w),
         }
-        m
     }
+}
 
-    /// ∂v / ∂(position perturbation) at fixed global velocities: -[ω]× [arm]× δφ.
-    pub fn d_velocity_pos(&self, o: usize) -> M3x12 {
-        let mut m = M3x12::zeros();
-        if self.body.is_some() {
-            m.fixed_view_mut::<3, 3>(0, o + 3).copy_from(&(-skew(&self.w) * skew(&self.arm)));
-        }
-        m
-    }
+/// M [a]× without forming the skew matrix (18 multiplications).
+#[inline]
+pub fn mul_skew(m: &Matrix3<f64>, a: &Vector3<f64>) -> Matrix3<f64> {
+    let (c0, c1, c2) = (m.column(0), m.column(1), m.column(2));
+    Matrix3::from_columns(&[
+        c1 * a.z - c2 * a.y,
+        c2 * a.x - c0 * a.z,
+        c0 * a.y - c1 * a.x,
+    ])
+}
 
-    /// ∂v / ∂(v, ω global).
-    pub fn d_velocity_vel(&self, o: usize) -> M3x12 {
-        self.d_position(o)
-    }
+/// [a]× M: the cross product of `a` with every column of `m`.
+#[inline]
+pub fn skew_mul(a: &Vector3<f64>, m: &Matrix3<f64>) -> Matrix3<f64> {
+    let c = |j: usize| {
+        let x = m.column(j);
+        Vector3::new(
+            a.y * x[2] - a.z * x[1],
+            a.z * x[0] - a.x * x[2],
+            a.x * x[1] - a.y * x[0],
+        )
+    };
+    Matrix3::from_columns(&[c(0), c(1), c(2)])
 }
 
 /// Fills the body kinematics table from the state.

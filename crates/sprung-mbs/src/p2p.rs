@@ -8,7 +8,7 @@ use nalgebra::{Matrix3, Vector3};
 use sprung_model::Curve;
 
 use crate::compiled::{DamperLaw, P2pLaw};
-use crate::element::{ElementForce, Ends};
+use crate::element::{ElementForce, EndPartials, Ends};
 
 /// Below this length (m) the direction of a point-to-point element is undefined; the element then
 /// exerts no force (validation rejects elements of zero design length).
@@ -17,7 +17,12 @@ pub const MIN_LENGTH: f64 = 1e-12;
 /// Scalar law: tension-positive force and its derivatives with respect to L and L̇.
 pub fn scalar_force(law: &P2pLaw, curves: &[Curve], len: f64, len_rate: f64) -> (f64, f64, f64) {
     match law {
-        P2pLaw::Spring { stiffness, free_length, preload, damping } => {
+        P2pLaw::Spring {
+            stiffness,
+            free_length,
+            preload,
+            damping,
+        } => {
             let (fk, dk) = stiffness.eval(curves, len - free_length);
             (fk + preload + damping * len_rate, dk, *damping)
         }
@@ -25,12 +30,28 @@ pub fn scalar_force(law: &P2pLaw, curves: &[Curve], len: f64, len_rate: f64) -> 
             let (f, df) = c.eval(curves, len_rate);
             (f, 0.0, df)
         }
-        P2pLaw::Damper(DamperLaw::Bilinear { rebound, compression }) => {
-            let c = if len_rate >= 0.0 { *rebound } else { *compression };
+        P2pLaw::Damper(DamperLaw::Bilinear {
+            rebound,
+            compression,
+        }) => {
+            let c = if len_rate >= 0.0 {
+                *rebound
+            } else {
+                *compression
+            };
             (c * len_rate, 0.0, c)
         }
-        P2pLaw::Stop { bump, engage_length, law, damping } => {
-            let pen = if *bump { engage_length - len } else { len - engage_length };
+        P2pLaw::Stop {
+            bump,
+            engage_length,
+            law,
+            damping,
+        } => {
+            let pen = if *bump {
+                engage_length - len
+            } else {
+                len - engage_length
+            };
             if pen <= 0.0 {
                 return (0.0, 0.0, 0.0);
             }
@@ -55,13 +76,22 @@ pub fn evaluate(
     let dx = mi.x - mj.x;
     let len = dx.norm();
     let dv = mi.v - mj.v;
-    let u = if len > MIN_LENGTH { dx / len } else { Vector3::zeros() };
+    let u = if len > MIN_LENGTH {
+        dx / len
+    } else {
+        Vector3::zeros()
+    };
     let len_rate = u.dot(&dv);
-    let (f, f_l, f_ld) = if len > MIN_LENGTH { scalar_force(law, curves, len, len_rate) } else { (0.0, 0.0, 0.0) };
+    let (f, f_l, f_ld) = if len > MIN_LENGTH {
+        scalar_force(law, curves, len, len_rate)
+    } else {
+        (0.0, 0.0, 0.0)
+    };
     let force = -f * u;
     out.force = force;
     out.torque = Vector3::zeros();
     out.point = [mi.x, mj.x];
+    out.point_end = [0, 1];
     out.out.force = Vector3::new(f, 0.0, 0.0);
     out.out.deflection = Vector3::new(len - design_length, 0.0, 0.0);
     out.out.length = len;
@@ -69,22 +99,29 @@ pub fn evaluate(
     if !partials {
         return;
     }
-    let xi = mi.d_position(0);
-    let xj = mj.d_position(6);
-    out.d_point = [xi, xj];
-    out.d_torque_r.fill(0.0);
-    out.d_torque_v.fill(0.0);
-    if len <= MIN_LENGTH {
-        out.d_force_r.fill(0.0);
-        out.d_force_v.fill(0.0);
-        return;
-    }
-    let d_dx = xi - xj;
-    let proj = (Matrix3::identity() - u * u.transpose()) / len;
-    let du = proj * d_dx;
-    let dl = u.transpose() * d_dx;
-    let dld_r = dv.transpose() * du + u.transpose() * (mi.d_velocity_pos(0) - mj.d_velocity_pos(6));
-    let dld_v = u.transpose() * (mi.d_velocity_vel(0) - mj.d_velocity_vel(6));
-    out.d_force_r = -(u * (f_l * dl + f_ld * dld_r)) - f * du;
-    out.d_force_v = -(u * (f_ld * dld_v));
+    // Marker form (see `crate::element`): with P = I − u uᵀ,
+    // ∂u = P/L ∂Δx, ∂L = uᵀ ∂Δx, ∂L̇ = Δvᵀ P/L ∂Δx + uᵀ ∂Δv, ∂F = −u (f_L ∂L + f_L̇ ∂L̇) − f ∂u,
+    // so ∂F/∂Δx = −u (f_L uᵀ + f_L̇ Δvᵀ P/L) − f P/L and ∂F/∂Δv = −f_L̇ u uᵀ; Δ = I side − J side.
+    out.d_torque = [EndPartials::ZERO; 2];
+    let (g_x, g_v) = if len <= MIN_LENGTH {
+        (Matrix3::zeros(), Matrix3::zeros())
+    } else {
+        let proj = (Matrix3::identity() - u * u.transpose()) / len;
+        let row = f_l * u.transpose() + f_ld * (dv.transpose() * proj);
+        (-(u * row) - f * proj, -(f_ld * u) * u.transpose())
+    };
+    out.d_force = [
+        EndPartials {
+            p: g_x,
+            phi: Matrix3::zeros(),
+            v: g_v,
+            w: Matrix3::zeros(),
+        },
+        EndPartials {
+            p: -g_x,
+            phi: Matrix3::zeros(),
+            v: -g_v,
+            w: Matrix3::zeros(),
+        },
+    ];
 }

@@ -15,18 +15,44 @@
 
 use std::sync::Arc;
 
-use nalgebra::{Matrix3, SMatrix, Vector3};
+use nalgebra::{Matrix3, Vector3};
 use sprung_solve::block::BlockMatrix;
 use sprung_solve::mech::Linearisation;
 
 use crate::compiled::{CompiledModel, ElementKind, InputKind};
-use crate::element::{ElementForce, Ends};
-use crate::kinematics::{BodyKin, M3x12, MarkerKin};
+use crate::element::{ElementForce, EndPartials, Ends};
+use crate::kinematics::{BodyKin, BodyPartials, MarkerKin, mul_skew, skew_mul};
 use crate::rotation::skew;
 use crate::{bushing, p2p};
 
-type M6x12 = SMatrix<f64, 6, 12>;
-type M6 = SMatrix<f64, 6, 6>;
+/// Accumulated partials of one body's global wrench (force; torque about the centre of mass) with
+/// respect to one coupled body's perturbations, in 3 × 3 blocks: `r[row][col]` with rows
+/// (force, torque) and columns (δx, δφ); `v[row][col]` with columns (v, ω), all global.
+#[derive(Debug, Clone, Copy)]
+struct SlotAcc {
+    r: [[Matrix3<f64>; 2]; 2],
+    v: [[Matrix3<f64>; 2]; 2],
+}
+
+impl SlotAcc {
+    const ZERO: Self = Self {
+        r: [[ZERO3; 2]; 2],
+        v: [[ZERO3; 2]; 2],
+    };
+
+    /// Adds `s ·` (force rows `f`, torque rows `t`).
+    #[inline]
+    fn add(&mut self, s: f64, f: &BodyPartials, t: &BodyPartials) {
+        for (row, b) in [f, t].into_iter().enumerate() {
+            self.r[row][0] += s * b.x;
+            self.r[row][1] += s * b.phi;
+            self.v[row][0] += s * b.v;
+            self.v[row][1] += s * b.w;
+        }
+    }
+}
+
+const ZERO3: Matrix3<f64> = Matrix3::new(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
 
 /// Workspace and entry point of the pipeline; all storage is allocated in [`Evaluator::new`].
 #[derive(Debug, Clone)]
@@ -47,12 +73,8 @@ pub struct Evaluator {
     /// J_u, column-major: column k (input k) = ∂q/∂u_k.
     pub j_u: Vec<f64>,
     scratch: ElementForce,
-}
-
-/// Scatter target for wrench partials.
-struct Partials<'a> {
-    w_r: &'a mut BlockMatrix,
-    w_v: &'a mut BlockMatrix,
+    /// Wrench partials per stored block of the pattern (global form, before `finish_partials`).
+    acc: Vec<SlotAcc>,
 }
 
 impl Evaluator {
@@ -64,7 +86,10 @@ impl Evaluator {
             .elements
             .iter()
             .map(|e| {
-                let b = [model.markers[e.marker_i].body, model.markers[e.marker_j].body];
+                let b = [
+                    model.markers[e.marker_i].body,
+                    model.markers[e.marker_j].body,
+                ];
                 let mut s = [[None; 2]; 2];
                 for c in 0..2 {
                     for k in 0..2 {
@@ -86,6 +111,7 @@ impl Evaluator {
             slots,
             j_u: vec![0.0; 6 * nb * model.inputs.len()],
             scratch: ElementForce::default(),
+            acc: vec![SlotAcc::ZERO; p.n_stored()],
             model,
         }
     }
@@ -97,16 +123,15 @@ impl Evaluator {
 
     /// Evaluates q(t, r, v) only.
     pub fn accelerations(&mut self, t: f64, r: &[f64], v: &[f64], q: &mut [f64]) {
-        self.forces(t, r, v, None);
+        self.forces(t, r, v, false);
         self.newton_euler(q);
     }
 
     /// Evaluates q, J_v, J_r K and J_u at (t, r, v) and J_u u̇ into `lin`.
     pub fn linearise(&mut self, t: f64, r: &[f64], v: &[f64], lin: &mut Linearisation) {
-        lin.j_v.fill_zero();
-        lin.j_rk.fill_zero();
         lin.r.copy_from_slice(r);
-        self.forces(t, r, v, Some(Partials { w_r: &mut lin.j_rk, w_v: &mut lin.j_v }));
+        self.acc.fill(SlotAcc::ZERO);
+        self.forces(t, r, v, true);
         self.newton_euler(&mut lin.q);
         self.finish_partials(&mut lin.j_rk, &mut lin.j_v);
         self.input_jacobian();
@@ -122,15 +147,14 @@ impl Evaluator {
     }
 
     /// Kinematics, element forces and body wrenches (global, about each centre of mass); with
-    /// `partials`, the global wrench partials are accumulated into the block matrices.
-    fn forces(&mut self, t: f64, r: &[f64], v: &[f64], mut partials: Option<Partials<'_>>) {
+    /// `want`, the global wrench partials are accumulated per block into `self.acc`.
+    fn forces(&mut self, t: f64, r: &[f64], v: &[f64], want: bool) {
         let model = self.model.clone();
         crate::kinematics::body_kinematics(&model, r, v, &mut self.bodies);
         for (i, b) in model.bodies.iter().enumerate() {
             self.force[i] = b.mass * model.gravity;
             self.torque[i] = Vector3::zeros();
         }
-        let want = partials.is_some();
         for (k, el) in model.elements.iter().enumerate() {
             let ends: Ends = [
                 MarkerKin::new(&model.markers[el.marker_i], &self.bodies),
@@ -139,62 +163,68 @@ impl Evaluator {
             let out = &mut self.elements[k];
             match &el.kind {
                 ElementKind::Bushing(b) => bushing::evaluate(b, &model.curves, &ends, want, out),
-                ElementKind::P2p(law) => p2p::evaluate(law, &model.curves, el.design_length, &ends, want, out),
-            }
-            let bodies = [ends[0].body, ends[1].body];
-            for side in 0..2 {
-                let sign = if side == 0 { 1.0 } else { -1.0 };
-                if let Some(c) = bodies[side] {
-                    apply_wrench(
-                        &mut self.force[c],
-                        &mut self.torque[c],
-                        self.bodies[c].x,
-                        side,
-                        sign,
-                        &self.elements[k],
-                        partials.as_mut().map(|p| (p, &self.slots[k][side])),
-                    );
+                ElementKind::P2p(law) => {
+                    p2p::evaluate(law, &model.curves, el.design_length, &ends, want, out)
                 }
             }
+            let acc = if want { Some(&mut self.acc[..]) } else { None };
+            apply_element(
+                &mut self.force,
+                &mut self.torque,
+                &self.bodies,
+                &ends,
+                &self.elements[k],
+                acc,
+                &self.slots[k],
+            );
         }
-        // Inputs u(t): forces and torques at markers.
+        // Inputs u(t): forces and torques at markers (the other end is the ground).
         for (k, inp) in model.inputs.iter().enumerate() {
             self.u[k] = inp.signal.value(t);
             self.u_dot[k] = inp.signal.rate(t);
             let m = MarkerKin::new(&model.markers[inp.marker], &self.bodies);
             let Some(c) = m.body else { continue };
-            let dir = if inp.body_frame { self.bodies[c].rot * inp.direction } else { inp.direction };
+            let dir = if inp.body_frame {
+                self.bodies[c].rot * inp.direction
+            } else {
+                inp.direction
+            };
             let val = dir * self.u[k];
             let ef = &mut self.scratch;
             ef.point = [m.x, m.x];
-            ef.d_point = [m.d_position(0), m.d_position(0)];
-            ef.d_force_v.fill(0.0);
-            ef.d_torque_v.fill(0.0);
+            ef.point_end = [0, 0];
+            ef.d_force = [EndPartials::ZERO; 2];
+            ef.d_torque = [EndPartials::ZERO; 2];
             // A body-fixed direction turns with the body: ∂(R d s) = −[R d s]× δφ.
-            let d_val = if inp.body_frame { -skew(&val) * m.d_rotation(0) } else { M3x12::zeros() };
+            let d_val = if inp.body_frame {
+                -skew(&val)
+            } else {
+                Matrix3::zeros()
+            };
             match inp.kind {
                 InputKind::Force => {
                     ef.force = val;
                     ef.torque = Vector3::zeros();
-                    ef.d_force_r = d_val;
-                    ef.d_torque_r.fill(0.0);
+                    ef.d_force[0].phi = d_val;
                 }
                 InputKind::Torque => {
                     ef.force = Vector3::zeros();
                     ef.torque = val;
-                    ef.d_force_r.fill(0.0);
-                    ef.d_torque_r = d_val;
+                    ef.d_torque[0].phi = d_val;
                 }
             }
-            let slot = [[self.model.pattern.slot(c, c), None], [None, None]];
-            apply_wrench(
-                &mut self.force[c],
-                &mut self.torque[c],
-                self.bodies[c].x,
-                0,
-                1.0,
+            let mut ground = m;
+            ground.body = None;
+            let slots = [[self.model.pattern.slot(c, c), None], [None, None]];
+            let acc = if want { Some(&mut self.acc[..]) } else { None };
+            apply_element(
+                &mut self.force,
+                &mut self.torque,
+                &self.bodies,
+                &[m, ground],
                 &self.scratch,
-                partials.as_mut().map(|p| (p, &slot[0])),
+                acc,
+                &slots,
             );
         }
     }
@@ -212,37 +242,43 @@ impl Evaluator {
         }
     }
 
-    /// Converts accumulated global wrench partials into J_r K and J_v (see module docs).
-    fn finish_partials(&self, w_r: &mut BlockMatrix, w_v: &mut BlockMatrix) {
-        let pattern = self.model.pattern.clone();
+    /// Converts the accumulated global wrench partials into J_r K and J_v (see module docs), block
+    /// by block in 3 × 3 pieces: columns φ → θ (δφ = R_e δθ; ω = R_e ω_body, whose change with the
+    /// orientation at fixed ω_body gives −∂/∂ω [ω]×), rows through Newton–Euler (1/m, I⁻¹ R_cᵀ).
+    fn finish_partials(&self, j_rk: &mut BlockMatrix, j_v: &mut BlockMatrix) {
+        let pattern = &self.model.pattern;
         for c in 0..pattern.n_blocks() {
             let body = &self.model.bodies[c];
             let kc = &self.bodies[c];
-            let mut row = M6::zeros();
-            row.fixed_view_mut::<3, 3>(0, 0).copy_from(&(Matrix3::identity() / body.mass));
-            row.fixed_view_mut::<3, 3>(3, 3).copy_from(&(body.inertia_inv * kc.rot.transpose()));
+            let inv_m = 1.0 / body.mass;
+            let n = body.inertia_inv * kc.rot.transpose();
             for s in pattern.row_ptr()[c]..pattern.row_ptr()[c + 1] {
                 let e = pattern.col_idx()[s];
                 let ke = &self.bodies[e];
-                let mut gx = M6::from_row_slice(w_r.block(s));
-                let mut gv = M6::from_row_slice(w_v.block(s));
-                let gv_w = gv.fixed_view::<6, 3>(0, 3).into_owned();
-                let gx_phi = gx.fixed_view::<6, 3>(0, 3) - gv_w * skew(&ke.w);
-                gx.fixed_view_mut::<6, 3>(0, 3).copy_from(&(gx_phi * ke.rot));
-                gv.fixed_view_mut::<6, 3>(0, 3).copy_from(&(gv_w * ke.rot));
-                let mut px = row * gx;
-                let mut pv = row * gv;
+                let a = &self.acc[s];
+                // Column transform of the force (row 0) and torque (row 1) blocks.
+                let col = |row: usize| {
+                    let phi = (a.r[row][1] - mul_skew(&a.v[row][1], &ke.w)) * ke.rot;
+                    let w = a.v[row][1] * ke.rot;
+                    (phi, w)
+                };
+                let (f_phi, f_w) = col(0);
+                let (t_phi, t_w) = col(1);
+                let mut px = [
+                    [a.r[0][0] * inv_m, f_phi * inv_m],
+                    [n * a.r[1][0], n * t_phi],
+                ];
+                let mut pv = [[a.v[0][0] * inv_m, f_w * inv_m], [n * a.v[1][0], n * t_w]];
                 if e == c {
+                    // The body's own terms: ∂(Rᵀτ)/∂θ = [Rᵀτ]×, gyroscopic ∂(−ω × Iω)/∂ω.
                     let tb = kc.rot.transpose() * self.torque[c];
                     let w = kc.w_body;
                     let iw = body.inertia * w;
-                    let mut bx = px.fixed_view_mut::<3, 3>(3, 3);
-                    bx += body.inertia_inv * skew(&tb);
-                    let mut bv = pv.fixed_view_mut::<3, 3>(3, 3);
-                    bv += body.inertia_inv * (skew(&iw) - skew(&w) * body.inertia);
+                    px[1][1] += body.inertia_inv * skew(&tb);
+                    pv[1][1] += body.inertia_inv * (skew(&iw) - skew_mul(&w, &body.inertia));
                 }
-                copy_row_major(&px, w_r.block_mut(s));
-                copy_row_major(&pv, w_v.block_mut(s));
+                write_block(&px, j_rk.block_mut(s));
+                write_block(&pv, j_v.block_mut(s));
             }
         }
     }
@@ -256,7 +292,11 @@ impl Evaluator {
             let Some(c) = m.body else { continue };
             let kc = &self.bodies[c];
             let body = &self.model.bodies[c];
-            let dir = if inp.body_frame { kc.rot * inp.direction } else { inp.direction };
+            let dir = if inp.body_frame {
+                kc.rot * inp.direction
+            } else {
+                inp.direction
+            };
             let (f, t) = match inp.kind {
                 InputKind::Force => (dir, m.arm.cross(&dir)),
                 InputKind::Torque => (Vector3::zeros(), dir),
@@ -275,54 +315,78 @@ impl Evaluator {
     }
 }
 
-fn copy_row_major(m: &M6, out: &mut [f64]) {
-    for r in 0..6 {
-        for c in 0..6 {
-            out[r * 6 + c] = m[(r, c)];
+/// Writes a 6 × 6 block given as 2 × 2 blocks of 3 × 3 into row-major storage.
+fn write_block(b: &[[Matrix3<f64>; 2]; 2], out: &mut [f64]) {
+    for (rb, row) in b.iter().enumerate() {
+        for (cb, m) in row.iter().enumerate() {
+            for r in 0..3 {
+                for c in 0..3 {
+                    out[(3 * rb + r) * 6 + 3 * cb + c] = m[(r, c)];
+                }
+            }
         }
     }
 }
 
-/// Adds the wrench of one element side (`sign` · force at `point[side]`, `sign` · torque) to a body
-/// and, with partials, its derivative blocks to the (body, element body) slots.
-fn apply_wrench(
-    force: &mut Vector3<f64>,
-    torque: &mut Vector3<f64>,
-    com: Vector3<f64>,
-    side: usize,
-    sign: f64,
+/// Adds the wrenches of one element to the bodies of its two ends (side I: +force, +torque at
+/// `point[0]`; side J: the opposites at `point[1]`) and, with `acc`, their partials per block.
+///
+/// For the wrench (s F, s (a_c × F + T)) on body c with arm a_c = point − x_c, the body-form
+/// partials with respect to end e are s [X_F; [a_c]× X_F + X_T] (X = the chain rule of
+/// [`MarkerKin::chain`] applied to the element's marker-form partials), plus −[s F]× ∂a_c: −[sF]×
+/// on the δp of the end carrying the point (chained to its body) and +[sF]× on body c's own δx.
+fn apply_element(
+    force: &mut [Vector3<f64>],
+    torque: &mut [Vector3<f64>],
+    bodies: &[BodyKin],
+    ends: &Ends,
     ef: &ElementForce,
-    partials: Option<(&mut Partials<'_>, &[Option<usize>; 2])>,
+    acc: Option<&mut [SlotAcc]>,
+    slots: &[[Option<usize>; 2]; 2],
 ) {
-    let f = sign * ef.force;
-    let arm = ef.point[side] - com;
-    *force += f;
-    *torque += arm.cross(&f) + sign * ef.torque;
-    let Some((p, slots)) = partials else { return };
-    // ∂(p − x_c): the body's own δx columns are at 6 · side.
-    let mut d_arm = ef.d_point[side];
-    for k in 0..3 {
-        d_arm[(k, 6 * side + k)] -= 1.0;
+    let sides = [(0, 1.0), (1, -1.0)];
+    for &(side, sign) in &sides {
+        if let Some(c) = ends[side].body {
+            let f = sign * ef.force;
+            let arm = ef.point[side] - bodies[c].x;
+            force[c] += f;
+            torque[c] += arm.cross(&f) + sign * ef.torque;
+        }
     }
-    let arm_x = skew(&arm);
-    let mut g_r = M6x12::zeros();
-    let mut g_v = M6x12::zeros();
-    g_r.fixed_view_mut::<3, 12>(0, 0).copy_from(&(sign * ef.d_force_r));
-    g_v.fixed_view_mut::<3, 12>(0, 0).copy_from(&(sign * ef.d_force_v));
-    g_r.fixed_view_mut::<3, 12>(3, 0)
-        .copy_from(&(sign * (arm_x * ef.d_force_r + ef.d_torque_r) - skew(&f) * d_arm));
-    g_v.fixed_view_mut::<3, 12>(3, 0).copy_from(&(sign * (arm_x * ef.d_force_v + ef.d_torque_v)));
-    for (e, slot) in slots.iter().enumerate() {
-        let Some(s) = slot else { continue };
-        add_block(p.w_r.block_mut(*s), &g_r, 6 * e);
-        add_block(p.w_v.block_mut(*s), &g_v, 6 * e);
-    }
-}
-
-fn add_block(out: &mut [f64], g: &M6x12, col: usize) {
-    for r in 0..6 {
-        for c in 0..6 {
-            out[r * 6 + c] += g[(r, col + c)];
+    let Some(acc) = acc else { return };
+    let chained = |e: usize| -> Option<(BodyPartials, BodyPartials)> {
+        ends[e].body.map(|_| {
+            (
+                ends[e].chain(&ef.d_force[e]),
+                ends[e].chain(&ef.d_torque[e]),
+            )
+        })
+    };
+    let bp = [chained(0), chained(1)];
+    for &(side, sign) in &sides {
+        let Some(c) = ends[side].body else { continue };
+        let f = sign * ef.force;
+        let arm = ef.point[side] - bodies[c].x;
+        let f_x = skew(&f);
+        for e in 0..2 {
+            let (Some(slot), Some((bf, bt))) = (slots[side][e], &bp[e]) else {
+                continue;
+            };
+            let mut tq = bf.skew_left(&arm);
+            tq.x += bt.x;
+            tq.phi += bt.phi;
+            tq.v += bt.v;
+            tq.w += bt.w;
+            let a = &mut acc[slot];
+            a.add(sign, bf, &tq);
+            if e == ef.point_end[side] {
+                // −[f]× δp_e with δp_e = δx_e − [a_e]× δφ_e
+                a.r[1][0] -= f_x;
+                a.r[1][1] += mul_skew(&f_x, &ends[e].arm);
+            }
+        }
+        if let Some(own) = slots[side][side] {
+            acc[own].r[1][0] += f_x;
         }
     }
 }
