@@ -53,6 +53,9 @@ enum Command {
     Compare(cmd::compare::CompareArgs),
     /// Plot result channels (optionally against references) to PNG or SVG.
     Plot(cmd::plot::PlotArgs),
+    /// Document 000's validation study: load case with LSRT2 and the RODAS4 reference on the
+    /// reference axles, accuracy (Table 3), real-time factors (Table 2) and a Bild 7-like plot.
+    Loadcase(cmd::loadcase::LoadcaseArgs),
     /// Linearise at static equilibrium and print eigenvalues, frequencies, damping ratios and the
     /// stiffness ratio.
     Modes {
@@ -77,6 +80,7 @@ fn main() -> ExitCode {
         Command::Solvers => cmd::solvers::run(),
         Command::Compare(args) => cmd::compare::run(&args),
         Command::Plot(args) => cmd::plot::run(&args),
+        Command::Loadcase(args) => cmd::loadcase::run(&args),
         Command::Modes { model, count } => cmd::modes::run(&model, count),
     };
     match res {

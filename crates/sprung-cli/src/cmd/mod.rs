@@ -2,6 +2,7 @@
 
 pub mod check;
 pub mod compare;
+pub mod loadcase;
 pub mod modes;
 pub mod plot;
 pub mod run;

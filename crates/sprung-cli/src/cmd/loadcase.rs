@@ -1,0 +1,111 @@
+//! `sprung loadcase [MODEL...]`: document 000's validation study in one command. For each model
+//! (default: both reference axles) it runs the model's own load case with LSRT2 at the model's
+//! fixed step and with the RODAS4 reference (rtol 1e-8), writes both result files, prints the
+//! normalised errors over the window of Bild 7 against document 000's Table 3 values and the
+//! real-time factors (Table 2), and draws a Bild 7-like figure: wheel displacement and trailing-link
+//! bushing force over time, LSRT2 against the reference, one row per axle.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use clap::Args;
+use sprung_io::plot::plot_time_series_with;
+use sprung_io::{compare, read_results, Layout, LineStyle, Panel, PlotOptions, Series, Window};
+
+use super::run::RunArgs;
+use crate::FormatArg;
+
+/// Arguments of `sprung loadcase`.
+#[derive(Args, Debug)]
+pub struct LoadcaseArgs {
+    /// Models (default: models/double_wishbone.toml models/multilink.toml).
+    pub models: Vec<PathBuf>,
+    /// Output directory.
+    #[arg(long, default_value = "out/loadcase")]
+    pub out: PathBuf,
+    /// Comparison window `t0:t1` (document 000, Bild 7: 4.9:6.0).
+    #[arg(long, default_value = "4.9:6.0")]
+    pub window: String,
+    /// Displacement channel.
+    #[arg(long, default_value = "wc_dx_L")]
+    pub displacement: String,
+    /// Force channel.
+    #[arg(long, default_value = "tl_bushing_fx_L")]
+    pub force: String,
+    /// Relative tolerance of the RODAS4 reference.
+    #[arg(long, default_value_t = 1e-8)]
+    pub rtol: f64,
+}
+
+/// Document 000, Table 3: NMSE of LSRT2 vs the reference (wheel displacement, force) per axle.
+fn table3(model: &Path) -> Option<(f64, f64)> {
+    let name = model.file_stem()?.to_string_lossy();
+    match name.as_ref() {
+        "double_wishbone" => Some((0.00243, 0.00751)),
+        "multilink" => Some((0.01286, 0.01545)),
+        _ => None,
+    }
+}
+
+fn run_one(model: &Path, out: &Path, name: &str, solver: Option<&str>, rtol: Option<f64>) -> anyhow::Result<PathBuf> {
+    let args = RunArgs {
+        model: model.to_path_buf(),
+        solver: solver.map(String::from),
+        step: None,
+        rtol,
+        atol: rtol.map(|r| r * 1e-2),
+        t_end: None,
+        output_interval: None,
+        relinearise_every: None,
+        linear_solver: None,
+        out: Some(out.to_path_buf()),
+        format: FormatArg::Csv,
+        name: name.to_string(),
+        plot: false,
+        from_design: false,
+        quiet: true,
+    };
+    super::run::run(&args)?;
+    Ok(out.join(format!("{name}.csv")))
+}
+
+/// Runs the command.
+pub fn run(a: &LoadcaseArgs) -> anyhow::Result<()> {
+    let models =
+        if a.models.is_empty() { vec![PathBuf::from("models/double_wishbone.toml"), PathBuf::from("models/multilink.toml")] } else { a.models.clone() };
+    let window = super::compare::parse_window(&a.window)?;
+    let mut panels = Vec::new();
+    let mut summary = Vec::new();
+    for model in &models {
+        let stem = model.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "model".into());
+        let dir = a.out.join(&stem);
+        println!("== {stem}: LSRT2 (model settings)");
+        let res = run_one(model, &dir, "lsrt2", None, None)?;
+        println!("== {stem}: RODAS4 reference (rtol {:e})", a.rtol);
+        let reference = run_one(model, &dir, "reference", Some("rodas4"), Some(a.rtol))?;
+        let rs = read_results(&res)?;
+        let rf = read_results(&reference)?;
+        let errs = compare(&rs, &rf, &[a.displacement.as_str(), a.force.as_str()], window)
+            .with_context(|| format!("comparing {} with {}", res.display(), reference.display()))?;
+        let rtf = rs.metadata()["real_time_factor"].as_f64().unwrap_or(f64::NAN);
+        summary.push((stem.clone(), errs.clone(), rtf, table3(model)));
+        for (ch, scale, unit) in [(&a.displacement, 1e3, "mm"), (&a.force, 1.0, "N")] {
+            let mut p = Panel::new(format!("{stem}: {ch}"), format!("{ch} [{unit}]"));
+            for (set, label, style) in [(&rs, "LSRT2, 1 ms", LineStyle::Solid), (&rf, "RODAS4 reference", LineStyle::Dashed)] {
+                p = p.with_series(Series::from_result(label, set, ch, scale, style).with_context(|| format!("channel '{ch}' missing"))?);
+            }
+            panels.push(p);
+        }
+    }
+    println!();
+    println!("{:<18} {:>12} {:>12} {:>12} {:>12} {:>10}", "model", "NMSE disp", "(Table 3)", "NMSE force", "(Table 3)", "RTF");
+    for (stem, errs, rtf, t3) in &summary {
+        let (d3, f3) = t3.map(|(d, f)| (format!("{d:.5}"), format!("{f:.5}"))).unwrap_or(("-".into(), "-".into()));
+        println!("{:<18} {:>12.3e} {:>12} {:>12.3e} {:>12} {:>10.4}", stem, errs[0].nmse, d3, errs[1].nmse, f3, rtf);
+    }
+    let png = a.out.join("bild7.png");
+    let opts = PlotOptions { layout: Layout::Grid { rows: models.len(), cols: 2 }, window: Some(Window::new(window.t0, window.t1)), ..Default::default() };
+    plot_time_series_with(&png, "Longitudinal force step (document 000, Bild 7)", &panels, &opts)?;
+    println!("plot: {}", png.display());
+    Ok(())
+}
