@@ -30,11 +30,54 @@ pub fn rotational_deflection(
             e[k] = 1.0;
             swing_vector(r_rel, &e)
         }
-        None => {
-            let th = log_so3(r_rel);
-            (th, inv_left_jacobian(&th))
-        }
+        None => log_with_inv_jacobian(r_rel, true),
     }
+}
+
+/// Rotation vector θ = log(R) and, with `jacobian`, J_l⁻¹(θ), directly from the matrix: with
+/// cos a = (tr R − 1)/2 and sin a · n = vee(R − Rᵀ)/2, a = atan2(sin a, cos a) and θ = a n; then
+/// J_l⁻¹ = I − ½[θ]× + (1/a² − (1 + cos a)/(2 a sin a)) (θθᵀ − a² I) needs no further trigonometry.
+/// Same values as [`log_so3`] and [`inv_left_jacobian`] up to round-off; for a > 2π/3, where
+/// vee(R − Rᵀ) loses precision, those quaternion-based functions are used.
+pub fn log_with_inv_jacobian(r: &Matrix3<f64>, jacobian: bool) -> (Vector3<f64>, Matrix3<f64>) {
+    let c = 0.5 * (r.trace() - 1.0);
+    if c < -0.5 {
+        let th = log_so3(r);
+        return (
+            th,
+            if jacobian {
+                inv_left_jacobian(&th)
+            } else {
+                Matrix3::zeros()
+            },
+        );
+    }
+    let vee = 0.5
+        * Vector3::new(
+            r[(2, 1)] - r[(1, 2)],
+            r[(0, 2)] - r[(2, 0)],
+            r[(1, 0)] - r[(0, 1)],
+        );
+    let sn = vee.norm();
+    let a = sn.atan2(c);
+    let th = if sn > 0.0 {
+        vee * (a / sn)
+    } else {
+        Vector3::zeros()
+    };
+    if !jacobian {
+        return (th, Matrix3::zeros());
+    }
+    let coef = if a < 1e-4 {
+        // Series of 1/a² − (1 + cos a) / (2 a sin a) = 1/12 + a²/720 + ...
+        1.0 / 12.0 + a * a / 720.0
+    } else {
+        1.0 / (a * a) - (1.0 + c) / (2.0 * a * sn)
+    };
+    let th2 = th.dot(&th);
+    let d = Matrix3::identity() - 0.5 * skew(&th)
+        + coef * (th * th.transpose() - Matrix3::from_diagonal_element(th2));
+    (th, d)
 }
 
 /// Evaluates a bushing; partials only when `partials` is set.
@@ -56,7 +99,7 @@ pub fn evaluate(
     let r_rel = rjt * mi.rot;
     // The rotation vector's Jacobian D is only needed for partials; the swing vector yields both.
     let (theta, dtheta_deps) = match (b.spin_axis, partials) {
-        (None, false) => (log_so3(&r_rel), Matrix3::zeros()),
+        (None, false) => log_with_inv_jacobian(&r_rel, false),
         _ => rotational_deflection(&r_rel, b.spin_axis),
     };
     let theta_dot = rjt * dw;
@@ -130,4 +173,33 @@ fn scale_columns(r: &Matrix3<f64>, k: &Vector3<f64>) -> Matrix3<f64> {
 #[inline]
 fn rotate_diag(r: &Matrix3<f64>, k: &Vector3<f64>) -> Matrix3<f64> {
     scale_columns(r, k) * r.transpose()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn direct_log_and_jacobian_match_the_quaternion_route() {
+        for th in [
+            [0.0, 0.0, 0.0],
+            [1e-9, -2e-9, 3e-9],
+            [2e-5, 1e-5, -3e-5],
+            [0.01, -0.02, 0.005],
+            [0.3, -1.2, 0.7],
+            [1.2, 1.3, -0.4],
+            [2.9, 0.1, 0.0],
+        ] {
+            let th = Vector3::from(th);
+            let r = nalgebra::Rotation3::from_scaled_axis(th).into_inner();
+            let (t_fast, d_fast) = log_with_inv_jacobian(&r, true);
+            let t_ref = log_so3(&r);
+            let d_ref = inv_left_jacobian(&t_ref);
+            assert!(
+                (t_fast - t_ref).norm() <= 1e-14 * (1.0 + th.norm()),
+                "{th:?}: {t_fast:?} vs {t_ref:?}"
+            );
+            assert!((d_fast - d_ref).norm() <= 1e-12, "{th:?}");
+        }
+    }
 }
