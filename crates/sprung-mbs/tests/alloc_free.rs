@@ -1,0 +1,126 @@
+//! The per-step hot path does not allocate (common rules; document 000, section 3: a real-time
+//! step must have a bounded, predictable cost). A counting global allocator counts the allocations
+//! of the current thread while 1000 LSRT2 steps run on both reference axles with both linear
+//! solvers, re-linearising every step and every 5 steps, and while the output channels are
+//! evaluated (`OutputSet::evaluate`, `OutputSet::read`) after every step.
+//!
+//! Everything is warmed up first on the same thread: the dense LU (faer) allocates a per-thread
+//! scratch buffer once at its first factorisation.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::path::Path;
+use std::sync::Arc;
+
+use sprung_mbs::MbsSystem;
+use sprung_mbs::equilibrium::{self, EquilibriumOptions};
+use sprung_mbs::outputs::OutputSet;
+use sprung_solve::block_lu::BlockSparseLu;
+use sprung_solve::dense::{DenseLu, LinearSolver};
+use sprung_solve::mech::{MechanicalSystem, RosenbrockStepper, Tableau};
+
+struct Counting;
+
+thread_local! {
+    static ALLOCS: Cell<u64> = const { Cell::new(0) };
+}
+
+// SAFETY: forwards every call unchanged to the system allocator; the counter is a
+// const-initialised thread-local `Cell`, whose access never allocates.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        let _ = ALLOCS.try_with(|c| c.set(c.get() + 1));
+        // SAFETY: same contract as the caller's.
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        let _ = ALLOCS.try_with(|c| c.set(c.get() + 1));
+        // SAFETY: same contract as the caller's.
+        unsafe { System.alloc_zeroed(layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        let _ = ALLOCS.try_with(|c| c.set(c.get() + 1));
+        // SAFETY: same contract as the caller's.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: same contract as the caller's.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+fn allocations() -> u64 {
+    ALLOCS.with(|c| c.get())
+}
+
+fn load(name: &str) -> (sprung_model::Model, Arc<sprung_mbs::CompiledModel>) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../models")
+        .join(name);
+    let m = sprung_model::load(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let c = sprung_mbs::compile(&m).expect("reference axle compiles");
+    (m, Arc::new(c))
+}
+
+/// Allocations during `steps` steps (after `warmup` steps) with output evaluation after each step.
+fn count(file: &str, dense: bool, relinearise_every: u64, warmup: u64, steps: u64) -> u64 {
+    let (m, model) = load(file);
+    let mut sys = MbsSystem::new(model.clone());
+    let (r0, mut v) = model.design_state();
+    let mut r = equilibrium::solve(&mut sys, 0.0, &r0, EquilibriumOptions::default())
+        .expect("static equilibrium")
+        .r;
+    v.fill(0.0);
+    let lu: Box<dyn LinearSolver + Send> = if dense {
+        Box::new(DenseLu::new(sys.n_v()))
+    } else {
+        Box::new(BlockSparseLu::new(&sys.pattern()))
+    };
+    let mut st = RosenbrockStepper::new(&sys, Tableau::lsrt2(), 1e-3, 0.0, relinearise_every, lu);
+    let mut outputs = OutputSet::new(&m, &model).expect("outputs resolve");
+    let mut out_eval = sys.eval.clone();
+    let mut row = vec![0.0; outputs.len()];
+    let mut k = 0;
+    let mut run = |n: u64, k: &mut u64| {
+        for _ in 0..n {
+            st.step(&mut sys, *k, &mut r, &mut v)
+                .expect("step succeeds");
+            *k += 1;
+            outputs.evaluate(&mut out_eval, st.time(*k), &r, &v, &mut row);
+            outputs.read(&sys.eval, &mut row);
+        }
+    };
+    run(warmup, &mut k);
+    let before = allocations();
+    run(steps, &mut k);
+    let n = allocations() - before;
+    assert!(row.iter().all(|x| x.is_finite()), "{file}: outputs finite");
+    n
+}
+
+#[test]
+fn lsrt2_steps_and_outputs_do_not_allocate() {
+    // Sanity check of the counter itself.
+    let before = allocations();
+    let v = std::hint::black_box(vec![1u8; 16]);
+    assert_eq!(allocations() - before, 1);
+    drop(v);
+    let mut report = Vec::new();
+    for file in ["double_wishbone.toml", "multilink.toml"] {
+        for dense in [false, true] {
+            for every in [1, 5] {
+                let n = count(file, dense, every, 10, 1000);
+                report.push(format!(
+                    "{file} dense={dense} relinearise_every={every}: {n} allocations"
+                ));
+                assert_eq!(n, 0, "{}", report.join("\n"));
+            }
+        }
+    }
+}
