@@ -6,7 +6,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 fn sprung(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_sprung")).args(args).current_dir(root()).output().expect("run sprung")
+    Command::new(env!("CARGO_BIN_EXE_sprung"))
+        .args(args)
+        .current_dir(root())
+        .output()
+        .expect("run sprung")
 }
 
 fn root() -> PathBuf {
@@ -20,7 +24,11 @@ fn tmp(name: &str) -> PathBuf {
 }
 
 fn text(o: &Output) -> String {
-    format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
 }
 
 #[test]
@@ -28,25 +36,45 @@ fn check_reports_counts() {
     let o = sprung(&["check", "models/bushing_pair.toml"]);
     assert!(o.status.success(), "{}", text(&o));
     let t = text(&o);
-    assert!(t.contains("bodies:          2") && t.contains("DOF:             12"), "{t}");
+    assert!(
+        t.contains("bodies:          2") && t.contains("DOF:             12"),
+        "{t}"
+    );
 }
 
 #[test]
 fn run_mass_spring_damper_csv_and_parquet_load_back_with_channels_and_units() {
     for fmt in ["csv", "parquet"] {
         let out = tmp(&format!("msd_{fmt}"));
-        let o = sprung(&["run", "models/mass_spring_damper.toml", "--out", out.to_str().unwrap(), "--format", fmt, "-q"]);
+        let o = sprung(&[
+            "run",
+            "models/mass_spring_damper.toml",
+            "--out",
+            out.to_str().unwrap(),
+            "--format",
+            fmt,
+            "-q",
+        ]);
         assert!(o.status.success(), "{}", text(&o));
         let t = text(&o);
-        assert!(t.contains("real-time factor:") && t.contains("worst"), "{t}");
+        assert!(
+            t.contains("real-time factor:") && t.contains("worst"),
+            "{t}"
+        );
         let set = sprung_io::read_results(out.join(format!("results.{fmt}"))).unwrap();
-        assert_eq!(set.channel_names().collect::<Vec<_>>(), vec!["x", "v", "spring_force"]);
+        assert_eq!(
+            set.channel_names().collect::<Vec<_>>(),
+            vec!["x", "v", "spring_force"]
+        );
         assert_eq!(set.unit("x"), Some("m"));
         assert_eq!(set.unit("spring_force"), Some("N"));
         assert_eq!(set.len(), 3001);
         // Independent truth: the analytic first peak x = -0.172925 m at t = pi/wd = 0.31574 s.
         let x = set.column("x").unwrap();
-        let (i, xmin) = x.iter().enumerate().fold((0, 0.0), |m, (i, &v)| if v < m.1 { (i, v) } else { m });
+        let (i, xmin) = x
+            .iter()
+            .enumerate()
+            .fold((0, 0.0), |m, (i, &v)| if v < m.1 { (i, v) } else { m });
         assert!((xmin + 0.172925).abs() < 2e-4, "peak {xmin}");
         assert!((set.time[i] - 0.31574).abs() < 2e-3);
         assert_eq!(set.metadata()["stop_reason"], "completed");
@@ -55,35 +83,78 @@ fn run_mass_spring_damper_csv_and_parquet_load_back_with_channels_and_units() {
 
 #[test]
 fn pandas_reads_both_formats_when_available() {
-    let has = Command::new("python3").args(["-c", "import pandas, pyarrow"]).output().map(|o| o.status.success()).unwrap_or(false);
+    let has = Command::new("python3")
+        .args(["-c", "import pandas, pyarrow"])
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false);
     if !has {
         eprintln!("skipped: python3 with pandas and pyarrow not available");
         return;
     }
     let out = tmp("msd_pandas");
     for fmt in ["csv", "parquet"] {
-        let o = sprung(&["run", "models/mass_spring_damper.toml", "--out", out.to_str().unwrap(), "--format", fmt, "-q"]);
+        let o = sprung(&[
+            "run",
+            "models/mass_spring_damper.toml",
+            "--out",
+            out.to_str().unwrap(),
+            "--format",
+            fmt,
+            "-q",
+        ]);
         assert!(o.status.success());
     }
     let script = format!(
         "import pandas as pd\na = pd.read_csv('{0}/results.csv')\nb = pd.read_parquet('{0}/results.parquet')\nassert list(a.columns) == ['time', 'x', 'v', 'spring_force'], a.columns\nassert list(b.columns) == list(a.columns)\nassert abs(a['x'].min() + 0.1729) < 1e-3\nassert (a.values == b.values).all()\n",
         out.display()
     );
-    let o = Command::new("python3").args(["-c", &script]).output().unwrap();
+    let o = Command::new("python3")
+        .args(["-c", &script])
+        .output()
+        .unwrap();
     assert!(o.status.success(), "{}", text(&o));
 }
 
 #[test]
 fn compare_and_plot_work_on_two_runs() {
     let out = tmp("bp_cmp");
-    let o = sprung(&["run", "models/bushing_pair.toml", "--out", out.to_str().unwrap(), "-q"]);
+    let o = sprung(&[
+        "run",
+        "models/bushing_pair.toml",
+        "--out",
+        out.to_str().unwrap(),
+        "-q",
+    ]);
     assert!(o.status.success(), "{}", text(&o));
-    let o = sprung(&["run", "models/bushing_pair.toml", "--out", out.to_str().unwrap(), "--solver", "rodas4", "--rtol", "1e-9", "--atol", "1e-11", "--name", "reference", "-q"]);
+    let o = sprung(&[
+        "run",
+        "models/bushing_pair.toml",
+        "--out",
+        out.to_str().unwrap(),
+        "--solver",
+        "rodas4",
+        "--rtol",
+        "1e-9",
+        "--atol",
+        "1e-11",
+        "--name",
+        "reference",
+        "-q",
+    ]);
     assert!(o.status.success(), "{}", text(&o));
     let res = out.join("results.csv");
     let reference = out.join("reference.csv");
     let png = out.join("cmp.png");
-    let o = sprung(&["compare", res.to_str().unwrap(), reference.to_str().unwrap(), "--window", "0.1:1.0", "--plot", png.to_str().unwrap()]);
+    let o = sprung(&[
+        "compare",
+        res.to_str().unwrap(),
+        reference.to_str().unwrap(),
+        "--window",
+        "0.1:1.0",
+        "--plot",
+        png.to_str().unwrap(),
+    ]);
     assert!(o.status.success(), "{}", text(&o));
     assert!(text(&o).contains("NMSE"));
     assert!(std::fs::metadata(&png).unwrap().len() > 10_000);
@@ -102,19 +173,44 @@ fn bad_model_is_rejected_with_file_line_and_element() {
     let o = sprung(&["check", f.to_str().unwrap()]);
     assert!(!o.status.success());
     let t = text(&o);
-    assert!(t.contains("bad.toml") && t.contains("bad.toml:5") && t.contains("arm") && t.contains("mass"), "{t}");
+    assert!(
+        t.contains("bad.toml")
+            && t.contains("bad.toml:5")
+            && t.contains("arm")
+            && t.contains("mass"),
+        "{t}"
+    );
     let o = sprung(&["run", "models/does_not_exist.toml"]);
     assert!(!o.status.success());
     assert!(text(&o).contains("does_not_exist.toml"));
-    let o = sprung(&["run", "models/mass_spring_damper.toml", "--solver", "nosuch"]);
-    assert!(!o.status.success() && text(&o).contains("nosuch"), "{}", text(&o));
+    let o = sprung(&[
+        "run",
+        "models/mass_spring_damper.toml",
+        "--solver",
+        "nosuch",
+    ]);
+    assert!(
+        !o.status.success() && text(&o).contains("nosuch"),
+        "{}",
+        text(&o)
+    );
 }
 
 #[test]
 fn diverging_run_stops_cleanly_and_keeps_results() {
     // Explicit RK4 far beyond its stability limit on a stiff bushing model diverges.
     let out = tmp("diverge");
-    let o = sprung(&["run", "models/bushing_pair.toml", "--solver", "rk4", "--step", "0.01", "--out", out.to_str().unwrap(), "-q"]);
+    let o = sprung(&[
+        "run",
+        "models/bushing_pair.toml",
+        "--solver",
+        "rk4",
+        "--step",
+        "0.01",
+        "--out",
+        out.to_str().unwrap(),
+        "-q",
+    ]);
     assert!(!o.status.success());
     let t = text(&o);
     assert!(t.contains("diverged") || t.contains("not finite"), "{t}");

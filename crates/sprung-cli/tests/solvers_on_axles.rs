@@ -10,12 +10,21 @@
 use std::path::Path;
 use std::process::Command;
 
-use sprung_io::{compare, read_results, Window};
+use sprung_io::{Window, compare, read_results};
 
 fn sprung(args: &[&str]) {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let o = Command::new(env!("CARGO_BIN_EXE_sprung")).args(args).current_dir(root).output().unwrap();
-    assert!(o.status.success(), "{args:?}: {}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    let o = Command::new(env!("CARGO_BIN_EXE_sprung"))
+        .args(args)
+        .current_dir(root)
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "{args:?}: {}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
 }
 
 #[test]
@@ -25,7 +34,18 @@ fn stiff_solvers_agree_with_the_reference_on_both_axles() {
         let (o, m) = (out.to_str().unwrap(), format!("models/{model}.toml"));
         let common = ["--t-end", "5.2", "--out", o, "-q"];
         let run = |name: &str, solver: &str, rtol: &str, atol: &str| {
-            let mut a = vec!["run", m.as_str(), "--name", name, "--solver", solver, "--rtol", rtol, "--atol", atol];
+            let mut a = vec![
+                "run",
+                m.as_str(),
+                "--name",
+                name,
+                "--solver",
+                solver,
+                "--rtol",
+                rtol,
+                "--atol",
+                atol,
+            ];
             a.extend_from_slice(&common);
             sprung(&a);
         };
@@ -34,9 +54,23 @@ fn stiff_solvers_agree_with_the_reference_on_both_axles() {
         for solver in ["ode15s", "ode23tb", "ode23s", "rodas4"] {
             run(solver, solver, "1e-6", "1e-9");
             let res = read_results(out.join(format!("{solver}.csv"))).unwrap();
-            let e = compare(&res, &reference, &["wc_dx_L", "tl_bushing_fx_L"], Window::new(4.95, 5.2)).unwrap();
-            eprintln!("{model} {solver}: NRMSE dx {:.2e}, Fx {:.2e}", e[0].nrmse, e[1].nrmse);
-            assert!(e[0].nrmse < 1e-4 && e[1].nrmse < 1e-4, "{model} {solver}: NRMSE {} / {}", e[0].nrmse, e[1].nrmse);
+            let e = compare(
+                &res,
+                &reference,
+                &["wc_dx_L", "tl_bushing_fx_L"],
+                Window::new(4.95, 5.2),
+            )
+            .unwrap();
+            eprintln!(
+                "{model} {solver}: NRMSE dx {:.2e}, Fx {:.2e}",
+                e[0].nrmse, e[1].nrmse
+            );
+            assert!(
+                e[0].nrmse < 1e-4 && e[1].nrmse < 1e-4,
+                "{model} {solver}: NRMSE {} / {}",
+                e[0].nrmse,
+                e[1].nrmse
+            );
         }
     }
 }

@@ -9,8 +9,8 @@ use nalgebra::{Matrix3, Vector3};
 use sprung_model as sm;
 
 use crate::compiled::{
-    Body, Bushing, Characteristic, CompiledModel, DamperLaw, ElementKind, ForceElement, Input, InputKind, Marker,
-    P2pLaw,
+    Body, Bushing, Characteristic, CompiledModel, DamperLaw, ElementKind, ForceElement, Input,
+    InputKind, Marker, P2pLaw,
 };
 use crate::rotation::matrix_to_quat;
 
@@ -30,9 +30,13 @@ fn mat3(m: &[[f64; 3]; 3]) -> Matrix3<f64> {
 
 /// Compiles `m` (already expanded and validated by [`sprung_model::load`]).
 pub fn compile(m: &sm::Model) -> Result<CompiledModel, CompileError> {
-    let err = |what: String| CompileError { model: m.model.name.clone(), what };
+    let err = |what: String| CompileError {
+        model: m.model.name.clone(),
+        what,
+    };
     let curve = |name: &str| -> Result<usize, CompileError> {
-        m.curve_index(name).ok_or_else(|| err(format!("unknown curve '{name}'")))
+        m.curve_index(name)
+            .ok_or_else(|| err(format!("unknown curve '{name}'")))
     };
     let bodies: Vec<Body> = m
         .bodies
@@ -59,7 +63,9 @@ pub fn compile(m: &sm::Model) -> Result<CompiledModel, CompileError> {
         if m.is_ground(name) {
             Ok(None)
         } else {
-            m.body_index(name).map(Some).ok_or_else(|| err(format!("unknown body '{name}'")))
+            m.body_index(name)
+                .map(Some)
+                .ok_or_else(|| err(format!("unknown body '{name}'")))
         }
     };
     let markers: Vec<Marker> = m
@@ -71,30 +77,39 @@ pub fn compile(m: &sm::Model) -> Result<CompiledModel, CompileError> {
                 None => (m.marker_position_global(mk), m.marker_axes_global(mk)),
                 Some(_) => (m.marker_position_body(mk), m.marker_axes_body(mk)),
             };
-            Ok(Marker { name: mk.name.clone(), body, position: Vector3::from(position), axes: mat3(&axes) })
+            Ok(Marker {
+                name: mk.name.clone(),
+                body,
+                position: Vector3::from(position),
+                axes: mat3(&axes),
+            })
         })
         .collect::<Result<_, _>>()?;
-    let marker_of =
-        |name: &str| -> Result<usize, CompileError> { m.marker_index(name).ok_or_else(|| err(format!("unknown marker '{name}'"))) };
-    let axis_laws = |lin: &[f64; 3], curves: &sm::AxisCurves| -> Result<[Characteristic; 3], CompileError> {
-        let names = curves.as_array();
-        let mut out = [Characteristic::Zero; 3];
-        for a in 0..3 {
-            out[a] = match names[a] {
-                Some(c) => Characteristic::Curve(curve(c)?),
-                None if lin[a] != 0.0 => Characteristic::Linear(lin[a]),
-                None => Characteristic::Zero,
-            };
-        }
-        Ok(out)
+    let marker_of = |name: &str| -> Result<usize, CompileError> {
+        m.marker_index(name)
+            .ok_or_else(|| err(format!("unknown marker '{name}'")))
     };
-    let linear_or_curve = |k: Option<f64>, c: &Option<String>| -> Result<Characteristic, CompileError> {
-        Ok(match (k, c) {
-            (_, Some(c)) => Characteristic::Curve(curve(c)?),
-            (Some(k), None) => Characteristic::Linear(k),
-            (None, None) => Characteristic::Zero,
-        })
-    };
+    let axis_laws =
+        |lin: &[f64; 3], curves: &sm::AxisCurves| -> Result<[Characteristic; 3], CompileError> {
+            let names = curves.as_array();
+            let mut out = [Characteristic::Zero; 3];
+            for a in 0..3 {
+                out[a] = match names[a] {
+                    Some(c) => Characteristic::Curve(curve(c)?),
+                    None if lin[a] != 0.0 => Characteristic::Linear(lin[a]),
+                    None => Characteristic::Zero,
+                };
+            }
+            Ok(out)
+        };
+    let linear_or_curve =
+        |k: Option<f64>, c: &Option<String>| -> Result<Characteristic, CompileError> {
+            Ok(match (k, c) {
+                (_, Some(c)) => Characteristic::Curve(curve(c)?),
+                (Some(k), None) => Characteristic::Linear(k),
+                (None, None) => Characteristic::Zero,
+            })
+        };
     let mut elements = Vec::with_capacity(m.force_elements.len());
     for fe in &m.force_elements {
         let design_length = m.design_length(fe).unwrap_or(0.0);
@@ -114,20 +129,26 @@ pub fn compile(m: &sm::Model) -> Result<CompiledModel, CompileError> {
                 preload: s.preload,
                 damping: s.damping,
             }),
-            sm::ForceElement::Damper(d) => ElementKind::P2p(P2pLaw::Damper(match (&d.curve, d.damping) {
-                (Some(c), _) => DamperLaw::Characteristic(Characteristic::Curve(curve(c)?)),
-                (None, Some(c)) => DamperLaw::Characteristic(Characteristic::Linear(c)),
-                (None, None) => DamperLaw::Bilinear {
-                    rebound: d.damping_rebound.unwrap_or(0.0),
-                    compression: d.damping_compression.unwrap_or(0.0),
-                },
-            })),
+            sm::ForceElement::Damper(d) => {
+                ElementKind::P2p(P2pLaw::Damper(match (&d.curve, d.damping) {
+                    (Some(c), _) => DamperLaw::Characteristic(Characteristic::Curve(curve(c)?)),
+                    (None, Some(c)) => DamperLaw::Characteristic(Characteristic::Linear(c)),
+                    (None, None) => DamperLaw::Bilinear {
+                        rebound: d.damping_rebound.unwrap_or(0.0),
+                        compression: d.damping_compression.unwrap_or(0.0),
+                    },
+                }))
+            }
             sm::ForceElement::Stop(s) => {
                 let l_design = s.design_length.unwrap_or(design_length);
                 let bump = s.kind == sm::StopKind::Bump;
                 ElementKind::P2p(P2pLaw::Stop {
                     bump,
-                    engage_length: if bump { l_design - s.clearance } else { l_design + s.clearance },
+                    engage_length: if bump {
+                        l_design - s.clearance
+                    } else {
+                        l_design + s.clearance
+                    },
                     law: linear_or_curve(s.stiffness, &s.curve)?,
                     damping: s.damping,
                 })
@@ -162,7 +183,11 @@ pub fn compile(m: &sm::Model) -> Result<CompiledModel, CompileError> {
             })
         })
         .collect::<Result<Vec<_>, CompileError>>()?;
-    let pattern = Arc::new(CompiledModel::coupling_pattern(bodies.len(), &markers, &elements));
+    let pattern = Arc::new(CompiledModel::coupling_pattern(
+        bodies.len(),
+        &markers,
+        &elements,
+    ));
     Ok(CompiledModel {
         name: m.model.name.clone(),
         ground_name: m.ground_name().to_string(),

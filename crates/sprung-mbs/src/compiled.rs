@@ -129,6 +129,7 @@ pub enum DamperLaw {
 
 /// Kind and parameters of a force element.
 #[derive(Debug, Clone)]
+#[allow(clippy::large_enum_variant)] // stored once per element; boxing would add a pointer chase per evaluation
 pub enum ElementKind {
     /// 6-DOF bushing.
     Bushing(Bushing),
@@ -222,13 +223,19 @@ impl CompiledModel {
     }
 
     /// Builds the body-coupling block pattern from the force elements.
-    pub fn coupling_pattern(n_bodies: usize, markers: &[Marker], elements: &[ForceElement]) -> BlockPattern {
+    pub fn coupling_pattern(
+        n_bodies: usize,
+        markers: &[Marker],
+        elements: &[ForceElement],
+    ) -> BlockPattern {
         let pairs: Vec<(usize, usize)> = elements
             .iter()
-            .filter_map(|e| match (markers[e.marker_i].body, markers[e.marker_j].body) {
-                (Some(a), Some(b)) => Some((a, b)),
-                _ => None,
-            })
+            .filter_map(
+                |e| match (markers[e.marker_i].body, markers[e.marker_j].body) {
+                    (Some(a), Some(b)) => Some((a, b)),
+                    _ => None,
+                },
+            )
             .collect();
         BlockPattern::from_couplings(n_bodies, 6, &pairs)
     }
@@ -248,7 +255,11 @@ impl CompiledModel {
 
     /// All discontinuity times of the input signals (sorted, unique), for integrators to stop at.
     pub fn input_discontinuities(&self) -> Vec<f64> {
-        let mut t: Vec<f64> = self.inputs.iter().flat_map(|u| u.signal.discontinuities()).collect();
+        let mut t: Vec<f64> = self
+            .inputs
+            .iter()
+            .flat_map(|u| u.signal.discontinuities())
+            .collect();
         t.sort_by(f64::total_cmp);
         t.dedup();
         t

@@ -31,7 +31,10 @@ pub struct EquilibriumOptions {
 
 impl Default for EquilibriumOptions {
     fn default() -> Self {
-        Self { tolerance: 1e-10, max_iterations: 50 }
+        Self {
+            tolerance: 1e-10,
+            max_iterations: 50,
+        }
     }
 }
 
@@ -82,7 +85,14 @@ pub enum EquilibriumError {
 /// Largest sensible Newton step component (m or rad).
 const MAX_STEP: f64 = 10.0;
 
-const DOF_NAMES: [&str; 6] = ["x", "y", "z", "rotation about body x", "rotation about body y", "rotation about body z"];
+const DOF_NAMES: [&str; 6] = [
+    "x",
+    "y",
+    "z",
+    "rotation about body x",
+    "rotation about body y",
+    "rotation about body z",
+];
 
 /// Residual wrench norm (max over bodies of |m a| and |I α|).
 fn residual(sys: &MbsSystem, q: &[f64]) -> f64 {
@@ -96,7 +106,12 @@ fn residual(sys: &MbsSystem, q: &[f64]) -> f64 {
 }
 
 /// Solves q(t0, r, 0) = 0 starting from `r0`.
-pub fn solve(sys: &mut MbsSystem, t0: f64, r0: &[f64], opts: EquilibriumOptions) -> Result<Equilibrium, EquilibriumError> {
+pub fn solve(
+    sys: &mut MbsSystem,
+    t0: f64,
+    r0: &[f64],
+    opts: EquilibriumOptions,
+) -> Result<Equilibrium, EquilibriumError> {
     let model = sys.model().clone();
     let (nr, nv) = (sys.n_r(), sys.n_v());
     let v = vec![0.0; nv];
@@ -106,29 +121,51 @@ pub fn solve(sys: &mut MbsSystem, t0: f64, r0: &[f64], opts: EquilibriumOptions)
     let mut q = vec![0.0; nv];
     // Load scale: weight plus applied inputs at t0.
     sys.accelerations(t0, &r, &v, &mut q);
-    let weight: f64 = model.bodies.iter().map(|b| b.mass * model.gravity.norm()).sum();
-    let inputs: f64 = model.inputs.iter().zip(&sys.eval.u).map(|(u, val)| (u.direction * *val).norm()).sum();
+    let weight: f64 = model
+        .bodies
+        .iter()
+        .map(|b| b.mass * model.gravity.norm())
+        .sum();
+    let inputs: f64 = model
+        .inputs
+        .iter()
+        .zip(&sys.eval.u)
+        .map(|(u, val)| (u.direction * *val).norm())
+        .sum();
     let load_scale = (weight + inputs).max(1.0);
     let mut res = residual(sys, &q) / load_scale;
     let mut trial = r.clone();
     let mut q_trial = vec![0.0; nv];
     for it in 0..opts.max_iterations {
         if res <= opts.tolerance {
-            return Ok(Equilibrium { r, iterations: it, relative_residual: res, load_scale });
+            return Ok(Equilibrium {
+                r,
+                iterations: it,
+                relative_residual: res,
+                load_scale,
+            });
         }
         sys.linearise(t0, &r, &v, &mut lin);
-        let scale = (0..nv).map(|k| lin.j_rk.get(k, k).abs()).fold(0.0, f64::max);
+        let scale = (0..nv)
+            .map(|k| lin.j_rk.get(k, k).abs())
+            .fold(0.0, f64::max);
         lin.j_rk.add_identity(-1e-12 * scale);
         let singular = |row: usize| EquilibriumError::Singular {
             row,
-            body: model.bodies[(row / 6).min(model.bodies.len() - 1)].name.clone(),
+            body: model.bodies[(row / 6).min(model.bodies.len() - 1)]
+                .name
+                .clone(),
             dof: DOF_NAMES[row % 6],
         };
         lu.factor(&lin.j_rk).map_err(|e| singular(e.row()))?;
         let mut delta: Vec<f64> = lin.q.iter().map(|x| -x).collect();
         lu.solve_in_place(&mut delta);
         // A step of more than 10 m or 10 rad means an unrestrained loaded direction.
-        if let Some((row, _)) = delta.iter().enumerate().find(|(_, d)| !(d.abs() <= MAX_STEP)) {
+        if let Some((row, _)) = delta
+            .iter()
+            .enumerate()
+            .find(|(_, d)| !d.is_finite() || d.abs() > MAX_STEP)
+        {
             return Err(singular(row));
         }
         // Backtracking line search on the residual.
@@ -153,7 +190,15 @@ pub fn solve(sys: &mut MbsSystem, t0: f64, r0: &[f64], opts: EquilibriumOptions)
         }
     }
     if res <= opts.tolerance {
-        return Ok(Equilibrium { r, iterations: opts.max_iterations, relative_residual: res, load_scale });
+        return Ok(Equilibrium {
+            r,
+            iterations: opts.max_iterations,
+            relative_residual: res,
+            load_scale,
+        });
     }
-    Err(EquilibriumError::NoConvergence { iterations: opts.max_iterations, residual: res })
+    Err(EquilibriumError::NoConvergence {
+        iterations: opts.max_iterations,
+        residual: res,
+    })
 }

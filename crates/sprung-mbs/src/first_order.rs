@@ -27,7 +27,12 @@ impl FirstOrder {
     /// Wraps `sys`.
     pub fn new(sys: MbsSystem) -> Self {
         let (nr, nv) = (sys.n_r(), sys.n_v());
-        Self { lin: Linearisation::new(nr, sys.pattern()), e: vec![0.0; nr], w: vec![0.0; nv], sys }
+        Self {
+            lin: Linearisation::new(nr, sys.pattern()),
+            e: vec![0.0; nr],
+            w: vec![0.0; nv],
+            sys,
+        }
     }
 
     /// Number of position coordinates (y = (r, v)).
@@ -62,8 +67,18 @@ impl OdeSystem for FirstOrder {
             }
             let q = &r[7 * b + 3..7 * b + 7];
             let (wx, wy, wz) = (v[6 * b + 3], v[6 * b + 4], v[6 * b + 5]);
-            let rw = [[0.0, -wx, -wy, -wz], [wx, 0.0, wz, -wy], [wy, -wz, 0.0, wx], [wz, wy, -wx, 0.0]];
-            let xi = [[-q[1], -q[2], -q[3]], [q[0], -q[3], q[2]], [q[3], q[0], -q[1]], [-q[2], q[1], q[0]]];
+            let rw = [
+                [0.0, -wx, -wy, -wz],
+                [wx, 0.0, wz, -wy],
+                [wy, -wz, 0.0, wx],
+                [wz, wy, -wx, 0.0],
+            ];
+            let xi = [
+                [-q[1], -q[2], -q[3]],
+                [q[0], -q[3], q[2]],
+                [q[3], q[0], -q[1]],
+                [-q[2], q[1], q[0]],
+            ];
             for i in 0..4 {
                 for j in 0..4 {
                     jac[(7 * b + 3 + i, 7 * b + 3 + j)] = 0.5 * rw[i][j];

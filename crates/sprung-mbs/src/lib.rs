@@ -25,7 +25,7 @@ pub mod rotation;
 pub mod simulate;
 pub mod system;
 
-pub use compile::{compile, CompileError};
+pub use compile::{CompileError, compile};
 pub use compiled::CompiledModel;
 pub use pipeline::Evaluator;
 pub use system::MbsSystem;

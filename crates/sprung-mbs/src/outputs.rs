@@ -75,26 +75,56 @@ impl OutputSet {
         let mut channels = Vec::with_capacity(m.outputs.len());
         for o in &m.outputs {
             let (source, design_x, design_rot) = if let Some(name) = &o.marker {
-                let k = cm.markers.iter().position(|mk| &mk.name == name).ok_or(format!("output '{}': unknown marker '{name}'", o.name))?;
-                let bodies: Vec<_> = (0..cm.bodies.len()).map(|i| crate::kinematics::BodyKin::from_state(i, &r0, &vec![0.0; cm.n_v()])).collect();
+                let k = cm
+                    .markers
+                    .iter()
+                    .position(|mk| &mk.name == name)
+                    .ok_or(format!("output '{}': unknown marker '{name}'", o.name))?;
+                let bodies: Vec<_> = (0..cm.bodies.len())
+                    .map(|i| crate::kinematics::BodyKin::from_state(i, &r0, &vec![0.0; cm.n_v()]))
+                    .collect();
                 let mk = MarkerKin::new(&cm.markers[k], &bodies);
                 (Source::Marker(k), mk.x, mk.rot)
             } else if let Some(name) = &o.body {
-                let k = cm.bodies.iter().position(|b| &b.name == name).ok_or(format!("output '{}': unknown body '{name}'", o.name))?;
+                let k = cm
+                    .bodies
+                    .iter()
+                    .position(|b| &b.name == name)
+                    .ok_or(format!("output '{}': unknown body '{name}'", o.name))?;
                 let b = &cm.bodies[k];
-                (Source::Body(k), b.position, crate::rotation::quat_to_matrix(&b.orientation))
+                (
+                    Source::Body(k),
+                    b.position,
+                    crate::rotation::quat_to_matrix(&b.orientation),
+                )
             } else if let Some(name) = &o.element {
-                let k = cm.elements.iter().position(|e| &e.name == name).ok_or(format!("output '{}': unknown element '{name}'", o.name))?;
+                let k = cm
+                    .elements
+                    .iter()
+                    .position(|e| &e.name == name)
+                    .ok_or(format!("output '{}': unknown element '{name}'", o.name))?;
                 (Source::Element(k), Vector3::zeros(), Matrix3::identity())
             } else {
-                return Err(format!("output '{}': names no marker, body or element", o.name));
+                return Err(format!(
+                    "output '{}': names no marker, body or element",
+                    o.name
+                ));
             };
             let local = match source {
                 Source::Element(_) => o.frame != Some(sm::OutputFrame::Global),
                 _ => o.frame() == sm::OutputFrame::Local,
             };
-            let sign = if o.on == Some(sm::ElementSide::BodyJ) { -1.0 } else { 1.0 };
-            let what = o.marker.as_deref().or(o.body.as_deref()).or(o.element.as_deref()).unwrap_or("");
+            let sign = if o.on == Some(sm::ElementSide::BodyJ) {
+                -1.0
+            } else {
+                1.0
+            };
+            let what = o
+                .marker
+                .as_deref()
+                .or(o.body.as_deref())
+                .or(o.element.as_deref())
+                .unwrap_or("");
             channels.push(Channel {
                 name: o.name.clone(),
                 unit: o.quantity.unit(),
@@ -108,7 +138,10 @@ impl OutputSet {
                 design_rot,
             });
         }
-        Ok(Self { channels, q: vec![0.0; cm.n_v()] })
+        Ok(Self {
+            channels,
+            q: vec![0.0; cm.n_v()],
+        })
     }
 
     /// Number of channels.
@@ -122,7 +155,14 @@ impl OutputSet {
     }
 
     /// Evaluates the model at (t, r, v) and writes all channel values into `out`.
-    pub fn evaluate(&mut self, eval: &mut Evaluator, t: f64, r: &[f64], v: &[f64], out: &mut [f64]) {
+    pub fn evaluate(
+        &mut self,
+        eval: &mut Evaluator,
+        t: f64,
+        r: &[f64],
+        v: &[f64],
+        out: &mut [f64],
+    ) {
         eval.accelerations(t, r, v, &mut self.q);
         self.read(eval, out);
     }
@@ -149,7 +189,11 @@ impl OutputSet {
 
 /// Global force and torque of element `k` on body_i: the local values turned by marker J's axes
 /// (bushing) or −f u (P2P).
-fn element_load_global(model: &CompiledModel, eval: &Evaluator, k: usize) -> (Vector3<f64>, Vector3<f64>) {
+fn element_load_global(
+    model: &CompiledModel,
+    eval: &Evaluator,
+    k: usize,
+) -> (Vector3<f64>, Vector3<f64>) {
     let el = &model.elements[k];
     let e = &eval.elements[k].out;
     let mi = MarkerKin::new(&model.markers[el.marker_i], &eval.bodies);
@@ -158,7 +202,11 @@ fn element_load_global(model: &CompiledModel, eval: &Evaluator, k: usize) -> (Ve
         crate::compiled::ElementKind::Bushing(_) => (mj.rot * e.force, mj.rot * e.torque),
         crate::compiled::ElementKind::P2p(_) => {
             let d = mi.x - mj.x;
-            let u = if d.norm() > crate::p2p::MIN_LENGTH { d / d.norm() } else { Vector3::zeros() };
+            let u = if d.norm() > crate::p2p::MIN_LENGTH {
+                d / d.norm()
+            } else {
+                Vector3::zeros()
+            };
             (-e.force.x * u, Vector3::zeros())
         }
     }
@@ -184,7 +232,14 @@ fn element_value(ch: &Channel, model: &CompiledModel, eval: &Evaluator, k: usize
     }
 }
 
-fn kinematic_value(ch: &Channel, x: Vector3<f64>, rot: Matrix3<f64>, v: Vector3<f64>, w: Vector3<f64>, w_local: Vector3<f64>) -> f64 {
+fn kinematic_value(
+    ch: &Channel,
+    x: Vector3<f64>,
+    rot: Matrix3<f64>,
+    v: Vector3<f64>,
+    w: Vector3<f64>,
+    w_local: Vector3<f64>,
+) -> f64 {
     use sm::Quantity as Q;
     let frame = |g: Vector3<f64>| if ch.local { rot.transpose() * g } else { g };
     match ch.quantity {
@@ -192,7 +247,10 @@ fn kinematic_value(ch: &Channel, x: Vector3<f64>, rot: Matrix3<f64>, v: Vector3<
         Q::Displacement => component(&frame(x - ch.design_x), ch.component),
         Q::Velocity => component(&frame(v), ch.component),
         Q::AngularVelocity => component(if ch.local { &w_local } else { &w }, ch.component),
-        Q::Orientation => component(&frame(log_so3(&(rot * ch.design_rot.transpose()))), ch.component),
+        Q::Orientation => component(
+            &frame(log_so3(&(rot * ch.design_rot.transpose()))),
+            ch.component,
+        ),
         Q::Camber | Q::Toe => {
             let mut a: Vector3<f64> = rot.column(1).into_owned();
             let outward = if ch.design_x.y >= 0.0 { 1.0 } else { -1.0 };

@@ -180,7 +180,11 @@ mod tests {
             ev[k] = h;
             let (tp, _) = swing_vector(&(rot(ev.into()) * r), &e);
             let (tm, _) = swing_vector(&(rot((-ev).into()) * r), &e);
-            assert_relative_eq!((tp - tm) / (2.0 * h), d.column(k).into_owned(), epsilon = 1e-6);
+            assert_relative_eq!(
+                (tp - tm) / (2.0 * h),
+                d.column(k).into_owned(),
+                epsilon = 1e-6
+            );
         }
         // at zero swing the derivative is the projection onto the swing plane
         let (_, d0) = swing_vector(&rot([0.0, 2.0, 0.0]), &e);

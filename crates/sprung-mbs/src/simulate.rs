@@ -18,7 +18,7 @@ use std::time::Instant;
 
 use sprung_solve::block_lu::BlockSparseLu;
 use sprung_solve::dense::{DenseLu, LinearSolver};
-use sprung_solve::mech::adaptive::{AdaptiveOptions, AdaptiveRosenbrock, Control};
+use sprung_solve::mech::adaptive::{AdaptiveOptions, AdaptiveRosenbrock, Control, Observer};
 use sprung_solve::mech::explicit::Rk4Stepper;
 use sprung_solve::mech::rosenbrock::Stats;
 use sprung_solve::mech::{MechanicalSystem, RosenbrockStepper, StepError, Tableau};
@@ -60,12 +60,15 @@ pub fn route(name: &str, adaptive: Option<bool>) -> Result<Route, RunError> {
             _ => Route::RosenbrockFixed(tab),
         });
     }
-    let method = ode::Method::from_name(name).map_err(|e| RunError::UnknownMethod(name.to_string(), e.to_string()))?;
+    let method = ode::Method::from_name(name)
+        .map_err(|e| RunError::UnknownMethod(name.to_string(), e.to_string()))?;
     let info = ode::catalogue().iter().find(|m| m.name == name);
     let natural_fixed = info.is_none_or(|m| m.step_control == ode::StepControl::Fixed);
     let fixed = match adaptive {
         Some(true) if natural_fixed => {
-            return Err(RunError::Settings(format!("{name} is a fixed-step method; use --step, or an adaptive solver for --rtol/--atol")));
+            return Err(RunError::Settings(format!(
+                "{name} is a fixed-step method; use --step, or an adaptive solver for --rtol/--atol"
+            )));
         }
         Some(a) => !a,
         None => natural_fixed,
@@ -157,7 +160,7 @@ fn run_first_order(
     output_times: Vec<f64>,
     r: &mut [f64],
     v: &mut [f64],
-    observer: &mut dyn FnMut(f64, &[f64], &[f64]) -> Control,
+    observer: &mut Observer<'_>,
 ) -> Result<RunSummary, RunError> {
     let nr = r.len();
     let mut y0 = r.to_vec();
@@ -223,20 +226,41 @@ pub fn run(
     settings: &RunSettings,
     r: &mut [f64],
     v: &mut [f64],
-    observer: &mut dyn FnMut(f64, &[f64], &[f64]) -> Control,
+    observer: &mut Observer<'_>,
 ) -> Result<RunSummary, RunError> {
     let s = settings;
-    if !(s.t_end > s.t0) {
-        return Err(RunError::Settings(format!("t_end = {} must be greater than t0 = {}", s.t_end, s.t0)));
+    if s.t_end.is_nan() || s.t0.is_nan() || s.t_end <= s.t0 {
+        return Err(RunError::Settings(format!(
+            "t_end = {} must be greater than t0 = {}",
+            s.t_end, s.t0
+        )));
     }
-    let mut summary = RunSummary { t_reached: s.t0, ..Default::default() };
+    let mut summary = RunSummary {
+        t_reached: s.t0,
+        ..Default::default()
+    };
     let n_out = ((s.t_end - s.t0) / s.output_interval + 1e-9).floor() as u64;
-    let output_times = || -> Vec<f64> { (0..=n_out).map(|k| s.t0 + k as f64 * s.output_interval).collect() };
-    let tstops: Vec<f64> = sys.model().input_discontinuities().into_iter().filter(|&t| t > s.t0 && t < s.t_end).collect();
+    let output_times = || -> Vec<f64> {
+        (0..=n_out)
+            .map(|k| s.t0 + k as f64 * s.output_interval)
+            .collect()
+    };
+    let tstops: Vec<f64> = sys
+        .model()
+        .input_discontinuities()
+        .into_iter()
+        .filter(|&t| t > s.t0 && t < s.t_end)
+        .collect();
     let mut stepper = match route(&s.method, s.adaptive)? {
         Route::RosenbrockAdaptive(tab) => {
-            let opts = AdaptiveOptions { rtol: s.rtol, atol: s.atol, tstops, ..Default::default() };
-            let mut integ = AdaptiveRosenbrock::new(sys, tab, opts, linear_solver(sys, s.linear_solver));
+            let opts = AdaptiveOptions {
+                rtol: s.rtol,
+                atol: s.atol,
+                tstops,
+                ..Default::default()
+            };
+            let mut integ =
+                AdaptiveRosenbrock::new(sys, tab, opts, linear_solver(sys, s.linear_solver));
             let times = output_times();
             let mut obs_time = 0.0;
             let start = Instant::now();
@@ -255,7 +279,17 @@ pub fn run(
             return Ok(summary);
         }
         Route::FirstOrder(method, fixed) => {
-            return run_first_order(sys, s, method, fixed, tstops, output_times(), r, v, observer);
+            return run_first_order(
+                sys,
+                s,
+                method,
+                fixed,
+                tstops,
+                output_times(),
+                r,
+                v,
+                observer,
+            );
         }
         Route::Rk4 => Stepper::Rk4(Box::new(Rk4Stepper::new(sys, s.step, s.t0))),
         Route::RosenbrockFixed(tab) => Stepper::Ros(Box::new(RosenbrockStepper::new(
@@ -267,8 +301,11 @@ pub fn run(
             linear_solver(sys, s.linear_solver),
         ))),
     };
-    if !(s.step > 0.0) {
-        return Err(RunError::Settings(format!("step = {} must be positive", s.step)));
+    if s.step.is_nan() || s.step <= 0.0 {
+        return Err(RunError::Settings(format!(
+            "step = {} must be positive",
+            s.step
+        )));
     }
     let n_steps = ((s.t_end - s.t0) / s.step).round() as u64;
     let out_every = ((s.output_interval / s.step).round() as u64).max(1);

@@ -22,7 +22,9 @@ pub struct MbsSystem {
 impl MbsSystem {
     /// Creates the system for `model`.
     pub fn new(model: Arc<CompiledModel>) -> Self {
-        Self { eval: Evaluator::new(model) }
+        Self {
+            eval: Evaluator::new(model),
+        }
     }
 
     /// The compiled model.
@@ -56,14 +58,21 @@ impl MechanicalSystem for MbsSystem {
         for i in 0..self.model().bodies.len() {
             r_dot[7 * i..7 * i + 3].copy_from_slice(&v[6 * i..6 * i + 3]);
             let w = Vector3::new(v[6 * i + 3], v[6 * i + 4], v[6 * i + 5]);
-            quat_rate(&r[7 * i + 3..7 * i + 7], &w, &mut r_dot[7 * i + 3..7 * i + 7]);
+            quat_rate(
+                &r[7 * i + 3..7 * i + 7],
+                &w,
+                &mut r_dot[7 * i + 3..7 * i + 7],
+            );
         }
     }
 
     fn tangent(&self, r: &[f64], dr: &[f64], w: &mut [f64]) {
         for i in 0..self.model().bodies.len() {
             w[6 * i..6 * i + 3].copy_from_slice(&dr[7 * i..7 * i + 3]);
-            let th = quat_increment_to_body_rotation(&r[7 * i + 3..7 * i + 7], &dr[7 * i + 3..7 * i + 7]);
+            let th = quat_increment_to_body_rotation(
+                &r[7 * i + 3..7 * i + 7],
+                &dr[7 * i + 3..7 * i + 7],
+            );
             w[6 * i + 3..6 * i + 6].copy_from_slice(th.as_slice());
         }
     }

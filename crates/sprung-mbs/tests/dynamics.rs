@@ -8,16 +8,18 @@ mod common;
 use std::path::Path;
 use std::sync::Arc;
 
-use common::{model_from_toml, Rng};
+use common::{Rng, model_from_toml};
 use nalgebra::Vector3;
 use sprung_mbs::equilibrium::{self, EquilibriumOptions};
-use sprung_mbs::simulate::{run, LinearSolverKind, RunSettings};
-use sprung_mbs::{compile, CompiledModel, MbsSystem};
-use sprung_solve::mech::adaptive::Control;
+use sprung_mbs::simulate::{LinearSolverKind, RunSettings, run};
+use sprung_mbs::{CompiledModel, MbsSystem, compile};
 use sprung_solve::mech::MechanicalSystem;
+use sprung_solve::mech::adaptive::Control;
 
 fn load(name: &str) -> (sprung_model::Model, Arc<CompiledModel>) {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models").join(name);
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../models")
+        .join(name);
     let m = sprung_model::load(&path).unwrap_or_else(|e| panic!("{e}"));
     let c = Arc::new(compile(&m).unwrap());
     (m, c)
@@ -54,11 +56,17 @@ fn msd_error(method: &str, h: f64) -> f64 {
     let mut sys = MbsSystem::new(model.clone());
     let (mut r, mut v) = model.design_state();
     let mut err = 0.0f64;
-    run(&mut sys, &settings(method, h, 2.0), &mut r, &mut v, &mut |t, r, v| {
-        let (x, xd) = msd_exact(t);
-        err = err.max((r[0] - x).abs()).max(0.1 * (v[0] - xd).abs());
-        Control::Continue
-    })
+    run(
+        &mut sys,
+        &settings(method, h, 2.0),
+        &mut r,
+        &mut v,
+        &mut |t, r, v| {
+            let (x, xd) = msd_exact(t);
+            err = err.max((r[0] - x).abs()).max(0.1 * (v[0] - xd).abs());
+            Control::Continue
+        },
+    )
     .unwrap();
     err
 }
@@ -72,9 +80,17 @@ fn observed_order(method: &str, h: f64) -> f64 {
 #[test]
 fn mass_spring_damper_matches_analytic_solution_and_orders() {
     // Observed orders within ±0.2 of the theory (issue 2 and 5 acceptance).
-    for (method, h, p) in [("lsrt2", 2e-3, 2.0), ("lie", 1e-3, 1.0), ("rk4", 1e-2, 4.0), ("ros2", 2e-3, 2.0)] {
+    for (method, h, p) in [
+        ("lsrt2", 2e-3, 2.0),
+        ("lie", 1e-3, 1.0),
+        ("rk4", 1e-2, 4.0),
+        ("ros2", 2e-3, 2.0),
+    ] {
         let q = observed_order(method, h);
-        assert!((q - p).abs() < 0.2, "{method}: observed order {q:.3}, expected {p}");
+        assert!(
+            (q - p).abs() < 0.2,
+            "{method}: observed order {q:.3}, expected {p}"
+        );
     }
     // Absolute accuracy at the real-time step: LSRT2 at 1 ms is within 1e-4 m of the exact solution.
     assert!(msd_error("lsrt2", 1e-3) < 1e-4);
@@ -88,7 +104,14 @@ fn rodas4_fixed_step_is_fourth_order_and_adaptive_meets_tolerance() {
     let err = |h: f64| {
         let mut sys = MbsSystem::new(model.clone());
         let (mut r, mut v) = model.design_state();
-        let mut st = RosenbrockStepper::new(&sys, Tableau::rodas4(), h, 0.0, 1, Box::new(DenseLu::new(6)));
+        let mut st = RosenbrockStepper::new(
+            &sys,
+            Tableau::rodas4(),
+            h,
+            0.0,
+            1,
+            Box::new(DenseLu::new(6)),
+        );
         let n = (1.0 / h).round() as u64;
         for k in 0..n {
             st.step(&mut sys, k, &mut r, &mut v).unwrap();
@@ -132,12 +155,21 @@ fn free_fall_is_exact_to_round_off() {
         let mut sys = MbsSystem::new(model.clone());
         let (mut r, mut v) = model.design_state();
         let mut worst = 0.0f64;
-        run(&mut sys, &settings(method, 1e-3, 1.0), &mut r, &mut v, &mut |t, r, v| {
-            let z = 10.0 + 3.0 * t - 0.5 * 9.81 * t * t;
-            let vz = 3.0 - 9.81 * t;
-            worst = worst.max((r[2] - z).abs()).max((r[0] - t).abs()).max((v[2] - vz).abs());
-            Control::Continue
-        })
+        run(
+            &mut sys,
+            &settings(method, 1e-3, 1.0),
+            &mut r,
+            &mut v,
+            &mut |t, r, v| {
+                let z = 10.0 + 3.0 * t - 0.5 * 9.81 * t * t;
+                let vz = 3.0 - 9.81 * t;
+                worst = worst
+                    .max((r[2] - z).abs())
+                    .max((r[0] - t).abs())
+                    .max((v[2] - vz).abs());
+                Control::Continue
+            },
+        )
         .unwrap();
         // The linear-implicit Euler is only first order: exact for constant acceleration in v, but
         // its position update x += h (v + h a) has a O(h) error; the others integrate a quadratic exactly.
@@ -206,11 +238,17 @@ fn free_bushing_pair_conserves_momentum_and_energy() {
     let mut sys = MbsSystem::new(model.clone());
     let (mut r, mut v) = model.design_state();
     let mut worst_p = 0.0f64;
-    run(&mut sys, &settings("lsrt2", 1e-3, 0.5), &mut r, &mut v, &mut |_, r, v| {
-        let (p, _, _) = invariants(&mut probe, r, v);
-        worst_p = worst_p.max((p - p0).norm() / p0.norm().max(1.0));
-        Control::Continue
-    })
+    run(
+        &mut sys,
+        &settings("lsrt2", 1e-3, 0.5),
+        &mut r,
+        &mut v,
+        &mut |_, r, v| {
+            let (p, _, _) = invariants(&mut probe, r, v);
+            worst_p = worst_p.max((p - p0).norm() / p0.norm().max(1.0));
+            Control::Continue
+        },
+    )
     .unwrap();
     assert!(worst_p < 1e-12, "lsrt2 linear momentum drift {worst_p:e}");
 }
@@ -239,7 +277,10 @@ fn torque_free_spinning_body_lsrt2_is_second_order_over_many_revolutions() {
         s.output_interval = 3.0;
         s.rtol = rtol;
         s.atol = 1e-14;
-        run(&mut sys, &s, &mut r, &mut v, &mut |_, _, _| Control::Continue).unwrap();
+        run(&mut sys, &s, &mut r, &mut v, &mut |_, _, _| {
+            Control::Continue
+        })
+        .unwrap();
         let rot = sprung_mbs::rotation::quat_to_matrix(&r[3..7]);
         (rot, Vector3::new(v[3], v[4], v[5]))
     };
@@ -251,7 +292,10 @@ fn torque_free_spinning_body_lsrt2_is_second_order_over_many_revolutions() {
     };
     let (e1, e2) = (err(1e-3), err(5e-4));
     let q = (e1 / e2).log2();
-    assert!((q - 2.0).abs() < 0.2, "lsrt2 order with rotation {q:.3} (errors {e1:e}, {e2:e})");
+    assert!(
+        (q - 2.0).abs() < 0.2,
+        "lsrt2 order with rotation {q:.3} (errors {e1:e}, {e2:e})"
+    );
     // Energy of the free top is conserved by the exact flow; the reference keeps it.
     let e = |w: Vector3<f64>| 0.5 * (0.3 * w.x * w.x + 0.5 * w.y * w.y + 0.7 * w.z * w.z);
     let w0 = Vector3::new(0.2, 40.0, 0.3);
@@ -264,14 +308,22 @@ fn static_equilibrium_satisfies_q_zero() {
     let mut sys = MbsSystem::new(model.clone());
     let (r0, _) = model.design_state();
     let eq = equilibrium::solve(&mut sys, 0.0, &r0, EquilibriumOptions::default()).unwrap();
-    assert!(eq.relative_residual < 1e-9, "residual {:e}", eq.relative_residual);
+    assert!(
+        eq.relative_residual < 1e-9,
+        "residual {:e}",
+        eq.relative_residual
+    );
     // Independent check: body wrenches from a fresh evaluation, relative to the load scale.
     let mut q = vec![0.0; sys.n_v()];
     let v = vec![0.0; sys.n_v()];
     sys.accelerations(0.0, &eq.r, &v, &mut q);
     for (i, b) in model.bodies.iter().enumerate() {
         let (f, t) = sys.eval.body_wrench(i);
-        assert!(f.norm() / eq.load_scale < 1e-9 && t.norm() / eq.load_scale < 1e-9, "body {} not in equilibrium", b.name);
+        assert!(
+            f.norm() / eq.load_scale < 1e-9 && t.norm() / eq.load_scale < 1e-9,
+            "body {} not in equilibrium",
+            b.name
+        );
     }
     // The design state is not an equilibrium (gravity), so Newton had work to do.
     assert!(eq.iterations > 0);

@@ -8,7 +8,7 @@
 
 mod common;
 
-use common::{model_from_toml, random_state, Rng};
+use common::{Rng, model_from_toml, random_state};
 use sprung_mbs::MbsSystem;
 use sprung_solve::mech::{Linearisation, MechanicalSystem};
 
@@ -236,8 +236,14 @@ signal = { type = "constant", value = 12.0 }
 "#;
 
 fn col_err(analytic: &[f64], fd: &[f64]) -> f64 {
-    let scale = fd.iter().chain(analytic).fold(0.0f64, |m, x| m.max(x.abs()));
-    let diff = analytic.iter().zip(fd).fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
+    let scale = fd
+        .iter()
+        .chain(analytic)
+        .fold(0.0f64, |m, x| m.max(x.abs()));
+    let diff = analytic
+        .iter()
+        .zip(fd)
+        .fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
     if scale < 1e-9 { diff } else { diff / scale }
 }
 
@@ -271,7 +277,9 @@ fn analytic_partials_match_central_differences() {
             e.fill(0.0);
             e[k] = 1.0;
             sys.tangent(&r, &e, &mut w);
-            let an: Vec<f64> = (0..nv).map(|i| (0..nv).map(|j| jrk[i * nv + j] * w[j]).sum()).collect();
+            let an: Vec<f64> = (0..nv)
+                .map(|i| (0..nv).map(|j| jrk[i * nv + j] * w[j]).sum())
+                .collect();
             let err = col_err(&an, &fd);
             if err > worst.0 {
                 worst = (err, format!("trial {trial}: J_r column {k}"));
@@ -304,7 +312,9 @@ fn analytic_partials_match_central_differences() {
                 let mut s2 = MbsSystem::new(std::sync::Arc::new(m));
                 s2.accelerations(t, &r, &v, q);
             }
-            let fd: Vec<f64> = (0..nv).map(|i| (q_pm[0][i] - q_pm[1][i]) / (2.0 * h)).collect();
+            let fd: Vec<f64> = (0..nv)
+                .map(|i| (q_pm[0][i] - q_pm[1][i]) / (2.0 * h))
+                .collect();
             let err = col_err(&ju[k * nv..(k + 1) * nv], &fd);
             if err > worst.0 {
                 worst = (err, format!("trial {trial}: J_u column {k}"));
@@ -312,7 +322,12 @@ fn analytic_partials_match_central_differences() {
         }
     }
     eprintln!("worst relative error {:e} at {}", worst.0, worst.1);
-    assert!(worst.0 < 1e-6, "worst relative error {:e} at {}", worst.0, worst.1);
+    assert!(
+        worst.0 < 1e-6,
+        "worst relative error {:e} at {}",
+        worst.0,
+        worst.1
+    );
 }
 
 #[test]

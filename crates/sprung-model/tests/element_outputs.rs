@@ -34,12 +34,23 @@ fn global_force_on_body_j_is_accepted_for_point_to_point_elements() {
     let m = with_output("name = \"fz\"\nquantity = \"force\"\nelement = \"s\"\ncomponent = \"z\"\nframe = \"global\"\non = \"body_j\"\n").unwrap();
     assert_eq!(m.outputs[0].on, Some(sprung_model::ElementSide::BodyJ));
     // the local P2P force stays a scalar: a component is an error there
-    let e = with_output("name = \"f\"\nquantity = \"force\"\nelement = \"s\"\ncomponent = \"z\"\n").unwrap_err().to_string();
-    assert!(e.contains("m.toml") && e.contains("'f'") && e.contains("component"), "{e}");
+    let e = with_output("name = \"f\"\nquantity = \"force\"\nelement = \"s\"\ncomponent = \"z\"\n")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("m.toml") && e.contains("'f'") && e.contains("component"),
+        "{e}"
+    );
 }
 
 #[test]
 fn on_is_rejected_for_non_load_quantities() {
-    let e = with_output("name = \"d\"\nquantity = \"deflection\"\nelement = \"s\"\non = \"body_j\"\n").unwrap_err().to_string();
-    assert!(e.contains("m.toml:") && e.contains("'d'") && e.contains("`on`"), "{e}");
+    let e =
+        with_output("name = \"d\"\nquantity = \"deflection\"\nelement = \"s\"\non = \"body_j\"\n")
+            .unwrap_err()
+            .to_string();
+    assert!(
+        e.contains("m.toml:") && e.contains("'d'") && e.contains("`on`"),
+        "{e}"
+    );
 }

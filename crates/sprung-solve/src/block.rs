@@ -25,7 +25,10 @@ impl BlockPattern {
     pub fn from_couplings(n_blocks: usize, block_size: usize, pairs: &[(usize, usize)]) -> Self {
         let mut rows: Vec<Vec<usize>> = (0..n_blocks).map(|i| vec![i]).collect();
         for &(i, j) in pairs {
-            assert!(i < n_blocks && j < n_blocks, "block pair ({i}, {j}) out of range");
+            assert!(
+                i < n_blocks && j < n_blocks,
+                "block pair ({i}, {j}) out of range"
+            );
             rows[i].push(j);
             rows[j].push(i);
         }
@@ -38,7 +41,12 @@ impl BlockPattern {
             col_idx.extend_from_slice(&r);
             row_ptr.push(col_idx.len());
         }
-        Self { n_blocks, block_size, row_ptr, col_idx }
+        Self {
+            n_blocks,
+            block_size,
+            row_ptr,
+            col_idx,
+        }
     }
 
     /// Number of block rows (= block columns).
@@ -94,7 +102,10 @@ impl BlockMatrix {
     /// A zero matrix with the given pattern.
     pub fn zeros(pattern: Arc<BlockPattern>) -> Self {
         let len = pattern.n_stored() * pattern.block_size * pattern.block_size;
-        Self { pattern, values: vec![0.0; len] }
+        Self {
+            pattern,
+            values: vec![0.0; len],
+        }
     }
 
     /// The sparsity pattern.
@@ -183,7 +194,10 @@ impl BlockMatrix {
     pub fn add_identity(&mut self, beta: f64) {
         let b = self.pattern.block_size;
         for i in 0..self.pattern.n_blocks {
-            let s = self.pattern.slot(i, i).expect("diagonal block always present");
+            let s = self
+                .pattern
+                .slot(i, i)
+                .expect("diagonal block always present");
             let blk = self.block_mut(s);
             for r in 0..b {
                 blk[r * b + r] += beta;

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use clap::Args;
 use sprung_io::plot::plot_time_series_with;
-use sprung_io::{compare, read_results, Layout, LineStyle, Panel, PlotOptions, Series, Window};
+use sprung_io::{Layout, LineStyle, Panel, PlotOptions, Series, Window, compare, read_results};
 
 use super::run::RunArgs;
 use crate::FormatArg;
@@ -47,7 +47,13 @@ fn table3(model: &Path) -> Option<(f64, f64)> {
     }
 }
 
-fn run_one(model: &Path, out: &Path, name: &str, solver: Option<&str>, rtol: Option<f64>) -> anyhow::Result<PathBuf> {
+fn run_one(
+    model: &Path,
+    out: &Path,
+    name: &str,
+    solver: Option<&str>,
+    rtol: Option<f64>,
+) -> anyhow::Result<PathBuf> {
     let args = RunArgs {
         model: model.to_path_buf(),
         solver: solver.map(String::from),
@@ -71,13 +77,22 @@ fn run_one(model: &Path, out: &Path, name: &str, solver: Option<&str>, rtol: Opt
 
 /// Runs the command.
 pub fn run(a: &LoadcaseArgs) -> anyhow::Result<()> {
-    let models =
-        if a.models.is_empty() { vec![PathBuf::from("models/double_wishbone.toml"), PathBuf::from("models/multilink.toml")] } else { a.models.clone() };
+    let models = if a.models.is_empty() {
+        vec![
+            PathBuf::from("models/double_wishbone.toml"),
+            PathBuf::from("models/multilink.toml"),
+        ]
+    } else {
+        a.models.clone()
+    };
     let window = super::compare::parse_window(&a.window)?;
     let mut panels = Vec::new();
     let mut summary = Vec::new();
     for model in &models {
-        let stem = model.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "model".into());
+        let stem = model
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "model".into());
         let dir = a.out.join(&stem);
         println!("== {stem}: LSRT2 (model settings)");
         let res = run_one(model, &dir, "lsrt2", None, None)?;
@@ -85,27 +100,60 @@ pub fn run(a: &LoadcaseArgs) -> anyhow::Result<()> {
         let reference = run_one(model, &dir, "reference", Some("rodas4"), Some(a.rtol))?;
         let rs = read_results(&res)?;
         let rf = read_results(&reference)?;
-        let errs = compare(&rs, &rf, &[a.displacement.as_str(), a.force.as_str()], window)
-            .with_context(|| format!("comparing {} with {}", res.display(), reference.display()))?;
-        let rtf = rs.metadata()["real_time_factor"].as_f64().unwrap_or(f64::NAN);
+        let errs = compare(
+            &rs,
+            &rf,
+            &[a.displacement.as_str(), a.force.as_str()],
+            window,
+        )
+        .with_context(|| format!("comparing {} with {}", res.display(), reference.display()))?;
+        let rtf = rs.metadata()["real_time_factor"]
+            .as_f64()
+            .unwrap_or(f64::NAN);
         summary.push((stem.clone(), errs.clone(), rtf, table3(model)));
         for (ch, scale, unit) in [(&a.displacement, 1e3, "mm"), (&a.force, 1.0, "N")] {
             let mut p = Panel::new(format!("{stem}: {ch}"), format!("{ch} [{unit}]"));
-            for (set, label, style) in [(&rs, "LSRT2, 1 ms", LineStyle::Solid), (&rf, "RODAS4 reference", LineStyle::Dashed)] {
-                p = p.with_series(Series::from_result(label, set, ch, scale, style).with_context(|| format!("channel '{ch}' missing"))?);
+            for (set, label, style) in [
+                (&rs, "LSRT2, 1 ms", LineStyle::Solid),
+                (&rf, "RODAS4 reference", LineStyle::Dashed),
+            ] {
+                p = p.with_series(
+                    Series::from_result(label, set, ch, scale, style)
+                        .with_context(|| format!("channel '{ch}' missing"))?,
+                );
             }
             panels.push(p);
         }
     }
     println!();
-    println!("{:<18} {:>12} {:>12} {:>12} {:>12} {:>10}", "model", "NMSE disp", "(Table 3)", "NMSE force", "(Table 3)", "RTF");
+    println!(
+        "{:<18} {:>12} {:>12} {:>12} {:>12} {:>10}",
+        "model", "NMSE disp", "(Table 3)", "NMSE force", "(Table 3)", "RTF"
+    );
     for (stem, errs, rtf, t3) in &summary {
-        let (d3, f3) = t3.map(|(d, f)| (format!("{d:.5}"), format!("{f:.5}"))).unwrap_or(("-".into(), "-".into()));
-        println!("{:<18} {:>12.3e} {:>12} {:>12.3e} {:>12} {:>10.4}", stem, errs[0].nmse, d3, errs[1].nmse, f3, rtf);
+        let (d3, f3) = t3
+            .map(|(d, f)| (format!("{d:.5}"), format!("{f:.5}")))
+            .unwrap_or(("-".into(), "-".into()));
+        println!(
+            "{:<18} {:>12.3e} {:>12} {:>12.3e} {:>12} {:>10.4}",
+            stem, errs[0].nmse, d3, errs[1].nmse, f3, rtf
+        );
     }
     let png = a.out.join("bild7.png");
-    let opts = PlotOptions { layout: Layout::Grid { rows: models.len(), cols: 2 }, window: Some(Window::new(window.t0, window.t1)), ..Default::default() };
-    plot_time_series_with(&png, "Longitudinal force step (document 000, Bild 7)", &panels, &opts)?;
+    let opts = PlotOptions {
+        layout: Layout::Grid {
+            rows: models.len(),
+            cols: 2,
+        },
+        window: Some(Window::new(window.t0, window.t1)),
+        ..Default::default()
+    };
+    plot_time_series_with(
+        &png,
+        "Longitudinal force step (document 000, Bild 7)",
+        &panels,
+        &opts,
+    )?;
     println!("plot: {}", png.display());
     Ok(())
 }

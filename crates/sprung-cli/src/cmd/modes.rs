@@ -5,9 +5,9 @@
 use std::path::Path;
 
 use anyhow::Context;
+use sprung_mbs::MbsSystem;
 use sprung_mbs::equilibrium::{self, EquilibriumOptions};
 use sprung_mbs::modes::modal_analysis;
-use sprung_mbs::MbsSystem;
 use sprung_model::InitialStateKind;
 
 use super::load_model;
@@ -25,9 +25,18 @@ pub fn run(path: &Path, count: usize) -> anyhow::Result<()> {
     } else {
         "the design state"
     };
-    let v = if m.initial_state.kind == InitialStateKind::Equilibrium { vec![0.0; v.len()] } else { v };
+    let v = if m.initial_state.kind == InitialStateKind::Equilibrium {
+        vec![0.0; v.len()]
+    } else {
+        v
+    };
     let modes = modal_analysis(&mut sys, 0.0, &r, &v);
-    println!("model '{}': linearised at {at}, {} DOF, {} first-order states", m.model.name, model.n_v(), 2 * model.n_v());
+    println!(
+        "model '{}': linearised at {at}, {} DOF, {} first-order states",
+        m.model.name,
+        model.n_v(),
+        2 * model.n_v()
+    );
     print!("{}", modes.report(count));
     Ok(())
 }

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use clap::Args;
 use sprung_io::plot::plot_time_series_with;
-use sprung_io::{read_results, LineStyle, Panel, PlotOptions, Series};
+use sprung_io::{LineStyle, Panel, PlotOptions, Series, read_results};
 
 /// Arguments of `sprung plot`.
 #[derive(Args, Debug)]
@@ -28,7 +28,13 @@ pub struct PlotArgs {
 }
 
 /// Plots `channels` of all `files` into `out`.
-pub fn plot_files(files: &[PathBuf], channels: &[String], out: &Path, window: Option<&str>, title: &str) -> anyhow::Result<()> {
+pub fn plot_files(
+    files: &[PathBuf],
+    channels: &[String],
+    out: &Path,
+    window: Option<&str>,
+    title: &str,
+) -> anyhow::Result<()> {
     let sets = files
         .iter()
         .map(|f| read_results(f).with_context(|| format!("reading {}", f.display())))
@@ -36,18 +42,39 @@ pub fn plot_files(files: &[PathBuf], channels: &[String], out: &Path, window: Op
     let mut panels = Vec::new();
     for ch in channels {
         let unit = sets[0].unit(ch).unwrap_or("").to_string();
-        let mut p = Panel::new(ch.clone(), if unit.is_empty() { ch.clone() } else { format!("{ch} [{unit}]") });
+        let mut p = Panel::new(
+            ch.clone(),
+            if unit.is_empty() {
+                ch.clone()
+            } else {
+                format!("{ch} [{unit}]")
+            },
+        );
         for (k, (set, file)) in sets.iter().zip(files).enumerate() {
-            let style = if k == 0 { LineStyle::Solid } else { LineStyle::Dashed };
-            let label = file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-            let label = if files.len() > 1 { format!("{label} ({})", file.display()) } else { label };
+            let style = if k == 0 {
+                LineStyle::Solid
+            } else {
+                LineStyle::Dashed
+            };
+            let label = file
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let label = if files.len() > 1 {
+                format!("{label} ({})", file.display())
+            } else {
+                label
+            };
             let s = Series::from_result(label, set, ch, 1.0, style)
                 .with_context(|| format!("channel '{ch}' not in {}", file.display()))?;
             p = p.with_series(s);
         }
         panels.push(p);
     }
-    let opts = PlotOptions { window: window.map(super::compare::parse_window).transpose()?, ..Default::default() };
+    let opts = PlotOptions {
+        window: window.map(super::compare::parse_window).transpose()?,
+        ..Default::default()
+    };
     plot_time_series_with(out, title, &panels, &opts)?;
     Ok(())
 }

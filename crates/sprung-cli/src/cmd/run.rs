@@ -7,18 +7,18 @@
 //! factor (compute time / simulated time) and step-time statistics.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
-use anyhow::{bail, Context};
+use anyhow::{Context, bail};
 use clap::Args;
 use serde_json::json;
 use sprung_io::{BackgroundOptions, BackgroundWriter, Channel, Format};
+use sprung_mbs::MbsSystem;
 use sprung_mbs::equilibrium::{self, EquilibriumOptions};
 use sprung_mbs::outputs::OutputSet;
 use sprung_mbs::simulate::{self, LinearSolverKind, RunSettings, RunSummary};
-use sprung_mbs::MbsSystem;
 use sprung_model::InitialStateKind;
 use sprung_solve::mech::adaptive::Control;
 
@@ -81,15 +81,28 @@ fn settings(m: &sprung_model::Model, a: &RunArgs) -> anyhow::Result<RunSettings>
     if tolerances && a.step.is_some() {
         bail!("give either --step (fixed step) or --rtol/--atol (adaptive), not both");
     }
-    let adaptive = if tolerances { Some(true) } else if a.step.is_some() { Some(false) } else { None };
+    let adaptive = if tolerances {
+        Some(true)
+    } else if a.step.is_some() {
+        Some(false)
+    } else {
+        None
+    };
     Ok(RunSettings {
         adaptive,
-        method: a.solver.clone().unwrap_or_else(|| s.method.clone()).to_lowercase(),
+        method: a
+            .solver
+            .clone()
+            .unwrap_or_else(|| s.method.clone())
+            .to_lowercase(),
         step,
         t0: 0.0,
         t_end: a.t_end.unwrap_or(s.t_end),
         output_interval: a.output_interval.unwrap_or_else(|| s.output_interval()),
-        relinearise_every: a.relinearise_every.unwrap_or(s.relinearise_every as u64).max(1),
+        relinearise_every: a
+            .relinearise_every
+            .unwrap_or(s.relinearise_every as u64)
+            .max(1),
         rtol: a.rtol.unwrap_or(s.rtol),
         atol: a.atol.unwrap_or(s.atol),
         linear_solver: match a.linear_solver {
@@ -138,15 +151,22 @@ pub fn run(a: &RunArgs) -> anyhow::Result<()> {
             );
         }
     }
-    let out_dir = a.out.clone().unwrap_or_else(|| Path::new("out").join(&m.model.name));
-    std::fs::create_dir_all(&out_dir).with_context(|| format!("creating output directory {}", out_dir.display()))?;
+    let out_dir = a
+        .out
+        .clone()
+        .unwrap_or_else(|| Path::new("out").join(&m.model.name));
+    std::fs::create_dir_all(&out_dir)
+        .with_context(|| format!("creating output directory {}", out_dir.display()))?;
     let (format, ext) = match a.format {
         FormatArg::Csv => (Format::Csv, "csv"),
         FormatArg::Parquet => (Format::Parquet, "parquet"),
     };
     let path = out_dir.join(format!("{}.{ext}", a.name));
-    let channels: Vec<Channel> =
-        outputs.channels.iter().map(|c| Channel::new(c.name.clone(), c.unit, c.description.clone())).collect();
+    let channels: Vec<Channel> = outputs
+        .channels
+        .iter()
+        .map(|c| Channel::new(c.name.clone(), c.unit, c.description.clone()))
+        .collect();
     let meta = json!({
         "model": m.model.name,
         "model_file": a.model.display().to_string(),
@@ -155,8 +175,9 @@ pub fn run(a: &RunArgs) -> anyhow::Result<()> {
         "t_end": s.t_end,
         "output_interval": s.output_interval,
     });
-    let mut writer = BackgroundWriter::create(&path, format, &channels, meta, BackgroundOptions::default())
-        .with_context(|| format!("creating result file {}", path.display()))?;
+    let mut writer =
+        BackgroundWriter::create(&path, format, &channels, meta, BackgroundOptions::default())
+            .with_context(|| format!("creating result file {}", path.display()))?;
 
     let interrupted = Arc::new(AtomicBool::new(false));
     {
@@ -193,7 +214,11 @@ pub fn run(a: &RunArgs) -> anyhow::Result<()> {
         }
         if !quiet && last_progress.elapsed().as_secs_f64() > 2.0 {
             last_progress = Instant::now();
-            eprintln!("  t = {t:.3} s of {t_end} s ({:.0} %), {:.1} s elapsed", 100.0 * t / t_end, wall.elapsed().as_secs_f64());
+            eprintln!(
+                "  t = {t:.3} s of {t_end} s ({:.0} %), {:.1} s elapsed",
+                100.0 * t / t_end,
+                wall.elapsed().as_secs_f64()
+            );
         }
         Control::Continue
     });
@@ -203,7 +228,14 @@ pub fn run(a: &RunArgs) -> anyhow::Result<()> {
             (sum, why.clone(), Some(why))
         }
         Ok(sum) if write_error.is_some() => {
-            let why = format!("writing results failed at t = {} s: {}", sum.t_reached, write_error.as_ref().map(|e| e.to_string()).unwrap_or_default());
+            let why = format!(
+                "writing results failed at t = {} s: {}",
+                sum.t_reached,
+                write_error
+                    .as_ref()
+                    .map(|e| e.to_string())
+                    .unwrap_or_default()
+            );
             (sum, why.clone(), Some(why))
         }
         Ok(sum) => (sum, "completed".to_string(), None),
@@ -213,7 +245,11 @@ pub fn run(a: &RunArgs) -> anyhow::Result<()> {
         }
     };
     let simulated = summary.t_reached - s.t0;
-    let rtf = if simulated > 0.0 { summary.compute_time / simulated } else { f64::NAN };
+    let rtf = if simulated > 0.0 {
+        summary.compute_time / simulated
+    } else {
+        f64::NAN
+    };
     let p999 = percentile(&summary.step_times, 0.999);
     let stats = summary.stats;
     let extra = json!({
@@ -224,21 +260,47 @@ pub fn run(a: &RunArgs) -> anyhow::Result<()> {
         "worst_step_time_s": summary.worst_step_time, "p999_step_time_s": p999,
         "wall_time_s": wall.elapsed().as_secs_f64(),
     });
-    let written = writer.finish(&stop_reason, extra).with_context(|| format!("finishing {}", path.display()))?;
+    let written = writer
+        .finish(&stop_reason, extra)
+        .with_context(|| format!("finishing {}", path.display()))?;
     println!("model:             {}", m.model.name);
-    println!("solver:            {} (step {} s, linear solver {:?}, re-linearise every {})", s.method, s.step, s.linear_solver, s.relinearise_every);
-    println!("simulated:         {:.6} s of {} s ({})", summary.t_reached, s.t_end, stop_reason);
-    println!("steps:             {} accepted, {} rejected, {} linearisations, {} LU, {} q evaluations", stats.steps, stats.rejected, stats.linearisations, stats.factorisations, stats.q_evals);
-    println!("wall time:         {:.3} s (integration {:.3} s)", wall.elapsed().as_secs_f64(), summary.compute_time);
+    println!(
+        "solver:            {} (step {} s, linear solver {:?}, re-linearise every {})",
+        s.method, s.step, s.linear_solver, s.relinearise_every
+    );
+    println!(
+        "simulated:         {:.6} s of {} s ({})",
+        summary.t_reached, s.t_end, stop_reason
+    );
+    println!(
+        "steps:             {} accepted, {} rejected, {} linearisations, {} LU, {} q evaluations",
+        stats.steps, stats.rejected, stats.linearisations, stats.factorisations, stats.q_evals
+    );
+    println!(
+        "wall time:         {:.3} s (integration {:.3} s)",
+        wall.elapsed().as_secs_f64(),
+        summary.compute_time
+    );
     println!("real-time factor:  {rtf:.4} (compute time / simulated time)");
     if !summary.step_times.is_empty() {
         let mean = summary.compute_time / summary.step_times.len() as f64;
-        println!("step time:         mean {:.1} us, p99.9 {:.1} us, worst {:.1} us", mean * 1e6, p999 * 1e6, summary.worst_step_time * 1e6);
+        println!(
+            "step time:         mean {:.1} us, p99.9 {:.1} us, worst {:.1} us",
+            mean * 1e6,
+            p999 * 1e6,
+            summary.worst_step_time * 1e6
+        );
     }
-    println!("results:           {} ({} rows, {} channels; units in {})", path.display(), written.rows, channels.len(), match format {
-        Format::Csv => sprung_io::sidecar_path(&path).display().to_string(),
-        Format::Parquet => "the Parquet field metadata".into(),
-    });
+    println!(
+        "results:           {} ({} rows, {} channels; units in {})",
+        path.display(),
+        written.rows,
+        channels.len(),
+        match format {
+            Format::Csv => sprung_io::sidecar_path(&path).display().to_string(),
+            Format::Parquet => "the Parquet field metadata".into(),
+        }
+    );
     if a.plot && !channels.is_empty() {
         let png = out_dir.join(format!("{}.png", a.name));
         let names: Vec<String> = channels.iter().take(4).map(|c| c.name.clone()).collect();
@@ -246,7 +308,11 @@ pub fn run(a: &RunArgs) -> anyhow::Result<()> {
         println!("plot:              {}", png.display());
     }
     if let Some(f) = failure {
-        bail!("{f} (results up to t = {} s are in {})", summary.t_reached, path.display());
+        bail!(
+            "{f} (results up to t = {} s are in {})",
+            summary.t_reached,
+            path.display()
+        );
     }
     Ok(())
 }

@@ -1,11 +1,14 @@
 //! `sprung solvers`: list every solver with order, kind, step control and stiffness suitability.
 
 use sprung_solve::mech::tableau::NAMES as MECH_ROSENBROCK;
-use sprung_solve::ode::{catalogue, MethodKind, StepControl};
+use sprung_solve::ode::{MethodKind, StepControl, catalogue};
 
 /// Runs the command.
 pub fn run() -> anyhow::Result<()> {
-    println!("{:<10} {:>5}  {:<16} {:<9} {:<6} description", "name", "order", "kind", "step", "stiff");
+    println!(
+        "{:<10} {:>5}  {:<16} {:<9} {:<6} description",
+        "name", "order", "kind", "step", "stiff"
+    );
     for m in catalogue() {
         let kind = match m.kind {
             MethodKind::Explicit => "explicit",
@@ -16,13 +19,38 @@ pub fn run() -> anyhow::Result<()> {
             StepControl::Fixed => "fixed",
             StepControl::Adaptive => "adaptive",
         };
-        println!("{:<10} {:>5}  {:<16} {:<9} {:<6} {}", m.name, m.order, kind, step, if m.stiff { "yes" } else { "no" }, m.description);
+        println!(
+            "{:<10} {:>5}  {:<16} {:<9} {:<6} {}",
+            m.name,
+            m.order,
+            kind,
+            step,
+            if m.stiff { "yes" } else { "no" },
+            m.description
+        );
     }
-    println!("{:<10} {:>5}  {:<16} {:<9} {:<6} {}", "rk4", 4, "explicit", "fixed", "no", "classical Runge-Kutta on the mechanical system (same method as ode4)");
+    println!(
+        "{:<10} {:>5}  {:<16} {:<9} {:<6} {}",
+        "rk4",
+        4,
+        "explicit",
+        "fixed",
+        "no",
+        "classical Runge-Kutta on the mechanical system (same method as ode4)"
+    );
     println!();
-    println!("On sprung models the linear-implicit methods ({}) solve the reduced velocity-level", MECH_ROSENBROCK.join(", "));
-    println!("system (I - h g J_v - (h g)^2 J_r K) dv = ... of document 000 eq. 11 per stage; methods with an embedded");
-    println!("estimate run adaptively unless --step is given. All other methods integrate y = (r, v) with the analytic Jacobian.");
-    println!("Fixed step: sprung run MODEL --solver NAME --step H;  adaptive: sprung run MODEL --solver NAME --rtol R --atol A");
+    println!(
+        "On sprung models the linear-implicit methods ({}) solve the reduced velocity-level",
+        MECH_ROSENBROCK.join(", ")
+    );
+    println!(
+        "system (I - h g J_v - (h g)^2 J_r K) dv = ... of document 000 eq. 11 per stage; methods with an embedded"
+    );
+    println!(
+        "estimate run adaptively unless --step is given. All other methods integrate y = (r, v) with the analytic Jacobian."
+    );
+    println!(
+        "Fixed step: sprung run MODEL --solver NAME --step H;  adaptive: sprung run MODEL --solver NAME --rtol R --atol A"
+    );
     Ok(())
 }

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use sprung_mbs::{compile, CompiledModel, MbsSystem};
+use sprung_mbs::{CompiledModel, MbsSystem, compile};
 
 /// Compiles a TOML model given as a string.
 pub fn model_from_toml(src: &str) -> Arc<CompiledModel> {
@@ -28,7 +28,13 @@ impl Rng {
 }
 
 /// A random state near the design state: translations ±dx, rotations ±dth rad, velocities ±vel.
-pub fn random_state(sys: &MbsSystem, rng: &mut Rng, dx: f64, dth: f64, vel: f64) -> (Vec<f64>, Vec<f64>) {
+pub fn random_state(
+    sys: &MbsSystem,
+    rng: &mut Rng,
+    dx: f64,
+    dth: f64,
+    vel: f64,
+) -> (Vec<f64>, Vec<f64>) {
     let (mut r, mut v) = sys.model().design_state();
     for i in 0..sys.model().bodies.len() {
         for k in 0..3 {

@@ -9,7 +9,9 @@
 use crate::block::BlockMatrix;
 use crate::dense::LinearSolver;
 
-use super::rosenbrock::{axpy, first_non_finite, iteration_matrix, stages, StageWork, Stats, StepError};
+use super::rosenbrock::{
+    StageWork, Stats, StepError, axpy, first_non_finite, iteration_matrix, stages,
+};
 use super::{Linearisation, MechanicalSystem, Tableau};
 
 /// Tolerances and limits of the adaptive integrator.
@@ -31,7 +33,14 @@ pub struct AdaptiveOptions {
 
 impl Default for AdaptiveOptions {
     fn default() -> Self {
-        Self { rtol: 1e-6, atol: 1e-9, h_init: 0.0, h_max: f64::INFINITY, tstops: Vec::new(), max_steps: 10_000_000 }
+        Self {
+            rtol: 1e-6,
+            atol: 1e-9,
+            h_init: 0.0,
+            h_max: f64::INFINITY,
+            tstops: Vec::new(),
+            max_steps: 10_000_000,
+        }
     }
 }
 
@@ -43,6 +52,9 @@ pub enum Control {
     /// Stop the integration cleanly (e.g. interrupted by the user).
     Stop,
 }
+
+/// Observer of integration results: called with (t, r, v) at each output time.
+pub type Observer<'a> = dyn FnMut(f64, &[f64], &[f64]) -> Control + 'a;
 
 /// Adaptive Rosenbrock integrator.
 pub struct AdaptiveRosenbrock {
@@ -66,8 +78,16 @@ pub struct AdaptiveRosenbrock {
 
 impl AdaptiveRosenbrock {
     /// Creates the integrator; the tableau must have an embedded estimate.
-    pub fn new<S: MechanicalSystem + ?Sized>(sys: &S, tab: Tableau, opts: AdaptiveOptions, lu: Box<dyn LinearSolver + Send>) -> Self {
-        assert!(tab.b_hat.is_some(), "adaptive integration needs an embedded method");
+    pub fn new<S: MechanicalSystem + ?Sized>(
+        sys: &S,
+        tab: Tableau,
+        opts: AdaptiveOptions,
+        lu: Box<dyn LinearSolver + Send>,
+    ) -> Self {
+        assert!(
+            tab.b_hat.is_some(),
+            "adaptive integration needs an embedded method"
+        );
         let pattern = sys.pattern();
         let (nr, nv) = (sys.n_r(), sys.n_v());
         Self {
@@ -91,6 +111,7 @@ impl AdaptiveRosenbrock {
     /// Integrates from (t0, r, v) to `t_end`, calling `observer(t, r, v)` at each of the sorted
     /// `output_times` inside (t0, t_end] (and at t0 if listed). On return, (r, v) hold the state at
     /// the last reached time, which is also returned.
+    #[allow(clippy::too_many_arguments)] // system, time span, state and outputs are all distinct inputs
     pub fn integrate<S: MechanicalSystem + ?Sized>(
         &mut self,
         sys: &mut S,
@@ -99,7 +120,7 @@ impl AdaptiveRosenbrock {
         r: &mut [f64],
         v: &mut [f64],
         output_times: &[f64],
-        observer: &mut dyn FnMut(f64, &[f64], &[f64]) -> Control,
+        observer: &mut Observer<'_>,
     ) -> Result<f64, StepError> {
         let mut t = t0;
         let mut next_out = 0;
@@ -113,7 +134,11 @@ impl AdaptiveRosenbrock {
             next_out += 1;
         }
         let span = t_end - t0;
-        let mut h = if self.opts.h_init > 0.0 { self.opts.h_init } else { (1e-6 * span).min(1e-4) };
+        let mut h = if self.opts.h_init > 0.0 {
+            self.opts.h_init
+        } else {
+            (1e-6 * span).min(1e-4)
+        };
         let order = self.tab.order as f64;
         let s = self.tab.stages;
         let b_hat = self.tab.b_hat.clone().expect("checked in new");
@@ -123,7 +148,14 @@ impl AdaptiveRosenbrock {
                 return Err(StepError::StepTooSmall { t, h });
             }
             // Do not step across the next stop or the end.
-            let stop = self.opts.tstops.iter().copied().find(|&ts| ts > t * (1.0 + 1e-15) + 1e-300).unwrap_or(t_end).min(t_end);
+            let stop = self
+                .opts
+                .tstops
+                .iter()
+                .copied()
+                .find(|&ts| ts > t * (1.0 + 1e-15) + 1e-300)
+                .unwrap_or(t_end)
+                .min(t_end);
             h = h.min(self.opts.h_max);
             let mut hit_stop = false;
             if t + h >= stop - 1e-12 * stop.abs().max(1.0) {
@@ -147,7 +179,19 @@ impl AdaptiveRosenbrock {
             }
             self.stats.factorisations += 1;
             let q0 = std::mem::take(&mut self.lin.q);
-            stages(sys, &self.tab, &self.lin, self.lu.as_mut(), t, h, r, v, Some(&q0), &mut self.work, &mut self.stats);
+            stages(
+                sys,
+                &self.tab,
+                &self.lin,
+                self.lu.as_mut(),
+                t,
+                h,
+                r,
+                v,
+                Some(&q0),
+                &mut self.work,
+                &mut self.stats,
+            );
             self.lin.q = q0;
             // New solution and error estimate.
             self.r_new.copy_from_slice(r);
@@ -158,10 +202,10 @@ impl AdaptiveRosenbrock {
                 axpy(h * self.tab.b[i], &self.work.dv[i], &mut self.v_new);
             }
             let n = (r.len() + v.len()) as f64;
-            for (x, (x0, x1)) in [(&self.work.dr, (&*r, &self.r_new)), (&self.work.dv, (&*v, &self.v_new))]
-                .into_iter()
-                .map(|(d, xs)| (d, xs))
-            {
+            for (x, (x0, x1)) in [
+                (&self.work.dr, (&*r, &self.r_new)),
+                (&self.work.dv, (&*v, &self.v_new)),
+            ] {
                 for k in 0..x0.len() {
                     let mut e = 0.0;
                     for i in 0..s {
@@ -176,7 +220,11 @@ impl AdaptiveRosenbrock {
             if !err.is_finite() || err > 1.0 {
                 self.stats.rejected += 1;
                 reject_streak += 1;
-                let fac = if err.is_finite() { (0.9 * err.powf(-1.0 / order)).clamp(0.1, 0.9) } else { 0.1 };
+                let fac = if err.is_finite() {
+                    (0.9 * err.powf(-1.0 / order)).clamp(0.1, 0.9)
+                } else {
+                    0.1
+                };
                 h *= if reject_streak > 2 { fac.min(0.2) } else { fac };
                 continue;
             }
@@ -196,8 +244,24 @@ impl AdaptiveRosenbrock {
                 while next_out < output_times.len() && output_times[next_out] <= t_new {
                     let to = output_times[next_out];
                     let th = (to - t) / (t_new - t);
-                    hermite(th, t_new - t, r, &self.rd0, &self.r_new, &self.rd1, &mut self.r_out);
-                    hermite(th, t_new - t, v, &self.lin.q, &self.v_new, &self.q1, &mut self.v_out);
+                    hermite(
+                        th,
+                        t_new - t,
+                        r,
+                        &self.rd0,
+                        &self.r_new,
+                        &self.rd1,
+                        &mut self.r_out,
+                    );
+                    hermite(
+                        th,
+                        t_new - t,
+                        v,
+                        &self.lin.q,
+                        &self.v_new,
+                        &self.q1,
+                        &mut self.v_out,
+                    );
                     sys.project(&mut self.r_out);
                     let ctl = if to == t_new {
                         observer(to, &self.r_new, &self.v_new)
@@ -215,7 +279,11 @@ impl AdaptiveRosenbrock {
             r.copy_from_slice(&self.r_new);
             v.copy_from_slice(&self.v_new);
             t = t_new;
-            let fac = if err > 0.0 { (0.9 * err.powf(-1.0 / order)).clamp(0.2, 6.0) } else { 6.0 };
+            let fac = if err > 0.0 {
+                (0.9 * err.powf(-1.0 / order)).clamp(0.2, 6.0)
+            } else {
+                6.0
+            };
             h *= fac;
         }
         Ok(t)

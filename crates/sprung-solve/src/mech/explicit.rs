@@ -2,8 +2,8 @@
 //! (document 001: ode4). Explicit, so only suitable for non-stiff models or very small steps; used
 //! as an independent check of the linear-implicit methods. Allocation-free after construction.
 
-use super::rosenbrock::{axpy, first_non_finite, Stats, StepError};
 use super::MechanicalSystem;
+use super::rosenbrock::{Stats, StepError, axpy, first_non_finite};
 
 /// Fixed-step RK4 stepper.
 pub struct Rk4Stepper {
@@ -35,30 +35,39 @@ impl Rk4Stepper {
     }
 
     /// Advances from step `k` to k + 1 in place.
-    pub fn step<S: MechanicalSystem + ?Sized>(&mut self, sys: &mut S, k: u64, r: &mut [f64], v: &mut [f64]) -> Result<(), StepError> {
+    pub fn step<S: MechanicalSystem + ?Sized>(
+        &mut self,
+        sys: &mut S,
+        k: u64,
+        r: &mut [f64],
+        v: &mut [f64],
+    ) -> Result<(), StepError> {
         let h = self.h;
         let t = self.t0 + k as f64 * h;
         const C: [f64; 4] = [0.0, 0.5, 0.5, 1.0];
-        for i in 0..4 {
+        for (i, c) in C.iter().enumerate() {
             self.r_st.copy_from_slice(r);
             self.v_st.copy_from_slice(v);
             if i > 0 {
-                axpy(C[i] * h, &self.kr[i - 1], &mut self.r_st);
-                axpy(C[i] * h, &self.kv[i - 1], &mut self.v_st);
+                axpy(c * h, &self.kr[i - 1], &mut self.r_st);
+                axpy(c * h, &self.kv[i - 1], &mut self.v_st);
             }
             sys.kinematics(&self.r_st, &self.v_st, &mut self.kr[i]);
-            sys.accelerations(t + C[i] * h, &self.r_st, &self.v_st, &mut self.kv[i]);
+            sys.accelerations(t + c * h, &self.r_st, &self.v_st, &mut self.kv[i]);
             self.stats.q_evals += 1;
         }
         const B: [f64; 4] = [1.0 / 6.0, 1.0 / 3.0, 1.0 / 3.0, 1.0 / 6.0];
-        for i in 0..4 {
-            axpy(B[i] * h, &self.kr[i], r);
-            axpy(B[i] * h, &self.kv[i], v);
+        for ((b, kr), kv) in B.iter().zip(&self.kr).zip(&self.kv) {
+            axpy(b * h, kr, r);
+            axpy(b * h, kv, v);
         }
         sys.project(r);
         self.stats.steps += 1;
         match first_non_finite(r, v) {
-            Some(index) => Err(StepError::NonFinite { t: self.t0 + (k + 1) as f64 * h, index }),
+            Some(index) => Err(StepError::NonFinite {
+                t: self.t0 + (k + 1) as f64 * h,
+                index,
+            }),
             None => Ok(()),
         }
     }

@@ -33,7 +33,9 @@ pub struct Tableau {
 }
 
 /// Names of the Rosenbrock methods available on mechanical systems.
-pub const NAMES: &[&str] = &["lsrt2", "lie", "ros2", "ros3p", "ros34pw2", "rodas3", "rodas4", "rodas5p"];
+pub const NAMES: &[&str] = &[
+    "lsrt2", "lie", "ros2", "ros3p", "ros34pw2", "rodas3", "rodas4", "rodas5p",
+];
 
 impl Tableau {
     /// Classical form of a tableau of the ODE suite.
@@ -49,9 +51,22 @@ impl Tableau {
             }
         }
         let gamma = cl.gam[0][0];
-        let c = (0..s).map(|i| (0..i).map(|j| alpha[i * s + j]).sum()).collect();
+        let c = (0..s)
+            .map(|i| (0..i).map(|j| alpha[i * s + j]).sum())
+            .collect();
         let gamma_sum = (0..s).map(|i| cl.gam[i][..=i].iter().sum()).collect();
-        Self { name, order: t.order as u32, stages: s, gamma, alpha, gamma_ij, b: cl.b, b_hat: cl.bhat, c, gamma_sum }
+        Self {
+            name,
+            order: t.order as u32,
+            stages: s,
+            gamma,
+            alpha,
+            gamma_ij,
+            b: cl.b,
+            b_hat: cl.bhat,
+            c,
+            gamma_sum,
+        }
     }
 
     /// LSRT2 (Bursi et al. 2008; document 000, Table 1): order 2, L-stable, W-method.
@@ -90,10 +105,10 @@ impl Tableau {
         let s = self.stages;
         let mut x = vec![0.0; s];
         for i in 0..s {
-            let mut acc = 1.0;
-            for j in 0..i {
-                acc += z * (self.alpha[i * s + j] + self.gamma_ij[i * s + j]) * x[j];
-            }
+            let acc: f64 = 1.0
+                + (0..i)
+                    .map(|j| z * (self.alpha[i * s + j] + self.gamma_ij[i * s + j]) * x[j])
+                    .sum::<f64>();
             x[i] = acc / (1.0 - z * self.gamma);
         }
         1.0 + z * (0..s).map(|i| self.b[i] * x[i]).sum::<f64>()
@@ -118,7 +133,11 @@ mod tests {
         }
         if t.order >= 3 {
             v.push(bsum(&|i| t.c[i] * t.c[i]) - 1.0 / 3.0);
-            let bb = |i: usize| (0..i).map(|j| (beta(i, j) + if i == j { g } else { 0.0 }) * betap(j)).sum::<f64>();
+            let bb = |i: usize| {
+                (0..i)
+                    .map(|j| (beta(i, j) + if i == j { g } else { 0.0 }) * betap(j))
+                    .sum::<f64>()
+            };
             v.push(bsum(&bb) - (1.0 / 6.0 - g + g * g));
         }
         v
