@@ -234,3 +234,18 @@ fn modes_schema_and_solvers() {
         assert!(t.contains(name), "{name} missing");
     }
 }
+
+#[test]
+fn nonsensical_settings_are_errors_not_panics() {
+    for args in [
+        &["run", "models/mass_spring_damper.toml", "--output-interval", "0"][..],
+        &["run", "models/mass_spring_damper.toml", "--step", "1e-15"][..],
+        &["run", "models/mass_spring_damper.toml", "--t-end", "-1"][..],
+        &["run", "models/mass_spring_damper.toml", "--step", "1e-3", "--rtol", "1e-6"][..],
+        &["run", "models/mass_spring_damper.toml", "--solver", "lsrt2", "--rtol", "1e-6"][..],
+    ] {
+        let o = sprung(args);
+        let t = text(&o);
+        assert!(!o.status.success() && t.contains("error:") && !t.contains("panicked"), "{args:?}: {t}");
+    }
+}

@@ -144,6 +144,9 @@ pub struct RunSummary {
     pub step_times: Vec<f64>,
 }
 
+/// Number of steps whose individual times are kept for percentiles.
+const MAX_TIMED_STEPS: u64 = 10_000_000;
+
 enum Stepper {
     Ros(Box<RosenbrockStepper>),
     Rk4(Box<Rk4Stepper>),
@@ -235,6 +238,19 @@ pub fn run(
             s.t_end, s.t0
         )));
     }
+    if !s.t_end.is_finite() {
+        return Err(RunError::Settings(format!(
+            "t_end = {} must be finite",
+            s.t_end
+        )));
+    }
+    let n_outputs = (s.t_end - s.t0) / s.output_interval;
+    if s.output_interval.is_nan() || s.output_interval <= 0.0 || n_outputs > 1e8 {
+        return Err(RunError::Settings(format!(
+            "output_interval = {} s gives {n_outputs:.3e} output rows over [{}, {}] s; choose a positive interval giving at most 1e8 rows",
+            s.output_interval, s.t0, s.t_end
+        )));
+    }
     let mut summary = RunSummary {
         t_reached: s.t0,
         ..Default::default()
@@ -309,7 +325,16 @@ pub fn run(
     }
     let n_steps = ((s.t_end - s.t0) / s.step).round() as u64;
     let out_every = ((s.output_interval / s.step).round() as u64).max(1);
-    summary.step_times.reserve(n_steps as usize);
+    if n_steps > 1_000_000_000 {
+        return Err(RunError::Settings(format!(
+            "step = {} s gives {n_steps} steps; choose a step giving at most 1e9 steps",
+            s.step
+        )));
+    }
+    // Step times are kept for the first MAX_TIMED_STEPS steps (percentiles), bounded memory.
+    summary
+        .step_times
+        .reserve(n_steps.min(MAX_TIMED_STEPS) as usize);
     if observer(s.t0, r, v) == Control::Stop {
         summary.stopped_by_observer = true;
         return Ok(summary);
@@ -323,7 +348,9 @@ pub fn run(
         let dt = start.elapsed().as_secs_f64();
         summary.compute_time += dt;
         summary.worst_step_time = summary.worst_step_time.max(dt);
-        summary.step_times.push(dt);
+        if (summary.step_times.len() as u64) < MAX_TIMED_STEPS {
+            summary.step_times.push(dt);
+        }
         summary.stats = match &stepper {
             Stepper::Ros(st) => st.stats,
             Stepper::Rk4(st) => st.stats,
