@@ -15,7 +15,7 @@
 //! [0.5, 2] after success. Dense output integrates the corrector polynomial to the output time.
 
 use super::OdeError;
-use super::core::{Ctx, Recorder, Setup, all_finite, initial_step};
+use super::core::{Ctx, Recorder, Setup, all_finite, initial_step, step_factor};
 
 const KMAX: usize = 12;
 const NHIST: usize = KMAX + 2;
@@ -182,7 +182,7 @@ pub(crate) fn run(
                     return Err(OdeError::NonFinite { t: tnew });
                 }
                 let fac = if err.is_finite() {
-                    (0.9 * err.powf(-1.0 / (kk as f64 + 1.0))).clamp(0.1, 0.5)
+                    step_factor(err, kk as f64 + 1.0, 0.9, 0.1, 0.5)
                 } else {
                     0.25
                 };
@@ -255,11 +255,7 @@ pub(crate) fn run(
                 steps_at_k = 0;
             }
             k = knew;
-            let fac = if e == 0.0 {
-                2.0
-            } else {
-                (0.9 * e.powf(-1.0 / (knew as f64 + 1.0))).clamp(0.5, 2.0)
-            };
+            let fac = step_factor(e, knew as f64 + 1.0, 0.9, 0.5, 2.0);
             if fac < 1.0 {
                 starting = false;
             }

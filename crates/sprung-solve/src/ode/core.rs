@@ -103,23 +103,27 @@ impl<'s> Ctx<'s> {
         }
     }
 
-    /// Tolerance weight of component `i` (eq. 14) for magnitude `ymag`.
-    #[inline]
-    pub fn weight(&self, i: usize, ymag: f64) -> f64 {
-        (self.rtol * ymag).max(self.atol[i])
-    }
-
     /// `max_i |e_i| / max(rtol·max(|ya_i|, |yb_i|), atol_i)` (document 001, eq. 14);
     /// infinite when anything is NaN.
     pub fn err_norm(&self, e: &[f64], ya: &[f64], yb: &[f64]) -> f64 {
+        self.err_norm_scaled(e, ya, yb, self.rtol, 1.0)
+    }
+
+    /// The eq.-14 norm with transformed tolerances `rt` and `ascale·atol_i`:
+    /// `max_k |e_k| / max(rt·max(|ya_i|, |yb_i|), ascale·atol_i)` with `i = k mod n`, so `e` may
+    /// stack several vectors of length `n` (stage vectors); infinite when anything is NaN.
+    pub fn err_norm_scaled(&self, e: &[f64], ya: &[f64], yb: &[f64], rt: f64, ascale: f64) -> f64 {
         let mut m = 0.0f64;
-        for i in 0..self.n {
-            let r = e[i].abs() / self.weight(i, ya[i].abs().max(yb[i].abs()));
-            if r.is_nan() {
-                return f64::INFINITY;
-            }
-            if r > m {
-                m = r;
+        for block in e.chunks(self.n) {
+            for (i, ei) in block.iter().enumerate() {
+                let w = (rt * ya[i].abs().max(yb[i].abs())).max(ascale * self.atol[i]);
+                let r = ei.abs() / w;
+                if r.is_nan() {
+                    return f64::INFINITY;
+                }
+                if r > m {
+                    m = r;
+                }
             }
         }
         m
@@ -134,6 +138,16 @@ impl<'s> Ctx<'s> {
 /// True when all entries are finite.
 pub(crate) fn all_finite(v: &[f64]) -> bool {
     v.iter().all(|x| x.is_finite())
+}
+
+/// Step-size factor of the asymptotic controller: for a scaled error `err` (eq.-14 norm) that
+/// behaves like `h^p`, `safety · err^(-1/p)` limited to `[fmin, fmax]`; `fmax` when `err = 0`.
+pub(crate) fn step_factor(err: f64, p: f64, safety: f64, fmin: f64, fmax: f64) -> f64 {
+    if err == 0.0 {
+        fmax
+    } else {
+        (safety * err.powf(-1.0 / p)).clamp(fmin, fmax)
+    }
 }
 
 /// Dense LU factorisation with partial pivoting (faer low-level API, allocation-free after

@@ -15,7 +15,7 @@
 //! * Dense output: the interpolating polynomial of the backward differences.
 
 use super::OdeError;
-use super::core::{Ctx, Lu, Recorder, Setup, all_finite, fill_shifted, initial_step};
+use super::core::{Ctx, Lu, Recorder, Setup, all_finite, fill_shifted, initial_step, step_factor};
 use faer::Mat;
 
 const MAXIT: usize = 4;
@@ -94,6 +94,13 @@ impl State {
             a.copy_from_slice(b);
         }
     }
+}
+
+/// Step size allowed after a successful step by an error estimate `err` that behaves like `h^p`
+/// (order selection of ode15s): `h / (safety · err^(1/p))`, at most `10 h`.
+fn h_allowed(absh: f64, err: f64, p: f64, safety: f64) -> f64 {
+    let temp = safety * err.powf(1.0 / p);
+    if temp > 0.1 { absh / temp } else { 10.0 * absh }
 }
 
 /// Runs ode15s over all pieces; returns the final time.
@@ -283,13 +290,15 @@ pub(crate) fn run(
                     absh = (0.25 * absh).max(hmin);
                 } else if nfails == 1 {
                     let old = absh;
-                    absh = hmin.max(absh * (0.833 * err.powf(-1.0 / (k as f64 + 1.0))).max(0.1));
+                    absh = hmin
+                        .max(absh * step_factor(err, k as f64 + 1.0, 0.833, 0.1, f64::INFINITY));
                     if k > 1 {
                         for c in 0..n {
                             tmp[c] = st.dif[k - 1][c] + difkp1[c];
                         }
                         let errkm1 = ctx.err_norm(&tmp, y, &ynew) * st.erconst[k - 1];
-                        let hkm1 = hmin.max(old * (0.769 * errkm1.powf(-1.0 / k as f64)).max(0.1));
+                        let hkm1 = hmin
+                            .max(old * step_factor(errkm1, k as f64, 0.769, 0.1, f64::INFINITY));
                         if hkm1 > absh {
                             absh = hkm1.min(old);
                             k -= 1;
@@ -354,13 +363,11 @@ pub(crate) fn run(
             // order and step selection
             nconhk = (nconhk + 1).min(maxk + 2);
             if nconhk >= k + 2 {
-                let temp = 1.2 * err.powf(1.0 / (k as f64 + 1.0));
-                let mut hopt = if temp > 0.1 { absh / temp } else { 10.0 * absh };
+                let mut hopt = h_allowed(absh, err, k as f64 + 1.0, 1.2);
                 let mut kopt = k;
                 if k > 1 {
                     let errkm1 = ctx.err_norm(&st.dif[k - 1], y, y) * st.erconst[k - 1];
-                    let temp = 1.3 * errkm1.powf(1.0 / k as f64);
-                    let hkm1 = if temp > 0.1 { absh / temp } else { 10.0 * absh };
+                    let hkm1 = h_allowed(absh, errkm1, k as f64, 1.3);
                     if hkm1 > hopt {
                         hopt = hkm1;
                         kopt = k - 1;
@@ -368,8 +375,7 @@ pub(crate) fn run(
                 }
                 if k < maxk {
                     let errkp1 = ctx.err_norm(&st.dif[k + 1], y, y) * st.erconst[k + 1];
-                    let temp = 1.4 * errkp1.powf(1.0 / (k as f64 + 2.0));
-                    let hkp1 = if temp > 0.1 { absh / temp } else { 10.0 * absh };
+                    let hkp1 = h_allowed(absh, errkp1, k as f64 + 2.0, 1.4);
                     if hkp1 > hopt {
                         hopt = hkp1;
                         kopt = k + 1;

@@ -7,7 +7,7 @@
 //! `h_new = h · min(fac_max, max(0.2, 0.9 · err^(-1/(q+1))))`, with `fac_max = 5`, and 1 right
 //! after a rejection.
 
-use super::core::{Ctx, Recorder, Setup, all_finite, hermite, initial_step};
+use super::core::{Ctx, Recorder, Setup, all_finite, hermite, initial_step, step_factor};
 use super::{Method, OdeError};
 
 /// Outcome of one step attempt.
@@ -57,12 +57,8 @@ pub(crate) trait OneStep {
     fn rejected(&mut self) {}
     /// Step factor from the error; default is the standard controller.
     fn step_factor(&self, err: f64, q: usize, after_reject: bool) -> f64 {
-        let fac = if err == 0.0 {
-            5.0
-        } else {
-            0.9 * err.powf(-1.0 / (q as f64 + 1.0))
-        };
-        fac.clamp(0.2, if after_reject { 1.0 } else { 5.0 })
+        let fmax = if after_reject { 1.0 } else { 5.0 };
+        step_factor(err, q as f64 + 1.0, 0.9, 0.2, fmax)
     }
     /// Dense output inside the last accepted step; default cubic Hermite.
     #[allow(clippy::too_many_arguments)]

@@ -16,7 +16,7 @@
 //! * Starting values and dense output come from the collocation polynomial of the last step.
 
 use super::OdeError;
-use super::core::{Ctx, Lu, fill_shifted};
+use super::core::{Ctx, Lu, fill_shifted, step_factor};
 use super::onestep::{Attempt, OneStep};
 use faer::Mat;
 
@@ -125,22 +125,6 @@ impl Radau5 {
         let rt = 0.1 * ctx.rtol.powf(2.0 / 3.0);
         (rt, rt / ctx.rtol)
     }
-
-    /// max_i |v_i| / max(rt |y_i|, at_i)
-    fn norm(ctx: &Ctx, v: &[f64], ya: &[f64], yb: &[f64], rt: f64, ascale: f64) -> f64 {
-        let n = ctx.n;
-        let mut m = 0.0f64;
-        for (k, vk) in v.iter().enumerate() {
-            let i = k % n;
-            let w = (rt * ya[i].abs().max(yb[i].abs())).max(ascale * ctx.atol[i]);
-            let r = vk.abs() / w;
-            if r.is_nan() {
-                return f64::INFINITY;
-            }
-            m = m.max(r);
-        }
-        m
-    }
 }
 
 impl OneStep for Radau5 {
@@ -177,12 +161,7 @@ impl OneStep for Radau5 {
     fn step_factor(&self, err: f64, _q: usize, after_reject: bool) -> f64 {
         let nit = MAX_NEWTON as f64;
         let fac = 0.9_f64.min(0.9 * (2.0 * nit + 1.0) / (self.newt as f64 + 2.0 * nit));
-        let f = if err == 0.0 {
-            8.0
-        } else {
-            fac * err.powf(-0.25)
-        };
-        let f = f.clamp(0.2, if after_reject { 1.0 } else { 8.0 });
+        let f = step_factor(err, 4.0, fac, 0.2, if after_reject { 1.0 } else { 8.0 });
         if (1.0..=1.2).contains(&f) { 1.0 } else { f }
     }
 
@@ -230,7 +209,7 @@ impl OneStep for Radau5 {
                 self.cont[cc] = self.f2[cc] + f0[cc];
             }
             self.small.solve(&mut self.cont, &mut ctx.stats);
-            err = Self::norm(ctx, &self.cont, y0, y1, rt, ascale);
+            err = ctx.err_norm_scaled(&self.cont, y0, y1, rt, ascale);
             if err >= 1.0 && self.first {
                 for cc in 0..n {
                     self.ytmp[cc] = y0[cc] + self.cont[cc];
@@ -240,7 +219,7 @@ impl OneStep for Radau5 {
                     self.cont[cc] += self.f2[cc];
                 }
                 self.small.solve(&mut self.cont, &mut ctx.stats);
-                err = Self::norm(ctx, &self.cont, y0, y1, rt, ascale);
+                err = ctx.err_norm_scaled(&self.cont, y0, y1, rt, ascale);
             }
         }
         Ok(Attempt::Done { err, fsal: false })
@@ -389,7 +368,7 @@ impl Radau5 {
                 }
             }
             newt += 1;
-            let dyno = Self::norm(ctx, &self.dzz, y0, y0, rt, ascale);
+            let dyno = ctx.err_norm_scaled(&self.dzz, y0, y0, rt, ascale);
             if !dyno.is_finite() {
                 return false;
             }
