@@ -214,14 +214,104 @@ impl Lu {
     }
 }
 
-/// Fills `lu.a = diag(alpha) - beta·J`.
-pub(crate) fn fill_shifted(lu: &mut Lu, alpha: f64, beta: f64, jac: &Mat<f64>) {
-    let n = jac.nrows();
-    for j in 0..n {
-        for i in 0..n {
-            lu.a[(i, j)] = -beta * jac[(i, j)];
+impl Lu {
+    /// Fills `a = diag(alpha) - beta·J` and factors it; false when singular.
+    pub fn factor_shifted(
+        &mut self,
+        alpha: f64,
+        beta: f64,
+        jac: &Mat<f64>,
+        stats: &mut Stats,
+    ) -> bool {
+        let n = jac.nrows();
+        for j in 0..n {
+            for i in 0..n {
+                self.a[(i, j)] = -beta * jac[(i, j)];
+            }
+            self.a[(j, j)] += alpha;
         }
-        lu.a[(j, j)] += alpha;
+        self.factor(stats)
+    }
+}
+
+/// Outcome of [`IterationMatrix::factor`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Factored {
+    /// The LU of the previous call is still valid (same step key, same Jacobian).
+    Kept,
+    /// The matrix was refactored.
+    New,
+    /// The matrix is singular; the next call refactors.
+    Singular,
+}
+
+/// Jacobian `J = ∂f/∂y` kept over steps together with the LU of an iteration matrix
+/// `alpha·I - beta·J` (Rosenbrock `I/(γh) - J`, implicit stages `I - h d J`). The Jacobian is
+/// evaluated only when invalidated; the LU only when the step key or the Jacobian changes.
+pub(crate) struct IterationMatrix {
+    /// The Jacobian.
+    pub jac: Mat<f64>,
+    /// LU factors of the iteration matrix.
+    pub lu: Lu,
+    jac_valid: bool,
+    lu_key: f64,
+}
+
+impl IterationMatrix {
+    pub fn new(n: usize) -> Self {
+        Self {
+            jac: Mat::zeros(n, n),
+            lu: Lu::new(n),
+            jac_valid: false,
+            lu_key: f64::NAN,
+        }
+    }
+
+    /// Discards the Jacobian (and with it the LU): the next [`Self::refresh_jacobian`] evaluates.
+    pub fn invalidate(&mut self) {
+        self.jac_valid = false;
+        self.lu_key = f64::NAN;
+    }
+
+    /// Discards the LU only.
+    pub fn invalidate_lu(&mut self) {
+        self.lu_key = f64::NAN;
+    }
+
+    /// True when the LU is not factored for `key` (with the current Jacobian).
+    pub fn lu_stale(&self, key: f64) -> bool {
+        self.lu_key != key
+    }
+
+    /// Evaluates `J` at `(t, y0)` (`f0 = f(t, y0)`) unless the current one is valid; returns true
+    /// when it evaluated (the LU is then stale).
+    pub fn refresh_jacobian(&mut self, ctx: &mut Ctx, t: f64, y0: &[f64], f0: &[f64]) -> bool {
+        if self.jac_valid {
+            return false;
+        }
+        self.evaluate_jacobian(ctx, t, y0, f0);
+        true
+    }
+
+    /// Evaluates `J` at `(t, y0)` now (`f0 = f(t, y0)`); the LU becomes stale.
+    pub fn evaluate_jacobian(&mut self, ctx: &mut Ctx, t: f64, y0: &[f64], f0: &[f64]) {
+        ctx.jacobian(t, y0, f0, self.jac.as_mut());
+        self.jac_valid = true;
+        self.lu_key = f64::NAN;
+    }
+
+    /// Factors `alpha·I - beta·J` unless it is already factored for `key` (the step size, or any
+    /// value that determines `alpha` and `beta`).
+    pub fn factor(&mut self, stats: &mut Stats, key: f64, alpha: f64, beta: f64) -> Factored {
+        if self.lu_key == key {
+            return Factored::Kept;
+        }
+        if !self.lu.factor_shifted(alpha, beta, &self.jac, stats) {
+            self.lu_key = f64::NAN;
+            return Factored::Singular;
+        }
+        self.lu_key = key;
+        Factored::New
     }
 }
 

@@ -10,7 +10,7 @@
 //! `T_{j,k+1} = T_{j,k} + (T_{j,k} - T_{j-1,k}) / (n_j / n_{j-k} - 1)`, giving order `p`.
 
 use super::OdeError;
-use super::core::{Ctx, Lu, fill_shifted};
+use super::core::{Ctx, Lu};
 use super::onestep::{Attempt, OneStep};
 use faer::Mat;
 
@@ -72,8 +72,7 @@ impl OneStep for Ode14x {
         for j in 1..=self.order {
             let hj = h / j as f64;
             let lu = &mut self.lus[j - 1];
-            fill_shifted(lu, 1.0, hj, &self.jac);
-            if !lu.factor(&mut ctx.stats) {
+            if !lu.factor_shifted(1.0, hj, &self.jac, &mut ctx.stats) {
                 return Err(OdeError::Singular { t, h: hj });
             }
             self.ycur.copy_from_slice(y0);

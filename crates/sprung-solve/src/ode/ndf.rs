@@ -15,8 +15,9 @@
 //! * Dense output: the interpolating polynomial of the backward differences.
 
 use super::OdeError;
-use super::core::{Ctx, Lu, Recorder, Setup, all_finite, fill_shifted, initial_step, step_factor};
-use faer::Mat;
+use super::core::{
+    Ctx, Factored, IterationMatrix, Recorder, Setup, all_finite, initial_step, step_factor,
+};
 
 const MAXIT: usize = 4;
 const G: [f64; 6] = [0.0, 1.0, 1.5, 11.0 / 6.0, 25.0 / 12.0, 137.0 / 60.0];
@@ -29,8 +30,8 @@ struct State {
     /// Backward differences: column j (1-based) in dif[j-1], maxk + 2 columns.
     dif: Vec<Vec<f64>>,
     tmpcol: Vec<Vec<f64>>,
-    jac: Mat<f64>,
-    lu: Lu,
+    /// Jacobian and LU of `I - (h/((1-κ)γ_k)) J`.
+    w: IterationMatrix,
 }
 
 impl State {
@@ -52,8 +53,7 @@ impl State {
             erconst,
             dif: vec![vec![0.0; n]; maxk + 2],
             tmpcol: vec![vec![0.0; n]; maxk + 2],
-            jac: Mat::zeros(n, n),
-            lu: Lu::new(n),
+            w: IterationMatrix::new(n),
         }
     }
 
@@ -153,10 +153,9 @@ pub(crate) fn run(
         for c in 0..n {
             st.dif[0][c] = absh * f0[c];
         }
-        ctx.jacobian(t, y, &f0, st.jac.as_mut());
+        st.w.evaluate_jacobian(ctx, t, y, &f0);
         let mut jcurrent = true;
         let mut abshlast = absh;
-        let mut lu_key = (f64::NAN, 0usize);
         let mut rate = 0.0f64;
         let mut havrate = false;
         let mut nconhk = 0usize;
@@ -185,15 +184,13 @@ pub(crate) fn run(
                 }
                 let h = absh;
                 let tnew = if done { b } else { t + h };
-                if (lu_key.0 != absh) || lu_key.1 != k {
-                    fill_shifted(&mut st.lu, 1.0, h * st.inv_ga[k], &st.jac);
-                    if !st.lu.factor(&mut ctx.stats) {
-                        return Err(OdeError::Singular { t, h });
-                    }
-                    lu_key = (absh, k);
-                    havrate = false;
-                }
                 let hinv_gak = h * st.inv_ga[k];
+                // the LU key hinv_gak determines the matrix (it changes with h and k)
+                match st.w.factor(&mut ctx.stats, hinv_gak, 1.0, hinv_gak) {
+                    Factored::Singular => return Err(OdeError::Singular { t, h }),
+                    Factored::New => havrate = false,
+                    Factored::Kept => {}
+                }
                 // predict
                 for c in 0..n {
                     let mut p = y[c];
@@ -215,7 +212,7 @@ pub(crate) fn run(
                     for c in 0..n {
                         del[c] = hinv_gak * tmp[c] - (psi[c] + difkp1[c]);
                     }
-                    st.lu.solve(&mut del, &mut ctx.stats);
+                    st.w.lu.solve(&mut del, &mut ctx.stats);
                     let newnrm = ctx.norm1(&del, y);
                     for c in 0..n {
                         difkp1[c] += del[c];
@@ -261,7 +258,7 @@ pub(crate) fn run(
                     }
                     if !jcurrent {
                         ctx.f(t, y, &mut tmp);
-                        ctx.jacobian(t, y, &tmp, st.jac.as_mut());
+                        st.w.evaluate_jacobian(ctx, t, y, &tmp);
                         jcurrent = true;
                     } else {
                         absh = (0.3 * absh).max(hmin);
@@ -270,7 +267,7 @@ pub(crate) fn run(
                         abshlast = absh;
                         nconhk = 0;
                     }
-                    lu_key = (f64::NAN, 0);
+                    st.w.invalidate_lu();
                     continue;
                 }
                 let err = ctx.err_norm(&difkp1, y, &ynew) * st.erconst[k];

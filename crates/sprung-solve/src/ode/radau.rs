@@ -16,9 +16,8 @@
 //! * Starting values and dense output come from the collocation polynomial of the last step.
 
 use super::OdeError;
-use super::core::{Ctx, Lu, fill_shifted, step_factor};
+use super::core::{Ctx, Factored, IterationMatrix, Lu, step_factor};
 use super::onestep::{Attempt, OneStep};
-use faer::Mat;
 
 const MAX_NEWTON: usize = 7;
 
@@ -27,17 +26,16 @@ pub(crate) struct Radau5 {
     c: [f64; 3],
     dd: [f64; 3],
     u1: f64,
-    jac: Mat<f64>,
-    jac_valid: bool,
+    /// Jacobian and the LU of the real block `γ̂/h I - J`.
+    m: IterationMatrix,
     jac_fresh: bool,
+    /// LU of the complex-pair block `B/h ⊗ I - I ⊗ J`.
     pair: Lu,
-    small: Lu,
     tm: [[f64; 3]; 3],
     ti: [[f64; 3]; 3],
     lam: [[f64; 3]; 3],
     w: Vec<f64>,
     dzz: Vec<f64>,
-    lu_h: f64,
     z: Vec<f64>,
     dz: Vec<f64>,
     f: Vec<f64>,
@@ -82,17 +80,14 @@ impl Radau5 {
             c,
             dd,
             u1,
-            jac: Mat::zeros(n, n),
-            jac_valid: false,
+            m: IterationMatrix::new(n),
             jac_fresh: false,
             pair: Lu::new(2 * n),
-            small: Lu::new(n),
             tm,
             ti,
             lam,
             w: vec![0.0; 3 * n],
             dzz: vec![0.0; 3 * n],
-            lu_h: f64::NAN,
             z: vec![0.0; 3 * n],
             dz: vec![0.0; 3 * n],
             f: vec![0.0; 3 * n],
@@ -138,8 +133,7 @@ impl OneStep for Radau5 {
         "radau5"
     }
     fn restart(&mut self) {
-        self.jac_valid = false;
-        self.lu_h = f64::NAN;
+        self.m.invalidate();
         self.have_prev = false;
         self.first = true;
         self.faccon = 1.0;
@@ -154,7 +148,7 @@ impl OneStep for Radau5 {
         self.first = false;
         // keep the Jacobian when Newton converged fast (RADAU5's THET = 0.001)
         if self.theta > 1e-3 {
-            self.jac_valid = false;
+            self.m.invalidate();
         }
         self.jac_fresh = false;
     }
@@ -194,7 +188,7 @@ impl OneStep for Radau5 {
             if pass == 1 || self.jac_fresh {
                 return Ok(Attempt::Failed { factor: 0.5 });
             }
-            self.jac_valid = false;
+            self.m.invalidate();
         }
         for cc in 0..n {
             y1[cc] = y0[cc] + self.z[2 * n + cc];
@@ -208,7 +202,7 @@ impl OneStep for Radau5 {
                     / h;
                 self.cont[cc] = self.f2[cc] + f0[cc];
             }
-            self.small.solve(&mut self.cont, &mut ctx.stats);
+            self.m.lu.solve(&mut self.cont, &mut ctx.stats);
             err = ctx.err_norm_scaled(&self.cont, y0, y1, rt, ascale);
             if err >= 1.0 && self.first {
                 for cc in 0..n {
@@ -218,7 +212,7 @@ impl OneStep for Radau5 {
                 for cc in 0..n {
                     self.cont[cc] += self.f2[cc];
                 }
-                self.small.solve(&mut self.cont, &mut ctx.stats);
+                self.m.lu.solve(&mut self.cont, &mut ctx.stats);
                 err = ctx.err_norm_scaled(&self.cont, y0, y1, rt, ascale);
             }
         }
@@ -257,20 +251,17 @@ impl Radau5 {
     /// Jacobian (if stale) and LU factors for step `h`; false when singular.
     fn prepare(&mut self, ctx: &mut Ctx, t: f64, h: f64, y0: &[f64], f0: &[f64]) -> bool {
         let n = self.n;
-        if !self.jac_valid {
-            ctx.jacobian(t, y0, f0, self.jac.as_mut());
-            self.jac_valid = true;
+        if self.m.refresh_jacobian(ctx, t, y0, f0) {
             self.jac_fresh = true;
-            self.lu_h = f64::NAN;
         }
-        if self.lu_h != h {
+        if self.m.lu_stale(h) {
             // block of the complex pair: [[B00/h I - J, B01/h I], [B10/h I, B11/h I - J]]
             for bi in 0..2 {
                 for bj in 0..2 {
                     let l = self.lam[bi + 1][bj + 1] / h;
                     for cc in 0..n {
                         for r in 0..n {
-                            let mut v = if bi == bj { -self.jac[(r, cc)] } else { 0.0 };
+                            let mut v = if bi == bj { -self.m.jac[(r, cc)] } else { 0.0 };
                             if r == cc {
                                 v += l;
                             }
@@ -279,12 +270,13 @@ impl Radau5 {
                     }
                 }
             }
-            fill_shifted(&mut self.small, self.u1 / h, 1.0, &self.jac);
-            if !self.pair.factor(&mut ctx.stats) || !self.small.factor(&mut ctx.stats) {
-                self.lu_h = f64::NAN;
+            if !self.pair.factor(&mut ctx.stats) {
+                self.m.invalidate_lu();
                 return false;
             }
-            self.lu_h = h;
+            if self.m.factor(&mut ctx.stats, h, self.u1 / h, 1.0) == Factored::Singular {
+                return false;
+            }
         }
         true
     }
@@ -358,7 +350,7 @@ impl Radau5 {
                     self.dz[k * n + cc] = v;
                 }
             }
-            self.small.solve(&mut self.dz[..n], &mut ctx.stats);
+            self.m.lu.solve(&mut self.dz[..n], &mut ctx.stats);
             self.pair.solve(&mut self.dz[n..], &mut ctx.stats);
             // ΔZ = (T ⊗ I) ΔW
             for i in 0..3 {

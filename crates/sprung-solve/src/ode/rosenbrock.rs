@@ -5,20 +5,60 @@
 //! `∂f/∂t` are evaluated once per step point and reused when a step is rejected.
 
 use super::OdeError;
-use super::core::{Ctx, Lu, fill_shifted};
+use super::core::{Ctx, Factored, IterationMatrix};
 use super::onestep::{Attempt, OneStep};
 use super::tableau::RosenbrockTableau;
-use faer::Mat;
+
+/// Jacobian, `∂f/∂t` and the LU of the iteration matrix shared by all stages, evaluated once per
+/// step point and reused when a step is rejected.
+struct RosenbrockMatrix {
+    w: IterationMatrix,
+    ft: Vec<f64>,
+}
+
+impl RosenbrockMatrix {
+    fn new(n: usize) -> Self {
+        Self {
+            w: IterationMatrix::new(n),
+            ft: vec![0.0; n],
+        }
+    }
+
+    /// Forgets Jacobian and LU (new step point or restart).
+    fn invalidate(&mut self) {
+        self.w.invalidate();
+    }
+
+    /// Jacobian and `∂f/∂t` at `(t, y0)` if not yet evaluated, LU of `alpha·I - beta·J` for step
+    /// `h`. `Ok(false)`: singular in adaptive mode (retry with a smaller step); in fixed-step mode
+    /// a singular matrix is an error.
+    fn prepare(
+        &mut self,
+        ctx: &mut Ctx,
+        t: f64,
+        h: f64,
+        y0: &[f64],
+        f0: &[f64],
+        alpha: f64,
+        beta: f64,
+        adaptive: bool,
+    ) -> Result<bool, OdeError> {
+        if self.w.refresh_jacobian(ctx, t, y0, f0) {
+            ctx.dfdt(t, y0, f0, &mut self.ft);
+        }
+        match self.w.factor(&mut ctx.stats, h, alpha, beta) {
+            Factored::Singular if !adaptive => Err(OdeError::Singular { t, h }),
+            Factored::Singular => Ok(false),
+            Factored::Kept | Factored::New => Ok(true),
+        }
+    }
+}
 
 /// Generic Rosenbrock stepper (transformed form).
 pub(crate) struct Rosenbrock {
     name: &'static str,
     t: RosenbrockTableau,
-    jac: Mat<f64>,
-    ft: Vec<f64>,
-    lu: Lu,
-    jac_valid: bool,
-    lu_h: f64,
+    m: RosenbrockMatrix,
     u: Vec<Vec<f64>>,
     ytmp: Vec<f64>,
     fbuf: Vec<f64>,
@@ -30,11 +70,7 @@ impl Rosenbrock {
         Self {
             name,
             t,
-            jac: Mat::zeros(n, n),
-            ft: vec![0.0; n],
-            lu: Lu::new(n),
-            jac_valid: false,
-            lu_h: f64::NAN,
+            m: RosenbrockMatrix::new(n),
             u: vec![vec![0.0; n]; s],
             ytmp: vec![0.0; n],
             fbuf: vec![0.0; n],
@@ -53,12 +89,10 @@ impl OneStep for Rosenbrock {
         self.name
     }
     fn restart(&mut self) {
-        self.jac_valid = false;
-        self.lu_h = f64::NAN;
+        self.m.invalidate();
     }
     fn accepted(&mut self, _t: f64, _h: f64, _y0: &[f64], _y1: &[f64]) {
-        self.jac_valid = false;
-        self.lu_h = f64::NAN;
+        self.m.invalidate();
     }
 
     fn attempt(
@@ -74,22 +108,9 @@ impl OneStep for Rosenbrock {
     ) -> Result<Attempt, OdeError> {
         let n = ctx.n;
         let s = self.t.stages();
-        if !self.jac_valid {
-            ctx.jacobian(t, y0, f0, self.jac.as_mut());
-            ctx.dfdt(t, y0, f0, &mut self.ft);
-            self.jac_valid = true;
-            self.lu_h = f64::NAN;
-        }
-        if self.lu_h != h {
-            fill_shifted(&mut self.lu, 1.0 / (self.t.gamma * h), 1.0, &self.jac);
-            if !self.lu.factor(&mut ctx.stats) {
-                self.lu_h = f64::NAN;
-                if !adaptive {
-                    return Err(OdeError::Singular { t, h });
-                }
-                return Ok(Attempt::Failed { factor: 0.25 });
-            }
-            self.lu_h = h;
+        let alpha = 1.0 / (self.t.gamma * h);
+        if !self.m.prepare(ctx, t, h, y0, f0, alpha, 1.0, adaptive)? {
+            return Ok(Attempt::Failed { factor: 0.25 });
         }
         for i in 0..s {
             if i == 0 {
@@ -111,7 +132,7 @@ impl OneStep for Rosenbrock {
             let (prev, cur) = self.u.split_at_mut(i);
             let ui = &mut cur[0];
             for c in 0..n {
-                let mut acc = self.fbuf[c] + hd * self.ft[c];
+                let mut acc = self.fbuf[c] + hd * self.m.ft[c];
                 for (j, pj) in prev.iter().enumerate() {
                     let cij = self.t.cmat[i][j];
                     if cij != 0.0 {
@@ -120,7 +141,7 @@ impl OneStep for Rosenbrock {
                 }
                 ui[c] = acc;
             }
-            self.lu.solve(ui, &mut ctx.stats);
+            self.m.w.lu.solve(ui, &mut ctx.stats);
         }
         for c in 0..n {
             let mut acc = y0[c];
@@ -146,11 +167,7 @@ impl OneStep for Rosenbrock {
 
 /// MATLAB's ode23s: modified Rosenbrock 2(3) with `W = I - h d J`, `d = 1/(2 + √2)`.
 pub(crate) struct Ode23s {
-    jac: Mat<f64>,
-    ft: Vec<f64>,
-    lu: Lu,
-    jac_valid: bool,
-    lu_h: f64,
+    m: RosenbrockMatrix,
     k1: Vec<f64>,
     k2: Vec<f64>,
     k3: Vec<f64>,
@@ -161,11 +178,7 @@ pub(crate) struct Ode23s {
 impl Ode23s {
     pub fn new(n: usize) -> Self {
         Self {
-            jac: Mat::zeros(n, n),
-            ft: vec![0.0; n],
-            lu: Lu::new(n),
-            jac_valid: false,
-            lu_h: f64::NAN,
+            m: RosenbrockMatrix::new(n),
             k1: vec![0.0; n],
             k2: vec![0.0; n],
             k3: vec![0.0; n],
@@ -186,12 +199,10 @@ impl OneStep for Ode23s {
         "ode23s"
     }
     fn restart(&mut self) {
-        self.jac_valid = false;
-        self.lu_h = f64::NAN;
+        self.m.invalidate();
     }
     fn accepted(&mut self, _t: f64, _h: f64, _y0: &[f64], _y1: &[f64]) {
-        self.jac_valid = false;
-        self.lu_h = f64::NAN;
+        self.m.invalidate();
     }
 
     fn attempt(
@@ -208,28 +219,14 @@ impl OneStep for Ode23s {
         let n = ctx.n;
         let d = 1.0 / (2.0 + std::f64::consts::SQRT_2);
         let e32 = 6.0 + std::f64::consts::SQRT_2;
-        if !self.jac_valid {
-            ctx.jacobian(t, y0, f0, self.jac.as_mut());
-            ctx.dfdt(t, y0, f0, &mut self.ft);
-            self.jac_valid = true;
-            self.lu_h = f64::NAN;
-        }
-        if self.lu_h != h {
-            fill_shifted(&mut self.lu, 1.0, h * d, &self.jac);
-            if !self.lu.factor(&mut ctx.stats) {
-                self.lu_h = f64::NAN;
-                if !adaptive {
-                    return Err(OdeError::Singular { t, h });
-                }
-                return Ok(Attempt::Failed { factor: 0.25 });
-            }
-            self.lu_h = h;
+        if !self.m.prepare(ctx, t, h, y0, f0, 1.0, h * d, adaptive)? {
+            return Ok(Attempt::Failed { factor: 0.25 });
         }
         let hd = h * d;
         for c in 0..n {
-            self.k1[c] = f0[c] + hd * self.ft[c];
+            self.k1[c] = f0[c] + hd * self.m.ft[c];
         }
-        self.lu.solve(&mut self.k1, &mut ctx.stats);
+        self.m.w.lu.solve(&mut self.k1, &mut ctx.stats);
         for c in 0..n {
             self.ytmp[c] = y0[c] + 0.5 * h * self.k1[c];
         }
@@ -237,7 +234,7 @@ impl OneStep for Ode23s {
         for c in 0..n {
             self.k2[c] = self.f1[c] - self.k1[c];
         }
-        self.lu.solve(&mut self.k2, &mut ctx.stats);
+        self.m.w.lu.solve(&mut self.k2, &mut ctx.stats);
         for c in 0..n {
             self.k2[c] += self.k1[c];
             y1[c] = y0[c] + h * self.k2[c];
@@ -247,9 +244,9 @@ impl OneStep for Ode23s {
         if adaptive {
             for c in 0..n {
                 self.k3[c] = f2[c] - e32 * (self.k2[c] - self.f1[c]) - 2.0 * (self.k1[c] - f0[c])
-                    + hd * self.ft[c];
+                    + hd * self.m.ft[c];
             }
-            self.lu.solve(&mut self.k3, &mut ctx.stats);
+            self.m.w.lu.solve(&mut self.k3, &mut ctx.stats);
             for c in 0..n {
                 self.ytmp[c] = h / 6.0 * (self.k1[c] - 2.0 * self.k2[c] + self.k3[c]);
             }

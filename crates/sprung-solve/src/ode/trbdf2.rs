@@ -21,19 +21,15 @@
 //! errors from being amplified by stiff Jacobians.
 
 use super::OdeError;
-use super::core::{Ctx, Lu, fill_shifted};
+use super::core::{Ctx, Factored, IterationMatrix};
 use super::onestep::{Attempt, OneStep};
-use faer::Mat;
 
 const MAXIT: usize = 5;
 
 /// Shared Jacobian / iteration-matrix state.
 struct Newton {
-    jac: Mat<f64>,
-    jac_valid: bool,
+    m: IterationMatrix,
     jac_current: bool,
-    lu: Lu,
-    lu_h: f64,
     rate: f64,
     havrate: bool,
     fbuf: Vec<f64>,
@@ -47,11 +43,8 @@ struct Newton {
 impl Newton {
     fn new(n: usize) -> Self {
         Self {
-            jac: Mat::zeros(n, n),
-            jac_valid: false,
+            m: IterationMatrix::new(n),
             jac_current: false,
-            lu: Lu::new(n),
-            lu_h: f64::NAN,
             rate: 0.0,
             havrate: false,
             fbuf: vec![0.0; n],
@@ -63,23 +56,18 @@ impl Newton {
 
     /// Jacobian (if invalid) and `W = I - h d J` (if `h` changed); false when singular.
     fn prepare(&mut self, ctx: &mut Ctx, t: f64, h: f64, d: f64, y0: &[f64], f0: &[f64]) -> bool {
-        if !self.jac_valid {
-            ctx.jacobian(t, y0, f0, self.jac.as_mut());
-            self.jac_valid = true;
+        if self.m.refresh_jacobian(ctx, t, y0, f0) {
             self.jac_current = true;
-            self.lu_h = f64::NAN;
             self.havrate = false;
         }
-        if self.lu_h != h {
-            fill_shifted(&mut self.lu, 1.0, h * d, &self.jac);
-            if !self.lu.factor(&mut ctx.stats) {
-                self.lu_h = f64::NAN;
-                return false;
+        match self.m.factor(&mut ctx.stats, h, 1.0, h * d) {
+            Factored::Singular => false,
+            Factored::New => {
+                self.havrate = false;
+                true
             }
-            self.lu_h = h;
-            self.havrate = false;
+            Factored::Kept => true,
         }
-        true
     }
 
     /// Solves `y = ψ + hd f(t, y)`; `y` holds the predictor on entry. False on failure.
@@ -93,7 +81,7 @@ impl Newton {
             for i in 0..n {
                 self.del[i] = psi[i] + hd * self.fbuf[i] - y[i];
             }
-            self.lu.solve(&mut self.del, &mut ctx.stats);
+            self.m.lu.solve(&mut self.del, &mut ctx.stats);
             for i in 0..n {
                 y[i] += self.del[i];
             }
@@ -164,7 +152,7 @@ impl OneStep for TrBdf2 {
         "ode23tb"
     }
     fn restart(&mut self) {
-        self.nw.jac_valid = false;
+        self.nw.m.invalidate();
     }
     fn accepted(&mut self, _t: f64, _h: f64, _y0: &[f64], _y1: &[f64]) {
         self.nw.jac_current = false;
@@ -220,7 +208,7 @@ impl OneStep for TrBdf2 {
             if self.nw.jac_current {
                 break;
             }
-            self.nw.jac_valid = false;
+            self.nw.m.invalidate();
         }
         if !ok {
             return Ok(Attempt::Failed { factor: 0.3 });
@@ -284,7 +272,7 @@ impl OneStep for Trap {
         "ode23t"
     }
     fn restart(&mut self) {
-        self.nw.jac_valid = false;
+        self.nw.m.invalidate();
         self.nhist = 0;
     }
     fn accepted(&mut self, _t: f64, h: f64, _y0: &[f64], _y1: &[f64]) {
@@ -329,7 +317,7 @@ impl OneStep for Trap {
             if self.nw.jac_current {
                 break;
             }
-            self.nw.jac_valid = false;
+            self.nw.m.invalidate();
         }
         if !ok {
             return Ok(Attempt::Failed { factor: 0.3 });
@@ -353,7 +341,7 @@ impl OneStep for Trap {
                 for i in 0..n {
                     let mut ypp = self.ft[i];
                     for j in 0..n {
-                        ypp += self.nw.jac[(i, j)] * f0[j];
+                        ypp += self.nw.m.jac[(i, j)] * f0[j];
                     }
                     let dd1 = (f1[i] - f0[i]) / h;
                     let y3 = 2.0 * (dd1 - ypp) / h;
@@ -363,8 +351,8 @@ impl OneStep for Trap {
             // Filter twice by W⁻¹: once turns the f-differences of stiff components into state
             // errors, the second keeps the undamped (R(∞) = -1) ringing of the trapezoidal rule
             // in very stiff components from forcing ever smaller steps.
-            self.nw.lu.solve(&mut self.est, &mut ctx.stats);
-            self.nw.lu.solve(&mut self.est, &mut ctx.stats);
+            self.nw.m.lu.solve(&mut self.est, &mut ctx.stats);
+            self.nw.m.lu.solve(&mut self.est, &mut ctx.stats);
             err = ctx.err_norm(&self.est, y0, y1);
         }
         Ok(Attempt::Done { err, fsal: true })
