@@ -15,7 +15,7 @@
 //! [0.5, 2] after success. Dense output integrates the corrector polynomial to the output time.
 
 use super::OdeError;
-use super::core::{Ctx, Recorder, Setup, all_finite, initial_step, step_factor};
+use super::core::{Ctx, Recorder, Setup, all_finite, min_step, step_factor};
 
 const KMAX: usize = 12;
 const NHIST: usize = KMAX + 2;
@@ -91,25 +91,14 @@ pub(crate) fn run(
     if rec.stopped {
         return Ok(t);
     }
-    let mut attempts = 0usize;
     let mut h_carry = 0.0f64;
     for (piece, &b) in setup.stops.iter().enumerate() {
-        ctx.t_hi = b;
-        ctx.f(t, y, &mut fs[0]);
-        if !all_finite(&fs[0]) {
-            return Err(OdeError::NonFinite { t });
-        }
+        ctx.start_piece(b, t, y, &mut fs[0])?;
         ts[0] = t;
         nh = 1;
         let hmax = setup.hmax.min(b - t);
         let mut h = if piece == 0 {
-            match setup.h_init {
-                Some(h) => h.min(hmax),
-                None => {
-                    let f0 = fs[0].clone();
-                    initial_step(ctx, t, y, &f0, 1, hmax, &mut tmp, &mut tmp2)
-                }
-            }
+            setup.first_step(ctx, t, y, &fs[0], 1, hmax, &mut tmp, &mut tmp2)
         } else {
             h_carry.min(hmax)
         };
@@ -118,14 +107,8 @@ pub(crate) fn run(
         let mut fails = 0usize;
         let mut starting = true;
         while t < b {
-            attempts += 1;
-            if attempts > setup.max_steps {
-                return Err(OdeError::MaxSteps {
-                    t,
-                    max: setup.max_steps,
-                });
-            }
-            let hmin = 16.0 * f64::EPSILON * t.abs().max(f64::MIN_POSITIVE);
+            ctx.count_attempt(setup.max_steps, t)?;
+            let hmin = min_step(t);
             h = h.min(hmax);
             let last = t + 1.05 * h >= b;
             let tnew = if last { b } else { t + h };

@@ -21,6 +21,8 @@ pub(crate) struct Ctx<'s> {
     pub rtol: f64,
     /// Absolute tolerance per component.
     pub atol: Vec<f64>,
+    /// Step attempts (accepted + rejected) over all pieces.
+    attempts: usize,
     ytmp: Vec<f64>,
     ftmp: Vec<f64>,
 }
@@ -35,6 +37,7 @@ impl<'s> Ctx<'s> {
             t_hi,
             rtol,
             atol,
+            attempts: 0,
             ytmp: vec![0.0; n],
             ftmp: vec![0.0; n],
         }
@@ -54,6 +57,31 @@ impl<'s> Ctx<'s> {
         self.stats.f_evals += 1;
         let t = self.clamp_t(t);
         self.sys.rhs(t, y, dy);
+    }
+
+    /// Starts the piece ending at `b`: evaluates `f0 = f(t, y)` with `b` as the new piece end.
+    pub fn start_piece(
+        &mut self,
+        b: f64,
+        t: f64,
+        y: &[f64],
+        f0: &mut [f64],
+    ) -> Result<(), OdeError> {
+        self.t_hi = b;
+        self.f(t, y, f0);
+        if !all_finite(f0) {
+            return Err(OdeError::NonFinite { t });
+        }
+        Ok(())
+    }
+
+    /// Counts one step attempt at `t`; [`OdeError::MaxSteps`] beyond `max_steps`.
+    pub fn count_attempt(&mut self, max_steps: usize, t: f64) -> Result<(), OdeError> {
+        self.attempts += 1;
+        if self.attempts > max_steps {
+            return Err(OdeError::MaxSteps { t, max: max_steps });
+        }
+        Ok(())
     }
 
     /// Projection hook of the system.
@@ -133,6 +161,11 @@ impl<'s> Ctx<'s> {
     pub fn norm1(&self, v: &[f64], y: &[f64]) -> f64 {
         self.err_norm(v, y, y)
     }
+}
+
+/// Smallest step size allowed at `t` (16 units in the last place of `t`).
+pub(crate) fn min_step(t: f64) -> f64 {
+    16.0 * f64::EPSILON * t.abs().max(f64::MIN_POSITIVE)
 }
 
 /// True when all entries are finite.
@@ -473,6 +506,27 @@ pub(crate) struct Setup {
     pub h_init: Option<f64>,
     pub max_steps: usize,
     pub step: Option<f64>,
+}
+
+impl Setup {
+    /// First step of a multistep method of starting order `order` with `f0 = f(t, y)`: the user's
+    /// initial step or the automatic one, at most `hmax`; `y1`, `f1` are scratch.
+    pub fn first_step(
+        &self,
+        ctx: &mut Ctx,
+        t: f64,
+        y: &[f64],
+        f0: &[f64],
+        order: usize,
+        hmax: f64,
+        y1: &mut [f64],
+        f1: &mut [f64],
+    ) -> f64 {
+        match self.h_init {
+            Some(h) => h.min(hmax),
+            None => initial_step(ctx, t, y, f0, order, hmax, y1, f1),
+        }
+    }
 }
 
 fn validate(

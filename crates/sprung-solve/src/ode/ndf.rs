@@ -15,9 +15,7 @@
 //! * Dense output: the interpolating polynomial of the backward differences.
 
 use super::OdeError;
-use super::core::{
-    Ctx, Factored, IterationMatrix, Recorder, Setup, all_finite, initial_step, step_factor,
-};
+use super::core::{Ctx, Factored, IterationMatrix, Recorder, Setup, min_step, step_factor};
 
 const MAXIT: usize = 4;
 const G: [f64; 6] = [0.0, 1.0, 1.5, 11.0 / 6.0, 25.0 / 12.0, 137.0 / 60.0];
@@ -128,20 +126,12 @@ pub(crate) fn run(
     if rec.stopped {
         return Ok(t);
     }
-    let mut attempts = 0usize;
     let mut absh_next = 0.0f64;
     for (piece, &b) in setup.stops.iter().enumerate() {
-        ctx.t_hi = b;
-        ctx.f(t, y, &mut f0);
-        if !all_finite(&f0) {
-            return Err(OdeError::NonFinite { t });
-        }
+        ctx.start_piece(b, t, y, &mut f0)?;
         let hmax = setup.hmax.min(b - t);
         let mut absh: f64 = if piece == 0 {
-            match setup.h_init {
-                Some(h) => h.min(hmax),
-                None => initial_step(ctx, t, y, &f0, 1, hmax, &mut tmp, &mut tmp2),
-            }
+            setup.first_step(ctx, t, y, &f0, 1, hmax, &mut tmp, &mut tmp2)
         } else {
             absh_next.min(hmax)
         };
@@ -161,7 +151,7 @@ pub(crate) fn run(
         let mut nconhk = 0usize;
         let mut done = false;
         while !done {
-            let hmin = 16.0 * f64::EPSILON * t.abs().max(f64::MIN_POSITIVE);
+            let hmin = min_step(t);
             absh = absh.min(hmax).max(hmin);
             if 1.1 * absh >= b - t {
                 absh = b - t;
@@ -175,13 +165,7 @@ pub(crate) fn run(
             let mut nfails = 0usize;
             // one step (with retries)
             let err = loop {
-                attempts += 1;
-                if attempts > setup.max_steps {
-                    return Err(OdeError::MaxSteps {
-                        t,
-                        max: setup.max_steps,
-                    });
-                }
+                ctx.count_attempt(setup.max_steps, t)?;
                 let h = absh;
                 let tnew = if done { b } else { t + h };
                 let hinv_gak = h * st.inv_ga[k];

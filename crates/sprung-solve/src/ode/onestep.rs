@@ -7,7 +7,7 @@
 //! `h_new = h · min(fac_max, max(0.2, 0.9 · err^(-1/(q+1))))`, with `fac_max = 5`, and 1 right
 //! after a rejection.
 
-use super::core::{Ctx, Recorder, Setup, all_finite, hermite, initial_step, step_factor};
+use super::core::{Ctx, Recorder, Setup, all_finite, hermite, initial_step, min_step, step_factor};
 use super::{Method, OdeError};
 
 /// Outcome of one step attempt.
@@ -150,14 +150,9 @@ pub(crate) fn run(
         return Ok(t);
     }
     let mut h_prop = 0.0;
-    let mut attempts = 0usize;
     for (piece, &b) in setup.stops.iter().enumerate() {
-        ctx.t_hi = b;
         m.restart();
-        ctx.f(t, y, &mut f0);
-        if !all_finite(&f0) {
-            return Err(OdeError::NonFinite { t });
-        }
+        ctx.start_piece(b, t, y, &mut f0)?;
         if piece == 0 {
             h_prop = match (fixed, setup.h_init) {
                 (Some(h), _) => h,
@@ -180,13 +175,7 @@ pub(crate) fn run(
         let a = t;
         let mut k = 0usize;
         while t < b {
-            attempts += 1;
-            if attempts > setup.max_steps {
-                return Err(OdeError::MaxSteps {
-                    t,
-                    max: setup.max_steps,
-                });
-            }
+            ctx.count_attempt(setup.max_steps, t)?;
             let (h, t_new) = if let Some(hf) = fixed {
                 let tn = a + (k + 1) as f64 * hf;
                 if tn >= b - 1e-10 * hf {
@@ -202,7 +191,7 @@ pub(crate) fn run(
                     (h, t + h)
                 }
             };
-            let hmin = 16.0 * f64::EPSILON * t.abs().max(f64::MIN_POSITIVE);
+            let hmin = min_step(t);
             if h <= hmin {
                 return Err(OdeError::StepSizeUnderflow { t, h });
             }
