@@ -70,6 +70,36 @@ impl Newton {
         }
     }
 
+    /// Prepares `W = I - h d J` and runs `stages` (the stage solves, true on success); when they
+    /// fail with a Jacobian from an earlier step, once more with a fresh one. Returns the failed
+    /// attempt (singular `W` or no convergence), `None` on success.
+    fn converge(
+        &mut self,
+        ctx: &mut Ctx,
+        t: f64,
+        h: f64,
+        d: f64,
+        y0: &[f64],
+        f0: &[f64],
+        adaptive: bool,
+        mut stages: impl FnMut(&mut Self, &mut Ctx) -> bool,
+    ) -> Option<Attempt> {
+        self.maxit = if adaptive { MAXIT } else { 30 };
+        for _pass in 0..2 {
+            if !self.prepare(ctx, t, h, d, y0, f0) {
+                return Some(Attempt::Failed { factor: 0.25 });
+            }
+            if stages(self, ctx) {
+                return None;
+            }
+            if self.jac_current {
+                break;
+            }
+            self.m.invalidate();
+        }
+        Some(Attempt::Failed { factor: 0.3 })
+    }
+
     /// Solves `y = ψ + hd f(t, y)`; `y` holds the predictor on entry. False on failure.
     fn solve(&mut self, ctx: &mut Ctx, t: f64, psi: &[f64], hd: f64, y: &mut [f64]) -> bool {
         let n = ctx.n;
@@ -117,6 +147,13 @@ impl Newton {
             oldnrm = nrm;
         }
         false
+    }
+}
+
+/// Stage derivative recovered algebraically from the stage equation: `f = (y - ψ)/(h d)`.
+fn recover_slope(f: &mut [f64], y: &[f64], psi: &[f64], hd: f64) {
+    for i in 0..f.len() {
+        f[i] = (y[i] - psi[i]) / hd;
     }
 }
 
@@ -175,47 +212,32 @@ impl OneStep for TrBdf2 {
         let d = gamma / 2.0;
         let w = s2 / 4.0;
         let hd = h * d;
-        let mut ok = false;
-        self.nw.maxit = if adaptive { MAXIT } else { 30 };
-        for _pass in 0..2 {
-            if !self.nw.prepare(ctx, t, h, d, y0, f0) {
-                return Ok(Attempt::Failed { factor: 0.25 });
-            }
+        let (psi, yg, fg) = (&mut self.psi, &mut self.yg, &mut self.fg);
+        let stages = |nw: &mut Newton, ctx: &mut Ctx| {
             // trapezoidal stage to t + γh
             for i in 0..n {
-                self.psi[i] = y0[i] + hd * f0[i];
-                self.yg[i] = y0[i] + gamma * h * f0[i];
+                psi[i] = y0[i] + hd * f0[i];
+                yg[i] = y0[i] + gamma * h * f0[i];
             }
-            if self
-                .nw
-                .solve(ctx, t + gamma * h, &self.psi, hd, &mut self.yg)
-            {
-                for i in 0..n {
-                    self.fg[i] = (self.yg[i] - self.psi[i]) / hd;
-                }
-                // BDF2 stage to t + h, predictor: quadratic through y0 (slope f0) and yγ
-                for i in 0..n {
-                    self.psi[i] = y0[i] + h * w * (f0[i] + self.fg[i]);
-                    let zg = self.yg[i] - y0[i];
-                    let a = (zg - h * f0[i] * gamma) / (gamma * gamma);
-                    y1[i] = y0[i] + h * f0[i] + a;
-                }
-                if self.nw.solve(ctx, t + h, &self.psi, hd, y1) {
-                    ok = true;
-                    break;
-                }
+            if !nw.solve(ctx, t + gamma * h, psi, hd, yg) {
+                return false;
             }
-            if self.nw.jac_current {
-                break;
+            for i in 0..n {
+                fg[i] = (yg[i] - psi[i]) / hd;
             }
-            self.nw.m.invalidate();
+            // BDF2 stage to t + h, predictor: quadratic through y0 (slope f0) and yγ
+            for i in 0..n {
+                psi[i] = y0[i] + h * w * (f0[i] + fg[i]);
+                let zg = yg[i] - y0[i];
+                let a = (zg - h * f0[i] * gamma) / (gamma * gamma);
+                y1[i] = y0[i] + h * f0[i] + a;
+            }
+            nw.solve(ctx, t + h, psi, hd, y1)
+        };
+        if let Some(failed) = self.nw.converge(ctx, t, h, d, y0, f0, adaptive, stages) {
+            return Ok(failed);
         }
-        if !ok {
-            return Ok(Attempt::Failed { factor: 0.3 });
-        }
-        for i in 0..n {
-            f1[i] = (y1[i] - self.psi[i]) / hd;
-        }
+        recover_slope(f1, y1, &self.psi, hd);
         let mut err = 0.0;
         if adaptive {
             let e1 = w - (1.0 - w) / 3.0;
@@ -298,33 +320,20 @@ impl OneStep for Trap {
         let n = ctx.n;
         let hd = 0.5 * h;
         self.fstart.copy_from_slice(f0);
-        let mut ok = false;
-        self.nw.maxit = if adaptive { MAXIT } else { 30 };
-        for _pass in 0..2 {
-            if !self.nw.prepare(ctx, t, h, 0.5, y0, f0) {
-                return Ok(Attempt::Failed { factor: 0.25 });
-            }
+        let psi = &mut self.psi;
+        let stage = |nw: &mut Newton, ctx: &mut Ctx| {
             for i in 0..n {
-                self.psi[i] = y0[i] + hd * f0[i];
+                psi[i] = y0[i] + hd * f0[i];
                 // predictor: the start value (explicit extrapolation of stiff, ringing
                 // components makes Newton diverge at large steps)
                 y1[i] = y0[i];
             }
-            if self.nw.solve(ctx, t + h, &self.psi, hd, y1) {
-                ok = true;
-                break;
-            }
-            if self.nw.jac_current {
-                break;
-            }
-            self.nw.m.invalidate();
+            nw.solve(ctx, t + h, psi, hd, y1)
+        };
+        if let Some(failed) = self.nw.converge(ctx, t, h, 0.5, y0, f0, adaptive, stage) {
+            return Ok(failed);
         }
-        if !ok {
-            return Ok(Attempt::Failed { factor: 0.3 });
-        }
-        for i in 0..n {
-            f1[i] = (y1[i] - self.psi[i]) / hd;
-        }
+        recover_slope(f1, y1, &self.psi, hd);
         let mut err = 0.0;
         if adaptive {
             if self.nhist >= 1 {
