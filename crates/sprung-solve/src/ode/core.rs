@@ -348,18 +348,27 @@ impl IterationMatrix {
     }
 }
 
-/// Cubic Hermite interpolation on `[t0, t0 + h]` from end values and slopes.
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn hermite(
-    t0: f64,
-    h: f64,
-    y0: &[f64],
-    f0: &[f64],
-    y1: &[f64],
-    f1: &[f64],
-    t: f64,
-    out: &mut [f64],
-) {
+/// An accepted step `[t0, t0 + h]` with its end values and slopes (for dense output).
+#[derive(Clone, Copy)]
+pub(crate) struct Accepted<'a> {
+    pub t0: f64,
+    pub h: f64,
+    pub y0: &'a [f64],
+    pub f0: &'a [f64],
+    pub y1: &'a [f64],
+    pub f1: &'a [f64],
+}
+
+/// Cubic Hermite interpolation on the step from end values and slopes.
+pub(crate) fn hermite(step: &Accepted<'_>, t: f64, out: &mut [f64]) {
+    let Accepted {
+        t0,
+        h,
+        y0,
+        f0,
+        y1,
+        f1,
+    } = *step;
     let s = (t - t0) / h;
     let s2 = s * s;
     let s3 = s2 * s;

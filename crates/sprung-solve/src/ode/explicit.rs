@@ -4,8 +4,8 @@
 //! DOPRI5), the cubic Hermite interpolant of the step end values and slopes otherwise.
 
 use super::OdeError;
-use super::core::{Ctx, hermite};
-use super::onestep::{Attempt, OneStep};
+use super::core::{Accepted, Ctx, hermite};
+use super::onestep::{Attempt, OneStep, Step};
 use super::tableau::ExplicitTableau;
 
 /// Explicit Runge–Kutta stepper with preallocated stage storage.
@@ -42,17 +42,16 @@ impl OneStep for Erk {
         self.name
     }
 
-    fn attempt(
-        &mut self,
-        ctx: &mut Ctx,
-        t: f64,
-        h: f64,
-        y0: &[f64],
-        f0: &[f64],
-        y1: &mut [f64],
-        f1: &mut [f64],
-        adaptive: bool,
-    ) -> Result<Attempt, OdeError> {
+    fn attempt(&mut self, ctx: &mut Ctx, step: Step<'_>) -> Result<Attempt, OdeError> {
+        let Step {
+            t,
+            h,
+            y0,
+            f0,
+            y1,
+            f1,
+            adaptive,
+        } = step;
         let n = ctx.n;
         let s = self.t.stages();
         self.k[0].copy_from_slice(f0);
@@ -103,21 +102,14 @@ impl OneStep for Erk {
         })
     }
 
-    fn interpolate(
-        &self,
-        t0: f64,
-        h: f64,
-        y0: &[f64],
-        f0: &[f64],
-        y1: &[f64],
-        f1: &[f64],
-        t: f64,
-        out: &mut [f64],
-    ) {
+    fn interpolate(&self, step: &Accepted<'_>, t: f64, out: &mut [f64]) {
         if self.t.stages() != 7 || !self.t.fsal {
-            hermite(t0, h, y0, f0, y1, f1, t, out);
+            hermite(step, t, out);
             return;
         }
+        let Accepted {
+            t0, h, y0, y1, f1, ..
+        } = *step;
         // Dormand–Prince continuous extension (Shampine 1986, as used in DOPRI5)
         const D: [f64; 7] = [
             -12715105075.0 / 11282082432.0,

@@ -11,7 +11,7 @@
 
 use super::OdeError;
 use super::core::{Ctx, Lu};
-use super::onestep::{Attempt, OneStep};
+use super::onestep::{Attempt, OneStep, Step};
 use faer::Mat;
 
 pub(crate) struct Ode14x {
@@ -56,17 +56,10 @@ impl OneStep for Ode14x {
         "ode14x"
     }
 
-    fn attempt(
-        &mut self,
-        ctx: &mut Ctx,
-        t: f64,
-        h: f64,
-        y0: &[f64],
-        f0: &[f64],
-        y1: &mut [f64],
-        _f1: &mut [f64],
-        _adaptive: bool,
-    ) -> Result<Attempt, OdeError> {
+    fn attempt(&mut self, ctx: &mut Ctx, step: Step<'_>) -> Result<Attempt, OdeError> {
+        let Step {
+            t, h, y0, f0, y1, ..
+        } = step;
         let n = ctx.n;
         ctx.jacobian(t, y0, f0, self.jac.as_mut());
         for j in 1..=self.order {

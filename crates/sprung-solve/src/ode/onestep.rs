@@ -7,7 +7,9 @@
 //! `h_new = h · min(fac_max, max(0.2, 0.9 · err^(-1/(q+1))))`, with `fac_max = 5`, and 1 right
 //! after a rejection.
 
-use super::core::{Ctx, Recorder, Setup, all_finite, hermite, initial_step, min_step, step_factor};
+use super::core::{
+    Accepted, Ctx, Recorder, Setup, all_finite, hermite, initial_step, min_step, step_factor,
+};
 use super::{Method, OdeError};
 
 /// Outcome of one step attempt.
@@ -26,6 +28,19 @@ pub(crate) enum Attempt {
     },
 }
 
+/// One step attempt of size `h` from `(t, y0)` with `f0 = f(t, y0)`: the method writes `y1`
+/// (and may write `f1 = f(t + h, y1)`, see [`Attempt::Done`]); `adaptive` asks for the error
+/// estimate.
+pub(crate) struct Step<'a> {
+    pub t: f64,
+    pub h: f64,
+    pub y0: &'a [f64],
+    pub f0: &'a [f64],
+    pub y1: &'a mut [f64],
+    pub f1: &'a mut [f64],
+    pub adaptive: bool,
+}
+
 /// A one-step method.
 pub(crate) trait OneStep {
     /// Order of the propagated solution (used for the initial step).
@@ -36,19 +51,8 @@ pub(crate) trait OneStep {
     fn name(&self) -> &'static str;
     /// Start or restart at a breakpoint: discard history.
     fn restart(&mut self) {}
-    /// Attempts one step of size `h` from `(t, y0)` with `f0 = f(t, y0)`.
-    #[allow(clippy::too_many_arguments)]
-    fn attempt(
-        &mut self,
-        ctx: &mut Ctx,
-        t: f64,
-        h: f64,
-        y0: &[f64],
-        f0: &[f64],
-        y1: &mut [f64],
-        f1: &mut [f64],
-        adaptive: bool,
-    ) -> Result<Attempt, OdeError>;
+    /// Attempts one step (see [`Step`]).
+    fn attempt(&mut self, ctx: &mut Ctx, step: Step<'_>) -> Result<Attempt, OdeError>;
     /// Notification: the last attempt was accepted (`y1` after projection).
     fn accepted(&mut self, t: f64, h: f64, y0: &[f64], y1: &[f64]) {
         let _ = (t, h, y0, y1);
@@ -61,19 +65,8 @@ pub(crate) trait OneStep {
         step_factor(err, q as f64 + 1.0, 0.9, 0.2, fmax)
     }
     /// Dense output inside the last accepted step; default cubic Hermite.
-    #[allow(clippy::too_many_arguments)]
-    fn interpolate(
-        &self,
-        t0: f64,
-        h: f64,
-        y0: &[f64],
-        f0: &[f64],
-        y1: &[f64],
-        f1: &[f64],
-        t: f64,
-        out: &mut [f64],
-    ) {
-        hermite(t0, h, y0, f0, y1, f1, t, out);
+    fn interpolate(&self, step: &Accepted<'_>, t: f64, out: &mut [f64]) {
+        hermite(step, t, out);
     }
 }
 
@@ -195,7 +188,16 @@ pub(crate) fn run(
             if h <= hmin {
                 return Err(OdeError::StepSizeUnderflow { t, h });
             }
-            let res = m.attempt(ctx, t, h, y, &f0, &mut y1, &mut f1, q.is_some())?;
+            let step = Step {
+                t,
+                h,
+                y0: y,
+                f0: &f0,
+                y1: &mut y1,
+                f1: &mut f1,
+                adaptive: q.is_some(),
+            };
+            let res = m.attempt(ctx, step)?;
             let (err, fsal) = match res {
                 Attempt::Failed { factor } => {
                     if fixed.is_some() {
@@ -260,11 +262,16 @@ pub(crate) fn run(
             }
             m.accepted(t, h, y, &y1);
             {
-                let (yy, ff0, yy1, ff1) = (&*y, &f0, &y1, &f1);
+                let step = Accepted {
+                    t0: t,
+                    h,
+                    y0: y,
+                    f0: &f0,
+                    y1: &y1,
+                    f1: &f1,
+                };
                 let mm = &*m;
-                let stop = rec.step(t_new, &y1, &mut |tau, out| {
-                    mm.interpolate(t, h, yy, ff0, yy1, ff1, tau, out)
-                });
+                let stop = rec.step(t_new, &y1, &mut |tau, out| mm.interpolate(&step, tau, out));
                 y.copy_from_slice(&y1);
                 f0.copy_from_slice(&f1);
                 t = t_new;

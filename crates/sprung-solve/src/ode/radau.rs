@@ -16,8 +16,8 @@
 //! * Starting values and dense output come from the collocation polynomial of the last step.
 
 use super::OdeError;
-use super::core::{Ctx, Factored, IterationMatrix, Lu, step_factor};
-use super::onestep::{Attempt, OneStep};
+use super::core::{Accepted, Ctx, Factored, IterationMatrix, Lu, step_factor};
+use super::onestep::{Attempt, OneStep, Step};
 
 const MAX_NEWTON: usize = 7;
 
@@ -159,17 +159,16 @@ impl OneStep for Radau5 {
         if (1.0..=1.2).contains(&f) { 1.0 } else { f }
     }
 
-    fn attempt(
-        &mut self,
-        ctx: &mut Ctx,
-        t: f64,
-        h: f64,
-        y0: &[f64],
-        f0: &[f64],
-        y1: &mut [f64],
-        _f1: &mut [f64],
-        adaptive: bool,
-    ) -> Result<Attempt, OdeError> {
+    fn attempt(&mut self, ctx: &mut Ctx, step: Step<'_>) -> Result<Attempt, OdeError> {
+        let Step {
+            t,
+            h,
+            y0,
+            f0,
+            y1,
+            adaptive,
+            ..
+        } = step;
         let n = self.n;
         // fixed-step mode: rtol/atol set the Newton accuracy directly
         let (rt, ascale) = if adaptive {
@@ -219,17 +218,8 @@ impl OneStep for Radau5 {
         Ok(Attempt::Done { err, fsal: false })
     }
 
-    fn interpolate(
-        &self,
-        t0: f64,
-        h: f64,
-        y0: &[f64],
-        _f0: &[f64],
-        _y1: &[f64],
-        _f1: &[f64],
-        t: f64,
-        out: &mut [f64],
-    ) {
+    fn interpolate(&self, step: &Accepted<'_>, t: f64, out: &mut [f64]) {
+        let Accepted { t0, h, y0, .. } = *step;
         let n = self.n;
         let s = (t - t0) / h;
         let l = [

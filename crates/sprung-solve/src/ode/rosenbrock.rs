@@ -6,7 +6,7 @@
 
 use super::OdeError;
 use super::core::{Ctx, Factored, IterationMatrix};
-use super::onestep::{Attempt, OneStep};
+use super::onestep::{Attempt, OneStep, Step};
 use super::tableau::RosenbrockTableau;
 
 /// Jacobian, `∂f/∂t` and the LU of the iteration matrix shared by all stages, evaluated once per
@@ -95,17 +95,16 @@ impl OneStep for Rosenbrock {
         self.m.invalidate();
     }
 
-    fn attempt(
-        &mut self,
-        ctx: &mut Ctx,
-        t: f64,
-        h: f64,
-        y0: &[f64],
-        f0: &[f64],
-        y1: &mut [f64],
-        _f1: &mut [f64],
-        adaptive: bool,
-    ) -> Result<Attempt, OdeError> {
+    fn attempt(&mut self, ctx: &mut Ctx, step: Step<'_>) -> Result<Attempt, OdeError> {
+        let Step {
+            t,
+            h,
+            y0,
+            f0,
+            y1,
+            adaptive,
+            ..
+        } = step;
         let n = ctx.n;
         let s = self.t.stages();
         let alpha = 1.0 / (self.t.gamma * h);
@@ -205,17 +204,16 @@ impl OneStep for Ode23s {
         self.m.invalidate();
     }
 
-    fn attempt(
-        &mut self,
-        ctx: &mut Ctx,
-        t: f64,
-        h: f64,
-        y0: &[f64],
-        f0: &[f64],
-        y1: &mut [f64],
-        f2: &mut [f64],
-        adaptive: bool,
-    ) -> Result<Attempt, OdeError> {
+    fn attempt(&mut self, ctx: &mut Ctx, step: Step<'_>) -> Result<Attempt, OdeError> {
+        let Step {
+            t,
+            h,
+            y0,
+            f0,
+            y1,
+            f1: f2,
+            adaptive,
+        } = step;
         let n = ctx.n;
         let d = 1.0 / (2.0 + std::f64::consts::SQRT_2);
         let e32 = 6.0 + std::f64::consts::SQRT_2;

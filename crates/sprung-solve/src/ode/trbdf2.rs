@@ -22,7 +22,7 @@
 
 use super::OdeError;
 use super::core::{Ctx, Factored, IterationMatrix};
-use super::onestep::{Attempt, OneStep};
+use super::onestep::{Attempt, OneStep, Step};
 
 const MAXIT: usize = 5;
 
@@ -195,17 +195,16 @@ impl OneStep for TrBdf2 {
         self.nw.jac_current = false;
     }
 
-    fn attempt(
-        &mut self,
-        ctx: &mut Ctx,
-        t: f64,
-        h: f64,
-        y0: &[f64],
-        f0: &[f64],
-        y1: &mut [f64],
-        f1: &mut [f64],
-        adaptive: bool,
-    ) -> Result<Attempt, OdeError> {
+    fn attempt(&mut self, ctx: &mut Ctx, step: Step<'_>) -> Result<Attempt, OdeError> {
+        let Step {
+            t,
+            h,
+            y0,
+            f0,
+            y1,
+            f1,
+            adaptive,
+        } = step;
         let n = ctx.n;
         let s2 = std::f64::consts::SQRT_2;
         let gamma = 2.0 - s2;
@@ -306,17 +305,16 @@ impl OneStep for Trap {
         self.nhist = (self.nhist + 1).min(2);
     }
 
-    fn attempt(
-        &mut self,
-        ctx: &mut Ctx,
-        t: f64,
-        h: f64,
-        y0: &[f64],
-        f0: &[f64],
-        y1: &mut [f64],
-        f1: &mut [f64],
-        adaptive: bool,
-    ) -> Result<Attempt, OdeError> {
+    fn attempt(&mut self, ctx: &mut Ctx, step: Step<'_>) -> Result<Attempt, OdeError> {
+        let Step {
+            t,
+            h,
+            y0,
+            f0,
+            y1,
+            f1,
+            adaptive,
+        } = step;
         let n = ctx.n;
         let hd = 0.5 * h;
         self.fstart.copy_from_slice(f0);
