@@ -85,12 +85,10 @@ pub(crate) fn run(
     let mut yc = vec![0.0; n];
     let mut fp = vec![0.0; n];
     let mut tmp = vec![0.0; n];
-    let mut tmp2 = vec![0.0; n];
-    let mut t = t0;
-    rec.start(t, y);
-    if rec.stopped {
-        return Ok(t);
+    if rec.start(t0, y) {
+        return Ok(t0);
     }
+    let mut t = t0;
     let mut h_carry = 0.0f64;
     for (piece, &b) in setup.stops.iter().enumerate() {
         ctx.start_piece(b, t, y, &mut fs[0])?;
@@ -98,7 +96,7 @@ pub(crate) fn run(
         nh = 1;
         let hmax = setup.hmax.min(b - t);
         let mut h = if piece == 0 {
-            setup.first_step(ctx, t, y, &fs[0], 1, hmax, &mut tmp, &mut tmp2)
+            setup.first_step(ctx, t, y, &fs[0], 1, hmax)
         } else {
             h_carry.min(hmax)
         };

@@ -157,6 +157,48 @@ impl<'s> Ctx<'s> {
         m
     }
 
+    /// Automatic initial step (Hairer, Nørsett & Wanner I, II.4) for a method of order `order`
+    /// from `(t0, y0)` with `f0 = f(t0, y0)`. Costs one evaluation of `f`. `hmax` bounds the
+    /// result and the trial step.
+    pub fn initial_step(
+        &mut self,
+        t0: f64,
+        y0: &[f64],
+        f0: &[f64],
+        order: usize,
+        hmax: f64,
+    ) -> f64 {
+        let mut y1 = std::mem::take(&mut self.ytmp);
+        let mut f1 = std::mem::take(&mut self.ftmp);
+        let d0 = self.norm1(y0, y0);
+        let d1 = self.norm1(f0, y0);
+        let mut h0 = if d0 < 1e-5 || d1 < 1e-5 {
+            1e-6
+        } else {
+            0.01 * d0 / d1
+        };
+        h0 = h0.min(hmax);
+        for i in 0..self.n {
+            y1[i] = y0[i] + h0 * f0[i];
+        }
+        self.f(t0 + h0, &y1, &mut f1);
+        for i in 0..self.n {
+            f1[i] -= f0[i];
+        }
+        let d2 = self.norm1(&f1, y0) / h0;
+        let dm = d1.max(d2);
+        let h1 = if !dm.is_finite() {
+            h0 * 1e-3
+        } else if dm <= 1e-15 {
+            (h0 * 1e-3).max(1e-6)
+        } else {
+            (0.01 / dm).powf(1.0 / (order as f64 + 1.0))
+        };
+        self.ytmp = y1;
+        self.ftmp = f1;
+        (100.0 * h0).min(h1).min(hmax)
+    }
+
     /// Norm of `v` with weights from a single state `y`.
     pub fn norm1(&self, v: &[f64], y: &[f64]) -> f64 {
         self.err_norm(v, y, y)
@@ -381,45 +423,6 @@ pub(crate) fn hermite(step: &Accepted<'_>, t: f64, out: &mut [f64]) {
     }
 }
 
-/// Automatic initial step (Hairer, Nørsett & Wanner I, II.4) for a method of order `order`.
-/// Costs one evaluation of `f`. `hmax` bounds the result and the trial step.
-pub(crate) fn initial_step(
-    ctx: &mut Ctx,
-    t0: f64,
-    y0: &[f64],
-    f0: &[f64],
-    order: usize,
-    hmax: f64,
-    y1: &mut [f64],
-    f1: &mut [f64],
-) -> f64 {
-    let d0 = ctx.norm1(y0, y0);
-    let d1 = ctx.norm1(f0, y0);
-    let mut h0 = if d0 < 1e-5 || d1 < 1e-5 {
-        1e-6
-    } else {
-        0.01 * d0 / d1
-    };
-    h0 = h0.min(hmax);
-    for i in 0..ctx.n {
-        y1[i] = y0[i] + h0 * f0[i];
-    }
-    ctx.f(t0 + h0, y1, f1);
-    for i in 0..ctx.n {
-        f1[i] -= f0[i];
-    }
-    let d2 = ctx.norm1(f1, y0) / h0;
-    let dm = d1.max(d2);
-    let h1 = if !dm.is_finite() {
-        h0 * 1e-3
-    } else if dm <= 1e-15 {
-        (h0 * 1e-3).max(1e-6)
-    } else {
-        (0.01 / dm).powf(1.0 / (order as f64 + 1.0))
-    };
-    (100.0 * h0).min(h1).min(hmax)
-}
-
 /// Output recording: output times (dense output), the observer and stored results.
 pub(crate) struct Recorder<'a> {
     times: Vec<f64>,
@@ -466,8 +469,8 @@ impl<'a> Recorder<'a> {
         }
     }
 
-    /// Initial point.
-    pub fn start(&mut self, t0: f64, y0: &[f64]) {
+    /// Initial point. Returns true when the observer asked to stop.
+    pub fn start(&mut self, t0: f64, y0: &[f64]) -> bool {
         if self.every_step {
             self.emit(t0, y0);
         } else {
@@ -475,10 +478,11 @@ impl<'a> Recorder<'a> {
                 self.next += 1;
                 self.emit(t0, y0);
                 if self.stopped {
-                    return;
+                    break;
                 }
             }
         }
+        self.stopped
     }
 
     /// A step `(t0, t1]` ending in `y1`; `interp(t, out)` gives the dense output inside.
@@ -519,7 +523,7 @@ pub(crate) struct Setup {
 
 impl Setup {
     /// First step of a multistep method of starting order `order` with `f0 = f(t, y)`: the user's
-    /// initial step or the automatic one, at most `hmax`; `y1`, `f1` are scratch.
+    /// initial step or the automatic one, at most `hmax`.
     pub fn first_step(
         &self,
         ctx: &mut Ctx,
@@ -528,12 +532,10 @@ impl Setup {
         f0: &[f64],
         order: usize,
         hmax: f64,
-        y1: &mut [f64],
-        f1: &mut [f64],
     ) -> f64 {
         match self.h_init {
             Some(h) => h.min(hmax),
-            None => initial_step(ctx, t, y, f0, order, hmax, y1, f1),
+            None => ctx.initial_step(t, y, f0, order, hmax),
         }
     }
 }

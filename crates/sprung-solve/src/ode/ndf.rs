@@ -120,18 +120,16 @@ pub(crate) fn run(
     let mut difkp1 = vec![0.0; n];
     let mut del = vec![0.0; n];
     let mut tmp = vec![0.0; n];
-    let mut tmp2 = vec![0.0; n];
-    let mut t = t0;
-    rec.start(t, y);
-    if rec.stopped {
-        return Ok(t);
+    if rec.start(t0, y) {
+        return Ok(t0);
     }
+    let mut t = t0;
     let mut absh_next = 0.0f64;
     for (piece, &b) in setup.stops.iter().enumerate() {
         ctx.start_piece(b, t, y, &mut f0)?;
         let hmax = setup.hmax.min(b - t);
         let mut absh: f64 = if piece == 0 {
-            setup.first_step(ctx, t, y, &f0, 1, hmax, &mut tmp, &mut tmp2)
+            setup.first_step(ctx, t, y, &f0, 1, hmax)
         } else {
             absh_next.min(hmax)
         };

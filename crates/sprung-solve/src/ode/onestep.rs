@@ -7,9 +7,7 @@
 //! `h_new = h · min(fac_max, max(0.2, 0.9 · err^(-1/(q+1))))`, with `fac_max = 5`, and 1 right
 //! after a rejection.
 
-use super::core::{
-    Accepted, Ctx, Recorder, Setup, all_finite, hermite, initial_step, min_step, step_factor,
-};
+use super::core::{Accepted, Ctx, Recorder, Setup, all_finite, hermite, min_step, step_factor};
 use super::{Method, OdeError};
 
 /// Outcome of one step attempt.
@@ -137,11 +135,10 @@ pub(crate) fn run(
     let mut y1 = vec![0.0; n];
     let mut f1 = vec![0.0; n];
     let mut yproj = vec![0.0; n];
-    let mut t = t0;
-    rec.start(t, y);
-    if rec.stopped {
-        return Ok(t);
+    if rec.start(t0, y) {
+        return Ok(t0);
     }
+    let mut t = t0;
     let mut h_prop = 0.0;
     for (piece, &b) in setup.stops.iter().enumerate() {
         m.restart();
@@ -150,16 +147,7 @@ pub(crate) fn run(
             h_prop = match (fixed, setup.h_init) {
                 (Some(h), _) => h,
                 (None, Some(h)) => h.min(setup.hmax),
-                (None, None) => initial_step(
-                    ctx,
-                    t,
-                    y,
-                    &f0,
-                    m.order(),
-                    setup.hmax.min(b - t),
-                    &mut y1,
-                    &mut f1,
-                ),
+                (None, None) => ctx.initial_step(t, y, &f0, m.order(), setup.hmax.min(b - t)),
             };
         }
         let mut after_reject = false;
