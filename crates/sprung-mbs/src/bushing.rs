@@ -152,6 +152,7 @@ pub fn evaluate(
     fj.phi = -(mul_skew(&a_k, &dx) + mul_skew(&a_c, &dv) + skew(&force));
     fj.v = a_c;
     fj.w = Matrix3::zeros();
+    out.torque_partials = true;
     let [ti, tj] = &mut out.d_torque;
     ti.p = Matrix3::zeros();
     ti.phi = -b_k;

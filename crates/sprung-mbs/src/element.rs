@@ -78,8 +78,10 @@ pub struct ElementForce {
     pub point_end: [usize; 2],
     /// ∂force per element end (marker form).
     pub d_force: [EndPartials; 2],
-    /// ∂torque per element end (marker form).
+    /// ∂torque per element end (marker form); only meaningful when `torque_partials` is set.
     pub d_torque: [EndPartials; 2],
+    /// Whether the torque depends on the state at all (false: `d_torque` is zero and skipped).
+    pub torque_partials: bool,
     /// Values for output channels.
     pub out: ElementOutput,
 }
@@ -93,6 +95,7 @@ impl Default for ElementForce {
             point_end: [0, 0],
             d_force: [EndPartials::ZERO; 2],
             d_torque: [EndPartials::ZERO; 2],
+            torque_partials: false,
             out: ElementOutput::default(),
         }
     }

@@ -136,6 +136,23 @@ pub struct BodyPartials {
 }
 
 impl BodyPartials {
+    /// All blocks zero.
+    pub const ZERO: Self = Self {
+        x: ZERO3,
+        phi: ZERO3,
+        v: ZERO3,
+        w: ZERO3,
+    };
+
+    /// `self += other`, block by block.
+    #[inline]
+    pub fn add_assign(&mut self, other: &Self) {
+        self.x += other.x;
+        self.phi += other.phi;
+        self.v += other.v;
+        self.w += other.w;
+    }
+
     /// Row transform of all four blocks: [a]× B (the moment arm of a force about a point).
     #[inline]
     pub fn skew_left(&self, a: &Vector3<f64>) -> Self {
@@ -147,6 +164,8 @@ impl BodyPartials {
         }
     }
 }
+
+const ZERO3: Matrix3<f64> = Matrix3::new(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
 
 /// M [a]× without forming the skew matrix (18 multiplications).
 #[inline]

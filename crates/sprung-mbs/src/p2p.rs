@@ -103,6 +103,7 @@ pub fn evaluate(
     // ∂u = P/L ∂Δx, ∂L = uᵀ ∂Δx, ∂L̇ = Δvᵀ P/L ∂Δx + uᵀ ∂Δv, ∂F = −u (f_L ∂L + f_L̇ ∂L̇) − f ∂u,
     // so ∂F/∂Δx = −u (f_L uᵀ + f_L̇ Δvᵀ P/L) − f P/L and ∂F/∂Δv = −f_L̇ u uᵀ; Δ = I side − J side.
     out.d_torque = [EndPartials::ZERO; 2];
+    out.torque_partials = false;
     let (g_x, g_v) = if len <= MIN_LENGTH {
         (Matrix3::zeros(), Matrix3::zeros())
     } else {

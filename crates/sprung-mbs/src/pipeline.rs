@@ -5,9 +5,11 @@
 //! Newton–Euler per body (document 000, eqs. 1-3) with v = (ẋ global, ω in body axes):
 //! q_l = ( F/m + g ,  I⁻¹ (Rᵀ τ − ω × I ω) ), F and τ (about the centre of mass) global.
 //!
-//! Partials: elements report partials of their global force/torque with respect to global position
-//! perturbations (δx, δφ) and global velocities (v, ω) of their two bodies. Assembly accumulates the
-//! partials of each body's global wrench per coupled body pair, then converts once per block:
+//! Partials: elements report partials of their global force/torque with respect to their two
+//! markers' own perturbations (marker form, [`crate::element`]); [`MarkerKin::chain`] maps them once
+//! per element end to the carrying body's global perturbations (δx, δφ) and velocities (v, ω).
+//! Assembly accumulates the partials of each body's global wrench per coupled body pair in 3 × 3
+//! blocks (`SlotAcc`, one per stored block of the pattern), then converts once per block:
 //! columns to generalised coordinates (δφ = R δθ, ω = R ω_body, and the change of ω_global with the
 //! orientation at fixed ω_body), rows through Newton–Euler (1/m and I⁻¹ Rᵀ), and finally adds the
 //! body's own terms (∂(Rᵀτ)/∂θ = [Rᵀτ]×, gyroscopic ∂(−ω × Iω)/∂ω). With quaternion coordinates the
@@ -40,14 +42,21 @@ impl SlotAcc {
         v: [[ZERO3; 2]; 2],
     };
 
-    /// Adds `s ·` (force rows `f`, torque rows `t`).
+    /// Adds (or, with `negate`, subtracts) force rows `f` and torque rows `t`.
     #[inline]
-    fn add(&mut self, s: f64, f: &BodyPartials, t: &BodyPartials) {
+    fn add(&mut self, negate: bool, f: &BodyPartials, t: &BodyPartials) {
         for (row, b) in [f, t].into_iter().enumerate() {
-            self.r[row][0] += s * b.x;
-            self.r[row][1] += s * b.phi;
-            self.v[row][0] += s * b.v;
-            self.v[row][1] += s * b.w;
+            if negate {
+                self.r[row][0] -= b.x;
+                self.r[row][1] -= b.phi;
+                self.v[row][0] -= b.v;
+                self.v[row][1] -= b.w;
+            } else {
+                self.r[row][0] += b.x;
+                self.r[row][1] += b.phi;
+                self.v[row][0] += b.v;
+                self.v[row][1] += b.w;
+            }
         }
     }
 }
@@ -193,6 +202,7 @@ impl Evaluator {
             let ef = &mut self.scratch;
             ef.point = [m.x, m.x];
             ef.point_end = [0, 0];
+            ef.torque_partials = inp.kind == InputKind::Torque && inp.body_frame;
             ef.d_force = [EndPartials::ZERO; 2];
             ef.d_torque = [EndPartials::ZERO; 2];
             // A body-fixed direction turns with the body: ∂(R d s) = −[R d s]× δφ.
@@ -354,31 +364,31 @@ fn apply_element(
         }
     }
     let Some(acc) = acc else { return };
-    let chained = |e: usize| -> Option<(BodyPartials, BodyPartials)> {
-        ends[e].body.map(|_| {
-            (
-                ends[e].chain(&ef.d_force[e]),
-                ends[e].chain(&ef.d_torque[e]),
-            )
-        })
-    };
-    let bp = [chained(0), chained(1)];
+    // Body-form partials per end (ground ends have none); torque rows only if the element has
+    // torque partials at all (point-to-point elements and global-frame inputs have none).
+    let mut bf = [BodyPartials::ZERO; 2];
+    let mut bt = [BodyPartials::ZERO; 2];
+    for e in 0..2 {
+        if ends[e].body.is_some() {
+            bf[e] = ends[e].chain(&ef.d_force[e]);
+            if ef.torque_partials {
+                bt[e] = ends[e].chain(&ef.d_torque[e]);
+            }
+        }
+    }
     for &(side, sign) in &sides {
         let Some(c) = ends[side].body else { continue };
         let f = sign * ef.force;
         let arm = ef.point[side] - bodies[c].x;
         let f_x = skew(&f);
         for e in 0..2 {
-            let (Some(slot), Some((bf, bt))) = (slots[side][e], &bp[e]) else {
-                continue;
-            };
-            let mut tq = bf.skew_left(&arm);
-            tq.x += bt.x;
-            tq.phi += bt.phi;
-            tq.v += bt.v;
-            tq.w += bt.w;
+            let Some(slot) = slots[side][e] else { continue };
+            let mut tq = bf[e].skew_left(&arm);
+            if ef.torque_partials {
+                tq.add_assign(&bt[e]);
+            }
             let a = &mut acc[slot];
-            a.add(sign, bf, &tq);
+            a.add(sign < 0.0, &bf[e], &tq);
             if e == ef.point_end[side] {
                 // −[f]× δp_e with δp_e = δx_e − [a_e]× δφ_e
                 a.r[1][0] -= f_x;
