@@ -56,6 +56,9 @@ enum Command {
     /// Document 000's validation study: load case with LSRT2 and the RODAS4 reference on the
     /// reference axles, accuracy (Table 3), real-time factors (Table 2) and a Bild 7-like plot.
     Loadcase(cmd::loadcase::LoadcaseArgs),
+    /// Real-time benchmark (document 000, Table 2): dense vs block-sparse LU, re-linearising every
+    /// step or every 5 steps; real-time factor, step-time statistics and NMSE vs a RODAS4 reference.
+    Bench(cmd::bench::BenchArgs),
     /// Linearise at static equilibrium and print eigenvalues, frequencies, damping ratios and the
     /// stiffness ratio.
     Modes {
@@ -81,6 +84,7 @@ fn main() -> ExitCode {
         Command::Compare(args) => cmd::compare::run(&args),
         Command::Plot(args) => cmd::plot::run(&args),
         Command::Loadcase(args) => cmd::loadcase::run(&args),
+        Command::Bench(args) => cmd::bench::run(&args),
         Command::Modes { model, count } => cmd::modes::run(&model, count),
     };
     match res {

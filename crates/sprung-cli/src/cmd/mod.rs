@@ -1,5 +1,6 @@
 //! Subcommands of the `sprung` binary, one file each.
 
+pub mod bench;
 pub mod check;
 pub mod compare;
 pub mod loadcase;

@@ -1,0 +1,485 @@
+//! `sprung bench`: the real-time benchmark of document 000, section 3 and Table 2, on this machine.
+//!
+//! For every model (default: both reference axles) and every combination of linear solver
+//! {dense, block-sparse} × re-linearisation {every step, every 5 steps}, LSRT2 at the model's fixed
+//! step runs the model's load case `--repeat` times from static equilibrium. Reported per row:
+//! the real-time factor (compute time / simulated time; median over the repeats), the mean, p99.9
+//! and maximum step time (pooled over the repeats), and the accuracy as NMSE (document 000,
+//! Table 3; `sprung_io::metrics`) of the wheel displacement and the trailing-link bushing force
+//! against a RODAS4 reference (rtol 1e-8, atol 1e-10) over the window of Bild 7 (4.9–6.0 s).
+//!
+//! The reference is computed in the same command and cached as `<out>/<model>/reference.csv`;
+//! it is reused while its metadata (model file hash, end time, tolerances) still matches.
+//! Timing excludes the evaluation of the output channels (done in the observer between steps).
+
+use std::collections::hash_map::DefaultHasher;
+use std::hash::{Hash, Hasher};
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use anyhow::{Context, bail};
+use clap::Args;
+use serde_json::{Value, json};
+use sprung_io::metrics::channel_error;
+use sprung_io::{Channel, Format, ResultWriter, Window, read_results};
+use sprung_mbs::equilibrium::{self, EquilibriumOptions};
+use sprung_mbs::outputs::OutputSet;
+use sprung_mbs::simulate::{self, LinearSolverKind, RunSettings};
+use sprung_mbs::{CompiledModel, MbsSystem};
+use sprung_model::InitialStateKind;
+use sprung_solve::mech::adaptive::Control;
+
+use super::load_model;
+use super::run::percentile;
+
+/// Arguments of `sprung bench`.
+#[derive(Args, Debug)]
+pub struct BenchArgs {
+    /// Models, comma separated (default: models/double_wishbone.toml,models/multilink.toml).
+    #[arg(long, value_delimiter = ',')]
+    pub models: Vec<PathBuf>,
+    /// Runs per configuration (the real-time factor is the median over them).
+    #[arg(long, default_value_t = 3)]
+    pub repeat: usize,
+    /// Print one JSON document on stdout instead of the table.
+    #[arg(long)]
+    pub json: bool,
+    /// Simulated end time in s (must cover the comparison window).
+    #[arg(long, default_value_t = 6.0)]
+    pub t_end: f64,
+    /// Comparison window `t0:t1` in s (document 000, Bild 7).
+    #[arg(long, default_value = "4.9:6.0")]
+    pub window: String,
+    /// Wheel displacement channel.
+    #[arg(long, default_value = "wc_dx_L")]
+    pub displacement: String,
+    /// Trailing-link bushing force channel.
+    #[arg(long, default_value = "tl_bushing_fx_L")]
+    pub force: String,
+    /// Directory of the cached RODAS4 references.
+    #[arg(long, default_value = "out/bench")]
+    pub out: PathBuf,
+}
+
+/// Relative and absolute tolerance of the RODAS4 reference.
+const REF_RTOL: f64 = 1e-8;
+const REF_ATOL: f64 = 1e-10;
+
+/// One model, loaded and ready to simulate.
+struct Case {
+    stem: String,
+    file: PathBuf,
+    hash: String,
+    model: sprung_model::Model,
+    compiled: std::sync::Arc<CompiledModel>,
+    r0: Vec<f64>,
+    v0: Vec<f64>,
+    outputs: OutputSet,
+    channels: [usize; 2],
+}
+
+/// Sampled channels of one run.
+#[derive(Default)]
+struct Trace {
+    t: Vec<f64>,
+    x: [Vec<f64>; 2],
+}
+
+/// One row of the table.
+struct Row {
+    linear_solver: &'static str,
+    relinearise_every: u64,
+    rtf: Vec<f64>,
+    mean: f64,
+    p999: f64,
+    max: f64,
+    nmse: [f64; 2],
+    steps: u64,
+    linearisations: u64,
+}
+
+fn progress(quiet: bool, msg: &str) {
+    if !quiet {
+        eprintln!("{msg}");
+        let _ = std::io::stderr().flush();
+    }
+}
+
+fn file_hash(path: &Path) -> anyhow::Result<String> {
+    let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+    let mut h = DefaultHasher::new();
+    bytes.hash(&mut h);
+    Ok(format!("{:016x}", h.finish()))
+}
+
+impl Case {
+    fn load(file: &Path, names: [&str; 2]) -> anyhow::Result<Self> {
+        let (model, compiled) = load_model(file)?;
+        let outputs = OutputSet::new(&model, &compiled).map_err(anyhow::Error::msg)?;
+        let mut channels = [0; 2];
+        for (k, name) in names.iter().enumerate() {
+            channels[k] = outputs
+                .channels
+                .iter()
+                .position(|c| c.name == *name)
+                .with_context(|| {
+                    let avail: Vec<&str> =
+                        outputs.channels.iter().map(|c| c.name.as_str()).collect();
+                    format!(
+                        "{}: no output channel '{name}'; available: {}",
+                        file.display(),
+                        avail.join(", ")
+                    )
+                })?;
+        }
+        let (mut r0, mut v0) = compiled.design_state();
+        if model.initial_state.kind == InitialStateKind::Equilibrium {
+            let mut sys = MbsSystem::new(compiled.clone());
+            r0 = equilibrium::solve(&mut sys, 0.0, &r0, EquilibriumOptions::default())
+                .with_context(|| format!("initial static equilibrium of {}", file.display()))?
+                .r;
+            v0.fill(0.0);
+        }
+        let stem = file
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "model".into());
+        Ok(Self {
+            stem,
+            file: file.to_path_buf(),
+            hash: file_hash(file)?,
+            model,
+            compiled,
+            r0,
+            v0,
+            outputs,
+            channels,
+        })
+    }
+
+    fn settings(&self, method: &str, t_end: f64, every: u64, lu: LinearSolverKind) -> RunSettings {
+        let s = &self.model.solver;
+        RunSettings {
+            method: method.into(),
+            step: s.step,
+            t0: 0.0,
+            t_end,
+            output_interval: s.output_interval(),
+            relinearise_every: every,
+            rtol: REF_RTOL,
+            atol: REF_ATOL,
+            linear_solver: lu,
+            adaptive: None,
+        }
+    }
+
+    /// One run; returns the summary and the two sampled channels.
+    fn simulate(
+        &mut self,
+        settings: &RunSettings,
+    ) -> anyhow::Result<(simulate::RunSummary, Trace, Vec<Vec<f64>>)> {
+        let mut sys = MbsSystem::new(self.compiled.clone());
+        let mut eval = sys.eval.clone();
+        let (mut r, mut v) = (self.r0.clone(), self.v0.clone());
+        let n = ((settings.t_end - settings.t0) / settings.output_interval).round() as usize + 2;
+        let mut trace = Trace {
+            t: Vec::with_capacity(n),
+            x: [Vec::with_capacity(n), Vec::with_capacity(n)],
+        };
+        let mut all = vec![Vec::with_capacity(n); self.outputs.len()];
+        let mut row = vec![0.0; self.outputs.len()];
+        let [c0, c1] = self.channels;
+        let outputs = &mut self.outputs;
+        let summary = simulate::run(&mut sys, settings, &mut r, &mut v, &mut |t, r, v| {
+            outputs.evaluate(&mut eval, t, r, v, &mut row);
+            trace.t.push(t);
+            trace.x[0].push(row[c0]);
+            trace.x[1].push(row[c1]);
+            for (col, x) in all.iter_mut().zip(&row) {
+                col.push(*x);
+            }
+            Control::Continue
+        })
+        .with_context(|| format!("{} with {}", self.file.display(), settings.method))?;
+        Ok((summary, trace, all))
+    }
+
+    /// The RODAS4 reference: cached file if its metadata matches, else computed and written.
+    fn reference(&mut self, dir: &Path, t_end: f64, quiet: bool) -> anyhow::Result<Trace> {
+        let path = dir.join(&self.stem).join("reference.csv");
+        let key =
+            json!({ "model_hash": self.hash, "t_end": t_end, "rtol": REF_RTOL, "atol": REF_ATOL });
+        let cached = read_results(&path)
+            .ok()
+            .filter(|set| set.metadata().get("bench_key") == Some(&key));
+        if let Some(set) = cached {
+            let col = |k: usize| {
+                set.column(&self.outputs.channels[self.channels[k]].name)
+                    .map(<[f64]>::to_vec)
+            };
+            if let (Some(a), Some(b)) = (col(0), col(1)) {
+                progress(
+                    quiet,
+                    &format!(
+                        "[{}] RODAS4 reference: cached {}",
+                        self.stem,
+                        path.display()
+                    ),
+                );
+                return Ok(Trace {
+                    t: set.time.clone(),
+                    x: [a, b],
+                });
+            }
+        }
+        progress(
+            quiet,
+            &format!(
+                "[{}] RODAS4 reference (rtol {REF_RTOL:e}, atol {REF_ATOL:e}) to t = {t_end} s ...",
+                self.stem
+            ),
+        );
+        let start = Instant::now();
+        let settings = self.settings("rodas4", t_end, 1, LinearSolverKind::BlockSparse);
+        let (summary, trace, all) = self.simulate(&settings)?;
+        if summary.t_reached < t_end - 1e-9 {
+            bail!(
+                "{}: RODAS4 reference stopped at t = {} s",
+                self.file.display(),
+                summary.t_reached
+            );
+        }
+        progress(
+            quiet,
+            &format!(
+                "[{}] reference done in {:.1} s; writing {}",
+                self.stem,
+                start.elapsed().as_secs_f64(),
+                path.display()
+            ),
+        );
+        std::fs::create_dir_all(path.parent().unwrap_or(dir))
+            .with_context(|| format!("creating {}", dir.display()))?;
+        let channels: Vec<Channel> = self
+            .outputs
+            .channels
+            .iter()
+            .map(|c| Channel::new(c.name.clone(), c.unit, c.description.clone()))
+            .collect();
+        let meta = json!({ "model": self.model.model.name, "model_file": self.file.display().to_string(),
+                           "solver": { "method": "rodas4", "rtol": REF_RTOL, "atol": REF_ATOL }, "bench_key": key });
+        let mut w = ResultWriter::create(&path, Format::Csv, &channels, meta)
+            .with_context(|| format!("creating {}", path.display()))?;
+        let mut row = vec![0.0; channels.len()];
+        for (i, t) in trace.t.iter().enumerate() {
+            for (x, col) in row.iter_mut().zip(&all) {
+                *x = col[i];
+            }
+            w.write_row(*t, &row)
+                .with_context(|| format!("writing {}", path.display()))?;
+        }
+        w.finish("completed", json!({ "t_reached": summary.t_reached }))
+            .with_context(|| format!("finishing {}", path.display()))?;
+        Ok(trace)
+    }
+}
+
+fn nmse(
+    name: &str,
+    run: &Trace,
+    k: usize,
+    reference: &Trace,
+    window: Window,
+) -> anyhow::Result<f64> {
+    Ok(channel_error(
+        name,
+        &run.t,
+        &run.x[k],
+        &reference.t,
+        &reference.x[k],
+        window,
+    )?
+    .nmse)
+}
+
+/// Runs the command.
+pub fn run(a: &BenchArgs) -> anyhow::Result<()> {
+    let models = if a.models.is_empty() {
+        vec![
+            PathBuf::from("models/double_wishbone.toml"),
+            PathBuf::from("models/multilink.toml"),
+        ]
+    } else {
+        a.models.clone()
+    };
+    if a.repeat == 0 {
+        bail!("--repeat must be at least 1");
+    }
+    let window = super::compare::parse_window(&a.window)?;
+    if a.t_end < window.t1 || a.t_end.is_nan() {
+        bail!(
+            "--t-end {} s ends before the comparison window {}; use --t-end {} or later",
+            a.t_end,
+            a.window,
+            window.t1
+        );
+    }
+    let quiet = false;
+    let names = [a.displacement.as_str(), a.force.as_str()];
+    let mut report = Vec::new();
+    for file in &models {
+        let mut case = Case::load(file, names)?;
+        let reference = case.reference(&a.out, a.t_end, quiet)?;
+        let mut rows = Vec::new();
+        for (lu, lu_name) in [
+            (LinearSolverKind::Dense, "dense"),
+            (LinearSolverKind::BlockSparse, "block-sparse"),
+        ] {
+            for every in [1u64, 5] {
+                let settings = case.settings("lsrt2", a.t_end, every, lu);
+                let mut rtf = Vec::with_capacity(a.repeat);
+                let mut times = Vec::new();
+                let mut errs = [f64::NAN; 2];
+                let mut counts = (0, 0);
+                for rep in 0..a.repeat {
+                    let (summary, trace, _) = case.simulate(&settings)?;
+                    let simulated = summary.t_reached - settings.t0;
+                    rtf.push(summary.compute_time / simulated);
+                    times.extend_from_slice(&summary.step_times);
+                    if rep == 0 {
+                        for (k, e) in errs.iter_mut().enumerate() {
+                            *e = nmse(names[k], &trace, k, &reference, window)?;
+                        }
+                        counts = (summary.stats.steps, summary.stats.linearisations);
+                    }
+                    progress(
+                        quiet,
+                        &format!(
+                            "[{}] {lu_name}, re-linearise every {every}: run {}/{} RTF {:.4}",
+                            case.stem,
+                            rep + 1,
+                            a.repeat,
+                            rtf[rep]
+                        ),
+                    );
+                }
+                rtf.sort_by(f64::total_cmp);
+                let mean = times.iter().sum::<f64>() / times.len().max(1) as f64;
+                let max = times.iter().copied().fold(0.0, f64::max);
+                rows.push(Row {
+                    linear_solver: lu_name,
+                    relinearise_every: every,
+                    mean,
+                    p999: percentile(&times, 0.999),
+                    max,
+                    rtf,
+                    nmse: errs,
+                    steps: counts.0,
+                    linearisations: counts.1,
+                });
+            }
+        }
+        report.push((case, rows));
+    }
+    if a.json {
+        let doc = json!({
+            "machine": cpu_model(),
+            "t_end": a.t_end,
+            "window": [window.t0, window.t1],
+            "repeat": a.repeat,
+            "reference": { "method": "rodas4", "rtol": REF_RTOL, "atol": REF_ATOL },
+            "models": report.iter().map(|(case, rows)| json!({
+                "model": case.stem,
+                "model_file": case.file.display().to_string(),
+                "dof": case.compiled.n_v(),
+                "step": case.model.solver.step,
+                "rows": rows.iter().map(|r| json!({
+                    "linear_solver": r.linear_solver,
+                    "relinearise_every": r.relinearise_every,
+                    "real_time_factor": median(&r.rtf),
+                    "real_time_factor_runs": r.rtf,
+                    "mean_step_s": r.mean,
+                    "p999_step_s": r.p999,
+                    "max_step_s": r.max,
+                    "steps": r.steps,
+                    "linearisations": r.linearisations,
+                    "nmse": { names[0]: r.nmse[0], names[1]: r.nmse[1] },
+                })).collect::<Vec<Value>>(),
+            })).collect::<Vec<Value>>(),
+        });
+        println!("{}", serde_json::to_string_pretty(&doc)?);
+        return Ok(());
+    }
+    println!("machine: {}", cpu_model());
+    println!(
+        "LSRT2, model step, t = 0..{} s, median of {} runs; NMSE vs RODAS4 (rtol {REF_RTOL:e}) over {}..{} s",
+        a.t_end, a.repeat, window.t0, window.t1
+    );
+    println!();
+    println!(
+        "{:<16} {:<13} {:>6} {:>8} {:>10} {:>11} {:>10} {:>11} {:>11}",
+        "model",
+        "linear solver",
+        "relin",
+        "RTF",
+        "mean [us]",
+        "p99.9 [us]",
+        "max [us]",
+        format!("NMSE {}", short(names[0])),
+        format!("NMSE {}", short(names[1]))
+    );
+    for (case, rows) in &report {
+        for r in rows {
+            println!(
+                "{:<16} {:<13} {:>6} {:>8.4} {:>10.1} {:>11.1} {:>10.1} {:>11.3e} {:>11.3e}",
+                case.stem,
+                r.linear_solver,
+                r.relinearise_every,
+                median(&r.rtf),
+                r.mean * 1e6,
+                r.p999 * 1e6,
+                r.max * 1e6,
+                r.nmse[0],
+                r.nmse[1]
+            );
+        }
+    }
+    println!();
+    println!("NMSE columns: {} and {}", names[0], names[1]);
+    Ok(())
+}
+
+fn short(name: &str) -> &str {
+    &name[..name.len().min(6)]
+}
+
+/// Median of a sorted list.
+fn median(sorted: &[f64]) -> f64 {
+    match sorted.len() {
+        0 => f64::NAN,
+        n if n % 2 == 1 => sorted[n / 2],
+        n => 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]),
+    }
+}
+
+/// CPU model name from /proc/cpuinfo (Linux), or "unknown".
+fn cpu_model() -> String {
+    std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split(':').nth(1))
+                .map(|m| m.trim().to_string())
+        })
+        .map(|m| {
+            format!(
+                "{m}, {} logical CPUs",
+                std::thread::available_parallelism()
+                    .map(|n| n.get())
+                    .unwrap_or(1)
+            )
+        })
+        .unwrap_or_else(|| "unknown".into())
+}
