@@ -33,8 +33,8 @@ fn adaptive_methods_meet_tolerance_with_dense_output() {
             let mut emax = 0.0f64;
             for (i, &t) in sol.t.iter().enumerate() {
                 let ex = Smooth::exact(t);
-                for c in 0..2 {
-                    emax = emax.max((sol.state(i)[c] - ex[c]).abs() / ex[c].abs().max(1.0));
+                for (yc, exc) in sol.state(i).iter().zip(ex) {
+                    emax = emax.max((yc - exc).abs() / exc.abs().max(1.0));
                 }
             }
             eprintln!(
