@@ -7,7 +7,7 @@
 //!   time derivative, projection after accepted steps); [`FnSystem`] adapts a closure.
 //! * [`solve`] integrates with any [`Method`] from `t0` to `t_end` under [`Options`] and returns
 //!   a [`Solution`] (output times, states, [`Stats`]) or an [`OdeError`].
-//! * [`catalogue`] lists every method with order, kind, step control and stiffness suitability;
+//! * [`catalogue()`] lists every method with order, kind, step control and stiffness suitability;
 //!   [`Method::from_name`] parses the names printed there (MATLAB names where one exists).
 //! * [`problems`] holds smooth problems with analytic solutions and the stiff reference problems
 //!   HIRES, Van der Pol and ROBER with the published reference values (Test Set for IVP Solvers).

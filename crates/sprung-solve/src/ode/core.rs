@@ -1,6 +1,9 @@
 //! Shared machinery: evaluation context with statistics, dense LU (faer), difference Jacobians,
-//! the error norm of document 001 eq. 14, automatic initial step, output recording and the
-//! top-level dispatch of [`super::solve`].
+//! the error norm of document 001 eq. 14 ([`Ctx::err_norm`], with transformed tolerances
+//! [`Ctx::err_norm_scaled`]), the asymptotic step-size controller ([`step_factor`]), the
+//! Jacobian + LU refresh of the iteration matrix `alpha·I - beta·J` ([`IterationMatrix`]), the
+//! automatic initial step, the driver preamble (pieces between breakpoints, attempt counting),
+//! output recording and the top-level dispatch of [`super::solve`].
 
 use super::{Control, Method, Observer, OdeError, OdeSystem, Options, Solution, Stats, Tolerance};
 use faer::dyn_stack::{MemBuffer, MemStack, StackReq};

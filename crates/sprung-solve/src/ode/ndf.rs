@@ -1,6 +1,6 @@
 //! ode15s: variable-order (1..=5) numerical differentiation formulas (NDF) or backward
 //! differentiation formulas (BDF) in backward-difference form with quasi-constant step size,
-//! following Shampine & Reichelt, "The MATLAB ODE suite" (document 001, ref. [11]).
+//! following Shampine & Reichelt, "The MATLAB ODE suite" (document 001, ref. \[11\]).
 //!
 //! * Formula of order k: `Σ_{m=1}^k γ_m ∇^m y_{n+1} - κ γ_k (y_{n+1} - y⁽⁰⁾_{n+1}) - h f(t_{n+1}, y_{n+1}) = 0`
 //!   with `γ_m = Σ_{j≤m} 1/j`, predictor `y⁽⁰⁾ = Σ_{m=0}^k ∇^m y_n`, solved by simplified Newton
