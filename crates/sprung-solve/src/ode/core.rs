@@ -218,6 +218,24 @@ pub(crate) fn all_finite(v: &[f64]) -> bool {
     v.iter().all(|x| x.is_finite())
 }
 
+/// Embedded error estimate `out_c = scale · Σ_i (w_i - ŵ_i) k_{i,c}` from the stage vectors `k`
+/// and the weights of the propagated (`w`) and the embedded (`ŵ`) solution.
+pub(crate) fn embedded_error(
+    out: &mut [f64],
+    w: &[f64],
+    w_hat: &[f64],
+    k: &[Vec<f64>],
+    scale: f64,
+) {
+    for c in 0..out.len() {
+        let mut acc = 0.0;
+        for i in 0..k.len() {
+            acc += (w[i] - w_hat[i]) * k[i][c];
+        }
+        out[c] = scale * acc;
+    }
+}
+
 /// Step-size factor of the asymptotic controller: for a scaled error `err` (eq.-14 norm) that
 /// behaves like `h^p`, `safety · err^(-1/p)` limited to `[fmin, fmax]`; `fmax` when `err = 0`.
 pub(crate) fn step_factor(err: f64, p: f64, safety: f64, fmin: f64, fmax: f64) -> f64 {

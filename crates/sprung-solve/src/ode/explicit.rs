@@ -4,7 +4,7 @@
 //! DOPRI5), the cubic Hermite interpolant of the step end values and slopes otherwise.
 
 use super::OdeError;
-use super::core::{Accepted, Ctx, hermite};
+use super::core::{Accepted, Ctx, embedded_error, hermite};
 use super::onestep::{Attempt, OneStep, Step};
 use super::tableau::ExplicitTableau;
 
@@ -87,13 +87,7 @@ impl OneStep for Erk {
         let mut err = 0.0;
         if adaptive && let Some(bh) = &self.t.bhat {
             // reuse ytmp for the error vector
-            for c in 0..n {
-                let mut acc = 0.0;
-                for i in 0..s {
-                    acc += (self.t.b[i] - bh[i]) * self.k[i][c];
-                }
-                self.ytmp[c] = h * acc;
-            }
+            embedded_error(&mut self.ytmp, &self.t.b, bh, &self.k, h);
             err = ctx.err_norm(&self.ytmp, y0, y1);
         }
         Ok(Attempt::Done {

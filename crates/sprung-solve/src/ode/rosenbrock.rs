@@ -5,7 +5,7 @@
 //! `∂f/∂t` are evaluated once per step point and reused when a step is rejected.
 
 use super::OdeError;
-use super::core::{Ctx, Factored, IterationMatrix};
+use super::core::{Ctx, Factored, IterationMatrix, embedded_error};
 use super::onestep::{Attempt, OneStep, Step};
 use super::tableau::RosenbrockTableau;
 
@@ -151,13 +151,7 @@ impl OneStep for Rosenbrock {
         }
         let mut err = 0.0;
         if adaptive && let Some(mh) = &self.t.mhat {
-            for c in 0..n {
-                let mut acc = 0.0;
-                for i in 0..s {
-                    acc += (self.t.m[i] - mh[i]) * self.u[i][c];
-                }
-                self.ytmp[c] = acc;
-            }
+            embedded_error(&mut self.ytmp, &self.t.m, mh, &self.u, 1.0);
             err = ctx.err_norm(&self.ytmp, y0, y1);
         }
         Ok(Attempt::Done { err, fsal: false })
