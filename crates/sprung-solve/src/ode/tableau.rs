@@ -103,6 +103,15 @@ pub fn bs3() -> ExplicitTableau {
 
 /// Dormand–Prince 5(4), FSAL (ode45 / ode5).
 pub fn dopri5() -> ExplicitTableau {
+    // 5th-order weights; FSAL: they are also the last row of `a` (the 7th stage is f(t + h, y1))
+    const B: [f64; 6] = [
+        35.0 / 384.0,
+        0.0,
+        500.0 / 1113.0,
+        125.0 / 192.0,
+        -2187.0 / 6784.0,
+        11.0 / 84.0,
+    ];
     ExplicitTableau {
         c: vec![0.0, 0.2, 0.3, 0.8, 8.0 / 9.0, 1.0, 1.0],
         a: lower(&[
@@ -123,24 +132,9 @@ pub fn dopri5() -> ExplicitTableau {
                 49.0 / 176.0,
                 -5103.0 / 18656.0,
             ],
-            &[
-                35.0 / 384.0,
-                0.0,
-                500.0 / 1113.0,
-                125.0 / 192.0,
-                -2187.0 / 6784.0,
-                11.0 / 84.0,
-            ],
+            &B,
         ]),
-        b: vec![
-            35.0 / 384.0,
-            0.0,
-            500.0 / 1113.0,
-            125.0 / 192.0,
-            -2187.0 / 6784.0,
-            11.0 / 84.0,
-            0.0,
-        ],
+        b: [&B[..], &[0.0]].concat(),
         bhat: Some(vec![
             5179.0 / 57600.0,
             0.0,
