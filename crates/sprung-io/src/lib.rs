@@ -15,6 +15,7 @@ mod channel;
 mod error;
 pub mod metrics;
 pub mod plot;
+pub mod xy_plot;
 mod reader;
 mod writer;
 
