@@ -209,8 +209,12 @@ fn gemv_add(a: &BlockMatrix, x: &[f64], b: Option<(&BlockMatrix, f64, &[f64])>, 
     let (row_ptr, col_idx) = (p.row_ptr(), p.col_idx());
     for i in 0..p.n_blocks() {
         let mut acc = [0.0; 6];
-        for s in row_ptr[i]..row_ptr[i + 1] {
-            let j = col_idx[s];
+        for (s, &j) in col_idx
+            .iter()
+            .enumerate()
+            .take(row_ptr[i + 1])
+            .skip(row_ptr[i])
+        {
             block6_mul_add(
                 &a.values()[36 * s..36 * s + 36],
                 &x[6 * j..6 * j + 6],
@@ -324,7 +328,7 @@ impl RosenbrockStepper {
         v: &mut [f64],
     ) -> Result<(), StepError> {
         let t = self.time(k);
-        let relin = !self.have_lin || k % self.relinearise_every == 0;
+        let relin = !self.have_lin || k.is_multiple_of(self.relinearise_every);
         if relin {
             sys.linearise(t, r, v, &mut self.lin);
             self.stats.linearisations += 1;
