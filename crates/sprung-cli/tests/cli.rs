@@ -238,14 +238,67 @@ fn modes_schema_and_solvers() {
 #[test]
 fn nonsensical_settings_are_errors_not_panics() {
     for args in [
-        &["run", "models/mass_spring_damper.toml", "--output-interval", "0"][..],
+        &[
+            "run",
+            "models/mass_spring_damper.toml",
+            "--output-interval",
+            "0",
+        ][..],
         &["run", "models/mass_spring_damper.toml", "--step", "1e-15"][..],
         &["run", "models/mass_spring_damper.toml", "--t-end", "-1"][..],
-        &["run", "models/mass_spring_damper.toml", "--step", "1e-3", "--rtol", "1e-6"][..],
-        &["run", "models/mass_spring_damper.toml", "--solver", "lsrt2", "--rtol", "1e-6"][..],
+        &[
+            "run",
+            "models/mass_spring_damper.toml",
+            "--step",
+            "1e-3",
+            "--rtol",
+            "1e-6",
+        ][..],
+        &[
+            "run",
+            "models/mass_spring_damper.toml",
+            "--solver",
+            "lsrt2",
+            "--rtol",
+            "1e-6",
+        ][..],
     ] {
         let o = sprung(args);
         let t = text(&o);
-        assert!(!o.status.success() && t.contains("error:") && !t.contains("panicked"), "{args:?}: {t}");
+        assert!(
+            !o.status.success() && t.contains("error:") && !t.contains("panicked"),
+            "{args:?}: {t}"
+        );
     }
+}
+
+#[test]
+fn bench_prints_the_table_and_json() {
+    let out = tmp("bench");
+    let o = sprung(&[
+        "bench",
+        "--models",
+        "models/mass_spring_damper.toml",
+        "--displacement",
+        "x",
+        "--force",
+        "spring_force",
+        "--t-end",
+        "2",
+        "--window",
+        "0.5:2",
+        "--repeat",
+        "1",
+        "--json",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let v: serde_json::Value =
+        serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(&o)));
+    let s = v.to_string();
+    assert!(
+        s.contains("mass_spring_damper") && s.contains("block"),
+        "{s}"
+    );
 }

@@ -35,7 +35,11 @@ use super::run::percentile;
 
 /// Arguments of `sprung bench`.
 #[derive(Args, Debug)]
+#[command(args_conflicts_with_subcommands = true)]
 pub struct BenchArgs {
+    /// Other benchmarks (without a subcommand: the real-time benchmark of the axles).
+    #[command(subcommand)]
+    pub what: Option<BenchWhat>,
     /// Models, comma separated (default: models/double_wishbone.toml,models/multilink.toml).
     #[arg(long, value_delimiter = ',')]
     pub models: Vec<PathBuf>,
@@ -60,6 +64,14 @@ pub struct BenchArgs {
     /// Directory of the cached RODAS4 references.
     #[arg(long, default_value = "out/bench")]
     pub out: PathBuf,
+}
+
+/// Benchmarks other than the real-time table.
+#[derive(clap::Subcommand, Debug)]
+pub enum BenchWhat {
+    /// Work-precision benchmark of the solver suite: error vs CPU time over a tolerance ladder for
+    /// HIRES, Van der Pol, ROBER and the double-wishbone load case.
+    Solvers(super::bench_solvers::BenchSolversArgs),
 }
 
 /// Relative and absolute tolerance of the RODAS4 reference.
@@ -305,6 +317,9 @@ fn nmse(
 
 /// Runs the command.
 pub fn run(a: &BenchArgs) -> anyhow::Result<()> {
+    if let Some(BenchWhat::Solvers(args)) = &a.what {
+        return super::bench_solvers::run(args);
+    }
     let models = if a.models.is_empty() {
         vec![
             PathBuf::from("models/double_wishbone.toml"),

@@ -1,6 +1,7 @@
 //! Subcommands of the `sprung` binary, one file each.
 
 pub mod bench;
+pub mod bench_solvers;
 pub mod check;
 pub mod compare;
 pub mod loadcase;
