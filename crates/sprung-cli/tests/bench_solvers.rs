@@ -74,7 +74,7 @@ fn stiff_ladder_gains_digits_reports_failures_and_plots() {
     assert!(failed["failure"].is_string() && failed["error"].is_null());
 
     let png = tmp("plot").join("wp.png");
-    plot(&points, &png, "test").unwrap();
+    plot(&points, &png, "test", Some((800, 600))).unwrap();
     let bytes = std::fs::read(&png).unwrap();
     assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n");
 }

@@ -126,6 +126,9 @@ pub struct BenchSolversArgs {
     /// PNG (or SVG) work-precision diagram; the reference cache goes to the same directory.
     #[arg(long, default_value = "out/bench/solvers.png")]
     pub out: PathBuf,
+    /// Image size `WIDTHxHEIGHT` in pixels.
+    #[arg(long, default_value = "1000x800")]
+    pub size: String,
     /// Print JSON to stdout instead of tables (progress still goes to stderr).
     #[arg(long)]
     pub json: bool,
@@ -149,6 +152,7 @@ impl Default for BenchSolversArgs {
             reference_rtol: 1e-9,
             repeats: 3,
             out: PathBuf::from("out/bench/solvers.png"),
+            size: "1000x800".into(),
             json: false,
             quiet: false,
         }
@@ -403,9 +407,10 @@ impl AxleBench {
     /// Loads the model, solves the static equilibrium at t = 0 and loads the reference solution
     /// from the cache or computes it (RODAS4 at `case.reference_rtol`) and caches it.
     pub fn new(case: AxleCase, log: &mut dyn FnMut(&str)) -> anyhow::Result<Self> {
-        if !(case.t_end > case.t_start)
-            || !(case.window.t0 >= case.t_start && case.window.t1 <= case.t_end)
-        {
+        let valid = case.t_end > case.t_start
+            && case.window.t0 >= case.t_start
+            && case.window.t1 <= case.t_end;
+        if !valid {
             bail!(
                 "invalid axle interval: need t_start < t_end and the window [{}, {}] inside [{}, {}]",
                 case.window.t0,
@@ -722,7 +727,13 @@ pub fn format_table(problem: &str, points: &[BenchPoint]) -> String {
 
 /// Draws the work-precision diagram: one panel per problem present in `points` (2×2 for four),
 /// error against CPU time on log axes, one line per method (failed points are left out).
-pub fn plot(points: &[BenchPoint], path: &Path, title: &str) -> anyhow::Result<()> {
+/// `size` is the image size in pixels (`None`: 640×480 per panel).
+pub fn plot(
+    points: &[BenchPoint],
+    path: &Path,
+    title: &str,
+    size: Option<(u32, u32)>,
+) -> anyhow::Result<()> {
     let mut problems: Vec<&str> = Vec::new();
     for p in points {
         if !problems.contains(&p.problem.as_str()) {
@@ -785,16 +796,7 @@ pub fn plot(points: &[BenchPoint], path: &Path, title: &str) -> anyhow::Result<(
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     }
-    plot_loglog(
-        path,
-        title,
-        &panels,
-        &XyOptions {
-            rows,
-            cols,
-            size: None,
-        },
-    )?;
+    plot_loglog(path, title, &panels, &XyOptions { rows, cols, size })?;
     Ok(())
 }
 
@@ -843,9 +845,14 @@ pub fn run(a: &BenchSolversArgs) -> anyhow::Result<()> {
             bail!("relative tolerances must lie in (0, 1), got {r}");
         }
     }
-    if a.axle_steps_ms.iter().any(|h| !(*h > 0.0)) {
+    if !a.axle_steps_ms.iter().all(|h| *h > 0.0) {
         bail!("--axle-steps-ms must be positive step sizes in ms");
     }
+    let size = a
+        .size
+        .split_once(['x', 'X'])
+        .and_then(|(w, h)| Some((w.trim().parse::<u32>().ok()?, h.trim().parse::<u32>().ok()?)))
+        .ok_or_else(|| anyhow::anyhow!("--size must look like 1100x860, got '{}'", a.size))?;
     let quiet = a.quiet;
     let mut log = |s: &str| {
         if !quiet {
@@ -914,7 +921,7 @@ pub fn run(a: &BenchSolversArgs) -> anyhow::Result<()> {
     }
     let machine = machine();
     let title = "Work-precision: error vs CPU time (sprung)";
-    plot(&points, &a.out, title)?;
+    plot(&points, &a.out, title, Some(size))?;
     if a.json {
         let doc = json!({
             "machine": machine,
