@@ -59,7 +59,7 @@ enum Command {
     /// Real-time benchmark (document 000, Table 2): dense vs block-sparse LU, re-linearising every
     /// step or every 5 steps; real-time factor, step-time statistics and NMSE vs a RODAS4 reference.
     /// `sprung bench solvers`: work-precision benchmark of the solver suite.
-    Bench(cmd::bench::BenchArgs),
+    Bench(Box<cmd::bench::BenchArgs>),
     /// Linearise at static equilibrium and print eigenvalues, frequencies, damping ratios and the
     /// stiffness ratio.
     Modes {

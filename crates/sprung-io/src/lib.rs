@@ -15,9 +15,9 @@ mod channel;
 mod error;
 pub mod metrics;
 pub mod plot;
-pub mod xy_plot;
 mod reader;
 mod writer;
+pub mod xy_plot;
 
 pub use background::{BackgroundOptions, BackgroundStats, BackgroundWriter, RowBuffer};
 pub use channel::{

@@ -983,6 +983,11 @@ fn output(ctx: &mut Ctx, o: &Output) {
         ctx.push(k, n, format!("`frame` is not applicable to quantity \"{qn}\" (deflections are in marker-J axes; angles are scalars)"), "remove `frame`");
     }
     if o.on.is_some() && !element_load {
-        ctx.push(k, n, format!("`on` is only applicable to element force/torque outputs, not to \"{qn}\""), "remove `on`");
+        ctx.push(
+            k,
+            n,
+            format!("`on` is only applicable to element force/torque outputs, not to \"{qn}\""),
+            "remove `on`",
+        );
     }
 }

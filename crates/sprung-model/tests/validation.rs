@@ -167,7 +167,10 @@ fn unknown_references() {
         &src,
         "spring_len_L",
         &name_line("spring_len_L"),
-        &["unknown force element 'spring_X'", "did you mean 'spring_L'?"],
+        &[
+            "unknown force element 'spring_X'",
+            "did you mean 'spring_L'?",
+        ],
     );
     let src = edit(
         BASE,

@@ -304,7 +304,13 @@ pub fn run(a: &RunArgs) -> anyhow::Result<()> {
     if a.plot && !channels.is_empty() {
         let png = out_dir.join(format!("{}.png", a.name));
         let names: Vec<String> = channels.iter().take(4).map(|c| c.name.clone()).collect();
-        super::plot::plot_files(&[path.clone()], &names, &png, None, &m.model.name)?;
+        super::plot::plot_files(
+            std::slice::from_ref(&path),
+            &names,
+            &png,
+            None,
+            &m.model.name,
+        )?;
         println!("plot:              {}", png.display());
     }
     if let Some(f) = failure {

@@ -29,14 +29,10 @@ pub fn run() -> anyhow::Result<()> {
             m.description
         );
     }
+    let rk4 = "classical Runge-Kutta on the mechanical system (same method as ode4)";
     println!(
-        "{:<10} {:>5}  {:<16} {:<9} {:<6} {}",
-        "rk4",
-        4,
-        "explicit",
-        "fixed",
-        "no",
-        "classical Runge-Kutta on the mechanical system (same method as ode4)"
+        "{:<10} {:>5}  {:<16} {:<9} {:<6} {rk4}",
+        "rk4", 4, "explicit", "fixed", "no"
     );
     println!();
     println!(
