@@ -19,8 +19,8 @@ use crate::metrics::Window;
 static FONT_BYTES: &[u8] = include_bytes!("../assets/DejaVuSans.ttf");
 static FONT_INIT: OnceLock<Result<(), String>> = OnceLock::new();
 
-/// Registers the embedded font (once per process).
-fn ensure_font() -> Result<(), String> {
+/// Registers the embedded font (once per process); shared by all plot kinds of this crate.
+pub(crate) fn ensure_font() -> Result<(), String> {
     FONT_INIT
         .get_or_init(|| {
             for family in ["sans-serif", "serif", "monospace"] {

@@ -9,33 +9,13 @@
 //! the plots render on machines without system fonts.
 
 use std::path::Path;
-use std::sync::OnceLock;
 
 use plotters::coord::Shift;
 use plotters::coord::combinators::IntoLogRange;
 use plotters::prelude::*;
-use plotters::style::{FontStyle, register_font};
 
 use crate::error::IoError;
-
-static FONT_BYTES: &[u8] = include_bytes!("../assets/DejaVuSans.ttf");
-static FONT_INIT: OnceLock<Result<(), String>> = OnceLock::new();
-
-/// Registers the embedded font under the family names used by [`crate::plot`] (once per
-/// process; registering the same bytes again under the same names is harmless).
-fn ensure_font() -> Result<(), String> {
-    FONT_INIT
-        .get_or_init(|| {
-            for family in ["sans-serif", "serif", "monospace"] {
-                for style in [FontStyle::Normal, FontStyle::Bold] {
-                    register_font(family, style, FONT_BYTES)
-                        .map_err(|_| "the embedded DejaVu Sans font is invalid".to_string())?;
-                }
-            }
-            Ok(())
-        })
-        .clone()
-}
+use crate::plot::ensure_font;
 
 /// Marker drawn at every data point.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
