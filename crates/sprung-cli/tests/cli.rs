@@ -2,33 +2,17 @@
 //! documented channel names and units), compare, plot, modes, schema, solvers, clear errors for
 //! bad input, and a diverging run that stops cleanly and keeps its results.
 
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 
-fn sprung(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_sprung"))
-        .args(args)
-        .current_dir(root())
-        .output()
-        .expect("run sprung")
-}
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+use common::{sprung_output as sprung, text};
 
 fn tmp(name: &str) -> PathBuf {
     let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
     let _ = std::fs::remove_dir_all(&d);
     d
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
 }
 
 #[test]

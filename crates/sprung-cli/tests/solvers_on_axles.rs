@@ -8,24 +8,11 @@
 //! and platform differences while still failing for a solver that is off by 0.01 %.
 
 use std::path::Path;
-use std::process::Command;
 
+mod common;
+
+use common::sprung_ok as sprung;
 use sprung_io::{Window, compare, read_results};
-
-fn sprung(args: &[&str]) {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let o = Command::new(env!("CARGO_BIN_EXE_sprung"))
-        .args(args)
-        .current_dir(root)
-        .output()
-        .unwrap();
-    assert!(
-        o.status.success(),
-        "{args:?}: {}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
-}
 
 #[test]
 fn stiff_solvers_agree_with_the_reference_on_both_axles() {

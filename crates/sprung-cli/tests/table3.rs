@@ -4,24 +4,11 @@
 //! `sprung loadcase` command end to end (tables and the Bild 7 figure).
 
 use std::path::Path;
-use std::process::Command;
 
+mod common;
+
+use common::sprung_ok as sprung;
 use sprung_io::{Window, compare, read_results};
-
-fn sprung(args: &[&str]) {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let o = Command::new(env!("CARGO_BIN_EXE_sprung"))
-        .args(args)
-        .current_dir(root)
-        .output()
-        .unwrap();
-    assert!(
-        o.status.success(),
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
-}
 
 #[test]
 fn lsrt2_meets_document_000_table_3_on_both_axles() {
