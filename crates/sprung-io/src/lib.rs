@@ -15,6 +15,7 @@ mod channel;
 mod error;
 pub mod metrics;
 pub mod plot;
+mod plot_common;
 mod reader;
 mod writer;
 pub mod xy_plot;

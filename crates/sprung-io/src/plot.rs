@@ -7,32 +7,16 @@
 //! `sans-serif`, `serif` and `monospace`, so plots render on machines without system fonts.
 
 use std::path::Path;
-use std::sync::OnceLock;
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
-use plotters::style::{FontStyle, register_font};
 
 use crate::error::IoError;
 use crate::metrics::Window;
-
-static FONT_BYTES: &[u8] = include_bytes!("../assets/DejaVuSans.ttf");
-static FONT_INIT: OnceLock<Result<(), String>> = OnceLock::new();
-
-/// Registers the embedded font (once per process); shared by all plot kinds of this crate.
-pub(crate) fn ensure_font() -> Result<(), String> {
-    FONT_INIT
-        .get_or_init(|| {
-            for family in ["sans-serif", "serif", "monospace"] {
-                for style in [FontStyle::Normal, FontStyle::Bold] {
-                    register_font(family, style, FONT_BYTES)
-                        .map_err(|_| "the embedded DejaVu Sans font is invalid".to_string())?;
-                }
-            }
-            Ok(())
-        })
-        .clone()
-}
+use crate::plot_common::{
+    Frame, PALETTE, PanelPainter, bounds, check_grid, draw_legend, drawing_error, image_size,
+    plot_error, render,
+};
 
 /// Line style of a series.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -160,16 +144,8 @@ impl Default for PlotOptions {
     }
 }
 
-const PALETTE: [(u8, u8, u8); 8] = [
-    (0, 84, 159),    // blue
-    (204, 7, 30),    // red
-    (87, 171, 39),   // green
-    (246, 168, 0),   // orange
-    (97, 33, 88),    // purple
-    (0, 152, 161),   // teal
-    (100, 100, 100), // grey
-    (0, 0, 0),       // black
-];
+/// Number of [`PALETTE`] colours the time-series plots cycle through.
+const COLOURS: usize = 8;
 
 /// Plots `panels` with default options (2×2 grid for four panels, stacked otherwise, full time
 /// range) to `path`; `.png` gives a bitmap, `.svg` a vector graphic.
@@ -189,25 +165,13 @@ pub fn plot_time_series_with(
     options: &PlotOptions,
 ) -> Result<(), IoError> {
     let path = path.as_ref();
-    let err = |message: String| IoError::Plot {
-        path: path.to_path_buf(),
-        message,
-    };
-    if panels.is_empty() {
-        return Err(err("no panels given; pass at least one panel".into()));
-    }
+    let err = plot_error(path);
     let (rows, cols) = match options.layout {
         Layout::Auto if panels.len() == 4 => (2, 2),
         Layout::Auto | Layout::Stacked => (panels.len(), 1),
         Layout::Grid { rows, cols } => (rows, cols),
     };
-    if rows * cols < panels.len() {
-        return Err(err(format!(
-            "a {rows}x{cols} grid has room for {} panels but {} were given; enlarge the grid",
-            rows * cols,
-            panels.len()
-        )));
-    }
+    check_grid(panels.len(), rows, cols).map_err(&err)?;
     if let Some(w) = options.window
         && (w.t0.is_nan() || w.t1.is_nan() || w.t0 >= w.t1)
     {
@@ -216,40 +180,27 @@ pub fn plot_time_series_with(
             w.t0, w.t1
         )));
     }
-    let size = options
-        .size
-        .unwrap_or((600 * cols as u32, 400 * rows as u32 + 50));
-    if size.0 < 100 || size.1 < 100 {
-        return Err(err(format!(
-            "image size {}x{} px is too small; use at least 100x100",
-            size.0, size.1
-        )));
-    }
+    let size = image_size(options.size, (600, 400), rows, cols).map_err(&err)?;
     let buckets = (size.0 as usize / cols).max(50);
     let mut prepared = Vec::with_capacity(panels.len());
     for p in panels {
-        prepared.push(prepare_panel(p, options.window, buckets).map_err(err)?);
+        prepared.push(prepare_panel(p, options.window, buckets).map_err(&err)?);
     }
-    ensure_font().map_err(err)?;
-    let ext = path
-        .extension()
-        .and_then(|e| e.to_str())
-        .map(|e| e.to_ascii_lowercase());
-    match ext.as_deref() {
-        Some("png") => {
-            let root = BitMapBackend::new(path, size).into_drawing_area();
-            draw(&root, title, &prepared, rows, cols, options.x_label).map_err(err)?;
-            root.present().map_err(|e| err(e.to_string()))
-        }
-        Some("svg") => {
-            let root = SVGBackend::new(path, size).into_drawing_area();
-            draw(&root, title, &prepared, rows, cols, options.x_label).map_err(err)?;
-            root.present().map_err(|e| err(e.to_string()))
-        }
-        _ => Err(err(
-            "unknown image format; use the extension .png or .svg".into()
-        )),
-    }
+    let frame = Frame {
+        title,
+        title_size: 26,
+        rows,
+        cols,
+        size,
+    };
+    render(
+        path,
+        &frame,
+        &Figure {
+            panels: &prepared,
+            x_label: options.x_label,
+        },
+    )
 }
 
 /// A panel with its curves clipped to the window and the axis ranges computed.
@@ -290,20 +241,7 @@ fn prepare_panel(
             None => pts,
         });
     }
-    let all = curves.iter().flatten();
-    let (mut x0, mut x1, mut y0, mut y1) = (
-        f64::INFINITY,
-        f64::NEG_INFINITY,
-        f64::INFINITY,
-        f64::NEG_INFINITY,
-    );
-    for &(t, y) in all {
-        x0 = x0.min(t);
-        x1 = x1.max(t);
-        y0 = y0.min(y);
-        y1 = y1.max(y);
-    }
-    if !x0.is_finite() {
+    let Some(((x0, x1), (y0, y1))) = bounds(&curves) else {
         return Err(format!(
             "panel '{}' has no finite data points{}",
             panel.title,
@@ -313,7 +251,7 @@ fn prepare_panel(
                 ""
             }
         ));
-    }
+    };
     let x_range = match window {
         Some(w) if w.t0.is_finite() && w.t1.is_finite() => (w.t0, w.t1),
         _ => pad_degenerate(x0, x1),
@@ -414,26 +352,27 @@ fn tick_label(v: f64, range: (f64, f64)) -> String {
     }
 }
 
-fn draw<DB: DrawingBackend>(
-    root: &DrawingArea<DB, Shift>,
-    title: &str,
-    panels: &[Prepared<'_>],
-    rows: usize,
-    cols: usize,
-    x_label: &str,
-) -> Result<(), String>
-where
-    DB::ErrorType: 'static,
-{
-    let e = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
-    root.fill(&WHITE).map_err(e)?;
-    let body = if title.is_empty() {
-        root.clone()
-    } else {
-        root.titled(title, ("sans-serif", 26)).map_err(e)?
-    };
-    let areas = body.split_evenly((rows, cols));
-    for (p, area) in panels.iter().zip(areas.iter()) {
+/// The prepared panels of one time-series figure and the label of the shared time axis.
+struct Figure<'a> {
+    panels: &'a [Prepared<'a>],
+    x_label: &'a str,
+}
+
+impl PanelPainter for Figure<'_> {
+    fn len(&self) -> usize {
+        self.panels.len()
+    }
+
+    fn paint<DB: DrawingBackend>(
+        &self,
+        index: usize,
+        area: &DrawingArea<DB, Shift>,
+    ) -> Result<(), String>
+    where
+        DB::ErrorType: 'static,
+    {
+        let e = drawing_error;
+        let p = &self.panels[index];
         let mut chart = ChartBuilder::on(area)
             .caption(&p.panel.title, ("sans-serif", 20))
             .margin(12)
@@ -443,7 +382,7 @@ where
             .map_err(e)?;
         chart
             .configure_mesh()
-            .x_desc(x_label)
+            .x_desc(self.x_label)
             .y_desc(p.panel.y_label.as_str())
             .label_style(("sans-serif", 15))
             .axis_desc_style(("sans-serif", 17))
@@ -453,7 +392,7 @@ where
             .draw()
             .map_err(e)?;
         for (k, (s, pts)) in p.panel.series.iter().zip(&p.curves).enumerate() {
-            let (r, g, b) = s.color.unwrap_or(PALETTE[k % PALETTE.len()]);
+            let (r, g, b) = s.color.unwrap_or(PALETTE[k % COLOURS]);
             let style = RGBColor(r, g, b).stroke_width(2);
             match s.style {
                 LineStyle::Solid => chart
@@ -472,16 +411,8 @@ where
                     }),
             };
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .label_font(("sans-serif", 15))
-            .draw()
-            .map_err(e)?;
+        draw_legend(&mut chart, 15)
     }
-    Ok(())
 }
 
 #[cfg(test)]

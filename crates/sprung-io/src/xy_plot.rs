@@ -15,7 +15,10 @@ use plotters::coord::combinators::IntoLogRange;
 use plotters::prelude::*;
 
 use crate::error::IoError;
-use crate::plot::ensure_font;
+use crate::plot_common::{
+    Frame, PanelPainter, bounds, check_grid, draw_legend, drawing_error, image_size, plot_error,
+    render,
+};
 
 /// Marker drawn at every data point.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -140,18 +143,7 @@ impl Default for XyOptions {
 const MARKER_SIZE: i32 = 4;
 
 /// Default colours, used by position when a series sets none.
-pub const PALETTE: [(u8, u8, u8); 10] = [
-    (0, 84, 159),    // blue
-    (204, 7, 30),    // red
-    (87, 171, 39),   // green
-    (246, 168, 0),   // orange
-    (97, 33, 88),    // purple
-    (0, 152, 161),   // teal
-    (100, 100, 100), // grey
-    (0, 0, 0),       // black
-    (189, 205, 0),   // lime
-    (227, 0, 102),   // magenta
-];
+pub const PALETTE: [(u8, u8, u8); 10] = crate::plot_common::PALETTE;
 
 /// Default colour and marker of the `k`-th series: colours cycle through [`PALETTE`], markers
 /// through [`Marker::CYCLE`], so that the first 40 combinations differ. Useful to give one
@@ -195,24 +187,12 @@ fn prepare(panel: &XyPanel) -> Result<Prepared<'_>, String> {
         .iter()
         .map(|s| s.points.iter().copied().filter(shown).collect())
         .collect();
-    let (mut x0, mut x1, mut y0, mut y1) = (
-        f64::INFINITY,
-        f64::NEG_INFINITY,
-        f64::INFINITY,
-        f64::NEG_INFINITY,
-    );
-    for &(x, y) in curves.iter().flatten() {
-        x0 = x0.min(x);
-        x1 = x1.max(x);
-        y0 = y0.min(y);
-        y1 = y1.max(y);
-    }
-    if !x0.is_finite() {
+    let Some(((x0, x1), (y0, y1))) = bounds(&curves) else {
         return Err(format!(
             "panel '{}' has no point with positive finite coordinates; a log-log plot needs x > 0 and y > 0",
             panel.title
         ));
-    }
+    };
     Ok(Prepared {
         panel,
         curves,
@@ -250,76 +230,43 @@ pub fn plot_loglog(
     options: &XyOptions,
 ) -> Result<(), IoError> {
     let path = path.as_ref();
-    let err = |message: String| IoError::Plot {
-        path: path.to_path_buf(),
-        message,
-    };
-    if panels.is_empty() {
-        return Err(err("no panels given; pass at least one panel".into()));
-    }
+    let err = plot_error(path);
     let (rows, cols) = (options.rows, options.cols);
-    if rows * cols < panels.len() {
-        return Err(err(format!(
-            "a {rows}x{cols} grid has room for {} panels but {} were given; enlarge the grid",
-            rows * cols,
-            panels.len()
-        )));
-    }
-    let size = options
-        .size
-        .unwrap_or((640 * cols as u32, 480 * rows as u32 + 50));
-    if size.0 < 100 || size.1 < 100 {
-        return Err(err(format!(
-            "image size {}x{} px is too small; use at least 100x100",
-            size.0, size.1
-        )));
-    }
+    check_grid(panels.len(), rows, cols).map_err(&err)?;
+    let size = image_size(options.size, (640, 480), rows, cols).map_err(&err)?;
     let prepared = panels
         .iter()
         .map(prepare)
         .collect::<Result<Vec<_>, _>>()
-        .map_err(err)?;
-    ensure_font().map_err(err)?;
-    let ext = path
-        .extension()
-        .and_then(|e| e.to_str())
-        .map(|e| e.to_ascii_lowercase());
-    match ext.as_deref() {
-        Some("png") => {
-            let root = BitMapBackend::new(path, size).into_drawing_area();
-            draw(&root, title, &prepared, rows, cols).map_err(err)?;
-            root.present().map_err(|e| err(e.to_string()))
-        }
-        Some("svg") => {
-            let root = SVGBackend::new(path, size).into_drawing_area();
-            draw(&root, title, &prepared, rows, cols).map_err(err)?;
-            root.present().map_err(|e| err(e.to_string()))
-        }
-        _ => Err(err(
-            "unknown image format; use the extension .png or .svg".into()
-        )),
-    }
+        .map_err(&err)?;
+    let frame = Frame {
+        title,
+        title_size: 24,
+        rows,
+        cols,
+        size,
+    };
+    render(path, &frame, &Figure(&prepared))
 }
 
-fn draw<DB: DrawingBackend>(
-    root: &DrawingArea<DB, Shift>,
-    title: &str,
-    panels: &[Prepared<'_>],
-    rows: usize,
-    cols: usize,
-) -> Result<(), String>
-where
-    DB::ErrorType: 'static,
-{
-    let e = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
-    root.fill(&WHITE).map_err(e)?;
-    let body = if title.is_empty() {
-        root.clone()
-    } else {
-        root.titled(title, ("sans-serif", 24)).map_err(e)?
-    };
-    let areas = body.split_evenly((rows, cols));
-    for (p, area) in panels.iter().zip(areas.iter()) {
+/// The prepared panels of one log-log figure.
+struct Figure<'a>(&'a [Prepared<'a>]);
+
+impl PanelPainter for Figure<'_> {
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    fn paint<DB: DrawingBackend>(
+        &self,
+        index: usize,
+        area: &DrawingArea<DB, Shift>,
+    ) -> Result<(), String>
+    where
+        DB::ErrorType: 'static,
+    {
+        let e = drawing_error;
+        let p = &self.0[index];
         let mut chart = ChartBuilder::on(area)
             .caption(&p.panel.title, ("sans-serif", 19))
             .margin(12)
@@ -384,16 +331,8 @@ where
                 Marker::None => series!(move |c| EmptyElement::at(c)),
             }
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .label_font(("sans-serif", 13))
-            .draw()
-            .map_err(e)?;
+        draw_legend(&mut chart, 13)
     }
-    Ok(())
 }
 
 #[cfg(test)]
