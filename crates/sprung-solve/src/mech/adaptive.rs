@@ -74,6 +74,8 @@ pub struct AdaptiveRosenbrock {
     q1: Vec<f64>,
     r_out: Vec<f64>,
     v_out: Vec<f64>,
+    r_hat: Vec<f64>,
+    r_proj: Vec<f64>,
 }
 
 impl AdaptiveRosenbrock {
@@ -104,6 +106,8 @@ impl AdaptiveRosenbrock {
             rd1: vec![0.0; nr],
             q1: vec![0.0; nv],
             r_out: vec![0.0; nr],
+            r_hat: vec![0.0; nr],
+            r_proj: vec![0.0; nr],
             v_out: vec![0.0; nv],
         }
     }
@@ -202,19 +206,30 @@ impl AdaptiveRosenbrock {
                 axpy(h * self.tab.b[i], &self.work.dv[i], &mut self.v_new);
             }
             let n = (r.len() + v.len()) as f64;
-            for (x, (x0, x1)) in [
-                (&self.work.dr, (&*r, &self.r_new)),
-                (&self.work.dv, (&*v, &self.v_new)),
-            ] {
-                for k in 0..x0.len() {
-                    let mut e = 0.0;
-                    for i in 0..s {
-                        e += (self.tab.b[i] - b_hat[i]) * x[i][k];
-                    }
-                    e *= h;
-                    let sc = self.opts.atol + self.opts.rtol * x0[k].abs().max(x1[k].abs());
-                    err2 += (e / sc) * (e / sc);
-                }
+            // Position error: the difference of the two embedded solutions after projection onto
+            // the position manifold (normalised quaternions), so that the irrelevant radial
+            // quaternion component does not drive the step size.
+            for k in 0..r.len() {
+                let e: f64 = (0..s)
+                    .map(|i| (self.tab.b[i] - b_hat[i]) * self.work.dr[i][k])
+                    .sum();
+                self.r_hat[k] = self.r_new[k] - h * e;
+            }
+            self.r_proj.copy_from_slice(&self.r_new);
+            sys.project(&mut self.r_proj);
+            sys.project(&mut self.r_hat);
+            for k in 0..r.len() {
+                let e = self.r_proj[k] - self.r_hat[k];
+                let sc = self.opts.atol + self.opts.rtol * r[k].abs().max(self.r_new[k].abs());
+                err2 += (e / sc) * (e / sc);
+            }
+            for k in 0..v.len() {
+                let e: f64 = h
+                    * (0..s)
+                        .map(|i| (self.tab.b[i] - b_hat[i]) * self.work.dv[i][k])
+                        .sum::<f64>();
+                let sc = self.opts.atol + self.opts.rtol * v[k].abs().max(self.v_new[k].abs());
+                err2 += (e / sc) * (e / sc);
             }
             let err = (err2 / n).sqrt();
             if !err.is_finite() || err > 1.0 {
