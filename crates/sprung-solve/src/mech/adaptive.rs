@@ -209,27 +209,33 @@ impl AdaptiveRosenbrock {
             // Position error: the difference of the two embedded solutions after projection onto
             // the position manifold (normalised quaternions), so that the irrelevant radial
             // quaternion component does not drive the step size.
-            for k in 0..r.len() {
+            for (k, (rh, rn)) in self.r_hat.iter_mut().zip(&self.r_new).enumerate() {
                 let e: f64 = (0..s)
                     .map(|i| (self.tab.b[i] - b_hat[i]) * self.work.dr[i][k])
                     .sum();
-                self.r_hat[k] = self.r_new[k] - h * e;
+                *rh = rn - h * e;
             }
             self.r_proj.copy_from_slice(&self.r_new);
             sys.project(&mut self.r_proj);
             sys.project(&mut self.r_hat);
-            for k in 0..r.len() {
-                let e = self.r_proj[k] - self.r_hat[k];
-                let sc = self.opts.atol + self.opts.rtol * r[k].abs().max(self.r_new[k].abs());
-                err2 += (e / sc) * (e / sc);
+            let scale = |x0: f64, x1: f64| self.opts.atol + self.opts.rtol * x0.abs().max(x1.abs());
+            for (((p, q), x0), x1) in self
+                .r_proj
+                .iter()
+                .zip(&self.r_hat)
+                .zip(r.iter())
+                .zip(&self.r_new)
+            {
+                let e = (p - q) / scale(*x0, *x1);
+                err2 += e * e;
             }
-            for k in 0..v.len() {
+            for (k, (x0, x1)) in v.iter().zip(&self.v_new).enumerate() {
                 let e: f64 = h
                     * (0..s)
                         .map(|i| (self.tab.b[i] - b_hat[i]) * self.work.dv[i][k])
                         .sum::<f64>();
-                let sc = self.opts.atol + self.opts.rtol * v[k].abs().max(self.v_new[k].abs());
-                err2 += (e / sc) * (e / sc);
+                let e = e / scale(*x0, *x1);
+                err2 += e * e;
             }
             let err = (err2 / n).sqrt();
             if !err.is_finite() || err > 1.0 {
