@@ -235,6 +235,17 @@ direction = [0.0, 0.0, 1.0]
 signal = { type = "constant", value = 12.0 }
 "#;
 
+/// Central difference (f(+h) − f(−h)) / 2h of a vector function evaluated by `f(offset, out)`.
+fn central_difference(h: f64, n: usize, mut f: impl FnMut(f64, &mut [f64])) -> Vec<f64> {
+    let (mut plus, mut minus) = (vec![0.0; n], vec![0.0; n]);
+    f(h, &mut plus);
+    f(-h, &mut minus);
+    plus.iter()
+        .zip(&minus)
+        .map(|(p, m)| (p - m) / (2.0 * h))
+        .collect()
+}
+
 fn col_err(analytic: &[f64], fd: &[f64]) -> f64 {
     let scale = fd
         .iter()
@@ -261,64 +272,51 @@ fn analytic_partials_match_central_differences() {
         sys.linearise(t, &r, &v, &mut lin);
         let jv = lin.j_v.to_dense_row_major();
         let jrk = lin.j_rk.to_dense_row_major();
-        let mut qp = vec![0.0; nv];
-        let mut qm = vec![0.0; nv];
-        // J_r column k = (J_r K) · L e_k.
         let mut e = vec![0.0; nr];
         let mut w = vec![0.0; nv];
+        let mut record = |err: f64, what: String| {
+            if err > worst.0 {
+                worst = (err, format!("trial {trial}: {what}"));
+            }
+        };
         for k in 0..nr {
-            let h = 1e-6 * (1.0 + r[k].abs());
-            let (mut rp, mut rm) = (r.clone(), r.clone());
-            rp[k] += h;
-            rm[k] -= h;
-            sys.accelerations(t, &rp, &v, &mut qp);
-            sys.accelerations(t, &rm, &v, &mut qm);
-            let fd: Vec<f64> = (0..nv).map(|i| (qp[i] - qm[i]) / (2.0 * h)).collect();
+            let fd = central_difference(1e-6 * (1.0 + r[k].abs()), nv, |d, q| {
+                let mut rd = r.clone();
+                rd[k] += d;
+                sys.accelerations(t, &rd, &v, q);
+            });
+            // J_r column k = (J_r K) · L e_k.
             e.fill(0.0);
             e[k] = 1.0;
             sys.tangent(&r, &e, &mut w);
             let an: Vec<f64> = (0..nv)
                 .map(|i| (0..nv).map(|j| jrk[i * nv + j] * w[j]).sum())
                 .collect();
-            let err = col_err(&an, &fd);
-            if err > worst.0 {
-                worst = (err, format!("trial {trial}: J_r column {k}"));
-            }
+            record(col_err(&an, &fd), format!("J_r column {k}"));
         }
         for k in 0..nv {
-            let h = 1e-6 * (1.0 + v[k].abs());
-            let (mut vp, mut vm) = (v.clone(), v.clone());
-            vp[k] += h;
-            vm[k] -= h;
-            sys.accelerations(t, &r, &vp, &mut qp);
-            sys.accelerations(t, &r, &vm, &mut qm);
-            let fd: Vec<f64> = (0..nv).map(|i| (qp[i] - qm[i]) / (2.0 * h)).collect();
+            let fd = central_difference(1e-6 * (1.0 + v[k].abs()), nv, |d, q| {
+                let mut vd = v.clone();
+                vd[k] += d;
+                sys.accelerations(t, &r, &vd, q);
+            });
             let an: Vec<f64> = (0..nv).map(|i| jv[i * nv + k]).collect();
-            let err = col_err(&an, &fd);
-            if err > worst.0 {
-                worst = (err, format!("trial {trial}: J_v column {k}"));
-            }
+            record(col_err(&an, &fd), format!("J_v column {k}"));
         }
-        // J_u: perturb each input value through a constant signal.
+        // J_u: perturb each input value through a constant signal. q is affine in u, so a large
+        // increment has no truncation error and little round-off.
         let ju = sys.eval.j_u.clone();
         for k in 0..nu {
             let u0 = sys.eval.u[k];
-            // q is affine in u, so a large increment has no truncation error and little round-off.
-            let h = 1e-2 * (1.0 + u0.abs());
-            let mut q_pm = [vec![0.0; nv], vec![0.0; nv]];
-            for (s, q) in [1.0, -1.0].iter().zip(q_pm.iter_mut()) {
+            let fd = central_difference(1e-2 * (1.0 + u0.abs()), nv, |d, q| {
                 let mut m = (*model).clone();
-                m.inputs[k].signal = sprung_model::Signal::Constant { value: u0 + s * h };
-                let mut s2 = MbsSystem::new(std::sync::Arc::new(m));
-                s2.accelerations(t, &r, &v, q);
-            }
-            let fd: Vec<f64> = (0..nv)
-                .map(|i| (q_pm[0][i] - q_pm[1][i]) / (2.0 * h))
-                .collect();
-            let err = col_err(&ju[k * nv..(k + 1) * nv], &fd);
-            if err > worst.0 {
-                worst = (err, format!("trial {trial}: J_u column {k}"));
-            }
+                m.inputs[k].signal = sprung_model::Signal::Constant { value: u0 + d };
+                MbsSystem::new(std::sync::Arc::new(m)).accelerations(t, &r, &v, q);
+            });
+            record(
+                col_err(&ju[k * nv..(k + 1) * nv], &fd),
+                format!("J_u column {k}"),
+            );
         }
     }
     eprintln!("worst relative error {:e} at {}", worst.0, worst.1);
