@@ -5,8 +5,8 @@
 //! ḋ = R_Jᵀ (v_I − v_J), θ̇ = R_Jᵀ (ω_I − ω_J);
 //! f = preload − (k(d) + c(ḋ)), t = rot_preload − (k_r(θ) + c_r(θ̇)) per local axis;
 //! R_J f and R_J t act on body_i at x_I, the opposites on body_j, also at x_I.
-//! Partials are in marker form ([`crate::element`]); the translational ones are the closed forms
-//! ∓R_J K R_Jᵀ, ∓R_J C R_Jᵀ per end, so no 3 × 12 products are formed.
+//! Partials are in relative marker form ([`crate::element::Partials`]); the translational ones are
+//! the closed forms ∓R_J K R_Jᵀ, ∓R_J C R_Jᵀ per end, so no 3 × 12 products are formed.
 //! The rotational deflection is computed by [`rotational_deflection`] only — force, partials and
 //! output channel all use it.
 
@@ -143,25 +143,17 @@ pub fn evaluate(
     let a_c = rotate_diag(&rj, &cf);
     let b_c = rotate_diag(&rj, &ct);
     let b_k = scale_columns(&rj, &kt) * dtheta_deps * rjt;
-    let [fi, fj] = &mut out.d_force;
-    fi.p = -a_k;
-    fi.phi = Matrix3::zeros();
-    fi.v = -a_c;
-    fi.w = Matrix3::zeros();
-    fj.p = a_k;
-    fj.phi = -(mul_skew(&a_k, &dx) + mul_skew(&a_c, &dv) + skew(&force));
-    fj.v = a_c;
-    fj.w = Matrix3::zeros();
-    out.torque_partials = true;
-    let [ti, tj] = &mut out.d_torque;
-    ti.p = Matrix3::zeros();
-    ti.phi = -b_k;
-    ti.v = Matrix3::zeros();
-    ti.w = -b_c;
-    tj.p = Matrix3::zeros();
-    tj.phi = b_k - mul_skew(&b_c, &dw) - skew(&torque);
-    tj.v = Matrix3::zeros();
-    tj.w = b_c;
+    let p = &mut out.partials;
+    p.f_p = -a_k;
+    p.f_v = -a_c;
+    p.f_phi = [
+        Matrix3::zeros(),
+        -(mul_skew(&a_k, &dx) + mul_skew(&a_c, &dv) + skew(&force)),
+    ];
+    p.t_phi = [-b_k, b_k - mul_skew(&b_c, &dw) - skew(&torque)];
+    p.t_w = -b_c;
+    p.has_f_v = true;
+    p.has_torque = true;
 }
 
 /// R diag(k): column j of R scaled by k_j.

@@ -3,12 +3,12 @@
 //! (the body of marker J receives the opposite), the points where the forces act, and — when asked —
 //! the analytic partials of force and torque.
 //!
-//! Partials are reported in *marker form*: per element end e ∈ {I, J}, four 3 × 3 blocks with respect
-//! to the marker's own perturbations — origin position δp_e, rotation δφ_e, origin velocity δv_e and
-//! angular velocity δω_e, all global. Elements therefore never see body coordinates; the pipeline
-//! applies the chain rule to the carrying body once per end ([`crate::kinematics::MarkerKin::chain`]).
-//! Most blocks of an element are small closed forms (e.g. −R K Rᵀ for a bushing's translational
-//! stiffness), where the former 3 × 12 layout multiplied mostly zero and identity columns.
+//! Partials are reported in *relative marker form* ([`Partials`]): 3 × 3 blocks with respect to the
+//! markers' own perturbations — origin position δp, rotation δφ, origin velocity δv and angular
+//! velocity δω, all global — where the blocks of marker J are the negatives of marker I's except for
+//! the rotations. Elements therefore never see body coordinates; the pipeline applies the chain rule
+//! to the carrying bodies and assembles the body blocks in one pass, skipping the structurally zero
+//! blocks. The blocks are small closed forms (e.g. −R K Rᵀ for a bushing's translational stiffness).
 
 use nalgebra::{Matrix3, Vector3};
 
@@ -31,34 +31,49 @@ pub struct ElementOutput {
     pub length_rate: f64,
 }
 
-/// Partials of one global 3-vector (force or torque) with respect to the marker-level perturbations
-/// of one element end (all global): ∂/∂p (origin), ∂/∂φ (rotation), ∂/∂v (origin velocity),
-/// ∂/∂ω (angular velocity).
+/// Analytic partials of an element's global force F and torque T (on the body of marker I) in
+/// *relative marker form*: with respect to the perturbations of the two markers (origin position δp,
+/// rotation δφ, origin velocity δv, angular velocity δω, all global).
+///
+/// Every element of document 000 depends on the relative motion of its markers, so the partials
+/// with respect to marker J's δp, δv and δω are the negatives of those with respect to marker I's
+/// (`f_p`, `f_v`, `t_w`); the rotation partials are given per end (`f_phi`, `t_phi`) because the
+/// element frame turns with marker J. The force depends neither on δω nor the torque on δp or δv.
+/// Flags mark blocks that are structurally zero so that the assembly can skip them.
 #[derive(Debug, Clone, Copy)]
-pub struct EndPartials {
-    /// ∂ / ∂(marker origin position).
-    pub p: Matrix3<f64>,
-    /// ∂ / ∂(marker rotation δφ).
-    pub phi: Matrix3<f64>,
-    /// ∂ / ∂(marker origin velocity).
-    pub v: Matrix3<f64>,
-    /// ∂ / ∂(angular velocity).
-    pub w: Matrix3<f64>,
+pub struct Partials {
+    /// ∂F/∂δp_I = −∂F/∂δp_J.
+    pub f_p: Matrix3<f64>,
+    /// ∂F/∂δv_I = −∂F/∂δv_J (zero unless `has_f_v`).
+    pub f_v: Matrix3<f64>,
+    /// ∂F/∂δφ per end [I, J].
+    pub f_phi: [Matrix3<f64>; 2],
+    /// ∂T/∂δφ per end [I, J] (zero unless `has_torque`).
+    pub t_phi: [Matrix3<f64>; 2],
+    /// ∂T/∂δω_I = −∂T/∂δω_J (zero unless `has_torque`).
+    pub t_w: Matrix3<f64>,
+    /// Whether the force depends on the marker velocities at all.
+    pub has_f_v: bool,
+    /// Whether the torque depends on the state at all (false for point-to-point elements).
+    pub has_torque: bool,
 }
 
-impl EndPartials {
+impl Partials {
     /// All blocks zero.
     pub const ZERO: Self = Self {
-        p: ZERO3,
-        phi: ZERO3,
-        v: ZERO3,
-        w: ZERO3,
+        f_p: ZERO3,
+        f_v: ZERO3,
+        f_phi: [ZERO3; 2],
+        t_phi: [ZERO3; 2],
+        t_w: ZERO3,
+        has_f_v: false,
+        has_torque: false,
     };
 }
 
 const ZERO3: Matrix3<f64> = Matrix3::new(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
 
-impl Default for EndPartials {
+impl Default for Partials {
     fn default() -> Self {
         Self::ZERO
     }
@@ -76,12 +91,8 @@ pub struct ElementForce {
     /// Which marker origin (0 = I, 1 = J) is the point of application of each side: the point's
     /// partial is the identity on that end's δp.
     pub point_end: [usize; 2],
-    /// ∂force per element end (marker form).
-    pub d_force: [EndPartials; 2],
-    /// ∂torque per element end (marker form); only meaningful when `torque_partials` is set.
-    pub d_torque: [EndPartials; 2],
-    /// Whether the torque depends on the state at all (false: `d_torque` is zero and skipped).
-    pub torque_partials: bool,
+    /// Partials of force and torque (relative marker form), filled when asked for.
+    pub partials: Partials,
     /// Values for output channels.
     pub out: ElementOutput,
 }
@@ -93,9 +104,7 @@ impl Default for ElementForce {
             torque: Vector3::zeros(),
             point: [Vector3::zeros(); 2],
             point_end: [0, 0],
-            d_force: [EndPartials::ZERO; 2],
-            d_torque: [EndPartials::ZERO; 2],
-            torque_partials: false,
+            partials: Partials::ZERO,
             out: ElementOutput::default(),
         }
     }

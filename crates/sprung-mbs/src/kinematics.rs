@@ -5,13 +5,13 @@
 //! ω_x, ω_y, ω_z in body axes). Kinematics matrix K per body: ẋ = v, q̇ = ½ q ⊗ (0, ω).
 //!
 //! Force elements report partials with respect to their markers' own perturbations (position,
-//! rotation, velocity, angular velocity, all global; [`crate::element`]); [`MarkerKin::chain`] maps
-//! them to the carrying body's perturbations (δx, δφ, v, ω global) in 3 × 3 blocks.
+//! rotation, velocity, angular velocity, all global; [`crate::element`]); the pipeline maps them to
+//! the carrying body's perturbations (δx, δφ, v, ω global) with the lever arm and angular velocity
+//! kept here.
 
 use nalgebra::{Matrix3, Vector3};
 
 use crate::compiled::{CompiledModel, Marker};
-use crate::element::EndPartials;
 use crate::rotation::quat_to_matrix;
 
 /// Kinematics of one body at the current state.
@@ -101,71 +101,7 @@ impl MarkerKin {
             }
         }
     }
-
-    /// Chain rule from the marker form of an element's partials (see [`crate::element`]) to the
-    /// perturbations of the carrying body (δx, δφ global; v, ω global). With the lever arm a = R s:
-    /// δp = δx − [a]× δφ, δv = δv_b − [a]× δω − [ω]×[a]× δφ (the arm turns with the body), δφ and
-    /// δω pass through. Hence X = M_p, Φ = M_φ − M_p [a]× − M_v [ω]×[a]×, V = M_v,
-    /// Ω = M_ω − M_v [a]×. Ground markers have no body; the caller skips them.
-    #[inline]
-    pub fn chain(&self, m: &EndPartials) -> BodyPartials {
-        // [ω]×[a]× = a ωᵀ − (ω · a) I
-        let wa =
-            self.arm * self.w.transpose() - Matrix3::from_diagonal_element(self.w.dot(&self.arm));
-        BodyPartials {
-            x: m.p,
-            phi: m.phi - mul_skew(&m.p, &self.arm) - m.v * wa,
-            v: m.v,
-            w: m.w - mul_skew(&m.v, &self.arm),
-        }
-    }
 }
-
-/// Partials of one global 3-vector with respect to the perturbations of one body:
-/// δx (centre of mass, global), δφ (global rotation), v (global), ω (global).
-#[derive(Debug, Clone, Copy)]
-pub struct BodyPartials {
-    /// ∂ / ∂x.
-    pub x: Matrix3<f64>,
-    /// ∂ / ∂φ.
-    pub phi: Matrix3<f64>,
-    /// ∂ / ∂v.
-    pub v: Matrix3<f64>,
-    /// ∂ / ∂ω.
-    pub w: Matrix3<f64>,
-}
-
-impl BodyPartials {
-    /// All blocks zero.
-    pub const ZERO: Self = Self {
-        x: ZERO3,
-        phi: ZERO3,
-        v: ZERO3,
-        w: ZERO3,
-    };
-
-    /// `self += other`, block by block.
-    #[inline]
-    pub fn add_assign(&mut self, other: &Self) {
-        self.x += other.x;
-        self.phi += other.phi;
-        self.v += other.v;
-        self.w += other.w;
-    }
-
-    /// Row transform of all four blocks: [a]× B (the moment arm of a force about a point).
-    #[inline]
-    pub fn skew_left(&self, a: &Vector3<f64>) -> Self {
-        Self {
-            x: skew_mul(a, &self.x),
-            phi: skew_mul(a, &self.phi),
-            v: skew_mul(a, &self.v),
-            w: skew_mul(a, &self.w),
-        }
-    }
-}
-
-const ZERO3: Matrix3<f64> = Matrix3::new(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
 
 /// M [a]× without forming the skew matrix (18 multiplications).
 #[inline]

@@ -8,7 +8,7 @@ use nalgebra::{Matrix3, Vector3};
 use sprung_model::Curve;
 
 use crate::compiled::{DamperLaw, P2pLaw};
-use crate::element::{ElementForce, EndPartials, Ends};
+use crate::element::{ElementForce, Ends, Partials};
 
 /// Below this length (m) the direction of a point-to-point element is undefined; the element then
 /// exerts no force (validation rejects elements of zero design length).
@@ -102,8 +102,6 @@ pub fn evaluate(
     // Marker form (see `crate::element`): with P = I − u uᵀ,
     // ∂u = P/L ∂Δx, ∂L = uᵀ ∂Δx, ∂L̇ = Δvᵀ P/L ∂Δx + uᵀ ∂Δv, ∂F = −u (f_L ∂L + f_L̇ ∂L̇) − f ∂u,
     // so ∂F/∂Δx = −u (f_L uᵀ + f_L̇ Δvᵀ P/L) − f P/L and ∂F/∂Δv = −f_L̇ u uᵀ; Δ = I side − J side.
-    out.d_torque = [EndPartials::ZERO; 2];
-    out.torque_partials = false;
     let (g_x, g_v) = if len <= MIN_LENGTH {
         (Matrix3::zeros(), Matrix3::zeros())
     } else {
@@ -111,18 +109,10 @@ pub fn evaluate(
         let row = f_l * u.transpose() + f_ld * (dv.transpose() * proj);
         (-(u * row) - f * proj, -(f_ld * u) * u.transpose())
     };
-    out.d_force = [
-        EndPartials {
-            p: g_x,
-            phi: Matrix3::zeros(),
-            v: g_v,
-            w: Matrix3::zeros(),
-        },
-        EndPartials {
-            p: -g_x,
-            phi: Matrix3::zeros(),
-            v: -g_v,
-            w: Matrix3::zeros(),
-        },
-    ];
+    out.partials = Partials {
+        f_p: g_x,
+        f_v: g_v,
+        has_f_v: f_ld != 0.0,
+        ..Partials::ZERO
+    };
 }

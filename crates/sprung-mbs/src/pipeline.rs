@@ -6,8 +6,8 @@
 //! q_l = ( F/m + g ,  I⁻¹ (Rᵀ τ − ω × I ω) ), F and τ (about the centre of mass) global.
 //!
 //! Partials: elements report partials of their global force/torque with respect to their two
-//! markers' own perturbations (marker form, [`crate::element`]); [`MarkerKin::chain`] maps them once
-//! per element end to the carrying body's global perturbations (δx, δφ) and velocities (v, ω).
+//! markers' own perturbations (relative marker form, [`crate::element::Partials`]); `apply_element`
+//! chains them to the carrying bodies' global perturbations (δx, δφ) and velocities (v, ω).
 //! Assembly accumulates the partials of each body's global wrench per coupled body pair in 3 × 3
 //! blocks (`SlotAcc`, one per stored block of the pattern), then converts once per block:
 //! columns to generalised coordinates (δφ = R δθ, ω = R ω_body, and the change of ω_global with the
@@ -22,8 +22,8 @@ use sprung_solve::block::BlockMatrix;
 use sprung_solve::mech::Linearisation;
 
 use crate::compiled::{CompiledModel, ElementKind, InputKind};
-use crate::element::{ElementForce, EndPartials, Ends};
-use crate::kinematics::{BodyKin, BodyPartials, MarkerKin, mul_skew, skew_mul};
+use crate::element::{ElementForce, Ends, Partials};
+use crate::kinematics::{BodyKin, MarkerKin, mul_skew, skew_mul};
 use crate::rotation::skew;
 use crate::{bushing, p2p};
 
@@ -41,24 +41,6 @@ impl SlotAcc {
         r: [[ZERO3; 2]; 2],
         v: [[ZERO3; 2]; 2],
     };
-
-    /// Adds (or, with `negate`, subtracts) force rows `f` and torque rows `t`.
-    #[inline]
-    fn add(&mut self, negate: bool, f: &BodyPartials, t: &BodyPartials) {
-        for (row, b) in [f, t].into_iter().enumerate() {
-            if negate {
-                self.r[row][0] -= b.x;
-                self.r[row][1] -= b.phi;
-                self.v[row][0] -= b.v;
-                self.v[row][1] -= b.w;
-            } else {
-                self.r[row][0] += b.x;
-                self.r[row][1] += b.phi;
-                self.v[row][0] += b.v;
-                self.v[row][1] += b.w;
-            }
-        }
-    }
 }
 
 const ZERO3: Matrix3<f64> = Matrix3::new(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
@@ -202,9 +184,7 @@ impl Evaluator {
             let ef = &mut self.scratch;
             ef.point = [m.x, m.x];
             ef.point_end = [0, 0];
-            ef.torque_partials = inp.kind == InputKind::Torque && inp.body_frame;
-            ef.d_force = [EndPartials::ZERO; 2];
-            ef.d_torque = [EndPartials::ZERO; 2];
+            ef.partials = Partials::ZERO;
             // A body-fixed direction turns with the body: ∂(R d s) = −[R d s]× δφ.
             let d_val = if inp.body_frame {
                 -skew(&val)
@@ -215,12 +195,13 @@ impl Evaluator {
                 InputKind::Force => {
                     ef.force = val;
                     ef.torque = Vector3::zeros();
-                    ef.d_force[0].phi = d_val;
+                    ef.partials.f_phi[0] = d_val;
                 }
                 InputKind::Torque => {
                     ef.force = Vector3::zeros();
                     ef.torque = val;
-                    ef.d_torque[0].phi = d_val;
+                    ef.partials.t_phi[0] = d_val;
+                    ef.partials.has_torque = inp.body_frame;
                 }
             }
             let mut ground = m;
@@ -341,10 +322,15 @@ fn write_block(b: &[[Matrix3<f64>; 2]; 2], out: &mut [f64]) {
 /// Adds the wrenches of one element to the bodies of its two ends (side I: +force, +torque at
 /// `point[0]`; side J: the opposites at `point[1]`) and, with `acc`, their partials per block.
 ///
-/// For the wrench (s F, s (a_c × F + T)) on body c with arm a_c = point − x_c, the body-form
-/// partials with respect to end e are s [X_F; [a_c]× X_F + X_T] (X = the chain rule of
-/// [`MarkerKin::chain`] applied to the element's marker-form partials), plus −[s F]× ∂a_c: −[sF]×
-/// on the δp of the end carrying the point (chained to its body) and +[sF]× on body c's own δx.
+/// Chain rule per end e (sign σ_e = +1 for I, −1 for J; lever arm a_e = R s; W_e = [ω_e]×[a_e]×),
+/// from the marker perturbations δp = δx − [a]×δφ, δv = δv_b − [a]×δω − W δφ to the carrying
+/// body's (δx, δφ, v, ω):
+/// ∂F = σ_e F_p δx + (F_φ,e − σ_e (F_p [a_e]× + F_v W_e)) δφ + σ_e F_v v − σ_e F_v [a_e]× ω,
+/// ∂T = T_φ,e δφ + σ_e T_ω ω (see [`crate::element::Partials`]).
+/// For the wrench (s F, s (a_c × F + T)) on body c with arm a_c = point − x_c the torque rows are
+/// [a_c]× (force rows) + torque rows, plus −[s F]× on the δp of the end carrying the point (chained
+/// to its body) and +[s F]× on body c's own δx. The force-row blocks and [a_c]× F_p, [a_c]× F_v
+/// are shared by both ends (they differ only in sign), so each (c, e) block costs two skew products.
 fn apply_element(
     force: &mut [Vector3<f64>],
     torque: &mut [Vector3<f64>],
@@ -354,41 +340,67 @@ fn apply_element(
     acc: Option<&mut [SlotAcc]>,
     slots: &[[Option<usize>; 2]; 2],
 ) {
-    let sides = [(0, 1.0), (1, -1.0)];
-    for &(side, sign) in &sides {
+    const SIGN: [f64; 2] = [1.0, -1.0];
+    for side in 0..2 {
         if let Some(c) = ends[side].body {
-            let f = sign * ef.force;
+            let f = SIGN[side] * ef.force;
             let arm = ef.point[side] - bodies[c].x;
             force[c] += f;
-            torque[c] += arm.cross(&f) + sign * ef.torque;
+            torque[c] += arm.cross(&f) + SIGN[side] * ef.torque;
         }
     }
     let Some(acc) = acc else { return };
-    // Body-form partials per end (ground ends have none); torque rows only if the element has
-    // torque partials at all (point-to-point elements and global-frame inputs have none).
-    let mut bf = [BodyPartials::ZERO; 2];
-    let mut bt = [BodyPartials::ZERO; 2];
+    let p = &ef.partials;
+    // Force partials with respect to each end's body rotation and angular velocity.
+    let mut f_phi = [Matrix3::zeros(); 2];
+    let mut f_w = [Matrix3::zeros(); 2];
     for e in 0..2 {
-        if ends[e].body.is_some() {
-            bf[e] = ends[e].chain(&ef.d_force[e]);
-            if ef.torque_partials {
-                bt[e] = ends[e].chain(&ef.d_torque[e]);
-            }
+        if ends[e].body.is_none() {
+            continue;
         }
+        let (a, w, sg) = (&ends[e].arm, &ends[e].w, SIGN[e]);
+        let mut chain = mul_skew(&p.f_p, a);
+        if p.has_f_v {
+            // F_v W = (F_v a) ωᵀ − (ω · a) F_v
+            chain += (p.f_v * a) * w.transpose() - p.f_v * w.dot(a);
+            f_w[e] = mul_skew(&p.f_v, a) * (-sg);
+        }
+        f_phi[e] = p.f_phi[e] - chain * sg;
     }
-    for &(side, sign) in &sides {
+    for side in 0..2 {
         let Some(c) = ends[side].body else { continue };
-        let f = sign * ef.force;
+        let s = SIGN[side];
+        let f = s * ef.force;
         let arm = ef.point[side] - bodies[c].x;
         let f_x = skew(&f);
+        let g_p = skew_mul(&arm, &p.f_p);
+        let g_v = if p.has_f_v {
+            skew_mul(&arm, &p.f_v)
+        } else {
+            Matrix3::zeros()
+        };
         for e in 0..2 {
             let Some(slot) = slots[side][e] else { continue };
-            let mut tq = bf[e].skew_left(&arm);
-            if ef.torque_partials {
-                tq.add_assign(&bt[e]);
-            }
+            let ss = s * SIGN[e];
             let a = &mut acc[slot];
-            a.add(sign < 0.0, &bf[e], &tq);
+            a.r[0][0] += p.f_p * ss;
+            a.r[1][0] += g_p * ss;
+            let mut t_phi = skew_mul(&arm, &f_phi[e]);
+            if p.has_torque {
+                t_phi += p.t_phi[e];
+            }
+            a.r[0][1] += f_phi[e] * s;
+            a.r[1][1] += t_phi * s;
+            if p.has_f_v || p.has_torque {
+                let mut t_w = skew_mul(&arm, &f_w[e]);
+                if p.has_torque {
+                    t_w += p.t_w * SIGN[e];
+                }
+                a.v[0][0] += p.f_v * ss;
+                a.v[1][0] += g_v * ss;
+                a.v[0][1] += f_w[e] * s;
+                a.v[1][1] += t_w * s;
+            }
             if e == ef.point_end[side] {
                 // −[f]× δp_e with δp_e = δx_e − [a_e]× δφ_e
                 a.r[1][0] -= f_x;
