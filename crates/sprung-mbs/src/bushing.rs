@@ -16,7 +16,7 @@ use sprung_model::Curve;
 use crate::compiled::Bushing;
 use crate::element::{ElementForce, Ends};
 use crate::kinematics::mul_skew;
-use crate::rotation::{inv_left_jacobian, log_so3, skew, swing_vector};
+use crate::rotation::{angle_and_ratio, inv_left_jacobian, log_so3, skew, swing_vector};
 
 /// Rotational deflection of `r_rel = R_Jᵀ R_I` and its derivative with respect to a left
 /// perturbation of `r_rel`: the rotation vector, or the swing vector about a free spin axis.
@@ -35,7 +35,8 @@ pub fn rotational_deflection(
 }
 
 /// Rotation vector θ = log(R) and, with `jacobian`, J_l⁻¹(θ), directly from the matrix: with
-/// cos a = (tr R − 1)/2 and sin a · n = vee(R − Rᵀ)/2, a = atan2(sin a, cos a) and θ = a n; then
+/// cos a = (tr R − 1)/2 and sin a · n = vee(R − Rᵀ)/2, a = atan2(sin a, cos a) and θ = a n
+/// ([`angle_and_ratio`]: no library call for small angles); then
 /// J_l⁻¹ = I − ½[θ]× + (1/a² − (1 + cos a)/(2 a sin a)) (θθᵀ − a² I) needs no further trigonometry.
 /// Same values as [`log_so3`] and [`inv_left_jacobian`] up to round-off; for a > 2π/3, where
 /// vee(R − Rᵀ) loses precision, those quaternion-based functions are used.
@@ -59,12 +60,8 @@ pub fn log_with_inv_jacobian(r: &Matrix3<f64>, jacobian: bool) -> (Vector3<f64>,
             r[(1, 0)] - r[(0, 1)],
         );
     let sn = vee.norm();
-    let a = sn.atan2(c);
-    let th = if sn > 0.0 {
-        vee * (a / sn)
-    } else {
-        Vector3::zeros()
-    };
+    let (a, ratio) = angle_and_ratio(sn, c);
+    let th = vee * ratio;
     if !jacobian {
         return (th, Matrix3::zeros());
     }

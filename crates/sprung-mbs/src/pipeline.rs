@@ -121,7 +121,8 @@ impl Evaluator {
     /// Evaluates q, J_v, J_r K and J_u at (t, r, v) and J_u u̇ into `lin`.
     pub fn linearise(&mut self, t: f64, r: &[f64], v: &[f64], lin: &mut Linearisation) {
         lin.r.copy_from_slice(r);
-        self.acc.fill(SlotAcc::ZERO);
+        // `self.acc` is all zero here: `new` starts it so and `finish_partials` clears every slot
+        // after reading it (while it is in cache) instead of a 40 kB fill before the next pass.
         self.forces(t, r, v, true);
         self.newton_euler(&mut lin.q);
         self.finish_partials(&mut lin.j_rk, &mut lin.j_v);
@@ -236,7 +237,7 @@ impl Evaluator {
     /// Converts the accumulated global wrench partials into J_r K and J_v (see module docs), block
     /// by block in 3 × 3 pieces: columns φ → θ (δφ = R_e δθ; ω = R_e ω_body, whose change with the
     /// orientation at fixed ω_body gives −∂/∂ω [ω]×), rows through Newton–Euler (1/m, I⁻¹ R_cᵀ).
-    fn finish_partials(&self, j_rk: &mut BlockMatrix, j_v: &mut BlockMatrix) {
+    fn finish_partials(&mut self, j_rk: &mut BlockMatrix, j_v: &mut BlockMatrix) {
         let pattern = &self.model.pattern;
         for c in 0..pattern.n_blocks() {
             let body = &self.model.bodies[c];
@@ -246,7 +247,7 @@ impl Evaluator {
             for s in pattern.row_ptr()[c]..pattern.row_ptr()[c + 1] {
                 let e = pattern.col_idx()[s];
                 let ke = &self.bodies[e];
-                let a = &self.acc[s];
+                let a = &std::mem::replace(&mut self.acc[s], SlotAcc::ZERO);
                 // Column transform of the force (row 0) and torque (row 1) blocks.
                 let col = |row: usize| {
                     let phi = (a.r[row][1] - mul_skew(&a.v[row][1], &ke.w)) * ke.rot;
@@ -308,6 +309,7 @@ impl Evaluator {
 
 /// Writes a 6 × 6 block given as 2 × 2 blocks of 3 × 3 into row-major storage.
 fn write_block(b: &[[Matrix3<f64>; 2]; 2], out: &mut [f64]) {
+    let out: &mut [f64; 36] = out.try_into().expect("6 x 6 block");
     for (rb, row) in b.iter().enumerate() {
         for (cb, m) in row.iter().enumerate() {
             for r in 0..3 {

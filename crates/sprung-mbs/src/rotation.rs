@@ -126,6 +126,35 @@ pub fn swing_vector(r_rel: &Matrix3<f64>, e: &Vector3<f64>) -> (Vector3<f64>, Ma
     (theta, dtheta_da * (-skew(&a)))
 }
 
+/// Angle a = atan2(sn, c) ∈ [0, π] of a rotation from sn = sin a ≥ 0 and c = cos a (a unit pair up
+/// to round-off, e.g. from an orthonormal rotation matrix), and the ratio a / sn (1 in the limit).
+///
+/// Small angles — all that elastic bushings see — avoid the library `atan2`: with the half-angle
+/// tangent t = sn / (1 + c) = tan(a/2), a = 2 t S(t²) and a / sin a = (1 + t²) S(t²), where
+/// S(x) = atan(√x)/√x = Σ (−x)^k / (2k + 1). For t ≤ 1/8 (a ≤ 0.2487 rad) the ten terms k = 0…9
+/// leave a truncation error below 8⁻²⁰/21 < 2⁻⁶⁴ relative, i.e. the result is correct to round-off
+/// (unit test against `atan2`); the sum is evaluated by Estrin's scheme (short dependency chain).
+/// Larger angles use `atan2`.
+#[inline]
+pub fn angle_and_ratio(sn: f64, c: f64) -> (f64, f64) {
+    if c > 0.0 && sn <= 0.125 * (1.0 + c) {
+        let t = sn / (1.0 + c);
+        let x = t * t;
+        let (x2, x4) = (x * x, x * x * x * x);
+        let x8 = x4 * x4;
+        let p01 = 1.0 - x * (1.0 / 3.0);
+        let p23 = 1.0 / 5.0 - x * (1.0 / 7.0);
+        let p45 = 1.0 / 9.0 - x * (1.0 / 11.0);
+        let p67 = 1.0 / 13.0 - x * (1.0 / 15.0);
+        let p89 = 1.0 / 17.0 - x * (1.0 / 19.0);
+        let s = (p01 + x2 * p23) + x4 * (p45 + x2 * p67) + x8 * p89;
+        (2.0 * t * s, (1.0 + x) * s)
+    } else {
+        let a = sn.atan2(c);
+        (a, if sn > 0.0 { a / sn } else { 0.0 })
+    }
+}
+
 /// Rotation matrix from Euler angles z-y'-x'' (radians): R = Rz(a) Ry(b) Rx(c).
 pub fn euler_zyx(a: f64, b: f64, c: f64) -> Matrix3<f64> {
     let rz = nalgebra::Rotation3::from_axis_angle(&Vector3::z_axis(), a);
@@ -138,6 +167,33 @@ pub fn euler_zyx(a: f64, b: f64, c: f64) -> Matrix3<f64> {
 mod tests {
     use super::*;
     use approx::assert_relative_eq;
+
+    #[test]
+    fn angle_and_ratio_match_atan2() {
+        // Both branches and the switch at t = 1/8; reference atan2 and a / sin a. Tolerance: a few
+        // ulp (sqrt, one division and the Horner sum each round once).
+        for a in [
+            0.0, 1e-12, 1e-6, 1e-3, 0.01, 0.1, 0.2, 0.2486, 0.2488, 0.3, 1.0, 2.0, 3.0,
+        ] {
+            // Unit pairs perturbed by round-off as from a rotation matrix.
+            for scale in [1.0, 1.0 + 4e-16, 1.0 - 4e-16] {
+                let (sn, c) = (scale * f64::sin(a), scale * f64::cos(a));
+                let (got, ratio) = angle_and_ratio(sn, c);
+                let want = sn.atan2(c);
+                assert!(
+                    (got - want).abs() <= 1e-15 * want.max(1e-300),
+                    "a = {a}: {got} vs {want}"
+                );
+                if sn > 0.0 {
+                    let want_ratio = want / sn;
+                    assert!(
+                        (ratio - want_ratio).abs() <= 1e-15 * want_ratio,
+                        "a = {a}, scale {scale}: {ratio} vs {want_ratio}"
+                    );
+                }
+            }
+        }
+    }
 
     fn rot(v: [f64; 3]) -> Matrix3<f64> {
         nalgebra::Rotation3::from_scaled_axis(Vector3::from(v)).into_inner()
