@@ -43,29 +43,8 @@ fn all_three(method: Method, rtol: f64) -> [f64; 3] {
             rtol,
         )
         .0,
-        // Known limitation: the trapezoidal rule (ode23t, R(∞) = -1, no damping) cannot reach
-        // t = 1e11 on ROBER within the step budget; MATLAB also recommends ode23t only for
-        // moderately stiff problems. See `rober_ode23t_fails_cleanly`.
-        if method == Method::Ode23t {
-            f64::INFINITY
-        } else {
-            run(method, &mut Rober, &Rober::reference(), rtol).0
-        },
+        run(method, &mut Rober, &Rober::reference(), rtol).0,
     ]
-}
-
-#[test]
-fn rober_ode23t_fails_cleanly() {
-    // documents the limitation above: a clear error, not a hang or a panic
-    let r = Rober::reference();
-    let opts = Options {
-        rtol: 1e-6,
-        atol: Tolerance::PerComponent(r.atol(1e-6)),
-        max_steps: 20_000,
-        ..Default::default()
-    };
-    let e = solve(Method::Ode23t, &mut Rober, r.t0, &r.y0, r.t_end, opts).unwrap_err();
-    assert!(e.to_string().contains("maximum number of steps"), "{e}");
 }
 
 fn high_accuracy(method: Method) {
@@ -104,6 +83,22 @@ fn ode23tb_rober_at_loose_tolerances() {
         assert!(s >= 2.0, "rtol {rtol:e}: scd {s:.2}");
         assert!(
             sol.stats.steps < 5_000,
+            "rtol {rtol:e}: {} steps",
+            sol.stats.steps
+        );
+    }
+}
+
+#[test]
+fn ode23t_rober_over_the_tolerance_range() {
+    // the trapezoidal rule (R(∞) = -1) over the whole ROBER interval [0, 1e11] at loose and
+    // tight tolerances, without step collapse: measured scd 3.07 in 262 steps at 1e-3 and
+    // 5.68 in 10 236 steps at 1e-8 (it used to hit the step limit at every tolerance)
+    for (rtol, min_scd, max_steps) in [(1e-3, 2.5, 1_000), (1e-8, 5.0, 20_000)] {
+        let (s, sol) = run(Method::Ode23t, &mut Rober, &Rober::reference(), rtol);
+        assert!(s >= min_scd, "rtol {rtol:e}: scd {s:.2}");
+        assert!(
+            sol.stats.steps < max_steps,
             "rtol {rtol:e}: {} steps",
             sol.stats.steps
         );
