@@ -247,7 +247,7 @@ impl Evaluator {
             for s in pattern.row_ptr()[c]..pattern.row_ptr()[c + 1] {
                 let e = pattern.col_idx()[s];
                 let ke = &self.bodies[e];
-                let a = &std::mem::replace(&mut self.acc[s], SlotAcc::ZERO);
+                let a = &self.acc[s];
                 // Column transform of the force (row 0) and torque (row 1) blocks.
                 let col = |row: usize| {
                     let phi = (a.r[row][1] - mul_skew(&a.v[row][1], &ke.w)) * ke.rot;
@@ -255,22 +255,29 @@ impl Evaluator {
                     (phi, w)
                 };
                 let (f_phi, f_w) = col(0);
-                let (t_phi, t_w) = col(1);
-                let mut px = [
-                    [a.r[0][0] * inv_m, f_phi * inv_m],
-                    [n * a.r[1][0], n * t_phi],
-                ];
-                let mut pv = [[a.v[0][0] * inv_m, f_w * inv_m], [n * a.v[1][0], n * t_w]];
+                let (mut t_phi, mut t_w) = col(1);
+                let out_r: &mut [f64; 36] = j_rk.block_mut(s).try_into().expect("6 x 6 block");
+                let out_v: &mut [f64; 36] = j_v.block_mut(s).try_into().expect("6 x 6 block");
+                store3(out_r, 0, 0, &(a.r[0][0] * inv_m));
+                store3(out_r, 0, 3, &(f_phi * inv_m));
+                store3(out_r, 3, 0, &(n * a.r[1][0]));
+                store3(out_v, 0, 0, &(a.v[0][0] * inv_m));
+                store3(out_v, 0, 3, &(f_w * inv_m));
+                store3(out_v, 3, 0, &(n * a.v[1][0]));
+                t_phi = n * t_phi;
+                t_w = n * t_w;
                 if e == c {
                     // The body's own terms: ∂(Rᵀτ)/∂θ = [Rᵀτ]×, gyroscopic ∂(−ω × Iω)/∂ω.
                     let tb = kc.rot.transpose() * self.torque[c];
                     let w = kc.w_body;
                     let iw = body.inertia * w;
-                    px[1][1] += body.inertia_inv * skew(&tb);
-                    pv[1][1] += body.inertia_inv * (skew(&iw) - skew_mul(&w, &body.inertia));
+                    t_phi += body.inertia_inv * skew(&tb);
+                    t_w += body.inertia_inv * (skew(&iw) - skew_mul(&w, &body.inertia));
                 }
-                write_block(&px, j_rk.block_mut(s));
-                write_block(&pv, j_v.block_mut(s));
+                store3(out_r, 3, 3, &t_phi);
+                store3(out_v, 3, 3, &t_w);
+                // Leave the slot zero for the next linearisation (it is in cache now).
+                self.acc[s] = SlotAcc::ZERO;
             }
         }
     }
@@ -307,16 +314,12 @@ impl Evaluator {
     }
 }
 
-/// Writes a 6 × 6 block given as 2 × 2 blocks of 3 × 3 into row-major storage.
-fn write_block(b: &[[Matrix3<f64>; 2]; 2], out: &mut [f64]) {
-    let out: &mut [f64; 36] = out.try_into().expect("6 x 6 block");
-    for (rb, row) in b.iter().enumerate() {
-        for (cb, m) in row.iter().enumerate() {
-            for r in 0..3 {
-                for c in 0..3 {
-                    out[(3 * rb + r) * 6 + 3 * cb + c] = m[(r, c)];
-                }
-            }
+/// Stores the 3 × 3 matrix `m` at rows `r0..r0 + 3`, columns `c0..c0 + 3` of a row-major 6 × 6 block.
+#[inline(always)]
+fn store3(out: &mut [f64; 36], r0: usize, c0: usize, m: &Matrix3<f64>) {
+    for r in 0..3 {
+        for c in 0..3 {
+            out[(r0 + r) * 6 + c0 + c] = m[(r, c)];
         }
     }
 }
