@@ -20,6 +20,7 @@ use crate::rotation::{angle_and_ratio, inv_left_jacobian, log_so3, skew, swing_v
 
 /// Rotational deflection of `r_rel = R_Jᵀ R_I` and its derivative with respect to a left
 /// perturbation of `r_rel`: the rotation vector, or the swing vector about a free spin axis.
+#[inline(always)]
 pub fn rotational_deflection(
     r_rel: &Matrix3<f64>,
     spin_axis: Option<usize>,
@@ -40,6 +41,7 @@ pub fn rotational_deflection(
 /// J_l⁻¹ = I − ½[θ]× + (1/a² − (1 + cos a)/(2 a sin a)) (θθᵀ − a² I) needs no further trigonometry.
 /// Same values as [`log_so3`] and [`inv_left_jacobian`] up to round-off; for a > 2π/3, where
 /// vee(R − Rᵀ) loses precision, those quaternion-based functions are used.
+#[inline(always)]
 pub fn log_with_inv_jacobian(r: &Matrix3<f64>, jacobian: bool) -> (Vector3<f64>, Matrix3<f64>) {
     let c = 0.5 * (r.trace() - 1.0);
     if c < -0.5 {
@@ -78,6 +80,7 @@ pub fn log_with_inv_jacobian(r: &Matrix3<f64>, jacobian: bool) -> (Vector3<f64>,
 }
 
 /// Evaluates a bushing; partials only when `partials` is set.
+#[inline(always)]
 pub fn evaluate(
     b: &Bushing,
     curves: &[Curve],
@@ -154,13 +157,13 @@ pub fn evaluate(
 }
 
 /// R diag(k): column j of R scaled by k_j.
-#[inline]
+#[inline(always)]
 fn scale_columns(r: &Matrix3<f64>, k: &Vector3<f64>) -> Matrix3<f64> {
     Matrix3::from_columns(&[r.column(0) * k.x, r.column(1) * k.y, r.column(2) * k.z])
 }
 
 /// R diag(k) Rᵀ: a diagonal local characteristic in global axes.
-#[inline]
+#[inline(always)]
 fn rotate_diag(r: &Matrix3<f64>, k: &Vector3<f64>) -> Matrix3<f64> {
     scale_columns(r, k) * r.transpose()
 }

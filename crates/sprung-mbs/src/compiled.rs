@@ -55,7 +55,7 @@ pub enum Characteristic {
 
 impl Characteristic {
     /// Value and derivative at `x`.
-    #[inline]
+    #[inline(always)]
     pub fn eval(&self, curves: &[Curve], x: f64) -> (f64, f64) {
         match *self {
             Characteristic::Zero => (0.0, 0.0),

@@ -43,6 +43,7 @@ impl Default for BodyKin {
 
 impl BodyKin {
     /// Kinematics of body `i` from the state vectors.
+    #[inline(always)]
     pub fn from_state(i: usize, r: &[f64], v: &[f64]) -> Self {
         let rr = &r[7 * i..7 * i + 7];
         let vv = &v[6 * i..6 * i + 6];
@@ -77,6 +78,7 @@ pub struct MarkerKin {
 
 impl MarkerKin {
     /// Kinematics of `marker` given the body kinematics table.
+    #[inline(always)]
     pub fn new(marker: &Marker, bodies: &[BodyKin]) -> Self {
         match marker.body {
             None => Self {
@@ -104,7 +106,7 @@ impl MarkerKin {
 }
 
 /// M [a]× without forming the skew matrix (18 multiplications).
-#[inline]
+#[inline(always)]
 pub fn mul_skew(m: &Matrix3<f64>, a: &Vector3<f64>) -> Matrix3<f64> {
     let (c0, c1, c2) = (m.column(0), m.column(1), m.column(2));
     Matrix3::from_columns(&[
@@ -115,7 +117,7 @@ pub fn mul_skew(m: &Matrix3<f64>, a: &Vector3<f64>) -> Matrix3<f64> {
 }
 
 /// [a]× M: the cross product of `a` with every column of `m`.
-#[inline]
+#[inline(always)]
 pub fn skew_mul(a: &Vector3<f64>, m: &Matrix3<f64>) -> Matrix3<f64> {
     let c = |j: usize| {
         let x = m.column(j);
@@ -129,6 +131,7 @@ pub fn skew_mul(a: &Vector3<f64>, m: &Matrix3<f64>) -> Matrix3<f64> {
 }
 
 /// Fills the body kinematics table from the state.
+#[inline(always)]
 pub fn body_kinematics(model: &CompiledModel, r: &[f64], v: &[f64], out: &mut [BodyKin]) {
     for (i, k) in out.iter_mut().enumerate().take(model.bodies.len()) {
         *k = BodyKin::from_state(i, r, v);

@@ -15,6 +15,7 @@ use crate::element::{ElementForce, Ends, Partials};
 pub const MIN_LENGTH: f64 = 1e-12;
 
 /// Scalar law: tension-positive force and its derivatives with respect to L and L̇.
+#[inline(always)]
 pub fn scalar_force(law: &P2pLaw, curves: &[Curve], len: f64, len_rate: f64) -> (f64, f64, f64) {
     match law {
         P2pLaw::Spring {
@@ -64,6 +65,7 @@ pub fn scalar_force(law: &P2pLaw, curves: &[Curve], len: f64, len_rate: f64) -> 
 }
 
 /// Evaluates a point-to-point element; partials only when `partials` is set.
+#[inline(always)]
 pub fn evaluate(
     law: &P2pLaw,
     curves: &[Curve],

@@ -10,13 +10,13 @@
 use nalgebra::{Matrix3, Quaternion, UnitQuaternion, Vector3};
 
 /// Skew-symmetric cross-product matrix: `skew(a) * b == a × b`.
-#[inline]
+#[inline(always)]
 pub fn skew(a: &Vector3<f64>) -> Matrix3<f64> {
     Matrix3::new(0.0, -a.z, a.y, a.z, 0.0, -a.x, -a.y, a.x, 0.0)
 }
 
 /// Rotation matrix of the (not necessarily unit) quaternion `[w, x, y, z]`, normalised first.
-#[inline]
+#[inline(always)]
 pub fn quat_to_matrix(q: &[f64]) -> Matrix3<f64> {
     let uq = UnitQuaternion::from_quaternion(Quaternion::new(q[0], q[1], q[2], q[3]));
     uq.to_rotation_matrix().into_inner()
@@ -75,6 +75,7 @@ pub fn quat_normalise(q: &mut [f64]) {
 }
 
 /// Rotation vector θ = log(R) (angle in [0, π]) of a proper rotation matrix.
+#[inline(always)]
 pub fn log_so3(r: &Matrix3<f64>) -> Vector3<f64> {
     let rot = nalgebra::Rotation3::from_matrix_unchecked(*r);
     UnitQuaternion::from_rotation_matrix(&rot).scaled_axis()
@@ -82,6 +83,7 @@ pub fn log_so3(r: &Matrix3<f64>) -> Vector3<f64> {
 
 /// Inverse of the left Jacobian of SO(3): for θ = log(R) and a left perturbation
 /// R ← (I + [ε]×) R, δθ = J_l⁻¹(θ) ε.
+#[inline(always)]
 pub fn inv_left_jacobian(theta: &Vector3<f64>) -> Matrix3<f64> {
     let a = theta.norm();
     let s = skew(theta);
@@ -97,6 +99,7 @@ pub fn inv_left_jacobian(theta: &Vector3<f64>) -> Matrix3<f64> {
 /// Swing part of the swing-twist split of the relative rotation `r_rel` about the unit axis `e`
 /// (twist about `e` is free): with a = R e, θ_sw = atan2(|e × a|, e · a) (e × a)/|e × a|.
 /// Returns θ_sw and its derivative with respect to a left perturbation ε of `r_rel`.
+#[inline(always)]
 pub fn swing_vector(r_rel: &Matrix3<f64>, e: &Vector3<f64>) -> (Vector3<f64>, Matrix3<f64>) {
     let a = r_rel * e;
     let s = e.cross(&a);
@@ -135,7 +138,7 @@ pub fn swing_vector(r_rel: &Matrix3<f64>, e: &Vector3<f64>) -> (Vector3<f64>, Ma
 /// leave a truncation error below 8⁻²⁰/21 < 2⁻⁶⁴ relative, i.e. the result is correct to round-off
 /// (unit test against `atan2`); the sum is evaluated by Estrin's scheme (short dependency chain).
 /// Larger angles use `atan2`.
-#[inline]
+#[inline(always)]
 pub fn angle_and_ratio(sn: f64, c: f64) -> (f64, f64) {
     if c > 0.0 && sn <= 0.125 * (1.0 + c) {
         let t = sn / (1.0 + c);
