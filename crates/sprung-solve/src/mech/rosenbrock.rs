@@ -127,8 +127,8 @@ fn cpu_has_avx2_fma() -> bool {
 
 /// Forms the iteration matrix A = I − hγ J_v − (hγ)² J_r K of eq. 11 in place.
 pub(crate) fn iteration_matrix(lin: &Linearisation, hg: f64, a: &mut BlockMatrix) {
-    lin.j_v.scaled_plus_identity_into(-hg, 1.0, a);
-    a.axpy(-hg * hg, &lin.j_rk);
+    lin.j_v
+        .combination_plus_identity_into(-hg, &lin.j_rk, -hg * hg, 1.0, a);
 }
 
 /// Runs all stages of one step from (t, r, v) with step h. `fresh_q` is q(t, r, v) if the caller
