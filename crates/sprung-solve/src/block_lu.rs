@@ -41,8 +41,10 @@
 //!
 //! For `b = 6` (rigid bodies; also `b = 3` and `b = 1`) the kernels are compiled with the block
 //! size as a constant, so the compiler unrolls and vectorises the small loops; on x86-64 CPUs with
-//! AVX2 and FMA (detected at run time) the 6 × 6 path is compiled a second time with fused
-//! multiply-adds. Other block sizes use the same code with run-time loop bounds.
+//! AVX2 and FMA (detected at run time) the 6 × 6 path uses hand-vectorised kernels instead
+//! (module `avx6`: a block row is one 4-wide and one 2-wide register; pivot-block LU, panel
+//! solves, Schur updates and substitutions with fused multiply-adds). Other block sizes use the
+//! same code with run-time loop bounds.
 //! [`BlockSparseLu::flops`] and [`BlockSparseLu::solve_flops`] give the exact operation counts
 //! (the floor for the run time). For the 24-body double-wishbone pattern of the `lu` benchmark the
 //! factorisation needs 52.6 kflop against 1.98 Mflop for dense LU of the 144 × 144 matrix, and a
@@ -142,6 +144,50 @@ trait Dim: Copy {
     fn madd(self, a: f64, b: f64, c: f64) -> f64;
     /// `c - a b`.
     fn nmadd(self, a: f64, b: f64, c: f64) -> f64;
+
+    // The block kernels, generic by default; a block size with hand-vectorised kernels
+    // overrides them.
+
+    /// See [`lu_block`].
+    #[inline(always)]
+    fn lu_block(
+        self,
+        a: &mut [f64],
+        ipiv: &mut [usize],
+        inv: &mut [f64],
+        tol: f64,
+    ) -> Result<(), (usize, f64)> {
+        lu_block(self, a, ipiv, inv, tol)
+    }
+    /// See [`unit_lower_solve`].
+    #[inline(always)]
+    fn unit_lower_solve(self, lu: &[f64], u: &mut [f64]) {
+        unit_lower_solve(self, lu, u)
+    }
+    /// See [`upper_transposed_solve`].
+    #[inline(always)]
+    fn upper_transposed_solve(self, lu: &[f64], inv: &[f64], y: &mut [f64]) {
+        upper_transposed_solve(self, lu, inv, y)
+    }
+    /// See [`gemm_tn_sub`].
+    #[inline(always)]
+    fn gemm_tn_sub(self, c: &mut [f64], p: &[f64], q: &[f64]) {
+        gemm_tn_sub(self, c, p, q)
+    }
+    /// See [`gemv_t_sub`].
+    #[inline(always)]
+    fn gemv_t_sub(self, y: &mut [f64], a: &[f64], x: &[f64]) {
+        gemv_t_sub(self, y, a, x)
+    }
+    /// `y ← y - Σ_k a_k x_{cols[k]}` for the row-major blocks `a_k` stored one after the other
+    /// in `blocks` (one [`gemv_sub`] per block).
+    #[inline(always)]
+    fn gemv_rows_sub(self, y: &mut [f64], blocks: &[f64], cols: &[usize], x: &[f64]) {
+        let b = self.get();
+        for (a, &j) in blocks.chunks_exact(b * b).zip(cols) {
+            gemv_sub(self, y, a, &x[j * b..(j + 1) * b]);
+        }
+    }
 }
 
 /// Constant block size, separate multiply and add (portable code path).
@@ -163,17 +209,39 @@ impl<const B: usize> Dim for Fixed<B> {
     }
 }
 
-/// Constant block size, fused multiply-add; only used inside functions compiled for a CPU
-/// with hardware FMA (otherwise `mul_add` would be a slow library call).
+/// Block size 6 with the hand-vectorised AVX2 + FMA kernels of [`avx6`]. Only constructed
+/// inside functions compiled for (and called after run-time detection of) AVX2 and FMA.
 #[cfg(target_arch = "x86_64")]
 #[derive(Clone, Copy)]
-struct FixedFma<const B: usize>;
+struct Avx6;
 
 #[cfg(target_arch = "x86_64")]
-impl<const B: usize> Dim for FixedFma<B> {
+impl Avx6 {
+    #[inline(always)]
+    fn b36(a: &[f64]) -> &[f64; 36] {
+        a[..36].try_into().expect("6 x 6 block")
+    }
+    #[inline(always)]
+    fn b36_mut(a: &mut [f64]) -> &mut [f64; 36] {
+        (&mut a[..36]).try_into().expect("6 x 6 block")
+    }
+    #[inline(always)]
+    fn v6(a: &[f64]) -> &[f64; 6] {
+        a[..6].try_into().expect("6-vector")
+    }
+    #[inline(always)]
+    fn v6_mut(a: &mut [f64]) -> &mut [f64; 6] {
+        (&mut a[..6]).try_into().expect("6-vector")
+    }
+}
+
+// SAFETY (all `unsafe` blocks of this impl): `Avx6` values exist only inside
+// `factor6_avx2_fma` and `solve6_avx2_fma`, which run only after AVX2 and FMA were detected.
+#[cfg(target_arch = "x86_64")]
+impl Dim for Avx6 {
     #[inline(always)]
     fn get(self) -> usize {
-        B
+        6
     }
     #[inline(always)]
     fn madd(self, a: f64, b: f64, c: f64) -> f64 {
@@ -182,6 +250,37 @@ impl<const B: usize> Dim for FixedFma<B> {
     #[inline(always)]
     fn nmadd(self, a: f64, b: f64, c: f64) -> f64 {
         (-a).mul_add(b, c)
+    }
+    #[inline(always)]
+    fn lu_block(
+        self,
+        a: &mut [f64],
+        ipiv: &mut [usize],
+        inv: &mut [f64],
+        tol: f64,
+    ) -> Result<(), (usize, f64)> {
+        let ipiv: &mut [usize; 6] = (&mut ipiv[..6]).try_into().expect("6 pivots");
+        unsafe { avx6::lu_block(Self::b36_mut(a), ipiv, Self::v6_mut(inv), tol) }
+    }
+    #[inline(always)]
+    fn unit_lower_solve(self, lu: &[f64], u: &mut [f64]) {
+        unsafe { avx6::unit_lower_solve(Self::b36(lu), Self::b36_mut(u)) }
+    }
+    #[inline(always)]
+    fn upper_transposed_solve(self, lu: &[f64], inv: &[f64], y: &mut [f64]) {
+        unsafe { avx6::upper_transposed_solve(Self::b36(lu), Self::v6(inv), Self::b36_mut(y)) }
+    }
+    #[inline(always)]
+    fn gemm_tn_sub(self, c: &mut [f64], p: &[f64], q: &[f64]) {
+        unsafe { avx6::gemm_tn_sub(Self::b36_mut(c), Self::b36(p), Self::b36(q)) }
+    }
+    #[inline(always)]
+    fn gemv_t_sub(self, y: &mut [f64], a: &[f64], x: &[f64]) {
+        unsafe { avx6::gemv_t_sub(Self::v6_mut(y), Self::b36(a), Self::v6(x)) }
+    }
+    #[inline(always)]
+    fn gemv_rows_sub(self, y: &mut [f64], blocks: &[f64], cols: &[usize], x: &[f64]) {
+        unsafe { avx6::gemv_rows_sub(Self::v6_mut(y), blocks, cols, x) }
     }
 }
 
@@ -588,14 +687,14 @@ impl BlockSparseLu {
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2,fma")]
     fn factor6_avx2_fma(&mut self, input: &[f64]) -> Result<(), SingularMatrix> {
-        self.factor_impl(FixedFma::<6>, input)
+        self.factor_impl(Avx6, input)
     }
 
     /// The 6 × 6 solve compiled for AVX2 + FMA.
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2,fma")]
     fn solve6_avx2_fma(&mut self, x: &mut [f64]) {
-        self.solve_impl(FixedFma::<6>, x)
+        self.solve_impl(Avx6, x)
     }
 
     #[inline(always)]
@@ -629,7 +728,7 @@ impl BlockSparseLu {
             let (diag, panel) = reg.split_at_mut(bb);
             let ipiv = &mut self.ipiv[k * b..(k + 1) * b];
             let inv = &mut self.inv_diag[k * b..(k + 1) * b];
-            if let Err((c, pivot)) = lu_block(d, diag, ipiv, inv, tol) {
+            if let Err((c, pivot)) = d.lu_block(diag, ipiv, inv, tol) {
                 let block = self.order[k];
                 return Err(SingularMatrix::ZeroPivot {
                     row: block * b + c,
@@ -647,10 +746,10 @@ impl BlockSparseLu {
             let (upanel, lpanel) = panel.split_at_mut(m * bb);
             for u in upanel.chunks_exact_mut(bb) {
                 swap_rows(d, u, ipiv);
-                unit_lower_solve(d, diag, u);
+                d.unit_lower_solve(diag, u);
             }
             for l in lpanel.chunks_exact_mut(bb) {
-                upper_transposed_solve(d, diag, inv, l);
+                d.upper_transposed_solve(diag, inv, l);
             }
             let upanel = &*upanel;
             let lpanel = &*lpanel;
@@ -662,10 +761,10 @@ impl BlockSparseLu {
                     let c = &mut rest[t * bb..(t + 1) * bb];
                     if tt & 1 == 0 {
                         // C ← C - L U with L stored as Lᵀ.
-                        gemm_tn_sub(d, c, l, u);
+                        d.gemm_tn_sub(c, l, u);
                     } else {
                         // Cᵀ ← Cᵀ - Uᵀ Lᵀ.
-                        gemm_tn_sub(d, c, u, l);
+                        d.gemm_tn_sub(c, u, l);
                     }
                 }
             }
@@ -727,7 +826,7 @@ impl BlockSparseLu {
             let lpanel = &self.values[(r0 + 1 + m) * bb..(r0 + 1 + 2 * m) * bb];
             let nbr = &self.nbr[self.nbr_ptr[k]..self.nbr_ptr[k + 1]];
             for (lt, &i) in lpanel.chunks_exact(bb).zip(nbr) {
-                gemv_t_sub(d, &mut x[i * b..(i + 1) * b], lt, tmp);
+                d.gemv_t_sub(&mut x[i * b..(i + 1) * b], lt, tmp);
             }
         }
         // Back substitution: x_k = U_k⁻¹ (y_k - Σ U_kj x_j), eqs. (16), (17).
@@ -738,9 +837,7 @@ impl BlockSparseLu {
             tmp.copy_from_slice(&x[ok * b..(ok + 1) * b]);
             let upanel = &self.values[(r0 + 1) * bb..(r0 + 1 + m) * bb];
             let nbr = &self.nbr[self.nbr_ptr[k]..self.nbr_ptr[k + 1]];
-            for (u, &j) in upanel.chunks_exact(bb).zip(nbr) {
-                gemv_sub(d, tmp, u, &x[j * b..(j + 1) * b]);
-            }
+            d.gemv_rows_sub(tmp, upanel, nbr, x);
             let diag = &self.values[r0 * bb..(r0 + 1) * bb];
             let inv = &self.inv_diag[k * b..(k + 1) * b];
             for r in (0..b).rev() {
@@ -964,6 +1061,227 @@ fn gemv_sub<D: Dim>(d: D, y: &mut [f64], a: &[f64], x: &[f64]) {
             acc = d.madd(a[r * b + t], x[t], acc);
         }
         y[r] -= acc;
+    }
+}
+
+/// Hand-vectorised 6 × 6 kernels for x86-64 CPUs with AVX2 and FMA. A block row is held as one
+/// 4-wide and one 2-wide register; every kernel performs exactly the fused operations of the
+/// generic kernels in the same order (so both give identical results), except
+/// [`avx6::gemv_rows_sub`], which sums the products of a block row in a different order.
+#[cfg(target_arch = "x86_64")]
+mod avx6 {
+    use std::arch::x86_64::*;
+
+    /// One row of a 6 × 6 block: columns 0-3 and 4-5.
+    #[derive(Clone, Copy)]
+    struct Row(__m256d, __m128d);
+
+    /// Loads the row at `p[0..6]`.
+    #[inline]
+    #[target_feature(enable = "avx2,fma")]
+    fn load(p: &[f64; 6]) -> Row {
+        // SAFETY: `p` holds six values.
+        unsafe { Row(_mm256_loadu_pd(p.as_ptr()), _mm_loadu_pd(p.as_ptr().add(4))) }
+    }
+
+    /// Stores `r` to `p[0..6]`.
+    #[inline]
+    #[target_feature(enable = "avx2,fma")]
+    fn store(p: &mut [f64; 6], r: Row) {
+        // SAFETY: `p` holds six values.
+        unsafe {
+            _mm256_storeu_pd(p.as_mut_ptr(), r.0);
+            _mm_storeu_pd(p.as_mut_ptr().add(4), r.1);
+        }
+    }
+
+    /// `r - s q` with one rounding per entry.
+    #[inline]
+    #[target_feature(enable = "avx2,fma")]
+    fn nmadd(s: f64, q: Row, r: Row) -> Row {
+        Row(
+            _mm256_fnmadd_pd(_mm256_set1_pd(s), q.0, r.0),
+            _mm_fnmadd_pd(_mm_set1_pd(s), q.1, r.1),
+        )
+    }
+
+    /// `r s`.
+    #[inline]
+    #[target_feature(enable = "avx2,fma")]
+    fn scale(s: f64, r: Row) -> Row {
+        Row(
+            _mm256_mul_pd(_mm256_set1_pd(s), r.0),
+            _mm_mul_pd(_mm_set1_pd(s), r.1),
+        )
+    }
+
+    /// Row `r` of a row-major block.
+    #[inline(always)]
+    fn row(a: &[f64; 36], r: usize) -> &[f64; 6] {
+        a[6 * r..6 * r + 6]
+            .try_into()
+            .expect("row of a 6 x 6 block")
+    }
+
+    /// Mutable row `r` of a row-major block.
+    #[inline(always)]
+    fn row_mut(a: &mut [f64; 36], r: usize) -> &mut [f64; 6] {
+        (&mut a[6 * r..6 * r + 6])
+            .try_into()
+            .expect("row of a 6 x 6 block")
+    }
+
+    /// All six rows of a block.
+    #[inline]
+    #[target_feature(enable = "avx2,fma")]
+    fn load_all(a: &[f64; 36]) -> [Row; 6] {
+        let z = Row(_mm256_setzero_pd(), _mm_setzero_pd());
+        let mut rows = [z; 6];
+        for (r, x) in rows.iter_mut().enumerate() {
+            *x = load(row(a, r));
+        }
+        rows
+    }
+
+    /// `c ← c - pᵀ q` (see `gemm_tn_sub`).
+    #[inline]
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) fn gemm_tn_sub(c: &mut [f64; 36], p: &[f64; 36], q: &[f64; 36]) {
+        let q = load_all(q);
+        for r in 0..6 {
+            let mut acc = load(row(c, r));
+            for m in 0..6 {
+                acc = nmadd(p[6 * m + r], q[m], acc);
+            }
+            store(row_mut(c, r), acc);
+        }
+    }
+
+    /// `u ← L⁻¹ u` (see `unit_lower_solve`).
+    #[inline]
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) fn unit_lower_solve(lu: &[f64; 36], u: &mut [f64; 36]) {
+        let mut x = load_all(u);
+        for r in 1..6 {
+            for m in 0..r {
+                x[r] = nmadd(lu[6 * r + m], x[m], x[r]);
+            }
+            store(row_mut(u, r), x[r]);
+        }
+    }
+
+    /// `y ← U⁻ᵀ y` (see `upper_transposed_solve`).
+    #[inline]
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) fn upper_transposed_solve(lu: &[f64; 36], inv: &[f64; 6], y: &mut [f64; 36]) {
+        let mut x = load_all(y);
+        for c in 0..6 {
+            for m in 0..c {
+                x[c] = nmadd(lu[6 * m + c], x[m], x[c]);
+            }
+            x[c] = scale(inv[c], x[c]);
+            store(row_mut(y, c), x[c]);
+        }
+    }
+
+    /// In-place `P a = L U` with partial pivoting (see `lu_block`).
+    #[inline]
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) fn lu_block(
+        a: &mut [f64; 36],
+        ipiv: &mut [usize; 6],
+        inv: &mut [f64; 6],
+        tol: f64,
+    ) -> Result<(), (usize, f64)> {
+        let lane_lo = _mm256_set_pd(3.0, 2.0, 1.0, 0.0);
+        let lane_hi = _mm_set_pd(5.0, 4.0);
+        for c in 0..6 {
+            let mut p = c;
+            let mut best = a[6 * c + c].abs();
+            for r in c + 1..6 {
+                let v = a[6 * r + c].abs();
+                if v > best {
+                    best = v;
+                    p = r;
+                }
+            }
+            ipiv[c] = p;
+            let mut pr = load(row(a, p));
+            if p != c {
+                let cr = load(row(a, c));
+                store(row_mut(a, p), cr);
+                store(row_mut(a, c), pr);
+            }
+            let pivot = a[6 * c + c];
+            if !crate::dense::pivot_ok(pivot, tol) {
+                return Err((c, pivot));
+            }
+            let ip = 1.0 / pivot;
+            inv[c] = ip;
+            // Only the columns right of the pivot are updated.
+            let cf = c as f64;
+            let mask_lo = _mm256_cmp_pd::<_CMP_GT_OQ>(lane_lo, _mm256_set1_pd(cf));
+            let mask_hi = _mm_cmp_pd::<_CMP_GT_OQ>(lane_hi, _mm_set1_pd(cf));
+            if p != c {
+                pr = load(row(a, c));
+            }
+            for r in c + 1..6 {
+                let l = a[6 * r + c] * ip;
+                let x = load(row(a, r));
+                let y = nmadd(l, pr, x);
+                let z = Row(
+                    _mm256_blendv_pd(x.0, y.0, mask_lo),
+                    _mm_blendv_pd(x.1, y.1, mask_hi),
+                );
+                store(row_mut(a, r), z);
+                a[6 * r + c] = l;
+            }
+        }
+        Ok(())
+    }
+
+    /// `y ← y - aᵀ x` (see `gemv_t_sub`).
+    #[inline]
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) fn gemv_t_sub(y: &mut [f64; 6], a: &[f64; 36], x: &[f64; 6]) {
+        let mut acc = load(y);
+        for (t, &xt) in x.iter().enumerate() {
+            acc = nmadd(xt, load(row(a, t)), acc);
+        }
+        store(y, acc);
+    }
+
+    /// `y ← y - Σ_k a_k x_{j_k}` over the blocks `a_k` of one block row (row-major, contiguous
+    /// in `blocks`) and the matching 6-vectors of `x` at the block indices `cols`. The
+    /// products are accumulated per entry and summed once per row.
+    #[inline]
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) fn gemv_rows_sub(y: &mut [f64; 6], blocks: &[f64], cols: &[usize], x: &[f64]) {
+        let mut lo = [_mm256_setzero_pd(); 6];
+        let mut hi = [_mm_setzero_pd(); 6];
+        for (a, &j) in blocks.chunks_exact(36).zip(cols) {
+            let a: &[f64; 36] = a.try_into().expect("6 x 6 block");
+            let xj = load(x[6 * j..6 * j + 6].try_into().expect("6-vector"));
+            for r in 0..6 {
+                let ar = load(row(a, r));
+                lo[r] = _mm256_fmadd_pd(ar.0, xj.0, lo[r]);
+                hi[r] = _mm_fmadd_pd(ar.1, xj.1, hi[r]);
+            }
+        }
+        let mut t = [_mm_setzero_pd(); 6];
+        for r in 0..6 {
+            let l = _mm_add_pd(
+                _mm256_castpd256_pd128(lo[r]),
+                _mm256_extractf128_pd::<1>(lo[r]),
+            );
+            t[r] = _mm_add_pd(l, hi[r]);
+        }
+        let s = Row(
+            _mm256_set_m128d(_mm_hadd_pd(t[2], t[3]), _mm_hadd_pd(t[0], t[1])),
+            _mm_hadd_pd(t[4], t[5]),
+        );
+        let v = load(y);
+        store(y, Row(_mm256_sub_pd(v.0, s.0), _mm_sub_pd(v.1, s.1)));
     }
 }
 
