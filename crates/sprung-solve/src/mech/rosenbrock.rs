@@ -88,7 +88,6 @@ pub(crate) struct StageWork {
     pub sv: Vec<f64>,
     pub sz: Vec<f64>,
     pub tmp: Vec<f64>,
-    pub rhs: Vec<f64>,
     /// AVX2 + FMA are available (x86-64, detected at run time): selects the SIMD block product.
     pub simd: bool,
 }
@@ -107,7 +106,6 @@ impl StageWork {
             sv: vec![0.0; n_v],
             sz: vec![0.0; n_v],
             tmp: vec![0.0; n_v],
-            rhs: vec![0.0; n_v],
             simd: cpu_has_avx2_fma(),
         }
     }
@@ -149,62 +147,100 @@ pub(crate) fn stages<S: MechanicalSystem + ?Sized>(
 ) {
     let s = tab.stages;
     let g = tab.gamma;
+    let n_v = v.len();
     for i in 0..s {
-        // Stage state (eq. 9).
-        w.r_st.copy_from_slice(r);
-        w.v_st.copy_from_slice(v);
-        for j in 0..i {
-            let a = h * tab.alpha[i * s + j];
-            if a != 0.0 {
-                axpy(a, &w.dr[j], &mut w.r_st);
-                axpy(a, &w.dv[j], &mut w.v_st);
+        // Stage state (eq. 9): the step start itself unless some α_ij (j < i) is set; each
+        // entry is r + Σ_j (h α_ij) Δr_j accumulated in j order (as copy + axpy would).
+        let shifted = (0..i).any(|j| tab.alpha[i * s + j] != 0.0);
+        if shifted {
+            w.r_st.copy_from_slice(r);
+            w.v_st.copy_from_slice(v);
+            for j in 0..i {
+                let a = h * tab.alpha[i * s + j];
+                if a != 0.0 {
+                    axpy(a, &w.dr[j], &mut w.r_st);
+                    axpy(a, &w.dv[j], &mut w.v_st);
+                }
             }
         }
+        let (r_i, v_i): (&[f64], &[f64]) = if shifted { (&w.r_st, &w.v_st) } else { (r, v) };
         let ti = t + tab.c[i] * h;
-        match fresh_q {
-            Some(q) if i == 0 => w.q_st.copy_from_slice(q),
+        let q_i: &[f64] = match fresh_q {
+            Some(q) if i == 0 && !shifted => q,
             _ => {
-                sys.accelerations(ti, &w.r_st, &w.v_st, &mut w.q_st);
+                sys.accelerations(ti, r_i, v_i, &mut w.q_st);
                 stats.q_evals += 1;
+                &w.q_st
             }
-        }
-        sys.kinematics(&w.r_st, &w.v_st, &mut w.fr);
+        };
+        sys.kinematics(r_i, v_i, &mut w.fr);
         sys.tangent(&lin.r, &w.fr, &mut w.y);
-        w.sv.fill(0.0);
-        w.sz.fill(0.0);
-        for j in 0..i {
-            let gij = tab.gamma_ij[i * s + j];
-            if gij != 0.0 {
-                axpy(gij, &w.dv[j], &mut w.sv);
-                axpy(gij, &w.z[j], &mut w.sz);
+        // s_v = Σ γ_ij Δv_j, s_z = Σ γ_ij z_j; exactly zero (and skipped, together with the
+        // J_v product) when no γ_ij (j < i) is set, as in the first stage.
+        let coupled = (0..i).any(|j| tab.gamma_ij[i * s + j] != 0.0);
+        if coupled {
+            w.sv.fill(0.0);
+            w.sz.fill(0.0);
+            for j in 0..i {
+                let gij = tab.gamma_ij[i * s + j];
+                if gij != 0.0 {
+                    axpy(gij, &w.dv[j], &mut w.sv);
+                    axpy(gij, &w.z[j], &mut w.sz);
+                }
             }
         }
-        // rhs = q + hγ_i q_t + P (hγ y + h s_z + h²γ s_v) + h J_v s_v
-        for k in 0..w.tmp.len() {
-            w.tmp[k] = h * g * w.y[k] + h * w.sz[k] + h * h * g * w.sv[k];
+        // rhs = q + hγ_i q_t + P (hγ y + h s_z + h²γ s_v) + h J_v s_v, built in Δv_i.
+        let (hg, hh, hhg, hgs) = (h * g, h, h * h * g, h * tab.gamma_sum[i]);
+        let (_, dv_rest) = w.dv.split_at_mut(i);
+        let rhs = &mut dv_rest[0][..n_v];
+        let (tmp, y, q_t) = (&mut w.tmp[..n_v], &w.y[..n_v], &lin.q_t[..n_v]);
+        let q_i = &q_i[..n_v];
+        if coupled {
+            let (sz, sv) = (&w.sz[..n_v], &w.sv[..n_v]);
+            for k in 0..n_v {
+                tmp[k] = hg * y[k] + hh * sz[k] + hhg * sv[k];
+            }
+        } else {
+            for k in 0..n_v {
+                tmp[k] = hg * y[k];
+            }
         }
-        w.rhs.copy_from_slice(&w.q_st);
-        axpy(h * tab.gamma_sum[i], &lin.q_t, &mut w.rhs);
-        // s_v is exactly zero when no γ_ij (j < i) is set (always in stage 1): skip J_v then.
-        let coupled = (0..i).any(|j| tab.gamma_ij[i * s + j] != 0.0);
+        if hgs != 0.0 {
+            for k in 0..n_v {
+                rhs[k] = q_i[k] + hgs * q_t[k];
+            }
+        } else {
+            rhs.copy_from_slice(q_i);
+        }
         let jv_term = if coupled {
             Some((&lin.j_v, h, &w.sv[..]))
         } else {
             None
         };
-        gemv_add(w.simd, &lin.j_rk, &w.tmp, jv_term, &mut w.rhs);
-        lu.solve_in_place(&mut w.rhs);
+        gemv_add(w.simd, &lin.j_rk, &w.tmp, jv_term, rhs);
+        lu.solve_in_place(rhs);
         stats.solves += 1;
-        w.dv[i].copy_from_slice(&w.rhs);
-        // Δr_i = K(r̃)ṽ + h K_lin (γ Δv_i + s_v); z_i = y + h (γ Δv_i + s_v)
-        for k in 0..w.tmp.len() {
-            w.tmp[k] = h * (g * w.dv[i][k] + w.sv[k]);
+        let dv_i = &dv_rest[0][..n_v];
+        // Δr_i = K(r̃)ṽ + h K_lin (γ Δv_i + s_v); z_i = y + h (γ Δv_i + s_v), kept only if a
+        // later stage uses it.
+        let tmp = &mut w.tmp[..n_v];
+        if coupled {
+            let sv = &w.sv[..n_v];
+            for k in 0..n_v {
+                tmp[k] = h * (g * dv_i[k] + sv[k]);
+            }
+        } else {
+            for k in 0..n_v {
+                tmp[k] = h * (g * dv_i[k]);
+            }
         }
-        let (dr_i, _) = w.dr.split_at_mut(i + 1);
-        sys.kinematics(&lin.r, &w.tmp, &mut dr_i[i]);
-        axpy(1.0, &w.fr, &mut dr_i[i]);
-        for k in 0..w.tmp.len() {
-            w.z[i][k] = w.y[k] + w.tmp[k];
+        let dr_i = &mut w.dr[i];
+        sys.kinematics(&lin.r, &w.tmp, dr_i);
+        axpy(1.0, &w.fr, dr_i);
+        if (i + 1..s).any(|l| tab.gamma_ij[l * s + i] != 0.0) {
+            for ((z, y), t) in w.z[i].iter_mut().zip(&w.y).zip(&w.tmp) {
+                *z = y + t;
+            }
         }
     }
 }
