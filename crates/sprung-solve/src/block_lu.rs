@@ -1184,7 +1184,89 @@ mod avx6 {
         }
     }
 
-    /// In-place `P a = L U` with partial pivoting (see `lu_block`).
+    /// Entry `c` (constant after inlining) of a row.
+    #[inline]
+    #[target_feature(enable = "avx2,fma")]
+    fn lane(x: Row, c: usize) -> f64 {
+        let lo = _mm256_castpd256_pd128(x.0);
+        let mid = _mm256_extractf128_pd::<1>(x.0);
+        match c {
+            0 => _mm_cvtsd_f64(lo),
+            1 => _mm_cvtsd_f64(_mm_unpackhi_pd(lo, lo)),
+            2 => _mm_cvtsd_f64(mid),
+            3 => _mm_cvtsd_f64(_mm_unpackhi_pd(mid, mid)),
+            4 => _mm_cvtsd_f64(x.1),
+            _ => _mm_cvtsd_f64(_mm_unpackhi_pd(x.1, x.1)),
+        }
+    }
+
+    /// Lane masks of a row: entries with index in `sel` (all ones) or not (zero).
+    #[inline]
+    #[target_feature(enable = "avx2,fma")]
+    fn mask(sel: impl Fn(i64) -> bool) -> (__m256d, __m128d) {
+        let m = |c: i64| if sel(c) { -1 } else { 0 };
+        (
+            _mm256_castsi256_pd(_mm256_set_epi64x(m(3), m(2), m(1), m(0))),
+            _mm_castsi128_pd(_mm_set_epi64x(m(5), m(4))),
+        )
+    }
+
+    /// `m ? y : x` lane by lane.
+    #[inline]
+    #[target_feature(enable = "avx2,fma")]
+    fn select(m: (__m256d, __m128d), y: Row, x: Row) -> Row {
+        Row(
+            _mm256_blendv_pd(x.0, y.0, m.0),
+            _mm_blendv_pd(x.1, y.1, m.1),
+        )
+    }
+
+    /// Elimination of column `C` of a block held in registers (see `lu_block`).
+    #[inline]
+    #[target_feature(enable = "avx2,fma")]
+    fn eliminate<const C: usize>(
+        x: &mut [Row; 6],
+        ipiv: &mut [usize; 6],
+        inv: &mut [f64; 6],
+        tol: f64,
+    ) -> Result<(), (usize, f64)> {
+        let mut p = C;
+        let mut best = lane(x[C], C).abs();
+        for (r, &xr) in x.iter().enumerate().skip(C + 1) {
+            let v = lane(xr, C).abs();
+            if v > best {
+                best = v;
+                p = r;
+            }
+        }
+        ipiv[C] = p;
+        if p != C {
+            for r in C + 1..6 {
+                if r == p {
+                    x.swap(C, r);
+                }
+            }
+        }
+        let pivot = lane(x[C], C);
+        if !crate::dense::pivot_ok(pivot, tol) {
+            return Err((C, pivot));
+        }
+        let ip = 1.0 / pivot;
+        inv[C] = ip;
+        let right = mask(|c| c > C as i64);
+        let at = mask(|c| c == C as i64);
+        let pr = x[C];
+        for row in x.iter_mut().skip(C + 1) {
+            let l = lane(*row, C) * ip;
+            let updated = nmadd(l, pr, *row);
+            let lv = Row(_mm256_set1_pd(l), _mm_set1_pd(l));
+            *row = select(at, lv, select(right, updated, *row));
+        }
+        Ok(())
+    }
+
+    /// In-place `P a = L U` with partial pivoting (see `lu_block`), the whole block in
+    /// registers and every column step unrolled.
     #[inline]
     #[target_feature(enable = "avx2,fma")]
     pub(super) fn lu_block(
@@ -1193,51 +1275,17 @@ mod avx6 {
         inv: &mut [f64; 6],
         tol: f64,
     ) -> Result<(), (usize, f64)> {
-        let lane_lo = _mm256_set_pd(3.0, 2.0, 1.0, 0.0);
-        let lane_hi = _mm_set_pd(5.0, 4.0);
-        for c in 0..6 {
-            let mut p = c;
-            let mut best = a[6 * c + c].abs();
-            for r in c + 1..6 {
-                let v = a[6 * r + c].abs();
-                if v > best {
-                    best = v;
-                    p = r;
-                }
-            }
-            ipiv[c] = p;
-            let mut pr = load(row(a, p));
-            if p != c {
-                let cr = load(row(a, c));
-                store(row_mut(a, p), cr);
-                store(row_mut(a, c), pr);
-            }
-            let pivot = a[6 * c + c];
-            if !crate::dense::pivot_ok(pivot, tol) {
-                return Err((c, pivot));
-            }
-            let ip = 1.0 / pivot;
-            inv[c] = ip;
-            // Only the columns right of the pivot are updated.
-            let cf = c as f64;
-            let mask_lo = _mm256_cmp_pd::<_CMP_GT_OQ>(lane_lo, _mm256_set1_pd(cf));
-            let mask_hi = _mm_cmp_pd::<_CMP_GT_OQ>(lane_hi, _mm_set1_pd(cf));
-            if p != c {
-                pr = load(row(a, c));
-            }
-            for r in c + 1..6 {
-                let l = a[6 * r + c] * ip;
-                let x = load(row(a, r));
-                let y = nmadd(l, pr, x);
-                let z = Row(
-                    _mm256_blendv_pd(x.0, y.0, mask_lo),
-                    _mm_blendv_pd(x.1, y.1, mask_hi),
-                );
-                store(row_mut(a, r), z);
-                a[6 * r + c] = l;
-            }
+        let mut x = load_all(a);
+        let result = eliminate::<0>(&mut x, ipiv, inv, tol)
+            .and_then(|()| eliminate::<1>(&mut x, ipiv, inv, tol))
+            .and_then(|()| eliminate::<2>(&mut x, ipiv, inv, tol))
+            .and_then(|()| eliminate::<3>(&mut x, ipiv, inv, tol))
+            .and_then(|()| eliminate::<4>(&mut x, ipiv, inv, tol))
+            .and_then(|()| eliminate::<5>(&mut x, ipiv, inv, tol));
+        for (r, xr) in x.iter().enumerate() {
+            store(row_mut(a, r), *xr);
         }
-        Ok(())
+        result
     }
 
     /// `y ← y - aᵀ x` (see `gemv_t_sub`).
