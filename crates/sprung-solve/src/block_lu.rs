@@ -55,7 +55,7 @@
 
 use crate::block::{BlockMatrix, BlockPattern};
 pub use crate::dense::{LinearSolver, SingularMatrix};
-use crate::dense::{max_abs_if_finite, pivot_ok, pivot_tolerance};
+use crate::dense::{pivot_ok, pivot_tolerance};
 
 /// A user-supplied elimination order is not a permutation of the blocks.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -708,10 +708,24 @@ impl BlockSparseLu {
         for &s in &self.fill {
             values[s * bb..(s + 1) * bb].fill(0.0);
         }
-        let Some(max_abs) = max_abs_if_finite(input) else {
-            return Err(self.find_non_finite(input));
-        };
+        // Scatter into the factor storage and, in the same pass, the largest magnitude and a
+        // finiteness probe (x·0 is ±0 for finite x and NaN otherwise) over independent lanes.
+        let mut max = [0.0f64; 4];
+        let mut probe = [0.0f64; 4];
         for (src, &st) in input.chunks_exact(bb).zip(&self.scatter) {
+            let (src4, src_rest) = src.as_chunks::<4>();
+            for c in src4 {
+                for l in 0..4 {
+                    let a = c[l].abs();
+                    max[l] = if a > max[l] { a } else { max[l] };
+                    probe[l] += c[l] * 0.0;
+                }
+            }
+            for (l, &x) in src_rest.iter().enumerate() {
+                let a = x.abs();
+                max[l] = if a > max[l] { a } else { max[l] };
+                probe[l] += x * 0.0;
+            }
             let s = st >> 1;
             let dst = &mut values[s * bb..(s + 1) * bb];
             if st & 1 == 0 {
@@ -720,6 +734,10 @@ impl BlockSparseLu {
                 copy_transposed(d, dst, src);
             }
         }
+        if probe.iter().sum::<f64>() != 0.0 {
+            return Err(self.find_non_finite(input));
+        }
+        let max_abs = max.iter().fold(0.0, |m: f64, &x| m.max(x));
         let tol = pivot_tolerance(self.n * b, max_abs);
         for k in 0..self.n {
             let m = self.nbr_ptr[k + 1] - self.nbr_ptr[k];
