@@ -128,6 +128,8 @@ pub struct BlockSparseLu {
     ipiv: Vec<usize>,
     /// Reciprocals of the diagonals of the `U_k` (`b` per step).
     inv_diag: Vec<f64>,
+    /// Whether the pivot block of step `k` exchanged any rows (else its `ipiv` is the identity).
+    pivoted: Vec<bool>,
     tmp: Vec<f64>,
     flops: u64,
     solve_flops: u64,
@@ -562,6 +564,7 @@ impl BlockSparseLu {
             values: vec![0.0; n_slots * bb],
             ipiv: vec![0; n * b],
             inv_diag: vec![0.0; n * b],
+            pivoted: vec![false; n],
             tmp: vec![0.0; b],
             flops: sym.flops,
             solve_flops,
@@ -694,7 +697,61 @@ impl BlockSparseLu {
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2,fma")]
     fn solve6_avx2_fma(&mut self, x: &mut [f64]) {
-        self.solve_impl(Avx6, x)
+        // The operations of `solve_impl` for b = 6 in the same order, on fixed-size arrays held
+        // in registers (no scratch vector, no row exchanges for blocks that did not pivot).
+        let values = &self.values[..];
+        let block = |s: usize| -> &[f64; 36] {
+            values[36 * s..36 * s + 36].try_into().expect("6 x 6 block")
+        };
+        // Forward substitution, eq. (15).
+        for k in 0..self.n {
+            let nbr = &self.nbr[self.nbr_ptr[k]..self.nbr_ptr[k + 1]];
+            let m = nbr.len();
+            let r0 = self.region[k];
+            let diag = block(r0);
+            let ok = self.order[k];
+            let xk: &mut [f64; 6] = (&mut x[6 * ok..6 * ok + 6]).try_into().expect("6-vector");
+            if self.pivoted[k] {
+                for (c, &p) in self.ipiv[6 * k..6 * k + 6].iter().enumerate() {
+                    xk.swap(c, p);
+                }
+            }
+            let mut y = *xk;
+            for r in 1..6 {
+                let mut acc = y[r];
+                for c in 0..r {
+                    acc = (-diag[6 * r + c]).mul_add(y[c], acc);
+                }
+                y[r] = acc;
+            }
+            *xk = y;
+            for (a, &i) in nbr.iter().enumerate() {
+                let lt = block(r0 + 1 + m + a);
+                let xi: &mut [f64; 6] = (&mut x[6 * i..6 * i + 6]).try_into().expect("6-vector");
+                avx6::gemv_t_sub(xi, lt, &y);
+            }
+        }
+        // Back substitution, eqs. (16), (17).
+        for k in (0..self.n).rev() {
+            let nbr = &self.nbr[self.nbr_ptr[k]..self.nbr_ptr[k + 1]];
+            let m = nbr.len();
+            let r0 = self.region[k];
+            let ok = self.order[k];
+            let mut y: [f64; 6] = x[6 * ok..6 * ok + 6].try_into().expect("6-vector");
+            avx6::gemv_rows_sub(&mut y, &values[36 * (r0 + 1)..36 * (r0 + 1 + m)], nbr, x);
+            let diag = block(r0);
+            let inv: &[f64; 6] = self.inv_diag[6 * k..6 * k + 6]
+                .try_into()
+                .expect("6 pivots");
+            for r in (0..6).rev() {
+                let mut acc = y[r];
+                for c in r + 1..6 {
+                    acc = (-diag[6 * r + c]).mul_add(y[c], acc);
+                }
+                y[r] = acc * inv[r];
+            }
+            x[6 * ok..6 * ok + 6].copy_from_slice(&y);
+        }
     }
 
     #[inline(always)]
@@ -755,6 +812,7 @@ impl BlockSparseLu {
                     tolerance: tol,
                 });
             }
+            self.pivoted[k] = ipiv.iter().enumerate().any(|(c, &p)| p != c);
             if m == 0 {
                 continue;
             }
@@ -830,8 +888,10 @@ impl BlockSparseLu {
             let diag = &self.values[r0 * bb..(r0 + 1) * bb];
             let xk = &mut x[ok * b..(ok + 1) * b];
             let ipiv = &self.ipiv[k * b..(k + 1) * b];
-            for (c, &p) in ipiv[..b].iter().enumerate() {
-                xk.swap(c, p);
+            if self.pivoted[k] {
+                for (c, &p) in ipiv[..b].iter().enumerate() {
+                    xk.swap(c, p);
+                }
             }
             for r in 1..b {
                 let mut acc = xk[r];
