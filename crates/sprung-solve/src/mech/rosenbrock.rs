@@ -417,7 +417,26 @@ pub(crate) fn axpy(a: f64, x: &[f64], y: &mut [f64]) {
     }
 }
 
+/// Index of the first non-finite entry of `r` followed by `v`. The common all-finite case is
+/// one vectorisable pass (`x·0` is ±0 for finite `x` and NaN otherwise, and a NaN sticks in
+/// the sums); the position is only searched for when that probe fails.
 pub(crate) fn first_non_finite(r: &[f64], v: &[f64]) -> Option<usize> {
+    fn probe(x: &[f64]) -> bool {
+        let mut acc = [0.0f64; 4];
+        let (x4, rest) = x.as_chunks::<4>();
+        for c in x4 {
+            for l in 0..4 {
+                acc[l] += c[l] * 0.0;
+            }
+        }
+        for (l, &e) in rest.iter().enumerate() {
+            acc[l] += e * 0.0;
+        }
+        acc.iter().sum::<f64>() == 0.0
+    }
+    if probe(r) && probe(v) {
+        return None;
+    }
     r.iter().chain(v.iter()).position(|x| !x.is_finite())
 }
 
@@ -546,6 +565,29 @@ mod tests {
     use std::sync::Arc;
 
     /// Both code paths of `gemv_add` against two dense-checked `BlockMatrix::gemv` calls.
+    #[test]
+    fn first_non_finite_finds_the_first_bad_entry() {
+        let r: Vec<f64> = (0..13).map(|i| i as f64 - 6.5).collect();
+        let v: Vec<f64> = (0..9).map(|i| (i as f64).exp()).collect();
+        assert_eq!(first_non_finite(&r, &v), None);
+        for (k, bad) in [
+            (0, f64::NAN),
+            (12, f64::INFINITY),
+            (13, f64::NEG_INFINITY),
+            (21, f64::NAN),
+        ] {
+            let (mut r2, mut v2) = (r.clone(), v.clone());
+            if k < 13 {
+                r2[k] = bad;
+            } else {
+                v2[k - 13] = bad;
+            }
+            // A second, later bad entry must not be reported instead.
+            v2[8] = if k == 21 { bad } else { f64::NAN };
+            assert_eq!(first_non_finite(&r2, &v2), Some(k));
+        }
+    }
+
     #[test]
     fn gemv_add_matches_gemv_on_both_paths() {
         let p = Arc::new(BlockPattern::from_couplings(
