@@ -49,8 +49,9 @@
 //! (the floor for the run time). For the 24-body double-wishbone pattern of the `lu` benchmark the
 //! factorisation needs 52.6 kflop against 1.98 Mflop for dense LU of the 144 × 144 matrix, and a
 //! solve 7.5 kflop against 41 kflop. Measured on the shared two-core development VM (x86-64 with
-//! AVX2/FMA, under load), one LSRT2 step's linear algebra — a factorisation and two solves — took
-//! about 8 µs block-sparse (factorisation about 4-5 µs, solve about 1.2-1.9 µs) against about
+//! AVX2/FMA, moderate load), one LSRT2 step's linear algebra — a factorisation and two solves —
+//! takes about 4.8 µs block-sparse (factorisation about 3.2 µs, solve about 0.8 µs; 6.6, 4.0 and
+//! 1.2 µs with the compiler-vectorised FMA kernels used before the `avx6` ones) against about
 //! 115 µs dense; see `benches/lu.rs`.
 
 use crate::block::{BlockMatrix, BlockPattern};
