@@ -77,6 +77,44 @@ impl MechanicalSystem for MbsSystem {
         }
     }
 
+    fn has_kinematic_jacobian(&self) -> bool {
+        true
+    }
+
+    // For a body, K(r) v = (v_x, ½ q ⊗ (0, ω)) is linear in the quaternion q: G acts on the
+    // quaternion part only, G x = ½ x ⊗ (0, ω), a skew-symmetric 4 × 4 matrix Ω with
+    // Ω² = −|ω|²/4 I. Hence (I − cG)⁻¹ = (I + cG) / (1 + (c|ω|/2)²), and in body rotation
+    // coordinates L (I − cG)⁻¹ K y = (y − (c/2) ω × y) / (1 + (c|ω|/2)²) (unit q).
+    fn kinematic_jacobian(&self, _r: &[f64], v: &[f64], x: &[f64], out: &mut [f64]) {
+        for i in 0..self.model().bodies.len() {
+            out[7 * i..7 * i + 3].fill(0.0);
+            let w = Vector3::new(v[6 * i + 3], v[6 * i + 4], v[6 * i + 5]);
+            quat_rate(&x[7 * i + 3..7 * i + 7], &w, &mut out[7 * i + 3..7 * i + 7]);
+        }
+    }
+
+    fn kinematic_solve(&self, _r: &[f64], v: &[f64], c: f64, x: &mut [f64]) {
+        for i in 0..self.model().bodies.len() {
+            let w = Vector3::new(v[6 * i + 3], v[6 * i + 4], v[6 * i + 5]);
+            let mut gx = [0.0; 4];
+            quat_rate(&x[7 * i + 3..7 * i + 7], &w, &mut gx);
+            let den = 1.0 + 0.25 * c * c * w.norm_squared();
+            for (xk, gk) in x[7 * i + 3..7 * i + 7].iter_mut().zip(gx) {
+                *xk = (*xk + c * gk) / den;
+            }
+        }
+    }
+
+    fn kinematic_tangent_solve(&self, _r: &[f64], v: &[f64], c: f64, y: &mut [f64]) {
+        for i in 0..self.model().bodies.len() {
+            let w = Vector3::new(v[6 * i + 3], v[6 * i + 4], v[6 * i + 5]);
+            let yr = Vector3::new(y[6 * i + 3], y[6 * i + 4], y[6 * i + 5]);
+            let den = 1.0 + 0.25 * c * c * w.norm_squared();
+            let out = (yr - 0.5 * c * w.cross(&yr)) / den;
+            y[6 * i + 3..6 * i + 6].copy_from_slice(out.as_slice());
+        }
+    }
+
     fn project(&self, r: &mut [f64]) {
         for i in 0..self.model().bodies.len() {
             quat_normalise(&mut r[7 * i + 3..7 * i + 7]);

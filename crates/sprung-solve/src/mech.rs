@@ -65,4 +65,24 @@ pub trait MechanicalSystem {
     fn tangent(&self, r: &[f64], dr: &[f64], w: &mut [f64]);
     /// Projects r back onto its manifold after a step (e.g. normalises quaternions).
     fn project(&self, _r: &mut [f64]) {}
+
+    /// Whether K depends on r, i.e. whether G = ∂(K(r) v)/∂r, the kinematic block of the full
+    /// Jacobian, is non-zero. Methods that need the exact Jacobian (not W-methods) then include
+    /// it in their stages through the three methods below; the defaults describe a constant K.
+    fn has_kinematic_jacobian(&self) -> bool {
+        false
+    }
+
+    /// `out = G x` with G = ∂(K(r) v)/∂r at (r, v); x and out are position-space vectors.
+    fn kinematic_jacobian(&self, _r: &[f64], _v: &[f64], _x: &[f64], out: &mut [f64]) {
+        out.fill(0.0);
+    }
+
+    /// `x ← (I − c G)⁻¹ x` (position space) with G at (r, v).
+    fn kinematic_solve(&self, _r: &[f64], _v: &[f64], _c: f64, _x: &mut [f64]) {}
+
+    /// `y ← L (I − c G)⁻¹ K y` (velocity space) with L, G and K at (r, v): the same operator
+    /// seen in the tangent coordinates of the reduced system. Must act within each block of the
+    /// [`MechanicalSystem::pattern`] (one body's coordinates).
+    fn kinematic_tangent_solve(&self, _r: &[f64], _v: &[f64], _c: f64, _y: &mut [f64]) {}
 }

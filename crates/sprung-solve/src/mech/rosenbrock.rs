@@ -88,6 +88,10 @@ pub(crate) struct StageWork {
     pub sv: Vec<f64>,
     pub sz: Vec<f64>,
     pub tmp: Vec<f64>,
+    /// Exact-kinematics stages only: u_i and s_r (position space), T s_v (velocity space).
+    pub u: Vec<f64>,
+    pub sr: Vec<f64>,
+    pub tsv: Vec<f64>,
     /// AVX2 + FMA are available (x86-64, detected at run time): selects the SIMD block product.
     pub simd: bool,
 }
@@ -106,6 +110,9 @@ impl StageWork {
             sv: vec![0.0; n_v],
             sz: vec![0.0; n_v],
             tmp: vec![0.0; n_v],
+            u: vec![0.0; n_r],
+            sr: vec![0.0; n_r],
+            tsv: vec![0.0; n_v],
             simd: cpu_has_avx2_fma(),
         }
     }
@@ -131,6 +138,10 @@ pub(crate) fn iteration_matrix(lin: &Linearisation, hg: f64, a: &mut BlockMatrix
 
 /// Runs all stages of one step from (t, r, v) with step h. `fresh_q` is q(t, r, v) if the caller
 /// has it (e.g. from a linearisation at this very state). Stage increments end up in `w.dr`, `w.dv`.
+/// With `exact_kinematics` the stages include the kinematic Jacobian ∂(K(r) v)/∂r at the
+/// linearisation point, which must then be (r, v) itself (see [`super::adaptive`]; the caller
+/// factors I − hγJ_v − (hγ)² J_rK T); without it they are eqs. 7-8 generalised (W-methods such as
+/// LSRT2 do not need it, and a lagged Jacobian could not provide it).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn stages<S: MechanicalSystem + ?Sized>(
     sys: &mut S,
@@ -144,6 +155,7 @@ pub(crate) fn stages<S: MechanicalSystem + ?Sized>(
     fresh_q: Option<&[f64]>,
     w: &mut StageWork,
     stats: &mut Stats,
+    exact_kinematics: bool,
 ) {
     let s = tab.stages;
     let g = tab.gamma;
@@ -174,20 +186,43 @@ pub(crate) fn stages<S: MechanicalSystem + ?Sized>(
             }
         };
         sys.kinematics(r_i, v_i, &mut w.fr);
-        sys.tangent(&lin.r, &w.fr, &mut w.y);
         // s_v = Σ γ_ij Δv_j, s_z = Σ γ_ij z_j; exactly zero (and skipped, together with the
         // J_v product) when no γ_ij (j < i) is set, as in the first stage.
         let coupled = (0..i).any(|j| tab.gamma_ij[i * s + j] != 0.0);
         if coupled {
             w.sv.fill(0.0);
             w.sz.fill(0.0);
+            if exact_kinematics {
+                w.sr.fill(0.0);
+            }
             for j in 0..i {
                 let gij = tab.gamma_ij[i * s + j];
                 if gij != 0.0 {
                     axpy(gij, &w.dv[j], &mut w.sv);
                     axpy(gij, &w.z[j], &mut w.sz);
+                    if exact_kinematics {
+                        axpy(gij, &w.dr[j], &mut w.sr);
+                    }
                 }
             }
+        }
+        if exact_kinematics {
+            // u = M (K(r̃)ṽ + h G s_r) with M = (I − hγG)⁻¹, y = L u, and T s_v in place of s_v
+            // in the P argument ([`super::adaptive`]).
+            if coupled {
+                sys.kinematic_jacobian(&lin.r, v, &w.sr, &mut w.u);
+                for (uk, fk) in w.u.iter_mut().zip(&w.fr) {
+                    *uk = fk + h * *uk;
+                }
+                w.tsv.copy_from_slice(&w.sv);
+                sys.kinematic_tangent_solve(&lin.r, v, h * g, &mut w.tsv);
+            } else {
+                w.u.copy_from_slice(&w.fr);
+            }
+            sys.kinematic_solve(&lin.r, v, h * g, &mut w.u);
+            sys.tangent(&lin.r, &w.u, &mut w.y);
+        } else {
+            sys.tangent(&lin.r, &w.fr, &mut w.y);
         }
         // rhs = q + hγ_i q_t + P (hγ y + h s_z + h²γ s_v) + h J_v s_v, built in Δv_i.
         let (hg, hh, hhg, hgs) = (h * g, h, h * h * g, h * tab.gamma_sum[i]);
@@ -196,7 +231,8 @@ pub(crate) fn stages<S: MechanicalSystem + ?Sized>(
         let (tmp, y, q_t) = (&mut w.tmp[..n_v], &w.y[..n_v], &lin.q_t[..n_v]);
         let q_i = &q_i[..n_v];
         if coupled {
-            let (sz, sv) = (&w.sz[..n_v], &w.sv[..n_v]);
+            let sv_arg = if exact_kinematics { &w.tsv } else { &w.sv };
+            let (sz, sv) = (&w.sz[..n_v], &sv_arg[..n_v]);
             for k in 0..n_v {
                 tmp[k] = hg * y[k] + hh * sz[k] + hhg * sv[k];
             }
@@ -236,8 +272,17 @@ pub(crate) fn stages<S: MechanicalSystem + ?Sized>(
         }
         let dr_i = &mut w.dr[i];
         sys.kinematics(&lin.r, &w.tmp, dr_i);
-        axpy(1.0, &w.fr, dr_i);
+        if exact_kinematics {
+            // Δr_i = u + M K_lin h (γ Δv_i + s_v); z_i = L u + T h (γ Δv_i + s_v).
+            sys.kinematic_solve(&lin.r, v, h * g, dr_i);
+            axpy(1.0, &w.u, dr_i);
+        } else {
+            axpy(1.0, &w.fr, dr_i);
+        }
         if (i + 1..s).any(|l| tab.gamma_ij[l * s + i] != 0.0) {
+            if exact_kinematics {
+                sys.kinematic_tangent_solve(&lin.r, v, h * g, &mut w.tmp);
+            }
             for ((z, y), t) in w.z[i].iter_mut().zip(&w.y).zip(&w.tmp) {
                 *z = y + t;
             }
@@ -533,6 +578,7 @@ impl RosenbrockStepper {
             Some(&self.q0),
             &mut self.work,
             &mut self.stats,
+            false,
         );
         for i in 0..self.tab.stages {
             let b = self.h * self.tab.b[i];
