@@ -264,31 +264,41 @@ inertia = { principal = [0.3, 0.5, 0.7] }
 angular_velocity = [0.2, 40.0, 0.3]
 "#;
 
+/// The spinning top after 3 s: (orientation, body angular velocity, accepted steps).
+fn spinning_top_at_3s(
+    method: &str,
+    h: f64,
+    rtol: f64,
+) -> (nalgebra::Matrix3<f64>, Vector3<f64>, u64) {
+    let model = model_from_toml(SPINNING_TOP);
+    let mut sys = MbsSystem::new(model.clone());
+    let (mut r, mut v) = model.design_state();
+    let mut s = settings(method, h, 3.0);
+    s.output_interval = 3.0;
+    s.rtol = rtol;
+    s.atol = 1e-14;
+    let summary = run(&mut sys, &s, &mut r, &mut v, &mut |_, _, _| {
+        Control::Continue
+    })
+    .unwrap();
+    let rot = sprung_mbs::rotation::quat_to_matrix(&r[3..7]);
+    (rot, Vector3::new(v[3], v[4], v[5]), summary.stats.steps)
+}
+
+/// Rotation angle between two orientations, rad.
+fn angle_between(a: &nalgebra::Matrix3<f64>, b: &nalgebra::Matrix3<f64>) -> f64 {
+    sprung_mbs::rotation::log_so3(&(a * b.transpose())).norm()
+}
+
 #[test]
 fn torque_free_spinning_body_lsrt2_is_second_order_over_many_revolutions() {
     // 40 rad/s for 3 s = 19 revolutions, spinning near the unstable intermediate axis; reference:
     // RK4 at h = 1e-5 s (global error ~1e-13). (LSRT2's fixed-step stages omit ∂(K v)/∂r, which
     // the W-method tolerates; the adaptive test below covers RODAS4, which needs it.)
-    let model = model_from_toml(SPINNING_TOP);
-    let final_state = |method: &str, h: f64, rtol: f64| {
-        let mut sys = MbsSystem::new(model.clone());
-        let (mut r, mut v) = model.design_state();
-        let mut s = settings(method, h, 3.0);
-        s.output_interval = 3.0;
-        s.rtol = rtol;
-        s.atol = 1e-14;
-        run(&mut sys, &s, &mut r, &mut v, &mut |_, _, _| {
-            Control::Continue
-        })
-        .unwrap();
-        let rot = sprung_mbs::rotation::quat_to_matrix(&r[3..7]);
-        (rot, Vector3::new(v[3], v[4], v[5]))
-    };
-    let (r_ref, w_ref) = final_state("rk4", 1e-5, 0.0);
+    let (r_ref, w_ref, _) = spinning_top_at_3s("rk4", 1e-5, 0.0);
     let err = |h: f64| {
-        let (rot, w) = final_state("lsrt2", h, 0.0);
-        let d = sprung_mbs::rotation::log_so3(&(rot * r_ref.transpose())).norm();
-        d.max((w - w_ref).norm() / w_ref.norm())
+        let (rot, w, _) = spinning_top_at_3s("lsrt2", h, 0.0);
+        angle_between(&rot, &r_ref).max((w - w_ref).norm() / w_ref.norm())
     };
     let (e1, e2) = (err(1e-3), err(5e-4));
     let q = (e1 / e2).log2();
@@ -309,25 +319,9 @@ fn adaptive_rodas4_on_a_fast_spinning_body_meets_its_tolerance() {
     // the method fell to low order and its error estimate no longer measured the error: at
     // rtol 1e-9 it took 91 576 steps and still missed the reference by 1.2e-4 rad/s; with it,
     // about 6 000 steps and 4e-8. Reference: RK4 at h = 1e-5 s (global error ~1e-13).
-    let model = model_from_toml(SPINNING_TOP);
-    let run_to_end = |method: &str, h: f64, rtol: f64| {
-        let mut sys = MbsSystem::new(model.clone());
-        let (mut r, mut v) = model.design_state();
-        let mut s = settings(method, h, 3.0);
-        s.output_interval = 3.0;
-        s.rtol = rtol;
-        s.atol = 1e-14;
-        let summary = run(&mut sys, &s, &mut r, &mut v, &mut |_, _, _| {
-            Control::Continue
-        })
-        .unwrap();
-        (r, v, summary.stats.steps)
-    };
-    let (r_ref, v_ref, _) = run_to_end("rk4", 1e-5, 0.0);
-    let (r, v, steps) = run_to_end("rodas4", 1e-3, 1e-9);
-    let rot = |r: &[f64]| sprung_mbs::rotation::quat_to_matrix(&r[3..7]);
-    let angle = sprung_mbs::rotation::log_so3(&(rot(&r) * rot(&r_ref).transpose())).norm();
-    let dw = (Vector3::new(v[3], v[4], v[5]) - Vector3::new(v_ref[3], v_ref[4], v_ref[5])).norm();
+    let (r_ref, w_ref, _) = spinning_top_at_3s("rk4", 1e-5, 0.0);
+    let (rot, w, steps) = spinning_top_at_3s("rodas4", 1e-3, 1e-9);
+    let (angle, dw) = (angle_between(&rot, &r_ref), (w - w_ref).norm());
     // The error of an adaptive method is not bounded by rtol itself (local control, 19
     // revolutions); 1e-6 is 100x below the error without the kinematic Jacobian.
     assert!(

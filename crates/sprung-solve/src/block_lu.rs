@@ -570,7 +570,7 @@ impl BlockSparseLu {
             flops: sym.flops,
             solve_flops,
             factored: false,
-            avx2_fma: cpu_has_avx2_fma(),
+            avx2_fma: crate::cpu::has_avx2_fma(),
         }
     }
 
@@ -578,7 +578,7 @@ impl BlockSparseLu {
     /// returns to automatic selection (`false`). Both give the same results up to rounding; this
     /// exists so that tests and benchmarks can exercise and compare both code paths.
     pub fn force_portable_kernels(&mut self, portable: bool) {
-        self.avx2_fma = !portable && cpu_has_avx2_fma();
+        self.avx2_fma = !portable && crate::cpu::has_avx2_fma();
     }
 
     /// Whether the AVX2 + FMA kernels are in use (block size 6 on a capable x86-64 CPU).
@@ -938,18 +938,6 @@ impl LinearSolver for BlockSparseLu {
 
     fn solve_in_place(&mut self, b: &mut [f64]) {
         BlockSparseLu::solve_in_place(self, b)
-    }
-}
-
-/// Run-time detection of AVX2 + FMA (false on other architectures).
-fn cpu_has_avx2_fma() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        false
     }
 }
 
@@ -1395,18 +1383,8 @@ mod avx6 {
                 hi[r] = _mm_fmadd_pd(ar.1, xj.1, hi[r]);
             }
         }
-        let mut t = [_mm_setzero_pd(); 6];
-        for r in 0..6 {
-            let l = _mm_add_pd(
-                _mm256_castpd256_pd128(lo[r]),
-                _mm256_extractf128_pd::<1>(lo[r]),
-            );
-            t[r] = _mm_add_pd(l, hi[r]);
-        }
-        let s = Row(
-            _mm256_set_m128d(_mm_hadd_pd(t[2], t[3]), _mm_hadd_pd(t[0], t[1])),
-            _mm_hadd_pd(t[4], t[5]),
-        );
+        let (s03, s45) = crate::cpu::row_sums6(&lo, &hi);
+        let s = Row(s03, s45);
         let v = load(y);
         store(y, Row(_mm256_sub_pd(v.0, s.0), _mm_sub_pd(v.1, s.1)));
     }

@@ -2,6 +2,7 @@
 //!
 //! * [`block`]: block-sparse matrices whose pattern follows a coupling graph (document 000, Bild 3).
 //! * [`block_lu`]: block-sparse LU with a fill-reducing order and reusable symbolic analysis.
+//! * [`cpu`]: run-time detection of the optional AVX2 + FMA kernels.
 //! * [`dense`]: dense LU (faer), the oracle and fallback for the block-sparse solver.
 //! * [`mech`]: the mechanical second-order system r' = K(r) v, v' = q(r, v, u) and the
 //!   linear-implicit integrators that solve the reduced velocity-level system (document 000, eqs. 6-11).
@@ -9,6 +10,7 @@
 
 pub mod block;
 pub mod block_lu;
+pub mod cpu;
 pub mod dense;
 pub mod mech;
 pub mod ode;

@@ -113,20 +113,8 @@ impl StageWork {
             u: vec![0.0; n_r],
             sr: vec![0.0; n_r],
             tsv: vec![0.0; n_v],
-            simd: cpu_has_avx2_fma(),
+            simd: crate::cpu::has_avx2_fma(),
         }
-    }
-}
-
-/// Run-time detection of AVX2 + FMA (false on other architectures).
-fn cpu_has_avx2_fma() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        false
     }
 }
 
@@ -422,18 +410,7 @@ unsafe fn gemv6_add_avx2_fma(
                     hi[r] = _mm_fmadd_pd(_mm_loadu_pd(m.add(6 * r + 4)), xh, hi[r]);
                 }
             }
-            // Fold each row to two lanes, then pairwise horizontal adds.
-            let mut t = [_mm_setzero_pd(); 6];
-            for r in 0..6 {
-                let l = _mm_add_pd(
-                    _mm256_castpd256_pd128(lo[r]),
-                    _mm256_extractf128_pd::<1>(lo[r]),
-                );
-                t[r] = _mm_add_pd(l, hi[r]);
-            }
-            let s01 = _mm_hadd_pd(t[0], t[1]);
-            let s23 = _mm_hadd_pd(t[2], t[3]);
-            (_mm256_set_m128d(s23, s01), _mm_hadd_pd(t[4], t[5]))
+            crate::cpu::row_sums6(&lo, &hi)
         }
     }
     let (xp, av) = (x.as_ptr(), a.values().as_ptr());
@@ -658,7 +635,7 @@ mod tests {
         b.gemv(0.25, &z, 1.0, &mut expect);
         let mut expect_a = y0.clone();
         a.gemv(1.0, &x, 1.0, &mut expect_a);
-        for simd in [false, cpu_has_avx2_fma()] {
+        for simd in [false, crate::cpu::has_avx2_fma()] {
             let mut y = y0.clone();
             gemv_add(simd, &a, &x, Some((&b, 0.25, &z)), &mut y);
             for (u, v) in y.iter().zip(&expect) {
