@@ -353,8 +353,8 @@ impl AdaptiveRosenbrock {
 
 /// `out = P T` with T = L (I − cG)⁻¹ K, the kinematic operator of the reduced stage equations in
 /// tangent coordinates ([`MechanicalSystem::kinematic_tangent_solve`]): T is block diagonal in the
-/// pattern's blocks, so its blocks are probed column by column and each stored block (i, j) of P
-/// is multiplied by T_j from the right.
+/// pattern's blocks, so its blocks are probed one local column at a time and each stored block
+/// (i, j) of P is multiplied by T_j from the right.
 #[allow(clippy::too_many_arguments)]
 fn kinematic_column_transform<S: MechanicalSystem + ?Sized>(
     sys: &S,
@@ -368,13 +368,18 @@ fn kinematic_column_transform<S: MechanicalSystem + ?Sized>(
 ) {
     let pat = p.pattern().clone();
     let b = pat.block_size();
-    for col in 0..probe.len() {
+    // T is block diagonal: probing with the local unit vector e_k in every block at once yields
+    // column k of every diagonal block (b calls instead of one per coordinate).
+    for local in 0..b {
         probe.fill(0.0);
-        probe[col] = 1.0;
+        for blk in 0..pat.n_blocks() {
+            probe[blk * b + local] = 1.0;
+        }
         sys.kinematic_tangent_solve(r, v, c, probe);
-        let (blk, local) = (col / b, col % b);
-        for row in 0..b {
-            t_blocks[blk * b * b + row * b + local] = probe[blk * b + row];
+        for blk in 0..pat.n_blocks() {
+            for row in 0..b {
+                t_blocks[blk * b * b + row * b + local] = probe[blk * b + row];
+            }
         }
     }
     for i in 0..pat.n_blocks() {
