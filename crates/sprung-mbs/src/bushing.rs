@@ -15,7 +15,7 @@ use sprung_model::Curve;
 
 use crate::compiled::Bushing;
 use crate::element::{ElementForce, Ends};
-use crate::kinematics::mul_skew;
+use crate::m3::{Lanes, M3};
 use crate::rotation::{angle_and_ratio, inv_left_jacobian, log_so3, skew, swing_vector};
 
 /// Rotational deflection of `r_rel = R_Jᵀ R_I` and its derivative with respect to a left
@@ -79,9 +79,10 @@ pub fn log_with_inv_jacobian(r: &Matrix3<f64>, jacobian: bool) -> (Vector3<f64>,
     (th, d)
 }
 
-/// Evaluates a bushing; partials only when `partials` is set.
+/// Evaluates a bushing; partials only when `partials` is set (computed with the lanes `l`).
 #[inline(always)]
-pub fn evaluate(
+pub fn evaluate<L: Lanes>(
+    l: L,
     b: &Bushing,
     curves: &[Curve],
     ends: &Ends,
@@ -139,33 +140,30 @@ pub fn evaluate(
     // ∂d = R_Jᵀ (δp_I − δp_J) + R_Jᵀ [Δx]× δφ_J,   ∂ḋ = R_Jᵀ (δv_I − δv_J) + R_Jᵀ [Δv]× δφ_J,
     // ∂θ = D R_Jᵀ (δφ_I − δφ_J),                   ∂θ̇ = R_Jᵀ (δω_I − δω_J) + R_Jᵀ [Δω]× δφ_J,
     // ∂(R_J f) = R_J ∂f − [R_J f]× δφ_J (and the same for the torque).
-    let a_k = rotate_diag(&rj, &kf);
-    let a_c = rotate_diag(&rj, &cf);
-    let b_c = rotate_diag(&rj, &ct);
-    let b_k = scale_columns(&rj, &kt) * dtheta_deps * rjt;
+    let rj = M3::from_matrix(&rj);
+    let rjt = M3::from_matrix(&rjt);
+    let a_k = M3::rotate_diag(l, &rj, &rjt, &kf);
+    let a_c = M3::rotate_diag(l, &rj, &rjt, &cf);
+    let b_c = M3::rotate_diag(l, &rj, &rjt, &ct);
+    let b_k = rj
+        .scale_columns(l, &kt)
+        .mul(l, &M3::from_matrix(&dtheta_deps))
+        .mul(l, &rjt);
+    let f_phi_j = a_k
+        .mul_skew(l, &dx)
+        .add(l, &a_c.mul_skew(l, &dv))
+        .add(l, &M3::skew(&force));
     let p = &mut out.partials;
-    p.f_p = -a_k;
-    p.f_v = -a_c;
-    p.f_phi = [
-        Matrix3::zeros(),
-        -(mul_skew(&a_k, &dx) + mul_skew(&a_c, &dv) + skew(&force)),
+    p.f_p = a_k.neg(l);
+    p.f_v = a_c.neg(l);
+    p.f_phi = [M3::ZERO, f_phi_j.neg(l)];
+    p.t_phi = [
+        b_k.neg(l),
+        b_k.sub(l, &b_c.mul_skew(l, &dw)).sub(l, &M3::skew(&torque)),
     ];
-    p.t_phi = [-b_k, b_k - mul_skew(&b_c, &dw) - skew(&torque)];
-    p.t_w = -b_c;
+    p.t_w = b_c.neg(l);
     p.has_f_v = true;
     p.has_torque = true;
-}
-
-/// R diag(k): column j of R scaled by k_j.
-#[inline(always)]
-fn scale_columns(r: &Matrix3<f64>, k: &Vector3<f64>) -> Matrix3<f64> {
-    Matrix3::from_columns(&[r.column(0) * k.x, r.column(1) * k.y, r.column(2) * k.z])
-}
-
-/// R diag(k) Rᵀ: a diagonal local characteristic in global axes.
-#[inline(always)]
-fn rotate_diag(r: &Matrix3<f64>, k: &Vector3<f64>) -> Matrix3<f64> {
-    scale_columns(r, k) * r.transpose()
 }
 
 #[cfg(test)]

@@ -10,9 +10,10 @@
 //! to the carrying bodies and assembles the body blocks in one pass, skipping the structurally zero
 //! blocks. The blocks are small closed forms (e.g. −R K Rᵀ for a bushing's translational stiffness).
 
-use nalgebra::{Matrix3, Vector3};
+use nalgebra::Vector3;
 
 use crate::kinematics::MarkerKin;
+use crate::m3::M3;
 
 /// Scalar and vector quantities of an element for output channels.
 #[derive(Debug, Clone, Copy, Default)]
@@ -39,19 +40,20 @@ pub struct ElementOutput {
 /// with respect to marker J's δp, δv and δω are the negatives of those with respect to marker I's
 /// (`f_p`, `f_v`, `t_w`); the rotation partials are given per end (`f_phi`, `t_phi`) because the
 /// element frame turns with marker J. The force depends neither on δω nor the torque on δp or δv.
+/// Blocks are padded row-major [`M3`]s, the form the assembly computes with.
 /// Flags mark blocks that are structurally zero so that the assembly can skip them.
 #[derive(Debug, Clone, Copy)]
 pub struct Partials {
     /// ∂F/∂δp_I = −∂F/∂δp_J.
-    pub f_p: Matrix3<f64>,
+    pub f_p: M3,
     /// ∂F/∂δv_I = −∂F/∂δv_J (zero unless `has_f_v`).
-    pub f_v: Matrix3<f64>,
+    pub f_v: M3,
     /// ∂F/∂δφ per end [I, J].
-    pub f_phi: [Matrix3<f64>; 2],
+    pub f_phi: [M3; 2],
     /// ∂T/∂δφ per end [I, J] (zero unless `has_torque`).
-    pub t_phi: [Matrix3<f64>; 2],
+    pub t_phi: [M3; 2],
     /// ∂T/∂δω_I = −∂T/∂δω_J (zero unless `has_torque`).
-    pub t_w: Matrix3<f64>,
+    pub t_w: M3,
     /// Whether the force depends on the marker velocities at all.
     pub has_f_v: bool,
     /// Whether the torque depends on the state at all (false for point-to-point elements).
@@ -61,17 +63,15 @@ pub struct Partials {
 impl Partials {
     /// All blocks zero.
     pub const ZERO: Self = Self {
-        f_p: ZERO3,
-        f_v: ZERO3,
-        f_phi: [ZERO3; 2],
-        t_phi: [ZERO3; 2],
-        t_w: ZERO3,
+        f_p: M3::ZERO,
+        f_v: M3::ZERO,
+        f_phi: [M3::ZERO; 2],
+        t_phi: [M3::ZERO; 2],
+        t_w: M3::ZERO,
         has_f_v: false,
         has_torque: false,
     };
 }
-
-const ZERO3: Matrix3<f64> = Matrix3::new(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
 
 impl Default for Partials {
     fn default() -> Self {

@@ -17,6 +17,7 @@ pub mod element;
 pub mod equilibrium;
 pub mod first_order;
 pub mod kinematics;
+pub mod m3;
 pub mod modes;
 pub mod outputs;
 pub mod p2p;

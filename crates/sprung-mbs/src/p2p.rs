@@ -4,11 +4,12 @@
 //! L = |x_I − x_J|, u = (x_I − x_J)/L, L̇ = u · (v_I − v_J); the scalar force f(L, L̇) is
 //! tension-positive: −f u acts on body_i at x_I and +f u on body_j at x_J.
 
-use nalgebra::{Matrix3, Vector3};
+use nalgebra::Vector3;
 use sprung_model::Curve;
 
 use crate::compiled::{DamperLaw, P2pLaw};
 use crate::element::{ElementForce, Ends, Partials};
+use crate::m3::{Lanes, M3};
 
 /// Below this length (m) the direction of a point-to-point element is undefined; the element then
 /// exerts no force (validation rejects elements of zero design length).
@@ -64,9 +65,11 @@ pub fn scalar_force(law: &P2pLaw, curves: &[Curve], len: f64, len_rate: f64) -> 
     }
 }
 
-/// Evaluates a point-to-point element; partials only when `partials` is set.
+/// Evaluates a point-to-point element; partials only when `partials` is set (computed with the
+/// lanes `l`).
 #[inline(always)]
-pub fn evaluate(
+pub fn evaluate<L: Lanes>(
+    l: L,
     law: &P2pLaw,
     curves: &[Curve],
     design_length: f64,
@@ -105,11 +108,14 @@ pub fn evaluate(
     // ∂u = P/L ∂Δx, ∂L = uᵀ ∂Δx, ∂L̇ = Δvᵀ P/L ∂Δx + uᵀ ∂Δv, ∂F = −u (f_L ∂L + f_L̇ ∂L̇) − f ∂u,
     // so ∂F/∂Δx = −u (f_L uᵀ + f_L̇ Δvᵀ P/L) − f P/L and ∂F/∂Δv = −f_L̇ u uᵀ; Δ = I side − J side.
     let (g_x, g_v) = if len <= MIN_LENGTH {
-        (Matrix3::zeros(), Matrix3::zeros())
+        (M3::ZERO, M3::ZERO)
     } else {
-        let proj = (Matrix3::identity() - u * u.transpose()) / len;
-        let row = f_l * u.transpose() + f_ld * (dv.transpose() * proj);
-        (-(u * row) - f * proj, -(f_ld * u) * u.transpose())
+        let uu = M3::outer(l, &u, &u);
+        let proj = M3::IDENTITY.sub(l, &uu).scale(l, 1.0 / len);
+        // The row f_L uᵀ + f_L̇ Δvᵀ P/L, transposed (P is symmetric).
+        let row = f_l * u + f_ld * proj.mul_vec(&dv);
+        let g_x = M3::outer(l, &u, &row).add(l, &proj.scale(l, f));
+        (g_x.neg(l), uu.scale(l, -f_ld))
     };
     out.partials = Partials {
         f_p: g_x,

@@ -17,13 +17,16 @@
 
 use std::sync::Arc;
 
-use nalgebra::{Matrix3, Vector3};
+use nalgebra::Vector3;
 use sprung_solve::block::BlockMatrix;
 use sprung_solve::mech::Linearisation;
 
 use crate::compiled::{CompiledModel, ElementKind, InputKind};
 use crate::element::{ElementForce, Ends, Partials};
-use crate::kinematics::{BodyKin, MarkerKin, mul_skew, skew_mul};
+use crate::kinematics::{BodyKin, MarkerKin, skew_mul};
+#[cfg(target_arch = "x86_64")]
+use crate::m3::Avx2;
+use crate::m3::{Lanes, M3, Portable};
 use crate::rotation::skew;
 use crate::{bushing, p2p};
 
@@ -32,18 +35,16 @@ use crate::{bushing, p2p};
 /// (force, torque) and columns (δx, δφ); `v[row][col]` with columns (v, ω), all global.
 #[derive(Debug, Clone, Copy)]
 struct SlotAcc {
-    r: [[Matrix3<f64>; 2]; 2],
-    v: [[Matrix3<f64>; 2]; 2],
+    r: [[M3; 2]; 2],
+    v: [[M3; 2]; 2],
 }
 
 impl SlotAcc {
     const ZERO: Self = Self {
-        r: [[ZERO3; 2]; 2],
-        v: [[ZERO3; 2]; 2],
+        r: [[M3::ZERO; 2]; 2],
+        v: [[M3::ZERO; 2]; 2],
     };
 }
-
-const ZERO3: Matrix3<f64> = Matrix3::new(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
 
 /// Workspace and entry point of the pipeline; all storage is allocated in [`Evaluator::new`].
 #[derive(Debug, Clone)]
@@ -66,6 +67,9 @@ pub struct Evaluator {
     scratch: ElementForce,
     /// Wrench partials per stored block of the pattern (global form, before `finish_partials`).
     acc: Vec<SlotAcc>,
+    /// The AVX2 token when [`Evaluator::linearise`] runs its AVX2 compiled copy.
+    #[cfg(target_arch = "x86_64")]
+    avx2: Option<Avx2>,
 }
 
 impl Evaluator {
@@ -103,6 +107,8 @@ impl Evaluator {
             j_u: vec![0.0; 6 * nb * model.inputs.len()],
             scratch: ElementForce::default(),
             acc: vec![SlotAcc::ZERO; p.n_stored()],
+            #[cfg(target_arch = "x86_64")]
+            avx2: Avx2::detect(),
             model,
         }
     }
@@ -114,7 +120,7 @@ impl Evaluator {
 
     /// Evaluates q(t, r, v) only.
     pub fn accelerations(&mut self, t: f64, r: &[f64], v: &[f64], q: &mut [f64]) {
-        self.forces(t, r, v, false);
+        self.forces(Portable, t, r, v, false);
         self.newton_euler(q);
     }
 
@@ -123,13 +129,51 @@ impl Evaluator {
     /// The pipeline below is inlined into this function and into [`Self::accelerations`]
     /// (`#[inline(always)]` down to the element laws): the q-only copy then drops every partial
     /// and the element results stay in registers (measured: q 5.5 → 3.0 µs on the double wishbone).
+    ///
+    /// On CPUs with AVX2 the same code runs compiled with AVX2 and FMA enabled and with 256-bit
+    /// lanes for the 3 × 3 blocks of the partials ([`crate::m3`]); the results are bit-identical
+    /// to the portable copy (tested).
     pub fn linearise(&mut self, t: f64, r: &[f64], v: &[f64], lin: &mut Linearisation) {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(avx) = self.avx2 {
+            // SAFETY: the token exists only on CPUs with AVX2 and FMA.
+            unsafe { self.linearise_avx2(avx, t, r, v, lin) };
+            return;
+        }
+        self.linearise_with(Portable, t, r, v, lin);
+    }
+
+    /// Uses the portable copy of [`Evaluator::linearise`] even where AVX2 is available (for tests
+    /// that compare both copies, and for measurements).
+    pub fn force_portable_linearise(&mut self, portable: bool) {
+        #[cfg(target_arch = "x86_64")]
+        {
+            self.avx2 = if portable { None } else { Avx2::detect() };
+        }
+        let _ = portable;
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2,fma")]
+    fn linearise_avx2(&mut self, avx: Avx2, t: f64, r: &[f64], v: &[f64], lin: &mut Linearisation) {
+        self.linearise_with(avx, t, r, v, lin);
+    }
+
+    #[inline(always)]
+    fn linearise_with<L: Lanes>(
+        &mut self,
+        l: L,
+        t: f64,
+        r: &[f64],
+        v: &[f64],
+        lin: &mut Linearisation,
+    ) {
         lin.r.copy_from_slice(r);
         // `self.acc` is all zero here: `new` starts it so and `finish_partials` clears every slot
         // after reading it (while it is in cache) instead of a 40 kB fill before the next pass.
-        self.forces(t, r, v, true);
+        self.forces(l, t, r, v, true);
         self.newton_euler(&mut lin.q);
-        self.finish_partials(&mut lin.j_rk, &mut lin.j_v);
+        self.finish_partials(l, &mut lin.j_rk, &mut lin.j_v);
         self.input_jacobian();
         let nv = lin.q_t.len();
         lin.q_t.fill(0.0);
@@ -145,7 +189,7 @@ impl Evaluator {
     /// Kinematics, element forces and body wrenches (global, about each centre of mass); with
     /// `want`, the global wrench partials are accumulated per block into `self.acc`.
     #[inline(always)]
-    fn forces(&mut self, t: f64, r: &[f64], v: &[f64], want: bool) {
+    fn forces<L: Lanes>(&mut self, l: L, t: f64, r: &[f64], v: &[f64], want: bool) {
         let model = self.model.clone();
         crate::kinematics::body_kinematics(&model, r, v, &mut self.bodies);
         for (i, b) in model.bodies.iter().enumerate() {
@@ -159,13 +203,14 @@ impl Evaluator {
             ];
             let out = &mut self.elements[k];
             match &el.kind {
-                ElementKind::Bushing(b) => bushing::evaluate(b, &model.curves, &ends, want, out),
+                ElementKind::Bushing(b) => bushing::evaluate(l, b, &model.curves, &ends, want, out),
                 ElementKind::P2p(law) => {
-                    p2p::evaluate(law, &model.curves, el.design_length, &ends, want, out)
+                    p2p::evaluate(l, law, &model.curves, el.design_length, &ends, want, out)
                 }
             }
             let acc = if want { Some(&mut self.acc[..]) } else { None };
             apply_element(
+                l,
                 &mut self.force,
                 &mut self.torque,
                 &self.bodies,
@@ -193,9 +238,9 @@ impl Evaluator {
             ef.partials = Partials::ZERO;
             // A body-fixed direction turns with the body: ∂(R d s) = −[R d s]× δφ.
             let d_val = if inp.body_frame {
-                -skew(&val)
+                M3::skew(&val).neg(l)
             } else {
-                Matrix3::zeros()
+                M3::ZERO
             };
             match inp.kind {
                 InputKind::Force => {
@@ -215,6 +260,7 @@ impl Evaluator {
             let slots = [[self.model.pattern.slot(c, c), None], [None, None]];
             let acc = if want { Some(&mut self.acc[..]) } else { None };
             apply_element(
+                l,
                 &mut self.force,
                 &mut self.torque,
                 &self.bodies,
@@ -244,45 +290,49 @@ impl Evaluator {
     /// by block in 3 × 3 pieces: columns φ → θ (δφ = R_e δθ; ω = R_e ω_body, whose change with the
     /// orientation at fixed ω_body gives −∂/∂ω [ω]×), rows through Newton–Euler (1/m, I⁻¹ R_cᵀ).
     #[inline(always)]
-    fn finish_partials(&mut self, j_rk: &mut BlockMatrix, j_v: &mut BlockMatrix) {
+    fn finish_partials<L: Lanes>(&mut self, l: L, j_rk: &mut BlockMatrix, j_v: &mut BlockMatrix) {
         let pattern = &self.model.pattern;
         for c in 0..pattern.n_blocks() {
             let body = &self.model.bodies[c];
             let kc = &self.bodies[c];
             let inv_m = 1.0 / body.mass;
-            let n = body.inertia_inv * kc.rot.transpose();
+            let n = M3::from_matrix(&(body.inertia_inv * kc.rot.transpose()));
             for s in pattern.row_ptr()[c]..pattern.row_ptr()[c + 1] {
                 let e = pattern.col_idx()[s];
                 let ke = &self.bodies[e];
+                let rot_e = M3::from_matrix(&ke.rot);
+                // [ω_e]× R_e: the orientation term of the ω column, ∂/∂ω [ω]× R_e.
+                let w_rot_e = M3::skew_mul(l, &ke.w, &rot_e);
                 let a = &self.acc[s];
-                // Column transform of the force (row 0) and torque (row 1) blocks.
-                let col = |row: usize| {
-                    let phi = (a.r[row][1] - mul_skew(&a.v[row][1], &ke.w)) * ke.rot;
-                    let w = a.v[row][1] * ke.rot;
-                    (phi, w)
-                };
-                let (f_phi, f_w) = col(0);
-                let (mut t_phi, mut t_w) = col(1);
-                let out_r: &mut [f64; 36] = j_rk.block_mut(s).try_into().expect("6 x 6 block");
-                let out_v: &mut [f64; 36] = j_v.block_mut(s).try_into().expect("6 x 6 block");
-                store3(out_r, 0, 0, &(a.r[0][0] * inv_m));
-                store3(out_r, 0, 3, &(f_phi * inv_m));
-                store3(out_r, 3, 0, &(n * a.r[1][0]));
-                store3(out_v, 0, 0, &(a.v[0][0] * inv_m));
-                store3(out_v, 0, 3, &(f_w * inv_m));
-                store3(out_v, 3, 0, &(n * a.v[1][0]));
-                t_phi = n * t_phi;
-                t_w = n * t_w;
+                let (f_phi, f_w) = column_transform(l, a, 0, &rot_e, &w_rot_e);
+                let (t_phi, t_w) = column_transform(l, a, 1, &rot_e, &w_rot_e);
+                let (mut t_phi, mut t_w) = (n.mul(l, &t_phi), n.mul(l, &t_w));
                 if e == c {
                     // The body's own terms: ∂(Rᵀτ)/∂θ = [Rᵀτ]×, gyroscopic ∂(−ω × Iω)/∂ω.
                     let tb = kc.rot.transpose() * self.torque[c];
                     let w = kc.w_body;
                     let iw = body.inertia * w;
-                    t_phi += body.inertia_inv * skew(&tb);
-                    t_w += body.inertia_inv * (skew(&iw) - skew_mul(&w, &body.inertia));
+                    let own_phi = body.inertia_inv * skew(&tb);
+                    let own_w = body.inertia_inv * (skew(&iw) - skew_mul(&w, &body.inertia));
+                    t_phi.add_assign(l, &M3::from_matrix(&own_phi));
+                    t_w.add_assign(l, &M3::from_matrix(&own_w));
                 }
-                store3(out_r, 3, 3, &t_phi);
-                store3(out_v, 3, 3, &t_w);
+                let out_r: &mut [f64; 36] = j_rk.block_mut(s).try_into().expect("6 x 6 block");
+                store_block(
+                    out_r,
+                    [
+                        [&a.r[0][0].scale(l, inv_m), &f_phi.scale(l, inv_m)],
+                        [&n.mul(l, &a.r[1][0]), &t_phi],
+                    ],
+                );
+                let out_v: &mut [f64; 36] = j_v.block_mut(s).try_into().expect("6 x 6 block");
+                store_block(
+                    out_v,
+                    [
+                        [&a.v[0][0].scale(l, inv_m), &f_w.scale(l, inv_m)],
+                        [&n.mul(l, &a.v[1][0]), &t_w],
+                    ],
+                );
                 // Leave the slot zero for the next linearisation (it is in cache now).
                 self.acc[s] = SlotAcc::ZERO;
             }
@@ -322,12 +372,26 @@ impl Evaluator {
     }
 }
 
-/// Stores the 3 × 3 matrix `m` at rows `r0..r0 + 3`, columns `c0..c0 + 3` of a row-major 6 × 6 block.
+/// The force (`row` 0) or torque (1) blocks of a slot with their columns in the generalised
+/// coordinates of the column body e: δφ = R_e δθ, and ω = R_e ω_body, whose change with the
+/// orientation at fixed ω_body adds −(∂/∂ω) [ω_e]× R_e to the θ column. Returns (θ, ω_body) columns.
 #[inline(always)]
-fn store3(out: &mut [f64; 36], r0: usize, c0: usize, m: &Matrix3<f64>) {
-    for r in 0..3 {
-        for c in 0..3 {
-            out[(r0 + r) * 6 + c0 + c] = m[(r, c)];
+fn column_transform<L: Lanes>(l: L, a: &SlotAcc, row: usize, rot_e: &M3, w_rot_e: &M3) -> (M3, M3) {
+    let phi = a.r[row][1]
+        .mul(l, rot_e)
+        .sub(l, &a.v[row][1].mul(l, w_rot_e));
+    (phi, a.v[row][1].mul(l, rot_e))
+}
+
+/// Stores the four 3 × 3 pieces [[a, b], [c, d]] of a row-major 6 × 6 block row by row: the
+/// padded left row first (its fourth lane lands where the right row goes next), then the right row.
+#[inline(always)]
+fn store_block(out: &mut [f64; 36], pieces: [[&M3; 2]; 2]) {
+    for (half, [left, right]) in pieces.iter().enumerate() {
+        for r in 0..3 {
+            let row = &mut out[(3 * half + r) * 6..(3 * half + r) * 6 + 6];
+            row[..4].copy_from_slice(&left.r[r]);
+            row[3..].copy_from_slice(&right.r[r][..3]);
         }
     }
 }
@@ -345,7 +409,9 @@ fn store3(out: &mut [f64; 36], r0: usize, c0: usize, m: &Matrix3<f64>) {
 /// to its body) and +[s F]× on body c's own δx. The force-row blocks and [a_c]× F_p, [a_c]× F_v
 /// are shared by both ends (they differ only in sign), so each (c, e) block costs two skew products.
 #[inline(always)]
-fn apply_element(
+#[allow(clippy::too_many_arguments)] // one call site per kind of contribution, all in this file
+fn apply_element<L: Lanes>(
+    l: L,
     force: &mut [Vector3<f64>],
     torque: &mut [Vector3<f64>],
     bodies: &[BodyKin],
@@ -366,63 +432,64 @@ fn apply_element(
     let Some(acc) = acc else { return };
     let p = &ef.partials;
     // Force partials with respect to each end's body rotation and angular velocity.
-    let mut f_phi = [Matrix3::zeros(); 2];
-    let mut f_w = [Matrix3::zeros(); 2];
+    let mut f_phi = [M3::ZERO; 2];
+    let mut f_w = [M3::ZERO; 2];
     for e in 0..2 {
         if ends[e].body.is_none() {
             continue;
         }
         let (a, w, sg) = (&ends[e].arm, &ends[e].w, SIGN[e]);
-        let mut chain = mul_skew(&p.f_p, a);
+        let mut chain = p.f_p.mul_skew(l, a);
         if p.has_f_v {
             // F_v W = (F_v a) ωᵀ − (ω · a) F_v
-            chain += (p.f_v * a) * w.transpose() - p.f_v * w.dot(a);
-            f_w[e] = mul_skew(&p.f_v, a) * (-sg);
+            let f_v_w = M3::outer(l, &p.f_v.mul_vec(a), w).sub(l, &p.f_v.scale(l, w.dot(a)));
+            chain.add_assign(l, &f_v_w);
+            f_w[e] = p.f_v.mul_skew(l, a).scale(l, -sg);
         }
-        f_phi[e] = p.f_phi[e] - chain * sg;
+        f_phi[e] = p.f_phi[e].sub(l, &chain.scale(l, sg));
     }
     for side in 0..2 {
         let Some(c) = ends[side].body else { continue };
         let s = SIGN[side];
         let f = s * ef.force;
         let arm = ef.point[side] - bodies[c].x;
-        let f_x = skew(&f);
-        let g_p = skew_mul(&arm, &p.f_p);
+        let f_x = M3::skew(&f);
+        let g_p = M3::skew_mul(l, &arm, &p.f_p);
         let g_v = if p.has_f_v {
-            skew_mul(&arm, &p.f_v)
+            M3::skew_mul(l, &arm, &p.f_v)
         } else {
-            Matrix3::zeros()
+            M3::ZERO
         };
         for e in 0..2 {
             let Some(slot) = slots[side][e] else { continue };
             let ss = s * SIGN[e];
             let a = &mut acc[slot];
-            a.r[0][0] += p.f_p * ss;
-            a.r[1][0] += g_p * ss;
-            let mut t_phi = skew_mul(&arm, &f_phi[e]);
+            a.r[0][0].add_assign(l, &p.f_p.scale(l, ss));
+            a.r[1][0].add_assign(l, &g_p.scale(l, ss));
+            let mut t_phi = M3::skew_mul(l, &arm, &f_phi[e]);
             if p.has_torque {
-                t_phi += p.t_phi[e];
+                t_phi.add_assign(l, &p.t_phi[e]);
             }
-            a.r[0][1] += f_phi[e] * s;
-            a.r[1][1] += t_phi * s;
+            a.r[0][1].add_assign(l, &f_phi[e].scale(l, s));
+            a.r[1][1].add_assign(l, &t_phi.scale(l, s));
             if p.has_f_v || p.has_torque {
-                let mut t_w = skew_mul(&arm, &f_w[e]);
+                let mut t_w = M3::skew_mul(l, &arm, &f_w[e]);
                 if p.has_torque {
-                    t_w += p.t_w * SIGN[e];
+                    t_w.add_assign(l, &p.t_w.scale(l, SIGN[e]));
                 }
-                a.v[0][0] += p.f_v * ss;
-                a.v[1][0] += g_v * ss;
-                a.v[0][1] += f_w[e] * s;
-                a.v[1][1] += t_w * s;
+                a.v[0][0].add_assign(l, &p.f_v.scale(l, ss));
+                a.v[1][0].add_assign(l, &g_v.scale(l, ss));
+                a.v[0][1].add_assign(l, &f_w[e].scale(l, s));
+                a.v[1][1].add_assign(l, &t_w.scale(l, s));
             }
             if e == ef.point_end[side] {
                 // −[f]× δp_e with δp_e = δx_e − [a_e]× δφ_e
-                a.r[1][0] -= f_x;
-                a.r[1][1] += mul_skew(&f_x, &ends[e].arm);
+                a.r[1][0] = a.r[1][0].sub(l, &f_x);
+                a.r[1][1].add_assign(l, &f_x.mul_skew(l, &ends[e].arm));
             }
         }
         if let Some(own) = slots[side][side] {
-            acc[own].r[1][0] += f_x;
+            acc[own].r[1][0].add_assign(l, &f_x);
         }
     }
 }

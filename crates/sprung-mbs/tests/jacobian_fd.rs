@@ -341,3 +341,29 @@ fn stops_and_all_element_types_are_active_in_the_test_state() {
         assert!(f.norm() > 0.0, "element {} exerts no force", el.name);
     }
 }
+
+#[test]
+fn portable_and_avx2_linearisations_are_bit_identical() {
+    // The AVX2 copy of the linearisation (256-bit lanes for the 3 × 3 blocks, `sprung_mbs::m3`)
+    // performs the same multiplications and additions in the same order as the portable copy, so
+    // the results must agree exactly; on a CPU without AVX2 both runs take the portable path.
+    if !sprung_solve::cpu::has_avx2_fma() {
+        eprintln!("no AVX2 on this CPU: only the portable linearisation is exercised");
+    }
+    let model = model_from_toml(MODEL);
+    let mut sys = MbsSystem::new(model.clone());
+    let mut rng = Rng(0x0bad_cafe_f00d_1234);
+    let mut lin = [0, 1].map(|_| Linearisation::new(sys.n_r(), sys.pattern()));
+    for _ in 0..4 {
+        let (r, v) = random_state(&sys, &mut rng, 2e-3, 0.05, 0.3);
+        for (portable, out) in [true, false].into_iter().zip(lin.iter_mut()) {
+            sys.eval.force_portable_linearise(portable);
+            sys.linearise(0.37, &r, &v, out);
+        }
+        let [a, b] = &lin;
+        assert_eq!(a.q, b.q);
+        assert_eq!(a.j_v.values(), b.j_v.values());
+        assert_eq!(a.j_rk.values(), b.j_rk.values());
+        assert_eq!(a.q_t, b.q_t);
+    }
+}

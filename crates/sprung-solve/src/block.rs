@@ -50,41 +50,49 @@ impl BlockPattern {
     }
 
     /// Number of block rows (= block columns).
+    #[inline]
     pub fn n_blocks(&self) -> usize {
         self.n_blocks
     }
 
     /// Edge length of one block.
+    #[inline]
     pub fn block_size(&self) -> usize {
         self.block_size
     }
 
     /// Scalar dimension `n_blocks * block_size`.
+    #[inline]
     pub fn dim(&self) -> usize {
         self.n_blocks * self.block_size
     }
 
     /// Number of stored blocks.
+    #[inline]
     pub fn n_stored(&self) -> usize {
         self.col_idx.len()
     }
 
     /// Block-CSR row pointers (length `n_blocks + 1`).
+    #[inline]
     pub fn row_ptr(&self) -> &[usize] {
         &self.row_ptr
     }
 
     /// Block-CSR column indices, sorted within each row.
+    #[inline]
     pub fn col_idx(&self) -> &[usize] {
         &self.col_idx
     }
 
     /// Column indices of the stored blocks of block row `i`.
+    #[inline]
     pub fn row(&self, i: usize) -> &[usize] {
         &self.col_idx[self.row_ptr[i]..self.row_ptr[i + 1]]
     }
 
     /// Storage slot of block (i, j), or `None` if the block is structurally zero.
+    #[inline]
     pub fn slot(&self, i: usize, j: usize) -> Option<usize> {
         let row = self.row(i);
         row.binary_search(&j).ok().map(|k| self.row_ptr[i] + k)
@@ -109,16 +117,19 @@ impl BlockMatrix {
     }
 
     /// The sparsity pattern.
+    #[inline]
     pub fn pattern(&self) -> &Arc<BlockPattern> {
         &self.pattern
     }
 
     /// All block values, slot after slot, each block row-major.
+    #[inline]
     pub fn values(&self) -> &[f64] {
         &self.values
     }
 
     /// Mutable access to all block values.
+    #[inline]
     pub fn values_mut(&mut self) -> &mut [f64] {
         &mut self.values
     }
@@ -129,12 +140,14 @@ impl BlockMatrix {
     }
 
     /// The row-major block stored in `slot`.
+    #[inline]
     pub fn block(&self, slot: usize) -> &[f64] {
         let bb = self.pattern.block_size * self.pattern.block_size;
         &self.values[slot * bb..(slot + 1) * bb]
     }
 
     /// Mutable row-major block stored in `slot`.
+    #[inline]
     pub fn block_mut(&mut self, slot: usize) -> &mut [f64] {
         let bb = self.pattern.block_size * self.pattern.block_size;
         &mut self.values[slot * bb..(slot + 1) * bb]

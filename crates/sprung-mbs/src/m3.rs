@@ -1,0 +1,341 @@
+//! Padded 3 × 3 matrices and the four-lane arithmetic of the linearisation (document 000,
+//! Bild 6: element partials, chain rule and block assembly are almost entirely 3 × 3 products).
+//!
+//! An [`M3`] stores its three rows as four-lane arrays (lane 3 is zero padding), 32-byte aligned,
+//! so one row is one 256-bit register. The operations are written once, generic over a [`Lanes`]
+//! implementation: [`Portable`] (plain arrays, any CPU) and, on x86-64, [`Avx2`] (256-bit
+//! intrinsics; a token that exists only on CPUs with AVX2). Products are formed row by row from
+//! broadcast entries of the left factor — `row_i(A B) = Σ_k A_ik row_k(B)` — with separate
+//! multiplications and additions in the same order on both paths (no fused multiply-add), so the
+//! two give bit-identical results; `tests` check both against nalgebra.
+//!
+//! Why not nalgebra's `Matrix3` on this path: its nine packed entries split into 128-bit pairs
+//! and a single, and the compiler's shuffles to form pairs and broadcasts were a quarter of the
+//! linearisation's arithmetic instructions (callgrind, docs/performance.md).
+
+use nalgebra::{Matrix3, Vector3};
+
+/// Four lanes: x, y, z, padding.
+pub type L4 = [f64; 4];
+
+/// Four-lane arithmetic. Implementations are zero-sized tokens; `Avx2` can only be obtained on a
+/// CPU that supports it, which makes its methods sound to call.
+pub trait Lanes: Copy {
+    /// A four-lane value (a register where the implementation has one).
+    type V: Copy;
+    /// Loads four lanes.
+    fn load(self, p: &L4) -> Self::V;
+    /// Stores four lanes.
+    fn store(self, v: Self::V, p: &mut L4);
+    /// All four lanes set to `*x`.
+    fn splat(self, x: f64) -> Self::V;
+    /// Lane-wise a + b.
+    fn add(self, a: Self::V, b: Self::V) -> Self::V;
+    /// Lane-wise a − b.
+    fn sub(self, a: Self::V, b: Self::V) -> Self::V;
+    /// Lane-wise a · b.
+    fn mul(self, a: Self::V, b: Self::V) -> Self::V;
+}
+
+/// Plain four-element arrays: runs everywhere.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Portable;
+
+#[inline(always)]
+fn lanes(f: impl Fn(usize) -> f64) -> L4 {
+    [f(0), f(1), f(2), f(3)]
+}
+
+impl Lanes for Portable {
+    type V = L4;
+    #[inline(always)]
+    fn load(self, p: &L4) -> L4 {
+        *p
+    }
+    #[inline(always)]
+    fn store(self, v: L4, p: &mut L4) {
+        *p = v;
+    }
+    #[inline(always)]
+    fn splat(self, x: f64) -> L4 {
+        [x; 4]
+    }
+    #[inline(always)]
+    fn add(self, a: L4, b: L4) -> L4 {
+        lanes(|i| a[i] + b[i])
+    }
+    #[inline(always)]
+    fn sub(self, a: L4, b: L4) -> L4 {
+        lanes(|i| a[i] - b[i])
+    }
+    #[inline(always)]
+    fn mul(self, a: L4, b: L4) -> L4 {
+        lanes(|i| a[i] * b[i])
+    }
+}
+
+/// 256-bit AVX registers. Only [`Avx2::detect`] creates the token.
+#[cfg(target_arch = "x86_64")]
+#[derive(Debug, Clone, Copy)]
+pub struct Avx2(());
+
+#[cfg(target_arch = "x86_64")]
+impl Avx2 {
+    /// The token if the CPU supports AVX2 and FMA (the feature set of the compiled copies).
+    pub fn detect() -> Option<Self> {
+        sprung_solve::cpu::has_avx2_fma().then_some(Self(()))
+    }
+}
+
+// SAFETY (all methods): an `Avx2` token exists only after `detect` confirmed AVX2 support; `L4`
+// is 32 bytes and `M3` rows are 32-byte aligned, but the loads and stores are unaligned anyway.
+#[cfg(target_arch = "x86_64")]
+impl Lanes for Avx2 {
+    type V = std::arch::x86_64::__m256d;
+    #[inline(always)]
+    fn load(self, p: &L4) -> Self::V {
+        unsafe { std::arch::x86_64::_mm256_loadu_pd(p.as_ptr()) }
+    }
+    #[inline(always)]
+    fn store(self, v: Self::V, p: &mut L4) {
+        unsafe { std::arch::x86_64::_mm256_storeu_pd(p.as_mut_ptr(), v) }
+    }
+    #[inline(always)]
+    fn splat(self, x: f64) -> Self::V {
+        unsafe { std::arch::x86_64::_mm256_set1_pd(x) }
+    }
+    #[inline(always)]
+    fn add(self, a: Self::V, b: Self::V) -> Self::V {
+        unsafe { std::arch::x86_64::_mm256_add_pd(a, b) }
+    }
+    #[inline(always)]
+    fn sub(self, a: Self::V, b: Self::V) -> Self::V {
+        unsafe { std::arch::x86_64::_mm256_sub_pd(a, b) }
+    }
+    #[inline(always)]
+    fn mul(self, a: Self::V, b: Self::V) -> Self::V {
+        unsafe { std::arch::x86_64::_mm256_mul_pd(a, b) }
+    }
+}
+
+/// Pads a vector.
+#[inline(always)]
+pub fn pad(v: &Vector3<f64>) -> L4 {
+    [v.x, v.y, v.z, 0.0]
+}
+
+/// A 3 × 3 matrix stored as three padded rows (row-major, like the 6 × 6 blocks it ends in).
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[repr(C, align(32))]
+pub struct M3 {
+    /// Rows 0, 1, 2; lane 3 of each is zero.
+    pub r: [L4; 3],
+}
+
+impl Default for M3 {
+    fn default() -> Self {
+        Self::ZERO
+    }
+}
+
+impl M3 {
+    /// The zero matrix.
+    pub const ZERO: Self = Self { r: [[0.0; 4]; 3] };
+
+    /// The identity.
+    pub const IDENTITY: Self = Self {
+        r: [
+            [1.0, 0.0, 0.0, 0.0],
+            [0.0, 1.0, 0.0, 0.0],
+            [0.0, 0.0, 1.0, 0.0],
+        ],
+    };
+
+    /// From a nalgebra matrix.
+    #[inline(always)]
+    pub fn from_matrix(m: &Matrix3<f64>) -> Self {
+        let row = |i: usize| [m[(i, 0)], m[(i, 1)], m[(i, 2)], 0.0];
+        Self {
+            r: [row(0), row(1), row(2)],
+        }
+    }
+
+    /// To a nalgebra matrix.
+    pub fn to_matrix(&self) -> Matrix3<f64> {
+        Matrix3::from_fn(|r, c| self.r[r][c])
+    }
+
+    /// [a]×, the cross-product matrix: [a]× x = a × x.
+    #[inline(always)]
+    pub fn skew(a: &Vector3<f64>) -> Self {
+        Self {
+            r: [
+                [0.0, -a.z, a.y, 0.0],
+                [a.z, 0.0, -a.x, 0.0],
+                [-a.y, a.x, 0.0, 0.0],
+            ],
+        }
+    }
+
+    /// Transpose.
+    #[inline(always)]
+    pub fn transpose(&self) -> Self {
+        let col = |c: usize| [self.r[0][c], self.r[1][c], self.r[2][c], 0.0];
+        Self {
+            r: [col(0), col(1), col(2)],
+        }
+    }
+
+    /// self · v (three dot products; scalar).
+    #[inline(always)]
+    pub fn mul_vec(&self, v: &Vector3<f64>) -> Vector3<f64> {
+        let dot = |i: usize| self.r[i][0] * v.x + self.r[i][1] * v.y + self.r[i][2] * v.z;
+        Vector3::new(dot(0), dot(1), dot(2))
+    }
+
+    #[inline(always)]
+    fn rows<L: Lanes>(&self, l: L, f: impl Fn(usize) -> L::V) -> Self {
+        let mut out = Self::ZERO;
+        for i in 0..3 {
+            l.store(f(i), &mut out.r[i]);
+        }
+        out
+    }
+
+    /// self + o.
+    #[inline(always)]
+    pub fn add<L: Lanes>(&self, l: L, o: &Self) -> Self {
+        self.rows(l, |i| l.add(l.load(&self.r[i]), l.load(&o.r[i])))
+    }
+
+    /// self − o.
+    #[inline(always)]
+    pub fn sub<L: Lanes>(&self, l: L, o: &Self) -> Self {
+        self.rows(l, |i| l.sub(l.load(&self.r[i]), l.load(&o.r[i])))
+    }
+
+    /// self += o.
+    #[inline(always)]
+    pub fn add_assign<L: Lanes>(&mut self, l: L, o: &Self) {
+        *self = self.add(l, o);
+    }
+
+    /// self · s.
+    #[inline(always)]
+    pub fn scale<L: Lanes>(&self, l: L, s: f64) -> Self {
+        let s = l.splat(s);
+        self.rows(l, |i| l.mul(l.load(&self.r[i]), s))
+    }
+
+    /// −self (as 0 − self, so that −0 stays out of the padding).
+    #[inline(always)]
+    pub fn neg<L: Lanes>(&self, l: L) -> Self {
+        let z = l.splat(0.0);
+        self.rows(l, |i| l.sub(z, l.load(&self.r[i])))
+    }
+
+    /// self · b: row i is Σ_k self_ik row_k(b).
+    #[inline(always)]
+    pub fn mul<L: Lanes>(&self, l: L, b: &Self) -> Self {
+        let (b0, b1, b2) = (l.load(&b.r[0]), l.load(&b.r[1]), l.load(&b.r[2]));
+        self.rows(l, |i| {
+            let a = &self.r[i];
+            l.add(
+                l.add(l.mul(l.splat(a[0]), b0), l.mul(l.splat(a[1]), b1)),
+                l.mul(l.splat(a[2]), b2),
+            )
+        })
+    }
+
+    /// self · [a]×: rows m_i × a, i.e. (m_y a_z − m_z a_y, m_z a_x − m_x a_z, m_x a_y − m_y a_x).
+    #[inline(always)]
+    pub fn mul_skew<L: Lanes>(&self, l: L, a: &Vector3<f64>) -> Self {
+        self.mul(l, &Self::skew(a))
+    }
+
+    /// [a]× · self: rows a_y m₂ − a_z m₁, a_z m₀ − a_x m₂, a_x m₁ − a_y m₀ for the rows m_k.
+    #[inline(always)]
+    pub fn skew_mul<L: Lanes>(l: L, a: &Vector3<f64>, m: &Self) -> Self {
+        let (m0, m1, m2) = (l.load(&m.r[0]), l.load(&m.r[1]), l.load(&m.r[2]));
+        let (ax, ay, az) = (l.splat(a.x), l.splat(a.y), l.splat(a.z));
+        let rows = [
+            l.sub(l.mul(ay, m2), l.mul(az, m1)),
+            l.sub(l.mul(az, m0), l.mul(ax, m2)),
+            l.sub(l.mul(ax, m1), l.mul(ay, m0)),
+        ];
+        m.rows(l, |i| rows[i])
+    }
+
+    /// u vᵀ.
+    #[inline(always)]
+    pub fn outer<L: Lanes>(l: L, u: &Vector3<f64>, v: &Vector3<f64>) -> Self {
+        let v = l.load(&pad(v));
+        Self::ZERO.rows(l, |i| l.mul(l.splat(u[i]), v))
+    }
+
+    /// self diag(k): column j scaled by k_j.
+    #[inline(always)]
+    pub fn scale_columns<L: Lanes>(&self, l: L, k: &Vector3<f64>) -> Self {
+        let k = l.load(&pad(k));
+        self.rows(l, |i| l.mul(l.load(&self.r[i]), k))
+    }
+
+    /// R diag(k) Rᵀ for a rotation R given with its transpose: a diagonal local characteristic
+    /// in global axes.
+    #[inline(always)]
+    pub fn rotate_diag<L: Lanes>(l: L, r: &Self, rt: &Self, k: &Vector3<f64>) -> Self {
+        r.scale_columns(l, k).mul(l, rt)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample(seed: f64) -> Matrix3<f64> {
+        Matrix3::from_fn(|r, c| ((r * 3 + c) as f64 * 0.7 + seed).sin())
+    }
+
+    fn check<L: Lanes>(l: L) -> Vec<M3> {
+        let (a, b) = (sample(0.3), sample(1.9));
+        let (ma, mb) = (M3::from_matrix(&a), M3::from_matrix(&b));
+        let v = Vector3::new(0.4, -1.3, 2.2);
+        let w = Vector3::new(-0.8, 0.5, 0.1);
+        let cases = [
+            (ma.mul(l, &mb), a * b),
+            (ma.add(l, &mb), a + b),
+            (ma.sub(l, &mb), a - b),
+            (ma.scale(l, -2.5), a * -2.5),
+            (ma.neg(l), -a),
+            (ma.transpose(), a.transpose()),
+            (ma.mul_skew(l, &v), a * v.cross_matrix()),
+            (M3::skew_mul(l, &v, &ma), v.cross_matrix() * a),
+            (M3::outer(l, &v, &w), v * w.transpose()),
+            (ma.scale_columns(l, &v), a * Matrix3::from_diagonal(&v)),
+            (
+                M3::rotate_diag(l, &ma, &ma.transpose(), &v),
+                a * Matrix3::from_diagonal(&v) * a.transpose(),
+            ),
+        ];
+        for (k, (m, n)) in cases.iter().enumerate() {
+            // Round-off of at most a few operations on entries of order one.
+            assert!(
+                (m.to_matrix() - n).abs().max() <= 1e-15 * (1.0 + n.abs().max()),
+                "case {k}"
+            );
+            assert!(m.r.iter().all(|r| r[3] == 0.0), "case {k}: padding lane");
+        }
+        assert!((ma.mul_vec(&v) - a * v).norm() <= 1e-14);
+        cases.iter().map(|c| c.0).collect()
+    }
+
+    #[test]
+    fn operations_match_nalgebra_on_every_path() {
+        let portable = check(Portable);
+        #[cfg(target_arch = "x86_64")]
+        if let Some(avx) = Avx2::detect() {
+            // Same operations in the same order: bit-identical.
+            assert_eq!(check(avx), portable);
+        }
+    }
+}
