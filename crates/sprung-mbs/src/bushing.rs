@@ -90,20 +90,19 @@ pub fn evaluate<L: Lanes>(
     out: &mut ElementForce,
 ) {
     let [mi, mj] = ends;
-    let rj = mj.rot;
-    let rjt = rj.transpose();
+    let rj = &mj.rot;
     let dx = mi.x - mj.x;
     let dv = mi.v - mj.v;
     let dw = mi.w - mj.w;
-    let d = rjt * dx;
-    let d_dot = rjt * dv;
-    let r_rel = rjt * mi.rot;
+    let d = rj.tmul_vec(l, &dx);
+    let d_dot = rj.tmul_vec(l, &dv);
+    let r_rel = rj.tmul(l, &mi.rot).to_matrix();
     // The rotation vector's Jacobian D is only needed for partials; the swing vector yields both.
     let (theta, dtheta_deps) = match (b.spin_axis, partials) {
         (None, false) => log_with_inv_jacobian(&r_rel, false),
         _ => rotational_deflection(&r_rel, b.spin_axis),
     };
-    let theta_dot = rjt * dw;
+    let theta_dot = rj.tmul_vec(l, &dw);
 
     let mut f = b.preload;
     let mut t = b.rot_preload;
@@ -123,8 +122,8 @@ pub fn evaluate<L: Lanes>(
         kt[a] = dtk;
         ct[a] = dtc;
     }
-    let force = rj * f;
-    let torque = rj * t;
+    let force = rj.mul_vec(&f);
+    let torque = rj.mul_vec(&t);
     out.force = force;
     out.torque = torque;
     out.point = [mi.x, mi.x];
@@ -140,11 +139,10 @@ pub fn evaluate<L: Lanes>(
     // ∂d = R_Jᵀ (δp_I − δp_J) + R_Jᵀ [Δx]× δφ_J,   ∂ḋ = R_Jᵀ (δv_I − δv_J) + R_Jᵀ [Δv]× δφ_J,
     // ∂θ = D R_Jᵀ (δφ_I − δφ_J),                   ∂θ̇ = R_Jᵀ (δω_I − δω_J) + R_Jᵀ [Δω]× δφ_J,
     // ∂(R_J f) = R_J ∂f − [R_J f]× δφ_J (and the same for the torque).
-    let rj = M3::from_matrix(&rj);
-    let rjt = M3::from_matrix(&rjt);
-    let a_k = M3::rotate_diag(l, &rj, &rjt, &kf);
-    let a_c = M3::rotate_diag(l, &rj, &rjt, &cf);
-    let b_c = M3::rotate_diag(l, &rj, &rjt, &ct);
+    let rjt = rj.transpose();
+    let a_k = M3::rotate_diag(l, rj, &rjt, &kf);
+    let a_c = M3::rotate_diag(l, rj, &rjt, &cf);
+    let b_c = M3::rotate_diag(l, rj, &rjt, &ct);
     let b_k = rj
         .scale_columns(l, &kt)
         .mul(l, &M3::from_matrix(&dtheta_deps))

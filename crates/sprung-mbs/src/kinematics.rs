@@ -12,6 +12,7 @@
 use nalgebra::{Matrix3, Vector3};
 
 use crate::compiled::{CompiledModel, Marker};
+use crate::m3::{Lanes, M3, Portable};
 use crate::rotation::quat_to_matrix;
 
 /// Kinematics of one body at the current state.
@@ -27,6 +28,8 @@ pub struct BodyKin {
     pub w_body: Vector3<f64>,
     /// Angular velocity, global axes.
     pub w: Vector3<f64>,
+    /// `rot` as padded rows, for the four-lane products of the marker frames.
+    pub rot_rows: M3,
 }
 
 impl Default for BodyKin {
@@ -34,6 +37,7 @@ impl Default for BodyKin {
         Self {
             x: Vector3::zeros(),
             rot: Matrix3::identity(),
+            rot_rows: M3::IDENTITY,
             v: Vector3::zeros(),
             w_body: Vector3::zeros(),
             w: Vector3::zeros(),
@@ -55,6 +59,7 @@ impl BodyKin {
             v: Vector3::new(vv[0], vv[1], vv[2]),
             w_body,
             w: rot * w_body,
+            rot_rows: M3::from_matrix(&rot),
         }
     }
 }
@@ -72,14 +77,20 @@ pub struct MarkerKin {
     pub v: Vector3<f64>,
     /// Angular velocity of the body, global.
     pub w: Vector3<f64>,
-    /// Marker orientation, global (columns = marker axes).
-    pub rot: Matrix3<f64>,
+    /// Marker orientation, global (columns = marker axes), as padded rows.
+    pub rot: M3,
 }
 
 impl MarkerKin {
-    /// Kinematics of `marker` given the body kinematics table.
+    /// Kinematics of `marker` given the body kinematics table (portable arithmetic).
     #[inline(always)]
     pub fn new(marker: &Marker, bodies: &[BodyKin]) -> Self {
+        Self::with_lanes(Portable, marker, bodies)
+    }
+
+    /// [`MarkerKin::new`] with the four-lane arithmetic `l` for the marker frame.
+    #[inline(always)]
+    pub fn with_lanes<L: Lanes>(l: L, marker: &Marker, bodies: &[BodyKin]) -> Self {
         match marker.body {
             None => Self {
                 body: None,
@@ -87,7 +98,7 @@ impl MarkerKin {
                 arm: Vector3::zeros(),
                 v: Vector3::zeros(),
                 w: Vector3::zeros(),
-                rot: marker.axes,
+                rot: M3::from_matrix(&marker.axes),
             },
             Some(b) => {
                 let k = &bodies[b];
@@ -98,7 +109,7 @@ impl MarkerKin {
                     arm,
                     v: k.v + k.w.cross(&arm),
                     w: k.w,
-                    rot: k.rot * marker.axes,
+                    rot: k.rot_rows.mul(l, &M3::from_matrix(&marker.axes)),
                 }
             }
         }

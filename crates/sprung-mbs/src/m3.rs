@@ -186,6 +186,32 @@ impl M3 {
         }
     }
 
+    /// selfᵀ · b: row i is Σ_k self_ki row_k(b) (no transpose formed).
+    #[inline(always)]
+    pub fn tmul<L: Lanes>(&self, l: L, b: &Self) -> Self {
+        let (b0, b1, b2) = (l.load(&b.r[0]), l.load(&b.r[1]), l.load(&b.r[2]));
+        self.rows(l, |i| {
+            let a = &self.r;
+            l.add(
+                l.add(l.mul(l.splat(a[0][i]), b0), l.mul(l.splat(a[1][i]), b1)),
+                l.mul(l.splat(a[2][i]), b2),
+            )
+        })
+    }
+
+    /// selfᵀ · v = Σ_k v_k row_k(self).
+    #[inline(always)]
+    pub fn tmul_vec<L: Lanes>(&self, l: L, v: &Vector3<f64>) -> Vector3<f64> {
+        let r = |k: usize| l.load(&self.r[k]);
+        let sum = l.add(
+            l.add(l.mul(l.splat(v.x), r(0)), l.mul(l.splat(v.y), r(1))),
+            l.mul(l.splat(v.z), r(2)),
+        );
+        let mut out = [0.0; 4];
+        l.store(sum, &mut out);
+        Vector3::new(out[0], out[1], out[2])
+    }
+
     /// self · v (three dot products; scalar).
     #[inline(always)]
     pub fn mul_vec(&self, v: &Vector3<f64>) -> Vector3<f64> {
@@ -308,6 +334,7 @@ mod tests {
             (ma.scale(l, -2.5), a * -2.5),
             (ma.neg(l), -a),
             (ma.transpose(), a.transpose()),
+            (ma.tmul(l, &mb), a.transpose() * b),
             (ma.mul_skew(l, &v), a * v.cross_matrix()),
             (M3::skew_mul(l, &v, &ma), v.cross_matrix() * a),
             (M3::outer(l, &v, &w), v * w.transpose()),
@@ -326,6 +353,7 @@ mod tests {
             assert!(m.r.iter().all(|r| r[3] == 0.0), "case {k}: padding lane");
         }
         assert!((ma.mul_vec(&v) - a * v).norm() <= 1e-14);
+        assert!((ma.tmul_vec(l, &v) - a.transpose() * v).norm() <= 1e-14);
         cases.iter().map(|c| c.0).collect()
     }
 

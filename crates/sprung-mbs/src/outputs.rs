@@ -84,7 +84,7 @@ impl OutputSet {
                     .map(|i| crate::kinematics::BodyKin::from_state(i, &r0, &vec![0.0; cm.n_v()]))
                     .collect();
                 let mk = MarkerKin::new(&cm.markers[k], &bodies);
-                (Source::Marker(k), mk.x, mk.rot)
+                (Source::Marker(k), mk.x, mk.rot.to_matrix())
             } else if let Some(name) = &o.body {
                 let k = cm
                     .bodies
@@ -175,8 +175,9 @@ impl OutputSet {
                 Source::Element(k) => element_value(ch, model, eval, k),
                 Source::Marker(k) => {
                     let mk = MarkerKin::new(&model.markers[k], &eval.bodies);
-                    let w_local = mk.rot.transpose() * mk.w;
-                    kinematic_value(ch, mk.x, mk.rot, mk.v, mk.w, w_local)
+                    let rot = mk.rot.to_matrix();
+                    let w_local = rot.transpose() * mk.w;
+                    kinematic_value(ch, mk.x, rot, mk.v, mk.w, w_local)
                 }
                 Source::Body(k) => {
                     let b = &eval.bodies[k];
@@ -199,7 +200,9 @@ fn element_load_global(
     let mi = MarkerKin::new(&model.markers[el.marker_i], &eval.bodies);
     let mj = MarkerKin::new(&model.markers[el.marker_j], &eval.bodies);
     match el.kind {
-        crate::compiled::ElementKind::Bushing(_) => (mj.rot * e.force, mj.rot * e.torque),
+        crate::compiled::ElementKind::Bushing(_) => {
+            (mj.rot.mul_vec(&e.force), mj.rot.mul_vec(&e.torque))
+        }
         crate::compiled::ElementKind::P2p(_) => {
             let d = mi.x - mj.x;
             let u = if d.norm() > crate::p2p::MIN_LENGTH {

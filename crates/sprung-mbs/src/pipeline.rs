@@ -62,6 +62,11 @@ pub struct Evaluator {
     torque: Vec<Vector3<f64>>,
     /// Block slots per element: slot[c][e] for (I/J side c, I/J side e).
     slots: Vec<[[Option<usize>; 2]; 2]>,
+    /// Per element and (side, end): whether it is the first contribution to its block in the
+    /// fixed evaluation order (elements, then inputs); the first one overwrites instead of adding.
+    first: Vec<FirstFlags>,
+    /// Block slot of each input's body and whether the input is its block's first contribution.
+    input_slots: Vec<Option<(usize, bool)>>,
     /// J_u, column-major: column k (input k) = ∂q/∂u_k.
     pub j_u: Vec<f64>,
     scratch: ElementForce,
@@ -95,7 +100,8 @@ impl Evaluator {
                 }
                 s
             })
-            .collect();
+            .collect::<Vec<_>>();
+        let (first, input_slots) = first_contributions(&model, &slots);
         Self {
             bodies: vec![BodyKin::default(); nb],
             elements: vec![ElementForce::default(); model.elements.len()],
@@ -104,6 +110,8 @@ impl Evaluator {
             force: vec![Vector3::zeros(); nb],
             torque: vec![Vector3::zeros(); nb],
             slots,
+            first,
+            input_slots,
             j_u: vec![0.0; 6 * nb * model.inputs.len()],
             scratch: ElementForce::default(),
             acc: vec![SlotAcc::ZERO; p.n_stored()],
@@ -119,8 +127,24 @@ impl Evaluator {
     }
 
     /// Evaluates q(t, r, v) only.
+    ///
+    /// Like [`Evaluator::linearise`], this runs an AVX2 compiled copy with 256-bit lanes for the
+    /// marker frames and bushing kinematics where the CPU has AVX2; bit-identical results.
     pub fn accelerations(&mut self, t: f64, r: &[f64], v: &[f64], q: &mut [f64]) {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(avx) = self.avx2 {
+            // SAFETY: the token exists only on CPUs with AVX2 and FMA.
+            unsafe { self.accelerations_avx2(avx, t, r, v, q) };
+            return;
+        }
         self.forces(Portable, t, r, v, false);
+        self.newton_euler(q);
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2,fma")]
+    fn accelerations_avx2(&mut self, avx: Avx2, t: f64, r: &[f64], v: &[f64], q: &mut [f64]) {
+        self.forces(avx, t, r, v, false);
         self.newton_euler(q);
     }
 
@@ -143,9 +167,9 @@ impl Evaluator {
         self.linearise_with(Portable, t, r, v, lin);
     }
 
-    /// Uses the portable copy of [`Evaluator::linearise`] even where AVX2 is available (for tests
-    /// that compare both copies, and for measurements).
-    pub fn force_portable_linearise(&mut self, portable: bool) {
+    /// Uses the portable copies of [`Evaluator::linearise`] and [`Evaluator::accelerations`] even
+    /// where AVX2 is available (for tests that compare both copies, and for measurements).
+    pub fn force_portable(&mut self, portable: bool) {
         #[cfg(target_arch = "x86_64")]
         {
             self.avx2 = if portable { None } else { Avx2::detect() };
@@ -169,8 +193,8 @@ impl Evaluator {
         lin: &mut Linearisation,
     ) {
         lin.r.copy_from_slice(r);
-        // `self.acc` is all zero here: `new` starts it so and `finish_partials` clears every slot
-        // after reading it (while it is in cache) instead of a 40 kB fill before the next pass.
+        // Every block of `self.acc` is overwritten by its first contribution (`first`); blocks
+        // nothing contributes to keep the zeros of `new`.
         self.forces(l, t, r, v, true);
         self.newton_euler(&mut lin.q);
         self.finish_partials(l, &mut lin.j_rk, &mut lin.j_v);
@@ -198,8 +222,8 @@ impl Evaluator {
         }
         for (k, el) in model.elements.iter().enumerate() {
             let ends: Ends = [
-                MarkerKin::new(&model.markers[el.marker_i], &self.bodies),
-                MarkerKin::new(&model.markers[el.marker_j], &self.bodies),
+                MarkerKin::with_lanes(l, &model.markers[el.marker_i], &self.bodies),
+                MarkerKin::with_lanes(l, &model.markers[el.marker_j], &self.bodies),
             ];
             let out = &mut self.elements[k];
             match &el.kind {
@@ -218,13 +242,14 @@ impl Evaluator {
                 &self.elements[k],
                 acc,
                 &self.slots[k],
+                &self.first[k],
             );
         }
         // Inputs u(t): forces and torques at markers (the other end is the ground).
         for (k, inp) in model.inputs.iter().enumerate() {
             self.u[k] = inp.signal.value(t);
             self.u_dot[k] = inp.signal.rate(t);
-            let m = MarkerKin::new(&model.markers[inp.marker], &self.bodies);
+            let m = MarkerKin::with_lanes(l, &model.markers[inp.marker], &self.bodies);
             let Some(c) = m.body else { continue };
             let dir = if inp.body_frame {
                 self.bodies[c].rot * inp.direction
@@ -257,7 +282,8 @@ impl Evaluator {
             }
             let mut ground = m;
             ground.body = None;
-            let slots = [[self.model.pattern.slot(c, c), None], [None, None]];
+            let (slot, first) =
+                self.input_slots[k].expect("the diagonal block of a body is stored");
             let acc = if want { Some(&mut self.acc[..]) } else { None };
             apply_element(
                 l,
@@ -267,7 +293,8 @@ impl Evaluator {
                 &[m, ground],
                 &self.scratch,
                 acc,
-                &slots,
+                &[[Some(slot), None], [None, None]],
+                &[[first, false], [false, false]],
             );
         }
     }
@@ -290,7 +317,7 @@ impl Evaluator {
     /// by block in 3 × 3 pieces: columns φ → θ (δφ = R_e δθ; ω = R_e ω_body, whose change with the
     /// orientation at fixed ω_body gives −∂/∂ω [ω]×), rows through Newton–Euler (1/m, I⁻¹ R_cᵀ).
     #[inline(always)]
-    fn finish_partials<L: Lanes>(&mut self, l: L, j_rk: &mut BlockMatrix, j_v: &mut BlockMatrix) {
+    fn finish_partials<L: Lanes>(&self, l: L, j_rk: &mut BlockMatrix, j_v: &mut BlockMatrix) {
         let pattern = &self.model.pattern;
         for c in 0..pattern.n_blocks() {
             let body = &self.model.bodies[c];
@@ -333,8 +360,6 @@ impl Evaluator {
                         [&n.mul(l, &a.v[1][0]), &t_w],
                     ],
                 );
-                // Leave the slot zero for the next linearisation (it is in cache now).
-                self.acc[s] = SlotAcc::ZERO;
             }
         }
     }
@@ -369,6 +394,54 @@ impl Evaluator {
     /// Global force and torque (about the centre of mass) on body `i` from the last evaluation.
     pub fn body_wrench(&self, i: usize) -> (Vector3<f64>, Vector3<f64>) {
         (self.force[i], self.torque[i])
+    }
+}
+
+/// Per (side, end) of an element: whether it is its block's first contribution.
+type FirstFlags = [[bool; 2]; 2];
+
+/// Marks, for the fixed evaluation order (elements with their (side, end) pairs, then inputs),
+/// which contribution comes first to each block: `(per element, per input)`. Blocks nothing
+/// contributes to are never written and keep the zeros they start with.
+fn first_contributions(
+    model: &CompiledModel,
+    slots: &[[[Option<usize>; 2]; 2]],
+) -> (Vec<FirstFlags>, Vec<Option<(usize, bool)>>) {
+    let mut seen = vec![false; model.pattern.n_stored()];
+    let mut claim = |slot: usize| !std::mem::replace(&mut seen[slot], true);
+    let first = slots
+        .iter()
+        .map(|s| {
+            let mut f = [[false; 2]; 2];
+            for side in 0..2 {
+                for e in 0..2 {
+                    if let Some(slot) = s[side][e] {
+                        f[side][e] = claim(slot);
+                    }
+                }
+            }
+            f
+        })
+        .collect();
+    let inputs = model
+        .inputs
+        .iter()
+        .map(|inp| {
+            let c = model.markers[inp.marker].body?;
+            let slot = model.pattern.slot(c, c)?;
+            Some((slot, claim(slot)))
+        })
+        .collect();
+    (first, inputs)
+}
+
+/// Adds 2 × 2 arrays of 3 × 3 blocks.
+#[inline(always)]
+fn add_blocks<L: Lanes>(l: L, acc: &mut [[M3; 2]; 2], x: &[[M3; 2]; 2]) {
+    for (ra, rx) in acc.iter_mut().zip(x) {
+        for (a, b) in ra.iter_mut().zip(rx) {
+            a.add_assign(l, b);
+        }
     }
 }
 
@@ -419,6 +492,7 @@ fn apply_element<L: Lanes>(
     ef: &ElementForce,
     acc: Option<&mut [SlotAcc]>,
     slots: &[[Option<usize>; 2]; 2],
+    first: &FirstFlags,
 ) {
     const SIGN: [f64; 2] = [1.0, -1.0];
     for side in 0..2 {
@@ -463,33 +537,46 @@ fn apply_element<L: Lanes>(
         for e in 0..2 {
             let Some(slot) = slots[side][e] else { continue };
             let ss = s * SIGN[e];
-            let a = &mut acc[slot];
-            a.r[0][0].add_assign(l, &p.f_p.scale(l, ss));
-            a.r[1][0].add_assign(l, &g_p.scale(l, ss));
+            let mut r10 = g_p.scale(l, ss);
             let mut t_phi = M3::skew_mul(l, &arm, &f_phi[e]);
             if p.has_torque {
                 t_phi.add_assign(l, &p.t_phi[e]);
             }
-            a.r[0][1].add_assign(l, &f_phi[e].scale(l, s));
-            a.r[1][1].add_assign(l, &t_phi.scale(l, s));
-            if p.has_f_v || p.has_torque {
+            let mut r11 = t_phi.scale(l, s);
+            if e == ef.point_end[side] {
+                // −[f]× δp_e with δp_e = δx_e − [a_e]× δφ_e
+                r10 = r10.sub(l, &f_x);
+                r11.add_assign(l, &f_x.mul_skew(l, &ends[e].arm));
+            }
+            if e == side {
+                // +[f]× δx_c: the arm a_c = point − x_c shortens with the body's own δx.
+                r10.add_assign(l, &f_x);
+            }
+            let r = [[p.f_p.scale(l, ss), f_phi[e].scale(l, s)], [r10, r11]];
+            let has_v = p.has_f_v || p.has_torque;
+            let v = if has_v {
                 let mut t_w = M3::skew_mul(l, &arm, &f_w[e]);
                 if p.has_torque {
                     t_w.add_assign(l, &p.t_w.scale(l, SIGN[e]));
                 }
-                a.v[0][0].add_assign(l, &p.f_v.scale(l, ss));
-                a.v[1][0].add_assign(l, &g_v.scale(l, ss));
-                a.v[0][1].add_assign(l, &f_w[e].scale(l, s));
-                a.v[1][1].add_assign(l, &t_w.scale(l, s));
+                [
+                    [p.f_v.scale(l, ss), f_w[e].scale(l, s)],
+                    [g_v.scale(l, ss), t_w.scale(l, s)],
+                ]
+            } else {
+                [[M3::ZERO; 2]; 2]
+            };
+            let a = &mut acc[slot];
+            if first[side][e] {
+                // The first contribution to this block in the (fixed) evaluation order overwrites
+                // the previous linearisation's value: no clearing pass, no load of a zero.
+                *a = SlotAcc { r, v };
+            } else {
+                add_blocks(l, &mut a.r, &r);
+                if has_v {
+                    add_blocks(l, &mut a.v, &v);
+                }
             }
-            if e == ef.point_end[side] {
-                // −[f]× δp_e with δp_e = δx_e − [a_e]× δφ_e
-                a.r[1][0] = a.r[1][0].sub(l, &f_x);
-                a.r[1][1].add_assign(l, &f_x.mul_skew(l, &ends[e].arm));
-            }
-        }
-        if let Some(own) = slots[side][side] {
-            acc[own].r[1][0].add_assign(l, &f_x);
         }
     }
 }

@@ -343,8 +343,8 @@ fn stops_and_all_element_types_are_active_in_the_test_state() {
 }
 
 #[test]
-fn portable_and_avx2_linearisations_are_bit_identical() {
-    // The AVX2 copy of the linearisation (256-bit lanes for the 3 × 3 blocks, `sprung_mbs::m3`)
+fn portable_and_avx2_evaluations_are_bit_identical() {
+    // The AVX2 copies of q and the linearisation (256-bit lanes for the 3 × 3 blocks, `sprung_mbs::m3`)
     // performs the same multiplications and additions in the same order as the portable copy, so
     // the results must agree exactly; on a CPU without AVX2 both runs take the portable path.
     if !sprung_solve::cpu::has_avx2_fma() {
@@ -357,10 +357,17 @@ fn portable_and_avx2_linearisations_are_bit_identical() {
     for _ in 0..4 {
         let (r, v) = random_state(&sys, &mut rng, 2e-3, 0.05, 0.3);
         for (portable, out) in [true, false].into_iter().zip(lin.iter_mut()) {
-            sys.eval.force_portable_linearise(portable);
+            sys.eval.force_portable(portable);
             sys.linearise(0.37, &r, &v, out);
         }
+        let mut q = [0, 1].map(|_| vec![0.0; sys.n_v()]);
+        for (portable, out) in [true, false].into_iter().zip(q.iter_mut()) {
+            sys.eval.force_portable(portable);
+            sys.accelerations(0.37, &r, &v, out);
+        }
+        assert_eq!(q[0], q[1]);
         let [a, b] = &lin;
+        assert_eq!(a.q, q[0]);
         assert_eq!(a.q, b.q);
         assert_eq!(a.j_v.values(), b.j_v.values());
         assert_eq!(a.j_rk.values(), b.j_rk.values());
