@@ -16,7 +16,9 @@ use sprung_model::Curve;
 use crate::compiled::Bushing;
 use crate::element::{ElementForce, Ends};
 use crate::m3::{Lanes, M3};
-use crate::rotation::{angle_and_ratio, inv_left_jacobian, log_so3, skew, swing_vector};
+use crate::rotation::{
+    angle_and_ratio, inv_left_jacobian, log_so3, skew, small_angle_ratio, swing_vector,
+};
 
 /// Rotational deflection of `r_rel = R_Jᵀ R_I` and its derivative with respect to a left
 /// perturbation of `r_rel`: the rotation vector, or the swing vector about a free spin axis.
@@ -61,12 +63,15 @@ pub fn log_with_inv_jacobian(r: &Matrix3<f64>, jacobian: bool) -> (Vector3<f64>,
             r[(0, 2)] - r[(2, 0)],
             r[(1, 0)] - r[(0, 1)],
         );
-    let sn = vee.norm();
-    let (a, ratio) = angle_and_ratio(sn, c);
+    // θ needs only a / sin a, which needs no square root for small angles.
+    let sn2 = vee.norm_squared();
+    let ratio = small_angle_ratio(sn2, c).unwrap_or_else(|| angle_and_ratio(sn2.sqrt(), c).1);
     let th = vee * ratio;
     if !jacobian {
         return (th, Matrix3::zeros());
     }
+    let sn = sn2.sqrt();
+    let a = ratio * sn;
     let coef = if a < 1e-4 {
         // Series of 1/a² − (1 + cos a) / (2 a sin a) = 1/12 + a²/720 + ...
         1.0 / 12.0 + a * a / 720.0

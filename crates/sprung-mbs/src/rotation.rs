@@ -143,19 +143,54 @@ pub fn angle_and_ratio(sn: f64, c: f64) -> (f64, f64) {
     if c > 0.0 && sn <= 0.125 * (1.0 + c) {
         let t = sn / (1.0 + c);
         let x = t * t;
-        let (x2, x4) = (x * x, x * x * x * x);
-        let x8 = x4 * x4;
-        let p01 = 1.0 - x * (1.0 / 3.0);
-        let p23 = 1.0 / 5.0 - x * (1.0 / 7.0);
-        let p45 = 1.0 / 9.0 - x * (1.0 / 11.0);
-        let p67 = 1.0 / 13.0 - x * (1.0 / 15.0);
-        let p89 = 1.0 / 17.0 - x * (1.0 / 19.0);
-        let s = (p01 + x2 * p23) + x4 * (p45 + x2 * p67) + x8 * p89;
+        let s = atan_series(x);
         (2.0 * t * s, (1.0 + x) * s)
     } else {
         let a = sn.atan2(c);
         (a, if sn > 0.0 { a / sn } else { 0.0 })
     }
+}
+
+/// The ratio a / sin a of [`angle_and_ratio`] from u = sin²a and cos a, without a square root:
+/// the rotation vector needs only this ratio (θ = ratio · vee(R − Rᵀ)/2), so the force evaluation
+/// saves the latency of the square root and, for the smallest angles, of a division.
+/// * u ≤ 1/256 (a ≤ 0.0626 rad, cos a > 0): arcsin(s)/s = Σ_k (2k)! / (4^k (k!)² (2k + 1)) u^k,
+///   seven terms k = 0…6 (truncation below 0.014 · 256⁻⁷ < 10⁻¹⁹);
+/// * t = tan(a/2) ≤ 1/8 (as in [`angle_and_ratio`]): t² = u / (1 + cos a)², ratio (1 + t²) S(t²);
+/// * `None` for larger angles.
+#[inline(always)]
+pub fn small_angle_ratio(sn2: f64, c: f64) -> Option<f64> {
+    if c > 0.0 && sn2 <= 1.0 / 256.0 {
+        let u = sn2;
+        let (u2, u4) = (u * u, u * u * u * u);
+        let p01 = 1.0 + u * (1.0 / 6.0);
+        let p23 = 3.0 / 40.0 + u * (5.0 / 112.0);
+        let p45 = 35.0 / 1152.0 + u * (63.0 / 2816.0);
+        let p6 = 231.0 / 13312.0;
+        return Some((p01 + u2 * p23) + u4 * (p45 + u2 * p6));
+    }
+    let one_c = 1.0 + c;
+    let one_c2 = one_c * one_c;
+    if c > 0.0 && sn2 <= (1.0 / 64.0) * one_c2 {
+        let x = sn2 / one_c2;
+        Some((1.0 + x) * atan_series(x))
+    } else {
+        None
+    }
+}
+
+/// S(x) = atan(√x)/√x = Σ_{k=0..9} (−x)^k / (2k + 1) for 0 ≤ x ≤ 1/64 (truncation below 2⁻⁶⁴
+/// relative), by Estrin's scheme.
+#[inline(always)]
+fn atan_series(x: f64) -> f64 {
+    let (x2, x4) = (x * x, x * x * x * x);
+    let x8 = x4 * x4;
+    let p01 = 1.0 - x * (1.0 / 3.0);
+    let p23 = 1.0 / 5.0 - x * (1.0 / 7.0);
+    let p45 = 1.0 / 9.0 - x * (1.0 / 11.0);
+    let p67 = 1.0 / 13.0 - x * (1.0 / 15.0);
+    let p89 = 1.0 / 17.0 - x * (1.0 / 19.0);
+    (p01 + x2 * p23) + x4 * (p45 + x2 * p67) + x8 * p89
 }
 
 /// Rotation matrix from Euler angles z-y'-x'' (radians): R = Rz(a) Ry(b) Rx(c).
@@ -193,7 +228,29 @@ mod tests {
                         (ratio - want_ratio).abs() <= 1e-15 * want_ratio,
                         "a = {a}, scale {scale}: {ratio} vs {want_ratio}"
                     );
+                    // The square-root-free ratio: same branch switch, same accuracy.
+                    match small_angle_ratio(sn * sn, c) {
+                        Some(r) => assert!(
+                            (r - want_ratio).abs() <= 1e-15 * want_ratio,
+                            "a = {a}, scale {scale}: {r} vs {want_ratio}"
+                        ),
+                        None => assert!(a > 0.2487, "a = {a}: small-angle branch expected"),
+                    }
                 }
+            }
+        }
+        // Both small-angle branches around their switch at sin²a = 1/256 and far inside.
+        for a in [
+            1e-8, 1e-4, 0.01, 0.05, 0.0625, 0.06255, 0.0626, 0.06265, 0.0627, 0.1,
+        ] {
+            for scale in [1.0, 1.0 + 4e-16, 1.0 - 4e-16] {
+                let (sn, c) = (scale * f64::sin(a), scale * f64::cos(a));
+                let want = sn.atan2(c) / sn;
+                let got = small_angle_ratio(sn * sn, c).expect("small angle");
+                assert!(
+                    (got - want).abs() <= 1e-15 * want,
+                    "a = {a}, scale {scale}: {got} vs {want}"
+                );
             }
         }
     }
