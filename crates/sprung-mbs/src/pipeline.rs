@@ -304,7 +304,7 @@ impl Evaluator {
     fn newton_euler(&self, q: &mut [f64]) {
         for (i, b) in self.model.bodies.iter().enumerate() {
             let k = &self.bodies[i];
-            let a = self.force[i] / b.mass;
+            let a = self.force[i] * (1.0 / b.mass);
             let tb = k.rot.transpose() * self.torque[i];
             let w = k.w_body;
             let alpha = b.inertia_inv * (tb - w.cross(&(b.inertia * w)));
@@ -384,7 +384,7 @@ impl Evaluator {
                 InputKind::Torque => (Vector3::zeros(), dir),
             };
             let col = &mut self.j_u[k * nv..(k + 1) * nv];
-            let a = f / body.mass;
+            let a = f * (1.0 / body.mass);
             let alpha = body.inertia_inv * (kc.rot.transpose() * t);
             col[6 * c..6 * c + 3].copy_from_slice(a.as_slice());
             col[6 * c + 3..6 * c + 6].copy_from_slice(alpha.as_slice());
