@@ -55,7 +55,8 @@ pub struct Channel {
 pub struct OutputSet {
     /// Channels in order.
     pub channels: Vec<Channel>,
-    q: Vec<f64>,
+    /// The elements the channels read (sorted, once each): only these are evaluated.
+    elements: Vec<usize>,
 }
 
 fn component(v: &Vector3<f64>, c: sm::Component) -> f64 {
@@ -138,10 +139,16 @@ impl OutputSet {
                 design_rot,
             });
         }
-        Ok(Self {
-            channels,
-            q: vec![0.0; cm.n_v()],
-        })
+        let mut elements: Vec<usize> = channels
+            .iter()
+            .filter_map(|c| match c.source {
+                Source::Element(k) => Some(k),
+                _ => None,
+            })
+            .collect();
+        elements.sort_unstable();
+        elements.dedup();
+        Ok(Self { channels, elements })
     }
 
     /// Number of channels.
@@ -163,7 +170,7 @@ impl OutputSet {
         v: &[f64],
         out: &mut [f64],
     ) {
-        eval.accelerations(t, r, v, &mut self.q);
+        eval.evaluate_elements(t, r, v, &self.elements);
         self.read(eval, out);
     }
 

@@ -116,7 +116,7 @@ impl Evaluator {
             scratch: ElementForce::default(),
             acc: vec![SlotAcc::ZERO; p.n_stored()],
             #[cfg(target_arch = "x86_64")]
-            avx2: Avx2::detect(),
+            avx2: detect_avx2(),
             model,
         }
     }
@@ -124,6 +124,36 @@ impl Evaluator {
     /// The compiled model.
     pub fn model(&self) -> &Arc<CompiledModel> {
         &self.model
+    }
+
+    /// Body kinematics and the listed elements only, at (t, r, v): what output channels read
+    /// (`elements` and `bodies` tables). No body wrenches, no inputs, no partials — a fraction of
+    /// [`Evaluator::accelerations`] when few elements are observed.
+    pub fn evaluate_elements(&mut self, _t: f64, r: &[f64], v: &[f64], which: &[usize]) {
+        let model = self.model.clone();
+        crate::kinematics::body_kinematics(&model, r, v, &mut self.bodies);
+        for &k in which {
+            let el = &model.elements[k];
+            let ends: Ends = [
+                MarkerKin::new(&model.markers[el.marker_i], &self.bodies),
+                MarkerKin::new(&model.markers[el.marker_j], &self.bodies),
+            ];
+            let out = &mut self.elements[k];
+            match &el.kind {
+                ElementKind::Bushing(b) => {
+                    bushing::evaluate(Portable, b, &model.curves, &ends, false, out)
+                }
+                ElementKind::P2p(law) => p2p::evaluate(
+                    Portable,
+                    law,
+                    &model.curves,
+                    el.design_length,
+                    &ends,
+                    false,
+                    out,
+                ),
+            }
+        }
     }
 
     /// Evaluates q(t, r, v) only.
@@ -172,7 +202,7 @@ impl Evaluator {
     pub fn force_portable(&mut self, portable: bool) {
         #[cfg(target_arch = "x86_64")]
         {
-            self.avx2 = if portable { None } else { Avx2::detect() };
+            self.avx2 = if portable { None } else { detect_avx2() };
         }
         let _ = portable;
     }
@@ -327,12 +357,12 @@ impl Evaluator {
             for s in pattern.row_ptr()[c]..pattern.row_ptr()[c + 1] {
                 let e = pattern.col_idx()[s];
                 let ke = &self.bodies[e];
-                let rot_e = M3::from_matrix(&ke.rot);
+                let rot_e = &ke.rot_rows;
                 // [ω_e]× R_e: the orientation term of the ω column, ∂/∂ω [ω]× R_e.
-                let w_rot_e = M3::skew_mul(l, &ke.w, &rot_e);
+                let w_rot_e = M3::skew_mul(l, &ke.w, rot_e);
                 let a = &self.acc[s];
-                let (f_phi, f_w) = column_transform(l, a, 0, &rot_e, &w_rot_e);
-                let (t_phi, t_w) = column_transform(l, a, 1, &rot_e, &w_rot_e);
+                let (f_phi, f_w) = column_transform(l, a, 0, rot_e, &w_rot_e);
+                let (t_phi, t_w) = column_transform(l, a, 1, rot_e, &w_rot_e);
                 let (mut t_phi, mut t_w) = (n.mul(l, &t_phi), n.mul(l, &t_w));
                 if e == c {
                     // The body's own terms: ∂(Rᵀτ)/∂θ = [Rᵀτ]×, gyroscopic ∂(−ω × Iω)/∂ω.
@@ -394,6 +424,18 @@ impl Evaluator {
     /// Global force and torque (about the centre of mass) on body `i` from the last evaluation.
     pub fn body_wrench(&self, i: usize) -> (Vector3<f64>, Vector3<f64>) {
         (self.force[i], self.torque[i])
+    }
+}
+
+/// The AVX2 token unless the environment variable `SPRUNG_PORTABLE` is set (it selects the
+/// portable copies of the pipeline, e.g. for profiling under valgrind, which does not decode all
+/// AVX instructions).
+#[cfg(target_arch = "x86_64")]
+fn detect_avx2() -> Option<Avx2> {
+    if std::env::var_os("SPRUNG_PORTABLE").is_some() {
+        None
+    } else {
+        Avx2::detect()
     }
 }
 
