@@ -59,6 +59,8 @@ pub struct Evaluator {
     /// Current input rates u̇(t).
     pub u_dot: Vec<f64>,
     force: Vec<Vector3<f64>>,
+    /// 1 / mass per body (no division in the hot path).
+    inv_mass: Vec<f64>,
     torque: Vec<Vector3<f64>>,
     /// Block slots per element: slot[c][e] for (I/J side c, I/J side e).
     slots: Vec<[[Option<usize>; 2]; 2]>,
@@ -108,6 +110,7 @@ impl Evaluator {
             u: vec![0.0; model.inputs.len()],
             u_dot: vec![0.0; model.inputs.len()],
             force: vec![Vector3::zeros(); nb],
+            inv_mass: model.bodies.iter().map(|b| 1.0 / b.mass).collect(),
             torque: vec![Vector3::zeros(); nb],
             slots,
             first,
@@ -334,7 +337,7 @@ impl Evaluator {
     fn newton_euler(&self, q: &mut [f64]) {
         for (i, b) in self.model.bodies.iter().enumerate() {
             let k = &self.bodies[i];
-            let a = self.force[i] * (1.0 / b.mass);
+            let a = self.force[i] * self.inv_mass[i];
             let tb = k.rot.transpose() * self.torque[i];
             let w = k.w_body;
             let alpha = b.inertia_inv * (tb - w.cross(&(b.inertia * w)));

@@ -15,11 +15,27 @@ pub fn skew(a: &Vector3<f64>) -> Matrix3<f64> {
     Matrix3::new(0.0, -a.z, a.y, a.z, 0.0, -a.x, -a.y, a.x, 0.0)
 }
 
-/// Rotation matrix of the (not necessarily unit) quaternion `[w, x, y, z]`, normalised first.
+/// Rotation matrix of the (not necessarily unit) quaternion `[w, x, y, z]`: the rotation of
+/// q/|q|, from the homogeneous form R = I + s (w [v]× + [v]×²) with s = 2/|q|² (one division, no
+/// square root; the stage states of an integrator are unit quaternions only to first order).
 #[inline(always)]
 pub fn quat_to_matrix(q: &[f64]) -> Matrix3<f64> {
-    let uq = UnitQuaternion::from_quaternion(Quaternion::new(q[0], q[1], q[2], q[3]));
-    uq.to_rotation_matrix().into_inner()
+    let (w, x, y, z) = (q[0], q[1], q[2], q[3]);
+    let s = 2.0 / (w * w + x * x + y * y + z * z);
+    let (xx, yy, zz) = (s * x * x, s * y * y, s * z * z);
+    let (xy, xz, yz) = (s * x * y, s * x * z, s * y * z);
+    let (wx, wy, wz) = (s * w * x, s * w * y, s * w * z);
+    Matrix3::new(
+        1.0 - (yy + zz),
+        xy - wz,
+        xz + wy,
+        xy + wz,
+        1.0 - (xx + zz),
+        yz - wx,
+        xz - wy,
+        yz + wx,
+        1.0 - (xx + yy),
+    )
 }
 
 /// Quaternion `[w, x, y, z]` of a proper rotation matrix.
@@ -68,8 +84,9 @@ pub fn quat_apply_body_increment(q: &mut [f64], dtheta: &Vector3<f64>) {
 pub fn quat_normalise(q: &mut [f64]) {
     let n = (q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]).sqrt();
     if n > 0.0 {
+        let inv = 1.0 / n;
         for c in q.iter_mut().take(4) {
-            *c /= n;
+            *c *= inv;
         }
     }
 }
@@ -318,5 +335,27 @@ mod tests {
         let r = quat_to_matrix(&q);
         let q2 = matrix_to_quat(&r);
         assert_relative_eq!(quat_to_matrix(&q2), r, epsilon = 1e-12);
+    }
+
+    #[test]
+    fn rotation_of_a_non_unit_quaternion_is_that_of_the_normalised_one() {
+        // Reference: nalgebra normalises first. Tolerance: a few roundings of order-one entries.
+        for q in [
+            [0.9, 0.1, -0.3, 0.2],
+            [1.0 + 1e-7, 2e-3, -1e-3, 5e-4],
+            [-0.2, 0.7, 0.7, -0.1],
+        ] {
+            for scale in [1.0, 1.0 + 3e-8, 2.5] {
+                let qs: Vec<f64> = q.iter().map(|c| c * scale).collect();
+                let want =
+                    UnitQuaternion::from_quaternion(Quaternion::new(qs[0], qs[1], qs[2], qs[3]))
+                        .to_rotation_matrix()
+                        .into_inner();
+                let got = quat_to_matrix(&qs);
+                let err = (got - want).abs().max();
+                assert!(err <= 1e-15, "{qs:?}: {err:e}");
+                assert!((got.transpose() * got - Matrix3::identity()).abs().max() <= 1e-15);
+            }
+        }
     }
 }
