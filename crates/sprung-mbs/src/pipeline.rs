@@ -162,7 +162,7 @@ impl Evaluator {
     /// Evaluates q(t, r, v) only.
     ///
     /// Like [`Evaluator::linearise`], this runs an AVX2 compiled copy with 256-bit lanes for the
-    /// marker frames and bushing kinematics where the CPU has AVX2; bit-identical results.
+    /// marker frames and bushing kinematics where the CPU has AVX2 (same results to round-off).
     pub fn accelerations(&mut self, t: f64, r: &[f64], v: &[f64], q: &mut [f64]) {
         #[cfg(target_arch = "x86_64")]
         if let Some(avx) = self.avx2 {
@@ -188,8 +188,8 @@ impl Evaluator {
     /// and the element results stay in registers (measured: q 5.5 → 3.0 µs on the double wishbone).
     ///
     /// On CPUs with AVX2 the same code runs compiled with AVX2 and FMA enabled and with 256-bit
-    /// lanes for the 3 × 3 blocks of the partials ([`crate::m3`]); the results are bit-identical
-    /// to the portable copy (tested).
+    /// lanes and fused multiply-adds for the 3 × 3 blocks of the partials ([`crate::m3`]); the
+    /// results agree with the portable copy to round-off (tested).
     pub fn linearise(&mut self, t: f64, r: &[f64], v: &[f64], lin: &mut Linearisation) {
         #[cfg(target_arch = "x86_64")]
         if let Some(avx) = self.avx2 {

@@ -342,18 +342,32 @@ fn stops_and_all_element_types_are_active_in_the_test_state() {
     }
 }
 
+/// Largest difference of two vectors relative to the largest entry of the first.
+fn max_rel_diff(a: &[f64], b: &[f64]) -> f64 {
+    let scale = a.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+    let diff = a
+        .iter()
+        .zip(b)
+        .fold(0.0f64, |m, (x, y)| m.max((x - y).abs()));
+    diff / scale.max(f64::MIN_POSITIVE)
+}
+
 #[test]
-fn portable_and_avx2_evaluations_are_bit_identical() {
-    // The AVX2 copies of q and the linearisation (256-bit lanes for the 3 × 3 blocks, `sprung_mbs::m3`)
-    // performs the same multiplications and additions in the same order as the portable copy, so
-    // the results must agree exactly; on a CPU without AVX2 both runs take the portable path.
+fn portable_and_avx2_evaluations_agree_to_round_off() {
+    // The AVX2 copies of q and the linearisation (256-bit lanes for the 3 × 3 blocks,
+    // `sprung_mbs::m3`) perform the same operations in the same order as the portable copies,
+    // except that the matrix products fuse multiply and add (one rounding instead of two). The
+    // results therefore agree to round-off: 1e-12 of the largest entry allows for the
+    // cancellation between element contributions of opposite sign in a block (measured ~1e-15).
+    // On a CPU without AVX2 both runs take the portable path and agree exactly.
     if !sprung_solve::cpu::has_avx2_fma() {
-        eprintln!("no AVX2 on this CPU: only the portable linearisation is exercised");
+        eprintln!("no AVX2 on this CPU: only the portable evaluation is exercised");
     }
     let model = model_from_toml(MODEL);
     let mut sys = MbsSystem::new(model.clone());
     let mut rng = Rng(0x0bad_cafe_f00d_1234);
     let mut lin = [0, 1].map(|_| Linearisation::new(sys.n_r(), sys.pattern()));
+    let mut worst = 0.0f64;
     for _ in 0..4 {
         let (r, v) = random_state(&sys, &mut rng, 2e-3, 0.05, 0.3);
         for (portable, out) in [true, false].into_iter().zip(lin.iter_mut()) {
@@ -365,12 +379,19 @@ fn portable_and_avx2_evaluations_are_bit_identical() {
             sys.eval.force_portable(portable);
             sys.accelerations(0.37, &r, &v, out);
         }
-        assert_eq!(q[0], q[1]);
         let [a, b] = &lin;
+        // The q of a linearisation is the q of the same copy of the pipeline.
         assert_eq!(a.q, q[0]);
-        assert_eq!(a.q, b.q);
-        assert_eq!(a.j_v.values(), b.j_v.values());
-        assert_eq!(a.j_rk.values(), b.j_rk.values());
-        assert_eq!(a.q_t, b.q_t);
+        assert_eq!(b.q, q[1]);
+        for d in [
+            max_rel_diff(&q[0], &q[1]),
+            max_rel_diff(a.j_v.values(), b.j_v.values()),
+            max_rel_diff(a.j_rk.values(), b.j_rk.values()),
+            max_rel_diff(&a.q_t, &b.q_t),
+        ] {
+            worst = worst.max(d);
+        }
     }
+    assert!(worst <= 1e-12, "portable vs AVX2: {worst:e}");
+    eprintln!("portable vs AVX2: largest relative difference {worst:e}");
 }
