@@ -38,6 +38,8 @@ pub trait Lanes: Copy {
     fn mul(self, a: Self::V, b: Self::V) -> Self::V;
     /// Lane-wise a · b + c: fused (one rounding) where the hardware has it, else two roundings.
     fn mul_add(self, a: Self::V, b: Self::V, c: Self::V) -> Self::V;
+    /// Lane-wise a · b − c, fused like [`Lanes::mul_add`].
+    fn mul_sub(self, a: Self::V, b: Self::V, c: Self::V) -> Self::V;
 }
 
 /// Plain four-element arrays: runs everywhere.
@@ -78,6 +80,10 @@ impl Lanes for Portable {
     #[inline(always)]
     fn mul_add(self, a: L4, b: L4, c: L4) -> L4 {
         lanes(|i| a[i] * b[i] + c[i])
+    }
+    #[inline(always)]
+    fn mul_sub(self, a: L4, b: L4, c: L4) -> L4 {
+        lanes(|i| a[i] * b[i] - c[i])
     }
 }
 
@@ -126,6 +132,10 @@ impl Lanes for Avx2 {
     #[inline(always)]
     fn mul_add(self, a: Self::V, b: Self::V, c: Self::V) -> Self::V {
         unsafe { std::arch::x86_64::_mm256_fmadd_pd(a, b, c) }
+    }
+    #[inline(always)]
+    fn mul_sub(self, a: Self::V, b: Self::V, c: Self::V) -> Self::V {
+        unsafe { std::arch::x86_64::_mm256_fmsub_pd(a, b, c) }
     }
 }
 
@@ -290,9 +300,9 @@ impl M3 {
         let (m0, m1, m2) = (l.load(&m.r[0]), l.load(&m.r[1]), l.load(&m.r[2]));
         let (ax, ay, az) = (l.splat(a.x), l.splat(a.y), l.splat(a.z));
         let rows = [
-            l.sub(l.mul(ay, m2), l.mul(az, m1)),
-            l.sub(l.mul(az, m0), l.mul(ax, m2)),
-            l.sub(l.mul(ax, m1), l.mul(ay, m0)),
+            l.mul_sub(ay, m2, l.mul(az, m1)),
+            l.mul_sub(az, m0, l.mul(ax, m2)),
+            l.mul_sub(ax, m1, l.mul(ay, m0)),
         ];
         m.rows(l, |i| rows[i])
     }
