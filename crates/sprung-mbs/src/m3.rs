@@ -139,6 +139,20 @@ impl Lanes for Avx2 {
     }
 }
 
+/// Builds an [`M3`] row by row, `rows!(l, |i| row_i)`: the row expression is expanded in place
+/// (a macro, not a closure — closures do not inherit the AVX2 target features of the function
+/// they are written in, and one the compiler chose not to inline would call every intrinsic out
+/// of line).
+macro_rules! rows {
+    ($l:expr, |$i:ident| $row:expr) => {{
+        let mut out = M3::ZERO;
+        for $i in 0..3 {
+            $l.store($row, &mut out.r[$i]);
+        }
+        out
+    }};
+}
+
 /// Pads a vector.
 #[inline(always)]
 pub fn pad(v: &Vector3<f64>) -> L4 {
@@ -211,7 +225,7 @@ impl M3 {
     #[inline(always)]
     pub fn tmul<L: Lanes>(&self, l: L, b: &Self) -> Self {
         let (b0, b1, b2) = (l.load(&b.r[0]), l.load(&b.r[1]), l.load(&b.r[2]));
-        self.rows(l, |i| {
+        rows!(l, |i| {
             let a = &self.r;
             let p = l.mul_add(l.splat(a[1][i]), b1, l.mul(l.splat(a[0][i]), b0));
             l.mul_add(l.splat(a[2][i]), b2, p)
@@ -221,9 +235,9 @@ impl M3 {
     /// selfᵀ · v = Σ_k v_k row_k(self).
     #[inline(always)]
     pub fn tmul_vec<L: Lanes>(&self, l: L, v: &Vector3<f64>) -> Vector3<f64> {
-        let r = |k: usize| l.load(&self.r[k]);
-        let p = l.mul_add(l.splat(v.y), r(1), l.mul(l.splat(v.x), r(0)));
-        let sum = l.mul_add(l.splat(v.z), r(2), p);
+        let (r0, r1, r2) = (l.load(&self.r[0]), l.load(&self.r[1]), l.load(&self.r[2]));
+        let p = l.mul_add(l.splat(v.y), r1, l.mul(l.splat(v.x), r0));
+        let sum = l.mul_add(l.splat(v.z), r2, p);
         let mut out = [0.0; 4];
         l.store(sum, &mut out);
         Vector3::new(out[0], out[1], out[2])
@@ -236,25 +250,16 @@ impl M3 {
         Vector3::new(dot(0), dot(1), dot(2))
     }
 
-    #[inline(always)]
-    fn rows<L: Lanes>(&self, l: L, f: impl Fn(usize) -> L::V) -> Self {
-        let mut out = Self::ZERO;
-        for i in 0..3 {
-            l.store(f(i), &mut out.r[i]);
-        }
-        out
-    }
-
     /// self + o.
     #[inline(always)]
     pub fn add<L: Lanes>(&self, l: L, o: &Self) -> Self {
-        self.rows(l, |i| l.add(l.load(&self.r[i]), l.load(&o.r[i])))
+        rows!(l, |i| l.add(l.load(&self.r[i]), l.load(&o.r[i])))
     }
 
     /// self − o.
     #[inline(always)]
     pub fn sub<L: Lanes>(&self, l: L, o: &Self) -> Self {
-        self.rows(l, |i| l.sub(l.load(&self.r[i]), l.load(&o.r[i])))
+        rows!(l, |i| l.sub(l.load(&self.r[i]), l.load(&o.r[i])))
     }
 
     /// self += o.
@@ -263,25 +268,32 @@ impl M3 {
         *self = self.add(l, o);
     }
 
+    /// self + x · s (fused on the AVX2 path).
+    #[inline(always)]
+    pub fn add_scaled<L: Lanes>(&self, l: L, x: &Self, s: f64) -> Self {
+        let s = l.splat(s);
+        rows!(l, |i| l.mul_add(l.load(&x.r[i]), s, l.load(&self.r[i])))
+    }
+
     /// self · s.
     #[inline(always)]
     pub fn scale<L: Lanes>(&self, l: L, s: f64) -> Self {
         let s = l.splat(s);
-        self.rows(l, |i| l.mul(l.load(&self.r[i]), s))
+        rows!(l, |i| l.mul(l.load(&self.r[i]), s))
     }
 
     /// −self (as 0 − self, so that −0 stays out of the padding).
     #[inline(always)]
     pub fn neg<L: Lanes>(&self, l: L) -> Self {
         let z = l.splat(0.0);
-        self.rows(l, |i| l.sub(z, l.load(&self.r[i])))
+        rows!(l, |i| l.sub(z, l.load(&self.r[i])))
     }
 
     /// self · b: row i is Σ_k self_ik row_k(b).
     #[inline(always)]
     pub fn mul<L: Lanes>(&self, l: L, b: &Self) -> Self {
         let (b0, b1, b2) = (l.load(&b.r[0]), l.load(&b.r[1]), l.load(&b.r[2]));
-        self.rows(l, |i| {
+        rows!(l, |i| {
             let a = &self.r[i];
             let p = l.mul_add(l.splat(a[1]), b1, l.mul(l.splat(a[0]), b0));
             l.mul_add(l.splat(a[2]), b2, p)
@@ -304,21 +316,21 @@ impl M3 {
             l.mul_sub(az, m0, l.mul(ax, m2)),
             l.mul_sub(ax, m1, l.mul(ay, m0)),
         ];
-        m.rows(l, |i| rows[i])
+        rows!(l, |i| rows[i])
     }
 
     /// u vᵀ.
     #[inline(always)]
     pub fn outer<L: Lanes>(l: L, u: &Vector3<f64>, v: &Vector3<f64>) -> Self {
         let v = l.load(&pad(v));
-        Self::ZERO.rows(l, |i| l.mul(l.splat(u[i]), v))
+        rows!(l, |i| l.mul(l.splat(u[i]), v))
     }
 
     /// self diag(k): column j scaled by k_j.
     #[inline(always)]
     pub fn scale_columns<L: Lanes>(&self, l: L, k: &Vector3<f64>) -> Self {
         let k = l.load(&pad(k));
-        self.rows(l, |i| l.mul(l.load(&self.r[i]), k))
+        rows!(l, |i| l.mul(l.load(&self.r[i]), k))
     }
 
     /// R diag(k) Rᵀ for a rotation R given with its transpose: a diagonal local characteristic
@@ -347,6 +359,7 @@ mod tests {
             (ma.add(l, &mb), a + b),
             (ma.sub(l, &mb), a - b),
             (ma.scale(l, -2.5), a * -2.5),
+            (ma.add_scaled(l, &mb, -2.5), a + b * -2.5),
             (ma.neg(l), -a),
             (ma.transpose(), a.transpose()),
             (ma.tmul(l, &mb), a.transpose() * b),
