@@ -172,15 +172,21 @@ pub fn angle_and_ratio(sn: f64, c: f64) -> (f64, f64) {
 /// the rotation vector needs only this ratio (θ = ratio · vee(R − Rᵀ)/2), so the force evaluation
 /// saves the latency of the square root and, for the smallest angles, of a division.
 /// * u ≤ 1/256 (a ≤ 0.0626 rad, cos a > 0): arcsin(s)/s = Σ_k (2k)! / (4^k (k!)² (2k + 1)) u^k,
-///   seven terms k = 0…6 (truncation below 0.014 · 256⁻⁷ < 10⁻¹⁹);
+///   seven terms k = 0…6 (truncation below 0.014 · 256⁻⁷ < 10⁻¹⁹), three for u ≤ 2⁻²⁰
+///   (a ≲ 0.001 rad; truncation below 0.045 · 2⁻⁶⁰ < 10⁻¹⁹);
 /// * t = tan(a/2) ≤ 1/8 (as in [`angle_and_ratio`]): t² = u / (1 + cos a)², ratio (1 + t²) S(t²);
 /// * `None` for larger angles.
 #[inline(always)]
 pub fn small_angle_ratio(sn2: f64, c: f64) -> Option<f64> {
     if c > 0.0 && sn2 <= 1.0 / 256.0 {
         let u = sn2;
-        let (u2, u4) = (u * u, u * u * u * u);
+        let u2 = u * u;
         let p01 = 1.0 + u * (1.0 / 6.0);
+        if u <= 1.0 / 1_048_576.0 {
+            // a ≲ 0.001 rad, typical of a loaded bushing: three terms (next 5/112 u³ < 10⁻¹⁹).
+            return Some(p01 + u2 * (3.0 / 40.0));
+        }
+        let u4 = u2 * u2;
         let p23 = 3.0 / 40.0 + u * (5.0 / 112.0);
         let p45 = 35.0 / 1152.0 + u * (63.0 / 2816.0);
         let p6 = 231.0 / 13312.0;
