@@ -40,7 +40,7 @@ pub fn rotational_deflection(
 /// Rotation vector θ = log(R) and, with `jacobian`, J_l⁻¹(θ), directly from the matrix: with
 /// cos a = (tr R − 1)/2 and sin a · n = vee(R − Rᵀ)/2, a = atan2(sin a, cos a) and θ = a n
 /// ([`angle_and_ratio`]: no library call for small angles); then
-/// J_l⁻¹ = I − ½[θ]× + (1/a² − (1 + cos a)/(2 a sin a)) (θθᵀ − a² I) needs no further trigonometry.
+/// J_l⁻¹ = I − ½\[θ\]× + (1/a² − (1 + cos a)/(2 a sin a)) (θθᵀ − a² I) needs no further trigonometry.
 /// Same values as [`log_so3`] and [`inv_left_jacobian`] up to round-off; for a > 2π/3, where
 /// vee(R − Rᵀ) loses precision, those quaternion-based functions are used.
 #[inline(always)]

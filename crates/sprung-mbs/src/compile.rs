@@ -28,7 +28,7 @@ fn mat3(m: &[[f64; 3]; 3]) -> Matrix3<f64> {
     Matrix3::from_fn(|r, c| m[r][c])
 }
 
-/// Compiles `m` (already expanded and validated by [`sprung_model::load`]).
+/// Compiles `m` (already expanded and validated by [`sprung_model::load()`]).
 pub fn compile(m: &sm::Model) -> Result<CompiledModel, CompileError> {
     let err = |what: String| CompileError {
         model: m.model.name.clone(),

@@ -1,5 +1,5 @@
 //! The compiled, flat, index-based model: source document 000, Bild 4 (bodies, markers, force
-//! elements referenced by index). Built once from a model description (see [`crate::compile`]) or by
+//! elements referenced by index). Built once from a model description (see [`crate::compile()`]) or by
 //! hand through the public constructors; immutable afterwards and shared by any number of states.
 
 use std::sync::Arc;

@@ -116,7 +116,7 @@ impl MarkerKin {
     }
 }
 
-/// M [a]× without forming the skew matrix (18 multiplications).
+/// M \[a\]× without forming the skew matrix (18 multiplications).
 #[inline(always)]
 pub fn mul_skew(m: &Matrix3<f64>, a: &Vector3<f64>) -> Matrix3<f64> {
     let (c0, c1, c2) = (m.column(0), m.column(1), m.column(2));
@@ -127,7 +127,7 @@ pub fn mul_skew(m: &Matrix3<f64>, a: &Vector3<f64>) -> Matrix3<f64> {
     ])
 }
 
-/// [a]× M: the cross product of `a` with every column of `m`.
+/// \[a\]× M: the cross product of `a` with every column of `m`.
 #[inline(always)]
 pub fn skew_mul(a: &Vector3<f64>, m: &Matrix3<f64>) -> Matrix3<f64> {
     let c = |j: usize| {

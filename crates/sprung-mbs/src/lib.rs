@@ -1,7 +1,7 @@
 //! `sprung-mbs` — the multibody system of source document 000: rigid bodies coupled only by force
 //! elements (bushings, point-to-point springs, dampers and stops).
 //!
-//! * [`compile`]: model description → flat, index-based [`compiled::CompiledModel`] (Bild 4);
+//! * [`compile()`]: model description → flat, index-based [`compiled::CompiledModel`] (Bild 4);
 //! * [`pipeline`]: the evaluation pipeline of Bild 6 — body and marker kinematics
 //!   ([`kinematics`]), force elements with analytic partials ([`bushing`], [`p2p`]), Newton–Euler
 //!   per body, assembly of q, J_r K, J_v and J_u in 6 × 6 body blocks;

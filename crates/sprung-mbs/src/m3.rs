@@ -200,7 +200,7 @@ impl M3 {
         Matrix3::from_fn(|r, c| self.r[r][c])
     }
 
-    /// [a]×, the cross-product matrix: [a]× x = a × x.
+    /// \[a\]×, the cross-product matrix: \[a\]× x = a × x.
     #[inline(always)]
     pub fn skew(a: &Vector3<f64>) -> Self {
         Self {
@@ -300,13 +300,13 @@ impl M3 {
         })
     }
 
-    /// self · [a]×: rows m_i × a, i.e. (m_y a_z − m_z a_y, m_z a_x − m_x a_z, m_x a_y − m_y a_x).
+    /// self · \[a\]×: rows m_i × a, i.e. (m_y a_z − m_z a_y, m_z a_x − m_x a_z, m_x a_y − m_y a_x).
     #[inline(always)]
     pub fn mul_skew<L: Lanes>(&self, l: L, a: &Vector3<f64>) -> Self {
         self.mul(l, &Self::skew(a))
     }
 
-    /// [a]× · self: rows a_y m₂ − a_z m₁, a_z m₀ − a_x m₂, a_x m₁ − a_y m₀ for the rows m_k.
+    /// \[a\]× · self: rows a_y m₂ − a_z m₁, a_z m₀ − a_x m₂, a_x m₁ − a_y m₀ for the rows m_k.
     #[inline(always)]
     pub fn skew_mul<L: Lanes>(l: L, a: &Vector3<f64>, m: &Self) -> Self {
         let (m0, m1, m2) = (l.load(&m.r[0]), l.load(&m.r[1]), l.load(&m.r[2]));

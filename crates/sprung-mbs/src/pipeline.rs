@@ -12,7 +12,7 @@
 //! blocks (`SlotAcc`, one per stored block of the pattern), then converts once per block:
 //! columns to generalised coordinates (δφ = R δθ, ω = R ω_body, and the change of ω_global with the
 //! orientation at fixed ω_body), rows through Newton–Euler (1/m and I⁻¹ Rᵀ), and finally adds the
-//! body's own terms (∂(Rᵀτ)/∂θ = [Rᵀτ]×, gyroscopic ∂(−ω × Iω)/∂ω). With quaternion coordinates the
+//! body's own terms (∂(Rᵀτ)/∂θ = \[Rᵀτ\]×, gyroscopic ∂(−ω × Iω)/∂ω). With quaternion coordinates the
 //! result is exactly J_r K (the quaternion kinematics' left inverse cancels), see [`crate::rotation`].
 
 use std::sync::Arc;

@@ -2,8 +2,8 @@
 //! rotational deflection, its inverse left Jacobian, and the swing-twist split for free-spin axes.
 //!
 //! Conventions (see `reference-suspensions.md`, section 1): a rotation matrix R maps body (or marker)
-//! coordinates to global coordinates. A *global* perturbation δφ changes R to (I + [δφ]×) R; a *body*
-//! perturbation δθ changes R to R (I + [δθ]×), so δφ = R δθ. Quaternions q = (w, x, y, z) follow the
+//! coordinates to global coordinates. A *global* perturbation δφ changes R to (I + \[δφ\]×) R; a *body*
+//! perturbation δθ changes R to R (I + \[δθ\]×), so δφ = R δθ. Quaternions q = (w, x, y, z) follow the
 //! Hamilton convention; the orientation is q / |q| so that the normalisation direction has no effect
 //! (this keeps the analytic J_r consistent with finite differences in raw quaternion components).
 
@@ -16,7 +16,7 @@ pub fn skew(a: &Vector3<f64>) -> Matrix3<f64> {
 }
 
 /// Rotation matrix of the (not necessarily unit) quaternion `[w, x, y, z]`: the rotation of
-/// q/|q|, from the homogeneous form R = I + s (w [v]× + [v]×²) with s = 2/|q|² (one division, no
+/// q/|q|, from the homogeneous form R = I + s (w \[v\]× + \[v\]×²) with s = 2/|q|² (one division, no
 /// square root; the stage states of an integrator are unit quaternions only to first order).
 #[inline(always)]
 pub fn quat_to_matrix(q: &[f64]) -> Matrix3<f64> {
@@ -99,7 +99,7 @@ pub fn log_so3(r: &Matrix3<f64>) -> Vector3<f64> {
 }
 
 /// Inverse of the left Jacobian of SO(3): for θ = log(R) and a left perturbation
-/// R ← (I + [ε]×) R, δθ = J_l⁻¹(θ) ε.
+/// R ← (I + \[ε\]×) R, δθ = J_l⁻¹(θ) ε.
 #[inline(always)]
 pub fn inv_left_jacobian(theta: &Vector3<f64>) -> Matrix3<f64> {
     let a = theta.norm();

@@ -88,7 +88,7 @@ pub enum LinearSolverKind {
 /// Settings of one run.
 #[derive(Debug, Clone)]
 pub struct RunSettings {
-    /// Method name (see [`METHODS`]).
+    /// Method name (see [`route`] for the accepted names).
     pub method: String,
     /// Fixed step, s.
     pub step: f64,
