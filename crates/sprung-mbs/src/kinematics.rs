@@ -116,17 +116,6 @@ impl MarkerKin {
     }
 }
 
-/// M \[a\]× without forming the skew matrix (18 multiplications).
-#[inline(always)]
-pub fn mul_skew(m: &Matrix3<f64>, a: &Vector3<f64>) -> Matrix3<f64> {
-    let (c0, c1, c2) = (m.column(0), m.column(1), m.column(2));
-    Matrix3::from_columns(&[
-        c1 * a.z - c2 * a.y,
-        c2 * a.x - c0 * a.z,
-        c0 * a.y - c1 * a.x,
-    ])
-}
-
 /// \[a\]× M: the cross product of `a` with every column of `m`.
 #[inline(always)]
 pub fn skew_mul(a: &Vector3<f64>, m: &Matrix3<f64>) -> Matrix3<f64> {
