@@ -28,7 +28,7 @@ pub trait Lanes: Copy {
     fn load(self, p: &L4) -> Self::V;
     /// Stores four lanes.
     fn store(self, v: Self::V, p: &mut L4);
-    /// All four lanes set to `*x`.
+    /// All four lanes set to `x`.
     fn splat(self, x: f64) -> Self::V;
     /// Lane-wise a + b.
     fn add(self, a: Self::V, b: Self::V) -> Self::V;
