@@ -5,7 +5,8 @@ crates (docs/performance.md, "Machine and commands").
 Everything on the stepping hot path is inlined into a few functions (`accelerations_avx2`,
 `linearise_avx2`, ...), so perf's own per-symbol view says little. For every sampled address this
 script asks addr2line for the inline chain and charges the sample to the innermost frame that lies
-in `crates/` (frames in `m3.rs`, the lane arithmetic, are charged to their caller).
+in this workspace's `crates/` (frames in `m3.rs`, the lane arithmetic, and in libraries are charged
+to their caller). The binary must have been built from this checkout.
 
 usage:
     perf record -e cpu-clock -F 20000 -o perf.data target/release/sprung run models/double_wishbone.toml -q
@@ -15,9 +16,13 @@ The binary must be the one that was recorded (rebuilding moves every address). N
 readelf and addr2line (binutils).
 """
 import collections
+import os
 import re
 import subprocess
 import sys
+
+# Source files of this workspace (addr2line prints absolute paths).
+CRATES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "crates") + "/"
 
 
 def run(*cmd):
@@ -51,8 +56,8 @@ def main():
     for address, count in addresses.items():
         out = run("addr2line", "-i", "-f", "-C", "-e", binary, hex(address)).strip().split("\n")
         locations = out[1::2]
-        ours = [l.split("crates/", 1)[1].split(" ")[0] for l in locations
-                if "/crates/" in l and "/m3.rs" not in l]
+        ours = [l.split(CRATES, 1)[1].split(" ")[0] for l in locations
+                if CRATES in l and "/m3.rs" not in l]
         by_line[ours[0] if ours else locations[0].rsplit("/", 1)[-1]] += count
     print(f"{total} samples in '{symbol}'")
     for line, count in by_line.most_common(40):
