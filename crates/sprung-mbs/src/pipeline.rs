@@ -21,7 +21,7 @@ use nalgebra::Vector3;
 use sprung_solve::block::BlockMatrix;
 use sprung_solve::mech::Linearisation;
 
-use crate::compiled::{CompiledModel, ElementKind, InputKind};
+use crate::compiled::{CompiledModel, ElementKind, ForceElement, InputKind};
 use crate::element::{ElementForce, Ends, Partials};
 use crate::kinematics::{BodyKin, MarkerKin, skew_mul};
 #[cfg(target_arch = "x86_64")]
@@ -137,25 +137,14 @@ impl Evaluator {
         crate::kinematics::body_kinematics(&model, r, v, &mut self.bodies);
         for &k in which {
             let el = &model.elements[k];
-            let ends: Ends = [
-                MarkerKin::new(&model.markers[el.marker_i], &self.bodies),
-                MarkerKin::new(&model.markers[el.marker_j], &self.bodies),
-            ];
-            let out = &mut self.elements[k];
-            match &el.kind {
-                ElementKind::Bushing(b) => {
-                    bushing::evaluate(Portable, b, &model.curves, &ends, false, out)
-                }
-                ElementKind::P2p(law) => p2p::evaluate(
-                    Portable,
-                    law,
-                    &model.curves,
-                    el.design_length,
-                    &ends,
-                    false,
-                    out,
-                ),
-            }
+            evaluate_element(
+                Portable,
+                &model,
+                el,
+                &self.bodies,
+                false,
+                &mut self.elements[k],
+            );
         }
     }
 
@@ -254,17 +243,7 @@ impl Evaluator {
             self.torque[i] = Vector3::zeros();
         }
         for (k, el) in model.elements.iter().enumerate() {
-            let ends: Ends = [
-                MarkerKin::with_lanes(l, &model.markers[el.marker_i], &self.bodies),
-                MarkerKin::with_lanes(l, &model.markers[el.marker_j], &self.bodies),
-            ];
-            let out = &mut self.elements[k];
-            match &el.kind {
-                ElementKind::Bushing(b) => bushing::evaluate(l, b, &model.curves, &ends, want, out),
-                ElementKind::P2p(law) => {
-                    p2p::evaluate(l, law, &model.curves, el.design_length, &ends, want, out)
-                }
-            }
+            let ends = evaluate_element(l, &model, el, &self.bodies, want, &mut self.elements[k]);
             let acc = if want { Some(&mut self.acc[..]) } else { None };
             apply_element(
                 l,
@@ -440,6 +419,30 @@ fn detect_avx2() -> Option<Avx2> {
     } else {
         Avx2::detect()
     }
+}
+
+/// Marker kinematics of both ends of element `el` and the element's law (with partials if
+/// `want`) into `out`; returns the ends for the assembly.
+#[inline(always)]
+fn evaluate_element<L: Lanes>(
+    l: L,
+    model: &CompiledModel,
+    el: &ForceElement,
+    bodies: &[BodyKin],
+    want: bool,
+    out: &mut ElementForce,
+) -> Ends {
+    let ends: Ends = [
+        MarkerKin::with_lanes(l, &model.markers[el.marker_i], bodies),
+        MarkerKin::with_lanes(l, &model.markers[el.marker_j], bodies),
+    ];
+    match &el.kind {
+        ElementKind::Bushing(b) => bushing::evaluate(l, b, &model.curves, &ends, want, out),
+        ElementKind::P2p(law) => {
+            p2p::evaluate(l, law, &model.curves, el.design_length, &ends, want, out)
+        }
+    }
+    ends
 }
 
 /// Per (side, end) of an element: whether it is its block's first contribution.
