@@ -11,6 +11,7 @@
 //! * [`rotation`]: quaternions, SO(3) logarithm, swing-twist.
 
 pub mod bushing;
+pub mod bushing_pack;
 pub mod compile;
 pub mod compiled;
 pub mod element;

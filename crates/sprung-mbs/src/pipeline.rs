@@ -21,6 +21,7 @@ use nalgebra::Vector3;
 use sprung_solve::block::BlockMatrix;
 use sprung_solve::mech::Linearisation;
 
+use crate::bushing_pack::BushingPacks;
 use crate::compiled::{CompiledModel, ElementKind, ForceElement, InputKind};
 use crate::element::{ElementForce, Ends, Partials};
 use crate::kinematics::{BodyKin, MarkerKin, skew_mul};
@@ -74,6 +75,10 @@ pub struct Evaluator {
     scratch: ElementForce,
     /// Wrench partials per stored block of the pattern (global form, before `finish_partials`).
     acc: Vec<SlotAcc>,
+    /// Linear bushings grouped four to a pack for the q-only path ([`crate::bushing_pack`]).
+    packs: BushingPacks,
+    /// Whether [`Evaluator::accelerations`] uses the packs (else every element one by one).
+    use_packs: bool,
     /// The AVX2 token when [`Evaluator::linearise`] runs its AVX2 compiled copy.
     #[cfg(target_arch = "x86_64")]
     avx2: Option<Avx2>,
@@ -118,6 +123,8 @@ impl Evaluator {
             j_u: vec![0.0; 6 * nb * model.inputs.len()],
             scratch: ElementForce::default(),
             acc: vec![SlotAcc::ZERO; p.n_stored()],
+            packs: BushingPacks::new(&model),
+            use_packs: true,
             #[cfg(target_arch = "x86_64")]
             avx2: detect_avx2(),
             model,
@@ -199,6 +206,18 @@ impl Evaluator {
         let _ = portable;
     }
 
+    /// Whether [`Evaluator::accelerations`] evaluates the linear bushings four at a time
+    /// ([`crate::bushing_pack`], the default) or one by one like [`Evaluator::linearise`]; both
+    /// agree to round-off (tested). For tests and measurements.
+    pub fn use_bushing_packs(&mut self, packs: bool) {
+        self.use_packs = packs;
+    }
+
+    /// Number of bushings the q-only path evaluates in packs of four.
+    pub fn n_packed_bushings(&self) -> usize {
+        self.packs.n_packed()
+    }
+
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2,fma")]
     fn linearise_avx2(&mut self, avx: Avx2, t: f64, r: &[f64], v: &[f64], lin: &mut Linearisation) {
@@ -242,7 +261,25 @@ impl Evaluator {
             self.force[i] = b.mass * model.gravity;
             self.torque[i] = Vector3::zeros();
         }
-        for (k, el) in model.elements.iter().enumerate() {
+        // The q-only path evaluates the linear bushings four at a time, the rest one by one.
+        let packed = !want && self.use_packs;
+        if packed {
+            self.packs.forces(
+                l,
+                &self.bodies,
+                &mut self.force,
+                &mut self.torque,
+                &mut self.elements,
+            );
+        }
+        let n_single = if packed {
+            self.packs.unpacked().len()
+        } else {
+            model.elements.len()
+        };
+        for i in 0..n_single {
+            let k = if packed { self.packs.unpacked()[i] } else { i };
+            let el = &model.elements[k];
             let ends = evaluate_element(l, &model, el, &self.bodies, want, &mut self.elements[k]);
             let acc = if want { Some(&mut self.acc[..]) } else { None };
             apply_element(

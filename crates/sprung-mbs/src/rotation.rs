@@ -168,6 +168,24 @@ pub fn angle_and_ratio(sn: f64, c: f64) -> (f64, f64) {
     }
 }
 
+/// Coefficients of arcsin(s)/s = Σ_k (2k)! / (4^k (k!)² (2k + 1)) u^k, u = s², k = 0…6 (used by
+/// [`small_angle_ratio`] and by the four-bushing lanes of [`crate::bushing_pack`]).
+pub const ASIN_RATIO_SERIES: [f64; 7] = [
+    1.0,
+    1.0 / 6.0,
+    3.0 / 40.0,
+    5.0 / 112.0,
+    35.0 / 1152.0,
+    63.0 / 2816.0,
+    231.0 / 13312.0,
+];
+
+/// Largest u = sin²a for the seven-term [`ASIN_RATIO_SERIES`] (a ≤ 0.0626 rad).
+pub const SERIES_U_MAX: f64 = 1.0 / 256.0;
+
+/// Largest u = sin²a for its first three terms (a ≲ 0.001 rad).
+pub const SHORT_SERIES_U_MAX: f64 = 1.0 / 1_048_576.0;
+
 /// The ratio a / sin a of [`angle_and_ratio`] from u = sin²a and cos a, without a square root:
 /// the rotation vector needs only this ratio (θ = ratio · vee(R − Rᵀ)/2), so the force evaluation
 /// saves the latency of the square root and, for the smallest angles, of a division.
@@ -178,19 +196,19 @@ pub fn angle_and_ratio(sn: f64, c: f64) -> (f64, f64) {
 /// * `None` for larger angles.
 #[inline(always)]
 pub fn small_angle_ratio(sn2: f64, c: f64) -> Option<f64> {
-    if c > 0.0 && sn2 <= 1.0 / 256.0 {
+    if c > 0.0 && sn2 <= SERIES_U_MAX {
+        let s = &ASIN_RATIO_SERIES;
         let u = sn2;
         let u2 = u * u;
-        let p01 = 1.0 + u * (1.0 / 6.0);
-        if u <= 1.0 / 1_048_576.0 {
+        let p01 = s[0] + u * s[1];
+        if u <= SHORT_SERIES_U_MAX {
             // a ≲ 0.001 rad, typical of a loaded bushing: three terms (next 5/112 u³ < 10⁻¹⁹).
-            return Some(p01 + u2 * (3.0 / 40.0));
+            return Some(p01 + u2 * s[2]);
         }
         let u4 = u2 * u2;
-        let p23 = 3.0 / 40.0 + u * (5.0 / 112.0);
-        let p45 = 35.0 / 1152.0 + u * (63.0 / 2816.0);
-        let p6 = 231.0 / 13312.0;
-        return Some((p01 + u2 * p23) + u4 * (p45 + u2 * p6));
+        let p23 = s[2] + u * s[3];
+        let p45 = s[4] + u * s[5];
+        return Some((p01 + u2 * p23) + u4 * (p45 + u2 * s[6]));
     }
     let one_c = 1.0 + c;
     let one_c2 = one_c * one_c;
