@@ -13,16 +13,19 @@
 //! kinematics ([`crate::kinematics::MarkerKin`]); the results agree with the one-bushing path to
 //! round-off (fused multiply-adds, other summation order — tested in `tests/jacobian_fd.rs`).
 //!
-//! Packed are bushings whose twelve characteristics are all linear or zero and whose rotational
-//! deflection is the rotation vector (no free spin axis). Curves, swing vectors and
-//! point-to-point elements stay on the one-element path; so does the linearisation, which needs
-//! the partials. Rotation angles beyond the square-root-free series of
+//! Packed are all bushings whose rotational deflection is the rotation vector (no free spin
+//! axis). Linear characteristics are lane-wise multiply-adds; a tabulated curve is evaluated for
+//! its own lane and axis after the linear part (its slope is zero in the lanes), so bushings with
+//! curves are packed too — together, after the linear ones, so that few packs need a curve.
+//! Swing vectors and point-to-point elements stay on the one-element path; so does the
+//! linearisation, which needs the partials. Rotation angles beyond the square-root-free series of
 //! [`crate::rotation::small_angle_ratio`] (≈ 0.06 rad) are rare in a bushing; a pack with one
 //! such lane computes the rotation vectors of its lanes one by one with
 //! [`crate::bushing::log_with_inv_jacobian`], so every angle is handled exactly as on the
 //! one-element path.
 
 use nalgebra::{Matrix3, Vector3};
+use sprung_model::Curve;
 
 use crate::bushing::log_with_inv_jacobian;
 use crate::compiled::{Characteristic, CompiledModel, ElementKind};
@@ -74,9 +77,21 @@ struct PackedMarkers {
     axes: [[L4; 3]; 3],
 }
 
+/// A tabulated characteristic of one lane: `group` 0…3 = stiffness, damping, rotational
+/// stiffness, rotational damping (argument d, ḋ, θ, θ̇), local `axis` 0…2.
+#[derive(Debug, Clone, Copy)]
+struct CurveLaw {
+    lane: usize,
+    group: usize,
+    axis: usize,
+    curve: usize,
+}
+
 /// Four bushings (unused lanes repeat lane 0 and are not written back).
 #[derive(Debug, Clone)]
 struct Pack {
+    /// The tabulated characteristics of the pack's lanes (their slopes are zero in the lanes).
+    curves: Vec<CurveLaw>,
     element: [usize; W],
     used: usize,
     i: PackedMarkers,
@@ -98,33 +113,42 @@ pub struct BushingPacks {
     ground: BodyKin,
 }
 
-/// The slope of a characteristic that is linear or zero; `None` for a curve.
-fn linear_slope(c: &Characteristic) -> Option<f64> {
+/// The slope of a characteristic in the lanes: that of a linear one, zero for zero and for a
+/// curve (evaluated per lane, [`CurveLaw`]).
+fn lane_slope(c: &Characteristic) -> f64 {
     match *c {
-        Characteristic::Zero => Some(0.0),
-        Characteristic::Linear(k) => Some(k),
-        Characteristic::Curve(_) => None,
+        Characteristic::Linear(k) => k,
+        Characteristic::Zero | Characteristic::Curve(_) => 0.0,
     }
+}
+
+/// The four characteristic groups of a bushing in [`CurveLaw`] order.
+fn groups(b: &crate::compiled::Bushing) -> [&[Characteristic; 3]; 4] {
+    [&b.stiffness, &b.damping, &b.rot_stiffness, &b.rot_damping]
 }
 
 impl BushingPacks {
     /// Groups the packable bushings of `model` in element order, four to a pack.
     pub fn new(model: &CompiledModel) -> Self {
-        let mut packable = Vec::new();
+        let mut linear = Vec::new();
+        let mut with_curves = Vec::new();
         let mut unpacked = Vec::new();
         for (k, el) in model.elements.iter().enumerate() {
             match &el.kind {
-                ElementKind::Bushing(b)
-                    if b.spin_axis.is_none()
-                        && [&b.stiffness, &b.damping, &b.rot_stiffness, &b.rot_damping]
-                            .iter()
-                            .all(|cs| cs.iter().all(|c| linear_slope(c).is_some())) =>
-                {
-                    packable.push(k)
+                ElementKind::Bushing(b) if b.spin_axis.is_none() => {
+                    let curved = groups(b)
+                        .iter()
+                        .any(|g| g.iter().any(|c| matches!(c, Characteristic::Curve(_))));
+                    if curved {
+                        with_curves.push(k);
+                    } else {
+                        linear.push(k);
+                    }
                 }
                 _ => unpacked.push(k),
             }
         }
+        let packable = [linear, with_curves].concat();
         let packs = packable
             .chunks(W)
             .map(|chunk| Pack::new(model, chunk))
@@ -153,6 +177,7 @@ impl BushingPacks {
     pub fn forces<L: Lanes>(
         &self,
         l: L,
+        curves: &[Curve],
         bodies: &[BodyKin],
         force: &mut [Vector3<f64>],
         torque: &mut [Vector3<f64>],
@@ -170,8 +195,8 @@ impl BushingPacks {
             let d_dot = mat_t_vec(l, &mj.rot, &dv);
             let theta_dot = mat_t_vec(l, &mj.rot, &dw);
             let theta = rotation_vector(l, &mat_t_mat(l, &mj.rot, &mi.rot));
-            let f = law(l, &p.preload, &p.stiffness, &p.damping, &d, &d_dot);
-            let t = law(
+            let mut f = law(l, &p.preload, &p.stiffness, &p.damping, &d, &d_dot);
+            let mut t = law(
                 l,
                 &p.rot_preload,
                 &p.rot_stiffness,
@@ -179,6 +204,9 @@ impl BushingPacks {
                 &theta,
                 &theta_dot,
             );
+            if !p.curves.is_empty() {
+                (f, t) = curve_laws(l, &p.curves, curves, [&d, &d_dot, &theta, &theta_dot], f, t);
+            }
             let force_g = mat_vec(l, &mj.rot, &f);
             let torque_g = mat_vec(l, &mj.rot, &t);
             // Torques about the centres of mass of body I (arm a_I) and body J (x_I − x_J + a_J).
@@ -231,9 +259,7 @@ impl Pack {
             ElementKind::P2p(_) => unreachable!("only bushings are packed"),
         };
         let slopes = |pick: fn(&crate::compiled::Bushing) -> &[Characteristic; 3]| -> [L4; 3] {
-            std::array::from_fn(|a| {
-                std::array::from_fn(|k| linear_slope(&pick(bushing(k))[a]).unwrap_or(0.0))
-            })
+            std::array::from_fn(|a| std::array::from_fn(|k| lane_slope(&pick(bushing(k))[a])))
         };
         let vectors = |pick: fn(&crate::compiled::Bushing) -> Vector3<f64>| -> [L4; 3] {
             std::array::from_fn(|a| std::array::from_fn(|k| pick(bushing(k))[a]))
@@ -251,7 +277,23 @@ impl Pack {
                 }),
             }
         };
+        let mut curves = Vec::new();
+        for lane in 0..chunk.len() {
+            for (group, g) in groups(bushing(lane)).iter().enumerate() {
+                for (axis, c) in g.iter().enumerate() {
+                    if let Characteristic::Curve(curve) = *c {
+                        curves.push(CurveLaw {
+                            lane,
+                            group,
+                            axis,
+                            curve,
+                        });
+                    }
+                }
+            }
+        }
         Self {
+            curves,
             element,
             used: chunk.len(),
             i: markers(0),
@@ -440,6 +482,35 @@ fn mat_t_mat<L: Lanes>(l: L, a: &V33<L::V>, b: &V33<L::V>) -> V33<L::V> {
         }
     }
     out
+}
+
+/// Subtracts the tabulated characteristics `laws` (their lanes hold the linear part only) from
+/// the local force `f` and torque `t`: y = curve(x) for the argument x of the law's group.
+#[inline(always)]
+fn curve_laws<L: Lanes>(
+    l: L,
+    laws: &[CurveLaw],
+    curves: &[Curve],
+    args: [&V3<L::V>; 4],
+    f: V3<L::V>,
+    t: V3<L::V>,
+) -> (V3<L::V>, V3<L::V>) {
+    let x = [
+        to_lanes(l, args[0]),
+        to_lanes(l, args[1]),
+        to_lanes(l, args[2]),
+        to_lanes(l, args[3]),
+    ];
+    let mut ft = [to_lanes(l, &f), to_lanes(l, &t)];
+    for c in laws {
+        let (y, _) = curves[c.curve].eval(x[c.group][c.axis][c.lane]);
+        ft[c.group / 2][c.axis][c.lane] -= y;
+    }
+    let [f, t] = ft;
+    (
+        [l.load(&f[0]), l.load(&f[1]), l.load(&f[2])],
+        [l.load(&t[0]), l.load(&t[1]), l.load(&t[2])],
+    )
 }
 
 /// One law per axis and lane: preload − (k x + c ẋ) with linear slopes k and c.

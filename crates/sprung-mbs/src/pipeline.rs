@@ -266,6 +266,7 @@ impl Evaluator {
         if packed {
             self.packs.forces(
                 l,
+                &model.curves,
                 &self.bodies,
                 &mut self.force,
                 &mut self.torque,
