@@ -1,26 +1,13 @@
-//! Four bushings side by side: the force path (q only) of linear bushings, one bushing per lane.
-//!
-//! Document 000 (section 3, Table 2) evaluates q twice per LSRT2 step and the linearisation only
-//! every k steps, so with Jacobian reuse the force path of the bushings dominates the step. One
-//! bushing's kinematics are short chains of 3 × 3 products ([`crate::bushing`]); in
-//! [`crate::m3`]'s row lanes they leave a quarter of every register idle (the padding lane) and
-//! are dominated by shuffles. Here four bushings share each register instead: lane k holds
-//! bushing k of a *pack*, every quantity (a coordinate of a lever arm, one entry of a rotation
-//! matrix) is one four-lane value, and every product is plain lane-wise multiply-adds.
+//! Four bushings side by side ([`crate::pack`]): the force path (q only) of the bushings
+//! without a free spin axis, one bushing per lane.
 //!
 //! The equations are exactly those of [`crate::bushing::evaluate`] (deflections in the axes of
 //! marker J, rotation vector of R_Jᵀ R_I, f = preload − (k d + c ḋ) per axis) and of the marker
-//! kinematics ([`crate::kinematics::MarkerKin`]); the results agree with the one-bushing path to
-//! round-off (fused multiply-adds, other summation order — tested in `tests/jacobian_fd.rs`).
-//!
-//! Packed are all bushings whose rotational deflection is the rotation vector (no free spin
-//! axis). Linear characteristics are lane-wise multiply-adds; a tabulated curve is evaluated for
-//! its own lane and axis after the linear part (its slope is zero in the lanes), so bushings with
-//! curves are packed too — together, after the linear ones, so that few packs need a curve.
-//! Swing vectors and point-to-point elements stay on the one-element path; so does the
-//! linearisation, which needs the partials. Rotation angles beyond the square-root-free series of
-//! [`crate::rotation::small_angle_ratio`] (≈ 0.06 rad) are rare in a bushing; a pack with one
-//! such lane computes the rotation vectors of its lanes one by one with
+//! kinematics ([`crate::kinematics::MarkerKin`]). Linear characteristics are lane-wise
+//! multiply-adds; a tabulated curve is evaluated for its own lane and axis after the linear part
+//! (its slope is zero in the lanes). Rotation angles beyond the square-root-free series of
+//! [`crate::rotation::small_angle_ratio`] (≈ 0.06 rad) are rare in a bushing; a pack with one such
+//! lane computes the rotation vectors of its lanes one by one with
 //! [`crate::bushing::log_with_inv_jacobian`], so every angle is handled exactly as on the
 //! one-element path.
 
@@ -28,54 +15,14 @@ use nalgebra::{Matrix3, Vector3};
 use sprung_model::Curve;
 
 use crate::bushing::log_with_inv_jacobian;
-use crate::compiled::{Characteristic, CompiledModel, ElementKind};
-use crate::element::ElementForce;
+use crate::compiled::{Bushing, Characteristic, CompiledModel, ElementKind};
 use crate::kinematics::BodyKin;
 use crate::m3::{L4, Lanes};
+use crate::pack::{
+    PackedMarkers, V3, V33, W, Wrenches, add3, cross, dot, lane, lane_elements, marker_lanes,
+    mat_t_mat, mat_t_vec, mat_vec, sub3, to_lanes,
+};
 use crate::rotation::{ASIN_RATIO_SERIES, SERIES_U_MAX, SHORT_SERIES_U_MAX};
-
-/// Lanes per pack.
-const W: usize = 4;
-
-/// Three four-lane values: one 3-vector per lane.
-type V3<V> = [V; 3];
-/// Nine four-lane values: one 3 × 3 matrix per lane, `m[row][col]`.
-type V33<V> = [[V; 3]; 3];
-
-/// A four-lane value from the lane expressions `|k| expr` for k = 0…3 (a macro rather than a
-/// closure: see [`crate::m3`] on closures in the AVX2 copies).
-macro_rules! gather {
-    ($l:expr, |$k:ident| $e:expr) => {
-        $l.load(&[
-            {
-                let $k = 0;
-                $e
-            },
-            {
-                let $k = 1;
-                $e
-            },
-            {
-                let $k = 2;
-                $e
-            },
-            {
-                let $k = 3;
-                $e
-            },
-        ])
-    };
-}
-
-/// Constant data of one marker per lane: position (body frame) and axes (relative to the body).
-#[derive(Debug, Clone)]
-struct PackedMarkers {
-    body: [Option<usize>; W],
-    /// Position per coordinate, lanes = bushings.
-    s: [L4; 3],
-    /// Axes entry (row, col) per lane.
-    axes: [[L4; 3]; 3],
-}
 
 /// A tabulated characteristic of one lane: `group` 0…3 = stiffness, damping, rotational
 /// stiffness, rotational damping (argument d, ḋ, θ, θ̇), local `axis` 0…2.
@@ -89,28 +36,20 @@ struct CurveLaw {
 
 /// Four bushings (unused lanes repeat lane 0 and are not written back).
 #[derive(Debug, Clone)]
-struct Pack {
+pub(crate) struct BushingPack {
     /// The tabulated characteristics of the pack's lanes (their slopes are zero in the lanes).
     curves: Vec<CurveLaw>,
     element: [usize; W],
-    used: usize,
-    i: PackedMarkers,
-    j: PackedMarkers,
+    /// Lanes in use (1…4).
+    pub used: usize,
+    pub i: PackedMarkers,
+    pub j: PackedMarkers,
     preload: [L4; 3],
     rot_preload: [L4; 3],
     stiffness: [L4; 3],
     damping: [L4; 3],
     rot_stiffness: [L4; 3],
     rot_damping: [L4; 3],
-}
-
-/// The packs of a model and the elements that stay on the one-element path.
-#[derive(Debug, Clone)]
-pub struct BushingPacks {
-    packs: Vec<Pack>,
-    unpacked: Vec<usize>,
-    /// Kinematics of the ground (identity, at rest): ground markers read it like a body.
-    ground: BodyKin,
 }
 
 /// The slope of a characteristic in the lanes: that of a linear one, zero for zero and for a
@@ -123,159 +62,30 @@ fn lane_slope(c: &Characteristic) -> f64 {
 }
 
 /// The four characteristic groups of a bushing in [`CurveLaw`] order.
-fn groups(b: &crate::compiled::Bushing) -> [&[Characteristic; 3]; 4] {
+fn groups(b: &Bushing) -> [&[Characteristic; 3]; 4] {
     [&b.stiffness, &b.damping, &b.rot_stiffness, &b.rot_damping]
 }
 
-impl BushingPacks {
-    /// Groups the packable bushings of `model` in element order, four to a pack.
-    pub fn new(model: &CompiledModel) -> Self {
-        let mut linear = Vec::new();
-        let mut with_curves = Vec::new();
-        let mut unpacked = Vec::new();
-        for (k, el) in model.elements.iter().enumerate() {
-            match &el.kind {
-                ElementKind::Bushing(b) if b.spin_axis.is_none() => {
-                    let curved = groups(b)
-                        .iter()
-                        .any(|g| g.iter().any(|c| matches!(c, Characteristic::Curve(_))));
-                    if curved {
-                        with_curves.push(k);
-                    } else {
-                        linear.push(k);
-                    }
-                }
-                _ => unpacked.push(k),
-            }
-        }
-        let packable = [linear, with_curves].concat();
-        let packs = packable
-            .chunks(W)
-            .map(|chunk| Pack::new(model, chunk))
-            .collect();
-        Self {
-            packs,
-            unpacked,
-            ground: BodyKin::default(),
-        }
-    }
-
-    /// Elements not in a pack, in element order.
-    pub fn unpacked(&self) -> &[usize] {
-        &self.unpacked
-    }
-
-    /// Number of packed bushings.
-    pub fn n_packed(&self) -> usize {
-        self.packs.iter().map(|p| p.used).sum()
-    }
-
-    /// Evaluates every pack: adds the bushings' wrenches (force; torque about the centre of mass)
-    /// to `force` and `torque` per body and writes each bushing's result (without partials) to
-    /// `elements`.
-    #[inline(always)]
-    pub fn forces<L: Lanes>(
-        &self,
-        l: L,
-        curves: &[Curve],
-        bodies: &[BodyKin],
-        force: &mut [Vector3<f64>],
-        torque: &mut [Vector3<f64>],
-        elements: &mut [ElementForce],
-    ) {
-        for p in &self.packs {
-            let bi = lane_bodies(&p.i, bodies, &self.ground);
-            let bj = lane_bodies(&p.j, bodies, &self.ground);
-            let mi = marker_lanes(l, &bi, &p.i);
-            let mj = marker_lanes(l, &bj, &p.j);
-            let dx = sub3(l, &mi.x, &mj.x);
-            let dv = sub3(l, &mi.v, &mj.v);
-            let dw = sub3(l, &mi.w, &mj.w);
-            let d = mat_t_vec(l, &mj.rot, &dx);
-            let d_dot = mat_t_vec(l, &mj.rot, &dv);
-            let theta_dot = mat_t_vec(l, &mj.rot, &dw);
-            let theta = rotation_vector(l, &mat_t_mat(l, &mj.rot, &mi.rot));
-            let mut f = law(l, &p.preload, &p.stiffness, &p.damping, &d, &d_dot);
-            let mut t = law(
-                l,
-                &p.rot_preload,
-                &p.rot_stiffness,
-                &p.rot_damping,
-                &theta,
-                &theta_dot,
-            );
-            if !p.curves.is_empty() {
-                (f, t) = curve_laws(l, &p.curves, curves, [&d, &d_dot, &theta, &theta_dot], f, t);
-            }
-            let force_g = mat_vec(l, &mj.rot, &f);
-            let torque_g = mat_vec(l, &mj.rot, &t);
-            // Torques about the centres of mass of body I (arm a_I) and body J (x_I − x_J + a_J).
-            let tau_i = add3(l, &cross(l, &mi.arm, &force_g), &torque_g);
-            let tau_j = add3(l, &cross(l, &add3(l, &dx, &mj.arm), &force_g), &torque_g);
-            let (fg, tg, ti, tj) = (
-                to_lanes(l, &force_g),
-                to_lanes(l, &torque_g),
-                to_lanes(l, &tau_i),
-                to_lanes(l, &tau_j),
-            );
-            let (xi, fl, tl, dl, thl) = (
-                to_lanes(l, &mi.x),
-                to_lanes(l, &f),
-                to_lanes(l, &t),
-                to_lanes(l, &d),
-                to_lanes(l, &theta),
-            );
-            let lane = |v: &[L4; 3], k: usize| Vector3::new(v[0][k], v[1][k], v[2][k]);
-            for k in 0..p.used {
-                let fk = lane(&fg, k);
-                if let Some(b) = p.i.body[k] {
-                    force[b] += fk;
-                    torque[b] += lane(&ti, k);
-                }
-                if let Some(b) = p.j.body[k] {
-                    force[b] -= fk;
-                    torque[b] -= lane(&tj, k);
-                }
-                let e = &mut elements[p.element[k]];
-                e.force = fk;
-                e.torque = lane(&tg, k);
-                let x = lane(&xi, k);
-                e.point = [x, x];
-                e.point_end = [0, 0];
-                e.out.force = lane(&fl, k);
-                e.out.torque = lane(&tl, k);
-                e.out.deflection = lane(&dl, k);
-                e.out.rot_deflection = lane(&thl, k);
-            }
-        }
-    }
+/// Whether any characteristic of `b` is a tabulated curve.
+pub(crate) fn has_curves(b: &Bushing) -> bool {
+    groups(b)
+        .iter()
+        .any(|g| g.iter().any(|c| matches!(c, Characteristic::Curve(_))))
 }
 
-impl Pack {
-    fn new(model: &CompiledModel, chunk: &[usize]) -> Self {
-        let element: [usize; W] = std::array::from_fn(|k| chunk[k.min(chunk.len() - 1)]);
+impl BushingPack {
+    /// The bushings `chunk` (1…4 element indices).
+    pub fn new(model: &CompiledModel, chunk: &[usize]) -> Self {
+        let element = lane_elements(chunk);
         let bushing = |k: usize| match &model.elements[element[k]].kind {
             ElementKind::Bushing(b) => b,
             ElementKind::P2p(_) => unreachable!("only bushings are packed"),
         };
-        let slopes = |pick: fn(&crate::compiled::Bushing) -> &[Characteristic; 3]| -> [L4; 3] {
+        let slopes = |pick: fn(&Bushing) -> &[Characteristic; 3]| -> [L4; 3] {
             std::array::from_fn(|a| std::array::from_fn(|k| lane_slope(&pick(bushing(k))[a])))
         };
-        let vectors = |pick: fn(&crate::compiled::Bushing) -> Vector3<f64>| -> [L4; 3] {
+        let vectors = |pick: fn(&Bushing) -> Vector3<f64>| -> [L4; 3] {
             std::array::from_fn(|a| std::array::from_fn(|k| pick(bushing(k))[a]))
-        };
-        let markers = |end: usize| {
-            let m = |k: usize| {
-                let el = &model.elements[element[k]];
-                &model.markers[if end == 0 { el.marker_i } else { el.marker_j }]
-            };
-            PackedMarkers {
-                body: std::array::from_fn(|k| m(k).body),
-                s: std::array::from_fn(|a| std::array::from_fn(|k| m(k).position[a])),
-                axes: std::array::from_fn(|r| {
-                    std::array::from_fn(|c| std::array::from_fn(|k| m(k).axes[(r, c)]))
-                }),
-            }
         };
         let mut curves = Vec::new();
         for lane in 0..chunk.len() {
@@ -296,8 +106,8 @@ impl Pack {
             curves,
             element,
             used: chunk.len(),
-            i: markers(0),
-            j: markers(1),
+            i: PackedMarkers::new(|k| &model.markers[model.elements[element[k]].marker_i]),
+            j: PackedMarkers::new(|k| &model.markers[model.elements[element[k]].marker_j]),
             preload: vectors(|b| b.preload),
             rot_preload: vectors(|b| b.rot_preload),
             stiffness: slopes(|b| &b.stiffness),
@@ -306,48 +116,78 @@ impl Pack {
             rot_damping: slopes(|b| &b.rot_damping),
         }
     }
-}
 
-/// Kinematics of one marker per lane (see [`crate::kinematics::MarkerKin`]).
-struct MarkerLanes<V> {
-    x: V3<V>,
-    arm: V3<V>,
-    v: V3<V>,
-    w: V3<V>,
-    rot: V33<V>,
-}
-
-#[inline(always)]
-fn marker_lanes<L: Lanes>(l: L, b: &[&BodyKin; W], m: &PackedMarkers) -> MarkerLanes<L::V> {
-    let z = l.splat(0.0);
-    let mut rot_b = [[z; 3]; 3];
-    for (r, row) in rot_b.iter_mut().enumerate() {
-        for (c, e) in row.iter_mut().enumerate() {
-            *e = gather!(l, |k| b[k].rot_rows.r[r][c]);
+    /// Evaluates the pack with the lanes' body kinematics `bi`, `bj` (markers I, J).
+    #[inline(always)]
+    pub fn evaluate<L: Lanes>(
+        &self,
+        l: L,
+        curves: &[Curve],
+        bi: &[&BodyKin; W],
+        bj: &[&BodyKin; W],
+        out: &mut Wrenches,
+    ) {
+        let mi = marker_lanes(l, bi, &self.i);
+        let mj = marker_lanes(l, bj, &self.j);
+        let dx = sub3(l, &mi.x, &mj.x);
+        let dv = sub3(l, &mi.v, &mj.v);
+        let dw = sub3(l, &mi.w, &mj.w);
+        let d = mat_t_vec(l, &mj.rot, &dx);
+        let d_dot = mat_t_vec(l, &mj.rot, &dv);
+        let theta_dot = mat_t_vec(l, &mj.rot, &dw);
+        let theta = rotation_vector(l, &mat_t_mat(l, &mj.rot, &mi.rot));
+        let mut f = law(l, &self.preload, &self.stiffness, &self.damping, &d, &d_dot);
+        let mut t = law(
+            l,
+            &self.rot_preload,
+            &self.rot_stiffness,
+            &self.rot_damping,
+            &theta,
+            &theta_dot,
+        );
+        if !self.curves.is_empty() {
+            (f, t) = curve_laws(
+                l,
+                &self.curves,
+                curves,
+                [&d, &d_dot, &theta, &theta_dot],
+                f,
+                t,
+            );
         }
-    }
-    let mut x_b = [z; 3];
-    let mut v_b = [z; 3];
-    let mut w = [z; 3];
-    for a in 0..3 {
-        x_b[a] = gather!(l, |k| b[k].x[a]);
-        v_b[a] = gather!(l, |k| b[k].v[a]);
-        w[a] = gather!(l, |k| b[k].w[a]);
-    }
-    let s = [l.load(&m.s[0]), l.load(&m.s[1]), l.load(&m.s[2])];
-    let mut axes = [[z; 3]; 3];
-    for (r, row) in axes.iter_mut().enumerate() {
-        for (c, e) in row.iter_mut().enumerate() {
-            *e = l.load(&m.axes[r][c]);
+        let force_g = mat_vec(l, &mj.rot, &f);
+        let torque_g = mat_vec(l, &mj.rot, &t);
+        // Torques about the centres of mass of body I (arm a_I) and body J (x_I − x_J + a_J).
+        let tau_i = add3(l, &cross(l, &mi.arm, &force_g), &torque_g);
+        let tau_j = add3(l, &cross(l, &add3(l, &dx, &mj.arm), &force_g), &torque_g);
+        let (fg, tg, ti, tj) = (
+            to_lanes(l, &force_g),
+            to_lanes(l, &torque_g),
+            to_lanes(l, &tau_i),
+            to_lanes(l, &tau_j),
+        );
+        let (xi, fl, tl, dl, thl) = (
+            to_lanes(l, &mi.x),
+            to_lanes(l, &f),
+            to_lanes(l, &t),
+            to_lanes(l, &d),
+            to_lanes(l, &theta),
+        );
+        for k in 0..self.used {
+            let fk = lane(&fg, k);
+            out.add(self.i.body[k], fk, lane(&ti, k));
+            out.add(self.j.body[k], -fk, -lane(&tj, k));
+            let e = &mut out.elements[self.element[k]];
+            e.force = fk;
+            e.torque = lane(&tg, k);
+            let x = lane(&xi, k);
+            e.point = [x, x];
+            e.point_end = [0, 0];
+            e.out.force = lane(&fl, k);
+            e.out.torque = lane(&tl, k);
+            e.out.deflection = lane(&dl, k);
+            e.out.rot_deflection = lane(&thl, k);
         }
-    }
-    let arm = mat_vec(l, &rot_b, &s);
-    MarkerLanes {
-        x: add3(l, &x_b, &arm),
-        v: add3(l, &v_b, &cross(l, &w, &arm)),
-        w,
-        arm,
-        rot: mat_mat(l, &rot_b, &axes),
     }
 }
 
@@ -413,77 +253,6 @@ fn rotation_vector_by_lane<L: Lanes>(l: L, r: &V33<L::V>) -> V3<L::V> {
     [l.load(&th[0]), l.load(&th[1]), l.load(&th[2])]
 }
 
-#[inline(always)]
-fn add3<L: Lanes>(l: L, a: &V3<L::V>, b: &V3<L::V>) -> V3<L::V> {
-    [l.add(a[0], b[0]), l.add(a[1], b[1]), l.add(a[2], b[2])]
-}
-
-#[inline(always)]
-fn sub3<L: Lanes>(l: L, a: &V3<L::V>, b: &V3<L::V>) -> V3<L::V> {
-    [l.sub(a[0], b[0]), l.sub(a[1], b[1]), l.sub(a[2], b[2])]
-}
-
-#[inline(always)]
-fn dot<L: Lanes>(l: L, a: &V3<L::V>, b: &V3<L::V>) -> L::V {
-    l.mul_add(a[2], b[2], l.mul_add(a[1], b[1], l.mul(a[0], b[0])))
-}
-
-/// a × b per lane.
-#[inline(always)]
-fn cross<L: Lanes>(l: L, a: &V3<L::V>, b: &V3<L::V>) -> V3<L::V> {
-    [
-        l.mul_sub(a[1], b[2], l.mul(a[2], b[1])),
-        l.mul_sub(a[2], b[0], l.mul(a[0], b[2])),
-        l.mul_sub(a[0], b[1], l.mul(a[1], b[0])),
-    ]
-}
-
-/// M x per lane.
-#[inline(always)]
-fn mat_vec<L: Lanes>(l: L, m: &V33<L::V>, x: &V3<L::V>) -> V3<L::V> {
-    [dot(l, &m[0], x), dot(l, &m[1], x), dot(l, &m[2], x)]
-}
-
-/// Column `c` of M per lane.
-#[inline(always)]
-fn column<V: Copy>(m: &[[V; 3]; 3], c: usize) -> V3<V> {
-    [m[0][c], m[1][c], m[2][c]]
-}
-
-/// Mᵀ x per lane.
-#[inline(always)]
-fn mat_t_vec<L: Lanes>(l: L, m: &V33<L::V>, x: &V3<L::V>) -> V3<L::V> {
-    [
-        dot(l, &column(m, 0), x),
-        dot(l, &column(m, 1), x),
-        dot(l, &column(m, 2), x),
-    ]
-}
-
-/// A B per lane.
-#[inline(always)]
-fn mat_mat<L: Lanes>(l: L, a: &V33<L::V>, b: &V33<L::V>) -> V33<L::V> {
-    let mut out = [[l.splat(0.0); 3]; 3];
-    for (r, row) in out.iter_mut().enumerate() {
-        for (c, e) in row.iter_mut().enumerate() {
-            *e = dot(l, &a[r], &column(b, c));
-        }
-    }
-    out
-}
-
-/// Aᵀ B per lane.
-#[inline(always)]
-fn mat_t_mat<L: Lanes>(l: L, a: &V33<L::V>, b: &V33<L::V>) -> V33<L::V> {
-    let mut out = [[l.splat(0.0); 3]; 3];
-    for (r, row) in out.iter_mut().enumerate() {
-        for (c, e) in row.iter_mut().enumerate() {
-            *e = dot(l, &column(a, r), &column(b, c));
-        }
-    }
-    out
-}
-
 /// Subtracts the tabulated characteristics `laws` (their lanes hold the linear part only) from
 /// the local force `f` and torque `t`: y = curve(x) for the argument x of the law's group.
 #[inline(always)]
@@ -529,30 +298,4 @@ fn law<L: Lanes>(
         *o = l.sub(l.load(&pre[a]), kc);
     }
     out
-}
-
-/// The lanes of a per-lane 3-vector as arrays: `out[coordinate][lane]`.
-#[inline(always)]
-fn to_lanes<L: Lanes>(l: L, v: &V3<L::V>) -> [L4; 3] {
-    let mut out = [[0.0; 4]; 3];
-    for (o, x) in out.iter_mut().zip(v) {
-        l.store(*x, o);
-    }
-    out
-}
-
-/// The kinematics each lane's marker reads: its body's, or the ground's.
-#[inline(always)]
-fn lane_bodies<'a>(
-    m: &PackedMarkers,
-    bodies: &'a [BodyKin],
-    ground: &'a BodyKin,
-) -> [&'a BodyKin; W] {
-    let pick = |b: Option<usize>| b.map_or(ground, |b| &bodies[b]);
-    [
-        pick(m.body[0]),
-        pick(m.body[1]),
-        pick(m.body[2]),
-        pick(m.body[3]),
-    ]
 }

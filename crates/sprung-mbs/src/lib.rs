@@ -22,6 +22,8 @@ pub mod m3;
 pub mod modes;
 pub mod outputs;
 pub mod p2p;
+pub mod p2p_pack;
+pub mod pack;
 pub mod pipeline;
 pub mod rotation;
 pub mod simulate;

@@ -21,13 +21,13 @@ use nalgebra::Vector3;
 use sprung_solve::block::BlockMatrix;
 use sprung_solve::mech::Linearisation;
 
-use crate::bushing_pack::BushingPacks;
 use crate::compiled::{CompiledModel, ElementKind, ForceElement, InputKind};
 use crate::element::{ElementForce, Ends, Partials};
 use crate::kinematics::{BodyKin, MarkerKin, skew_mul};
 #[cfg(target_arch = "x86_64")]
 use crate::m3::Avx2;
 use crate::m3::{Lanes, M3, Portable};
+use crate::pack::ElementPacks;
 use crate::rotation::skew;
 use crate::{bushing, p2p};
 
@@ -75,8 +75,9 @@ pub struct Evaluator {
     scratch: ElementForce,
     /// Wrench partials per stored block of the pattern (global form, before `finish_partials`).
     acc: Vec<SlotAcc>,
-    /// Linear bushings grouped four to a pack for the q-only path ([`crate::bushing_pack`]).
-    packs: BushingPacks,
+    /// Bushings and point-to-point elements grouped four to a pack for the q-only path
+    /// ([`crate::pack`]).
+    packs: ElementPacks,
     /// Whether [`Evaluator::accelerations`] uses the packs (else every element one by one).
     use_packs: bool,
     /// The AVX2 token when [`Evaluator::linearise`] runs its AVX2 compiled copy.
@@ -123,7 +124,7 @@ impl Evaluator {
             j_u: vec![0.0; 6 * nb * model.inputs.len()],
             scratch: ElementForce::default(),
             acc: vec![SlotAcc::ZERO; p.n_stored()],
-            packs: BushingPacks::new(&model),
+            packs: ElementPacks::new(&model),
             use_packs: true,
             #[cfg(target_arch = "x86_64")]
             avx2: detect_avx2(),
@@ -206,15 +207,15 @@ impl Evaluator {
         let _ = portable;
     }
 
-    /// Whether [`Evaluator::accelerations`] evaluates the linear bushings four at a time
-    /// ([`crate::bushing_pack`], the default) or one by one like [`Evaluator::linearise`]; both
+    /// Whether [`Evaluator::accelerations`] evaluates bushings and point-to-point elements four
+    /// at a time ([`crate::pack`], the default) or one by one like [`Evaluator::linearise`]; both
     /// agree to round-off (tested). For tests and measurements.
-    pub fn use_bushing_packs(&mut self, packs: bool) {
+    pub fn use_element_packs(&mut self, packs: bool) {
         self.use_packs = packs;
     }
 
-    /// Number of bushings the q-only path evaluates in packs of four.
-    pub fn n_packed_bushings(&self) -> usize {
+    /// Number of (bushings, point-to-point elements) the q-only path evaluates in packs of four.
+    pub fn n_packed_elements(&self) -> (usize, usize) {
         self.packs.n_packed()
     }
 
@@ -261,7 +262,7 @@ impl Evaluator {
             self.force[i] = b.mass * model.gravity;
             self.torque[i] = Vector3::zeros();
         }
-        // The q-only path evaluates the linear bushings four at a time, the rest one by one.
+        // The q-only path evaluates the packed elements four at a time, the rest one by one.
         let packed = !want && self.use_packs;
         if packed {
             self.packs.forces(

@@ -8,232 +8,9 @@
 
 mod common;
 
-use common::{Rng, model_from_toml, random_state};
+use common::{ALL_ELEMENTS, Rng, model_from_toml, random_state};
 use sprung_mbs::MbsSystem;
 use sprung_solve::mech::{Linearisation, MechanicalSystem};
-
-const MODEL: &str = r#"
-[model]
-name = "all_elements"
-ground = "chassis"
-gravity = [0.0, 0.0, -9.81]
-
-[[curves]]
-name = "C_LIN"
-x = [0.0, 0.001, 0.002, 0.004, 0.01]
-y = [0.0, 1000.0, 2500.0, 6000.0, 30000.0]
-symmetry = "odd"
-
-[[curves]]
-name = "C_SMOOTH"
-x = [-0.02, -0.005, 0.0, 0.004, 0.02]
-y = [-900.0, -100.0, 0.0, 150.0, 1500.0]
-interpolation = "smooth"
-
-[[curves]]
-name = "C_DAMP"
-x = [-1.0, -0.1, 0.0, 0.1, 1.0]
-y = [-800.0, -150.0, 0.0, 300.0, 1500.0]
-interpolation = "smooth"
-
-[[curves]]
-name = "C_ROT"
-x = [0.0, 0.05, 0.1, 0.3]
-y = [0.0, 20.0, 50.0, 400.0]
-symmetry = "odd"
-
-[[bodies]]
-name = "arm"
-mass = 2.5
-position = [0.1, 0.3, 0.0]
-inertia = { tensor = [[0.02, 0.001, -0.002], [0.001, 0.01, 0.0005], [-0.002, 0.0005, 0.025]] }
-angular_velocity = [1.0, -2.0, 0.5]
-
-[[bodies]]
-name = "carrier"
-mass = 7.0
-position = [0.0, 0.6, 0.0]
-euler_zyx_deg = [10.0, -5.0, 3.0]
-inertia = { principal = [0.05, 0.04, 0.03], euler_zyx_deg = [20.0, 10.0, -5.0] }
-
-[[bodies]]
-name = "wheel"
-mass = 20.0
-position = [0.0, 0.75, 0.0]
-inertia = { principal = [0.6, 1.0, 0.6] }
-angular_velocity = [0.0, 30.0, 0.0]
-
-[[frames]]
-name = "F1"
-euler_zyx_deg = [30.0, 10.0, -20.0]
-
-[[markers]]
-name = "arm_in.I"
-body = "arm"
-global_position = [0.1, 0.1, 0.0]
-frame = "F1"
-[[markers]]
-name = "arm_in.J"
-body = "chassis"
-global_position = [0.1, 0.1, 0.0]
-frame = "F1"
-[[markers]]
-name = "arm_out.I"
-body = "carrier"
-global_position = [0.05, 0.5, 0.02]
-[[markers]]
-name = "arm_out.J"
-body = "arm"
-global_position = [0.05, 0.5, 0.02]
-[[markers]]
-name = "bearing.I"
-body = "wheel"
-global_position = [0.0, 0.75, 0.0]
-[[markers]]
-name = "bearing.J"
-body = "carrier"
-global_position = [0.0, 0.75, 0.0]
-[[markers]]
-name = "top"
-body = "chassis"
-global_position = [0.0, 0.45, 0.4]
-[[markers]]
-name = "arm_seat"
-body = "arm"
-global_position = [0.08, 0.35, -0.02]
-[[markers]]
-name = "carrier_low"
-body = "carrier"
-global_position = [0.02, 0.6, -0.1]
-[[markers]]
-name = "wheel_centre"
-body = "wheel"
-position = [0.0, 0.0, 0.0]
-
-[[force_elements]]
-type = "bushing"
-name = "arm_inner"
-marker_i = "arm_in.I"
-marker_j = "arm_in.J"
-stiffness = [5e6, 1.5e6, 5e6]
-rot_stiffness = [1500, 60, 1500]
-damping = [5000, 1500, 5000]
-rot_damping = [1.5, 0.06, 1.5]
-stiffness_curves = { x = "C_LIN", z = "C_SMOOTH" }
-damping_curves = { y = "C_DAMP" }
-rot_stiffness_curves = { x = "C_ROT" }
-rot_damping_curves = { z = "C_DAMP" }
-preload = [10.0, -20.0, 5.0]
-rot_preload = [0.5, 0.0, -0.3]
-
-[[force_elements]]
-type = "bushing"
-name = "ball_joint"
-marker_i = "arm_out.I"
-marker_j = "arm_out.J"
-stiffness = [1e7, 1e7, 1e7]
-rot_stiffness = [5, 5, 5]
-damping = [1e4, 1e4, 1e4]
-rot_damping = [5e-3, 5e-3, 5e-3]
-
-[[force_elements]]
-type = "bushing"
-name = "wheel_bearing"
-marker_i = "bearing.I"
-marker_j = "bearing.J"
-stiffness = [1e8, 5e7, 1e8]
-rot_stiffness = [5e5, 0, 5e5]
-damping = [1e5, 5e4, 1e5]
-rot_damping = [500, 0.05, 500]
-spin_axis = "y"
-
-[[force_elements]]
-type = "spring"
-name = "spring_lin"
-marker_i = "arm_seat"
-marker_j = "top"
-stiffness = 8.5e4
-free_length = 0.6
-damping = 100.0
-preload = 20.0
-
-[[force_elements]]
-type = "spring"
-name = "spring_curve"
-marker_i = "carrier_low"
-marker_j = "top"
-curve = "C_SMOOTH"
-
-[[force_elements]]
-type = "damper"
-name = "damper_curve"
-marker_i = "arm_seat"
-marker_j = "top"
-curve = "C_DAMP"
-
-[[force_elements]]
-type = "damper"
-name = "damper_lin"
-marker_i = "carrier_low"
-marker_j = "top"
-damping = 1500.0
-
-[[force_elements]]
-type = "damper"
-name = "damper_bilinear"
-marker_i = "carrier_low"
-marker_j = "arm_seat"
-damping_rebound = 2000.0
-damping_compression = 800.0
-
-[[force_elements]]
-type = "stop"
-name = "bump"
-marker_i = "arm_seat"
-marker_j = "top"
-kind = "bump"
-clearance = 0.005
-design_length = 0.6
-curve = "C_LIN"
-damping = 50.0
-
-[[force_elements]]
-type = "stop"
-name = "rebound"
-marker_i = "carrier_low"
-marker_j = "top"
-kind = "rebound"
-clearance = 0.005
-design_length = 0.3
-stiffness = 2e5
-
-[[inputs]]
-name = "fz"
-kind = "force"
-marker = "wheel_centre"
-direction = [0.2, 0.0, 1.0]
-signal = { type = "sine", amplitude = 300.0, frequency_hz = 2.0, offset = 5000.0 }
-[[inputs]]
-name = "fx_body"
-kind = "force"
-marker = "carrier_low"
-frame = "body"
-direction = [1.0, 0.5, 0.0]
-signal = { type = "constant", value = -700.0 }
-[[inputs]]
-name = "torque_body"
-kind = "torque"
-marker = "wheel_centre"
-frame = "body"
-direction = [0.0, 1.0, 0.1]
-signal = { type = "ramp", start_time = 0.0, end_time = 10.0, from = 0.0, to = 500.0 }
-[[inputs]]
-name = "torque_global"
-kind = "torque"
-marker = "arm_seat"
-direction = [0.0, 0.0, 1.0]
-signal = { type = "constant", value = 12.0 }
-"#;
 
 /// Central difference (f(+h) − f(−h)) / 2h of a vector function evaluated by `f(offset, out)`.
 fn central_difference(h: f64, n: usize, mut f: impl FnMut(f64, &mut [f64])) -> Vec<f64> {
@@ -260,7 +37,7 @@ fn col_err(analytic: &[f64], fd: &[f64]) -> f64 {
 
 #[test]
 fn analytic_partials_match_central_differences() {
-    let model = model_from_toml(MODEL);
+    let model = model_from_toml(ALL_ELEMENTS);
     let mut sys = MbsSystem::new(model.clone());
     let (nr, nv, nu) = (sys.n_r(), sys.n_v(), model.n_u());
     let mut lin = Linearisation::new(nr, sys.pattern());
@@ -331,7 +108,7 @@ fn analytic_partials_match_central_differences() {
 #[test]
 fn stops_and_all_element_types_are_active_in_the_test_state() {
     // Guards the test above against silently testing inactive elements.
-    let model = model_from_toml(MODEL);
+    let model = model_from_toml(ALL_ELEMENTS);
     let mut sys = MbsSystem::new(model.clone());
     let (r, v) = random_state(&sys, &mut Rng(7), 2e-3, 0.05, 0.3);
     let mut q = vec![0.0; sys.n_v()];
@@ -363,11 +140,11 @@ fn portable_and_avx2_evaluations_agree_to_round_off() {
     if !sprung_solve::cpu::has_avx2_fma() {
         eprintln!("no AVX2 on this CPU: only the portable evaluation is exercised");
     }
-    let model = model_from_toml(MODEL);
+    let model = model_from_toml(ALL_ELEMENTS);
     let mut sys = MbsSystem::new(model.clone());
-    // q one element at a time, as in the linearisation (the four-bushing lanes of the q-only
-    // path are compared with it in `tests/bushing_pack.rs`).
-    sys.eval.use_bushing_packs(false);
+    // q one element at a time, as in the linearisation (the four-element lanes of the q-only
+    // path are compared with it in `tests/element_packs.rs`).
+    sys.eval.use_element_packs(false);
     let mut rng = Rng(0x0bad_cafe_f00d_1234);
     let mut lin = [0, 1].map(|_| Linearisation::new(sys.n_r(), sys.pattern()));
     let mut worst = 0.0f64;

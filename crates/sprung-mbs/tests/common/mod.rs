@@ -48,3 +48,229 @@ pub fn random_state(
     }
     (r, v)
 }
+
+/// Every force-element type (bushings with and without curves and spin axis, linear and curve
+/// springs, characteristic and bilinear dampers, bump and rebound stops), body- and global-frame
+/// inputs, gravity and a spinning wheel: the model of the Jacobian and element-pack tests.
+pub const ALL_ELEMENTS: &str = r#"
+[model]
+name = "all_elements"
+ground = "chassis"
+gravity = [0.0, 0.0, -9.81]
+
+[[curves]]
+name = "C_LIN"
+x = [0.0, 0.001, 0.002, 0.004, 0.01]
+y = [0.0, 1000.0, 2500.0, 6000.0, 30000.0]
+symmetry = "odd"
+
+[[curves]]
+name = "C_SMOOTH"
+x = [-0.02, -0.005, 0.0, 0.004, 0.02]
+y = [-900.0, -100.0, 0.0, 150.0, 1500.0]
+interpolation = "smooth"
+
+[[curves]]
+name = "C_DAMP"
+x = [-1.0, -0.1, 0.0, 0.1, 1.0]
+y = [-800.0, -150.0, 0.0, 300.0, 1500.0]
+interpolation = "smooth"
+
+[[curves]]
+name = "C_ROT"
+x = [0.0, 0.05, 0.1, 0.3]
+y = [0.0, 20.0, 50.0, 400.0]
+symmetry = "odd"
+
+[[bodies]]
+name = "arm"
+mass = 2.5
+position = [0.1, 0.3, 0.0]
+inertia = { tensor = [[0.02, 0.001, -0.002], [0.001, 0.01, 0.0005], [-0.002, 0.0005, 0.025]] }
+angular_velocity = [1.0, -2.0, 0.5]
+
+[[bodies]]
+name = "carrier"
+mass = 7.0
+position = [0.0, 0.6, 0.0]
+euler_zyx_deg = [10.0, -5.0, 3.0]
+inertia = { principal = [0.05, 0.04, 0.03], euler_zyx_deg = [20.0, 10.0, -5.0] }
+
+[[bodies]]
+name = "wheel"
+mass = 20.0
+position = [0.0, 0.75, 0.0]
+inertia = { principal = [0.6, 1.0, 0.6] }
+angular_velocity = [0.0, 30.0, 0.0]
+
+[[frames]]
+name = "F1"
+euler_zyx_deg = [30.0, 10.0, -20.0]
+
+[[markers]]
+name = "arm_in.I"
+body = "arm"
+global_position = [0.1, 0.1, 0.0]
+frame = "F1"
+[[markers]]
+name = "arm_in.J"
+body = "chassis"
+global_position = [0.1, 0.1, 0.0]
+frame = "F1"
+[[markers]]
+name = "arm_out.I"
+body = "carrier"
+global_position = [0.05, 0.5, 0.02]
+[[markers]]
+name = "arm_out.J"
+body = "arm"
+global_position = [0.05, 0.5, 0.02]
+[[markers]]
+name = "bearing.I"
+body = "wheel"
+global_position = [0.0, 0.75, 0.0]
+[[markers]]
+name = "bearing.J"
+body = "carrier"
+global_position = [0.0, 0.75, 0.0]
+[[markers]]
+name = "top"
+body = "chassis"
+global_position = [0.0, 0.45, 0.4]
+[[markers]]
+name = "arm_seat"
+body = "arm"
+global_position = [0.08, 0.35, -0.02]
+[[markers]]
+name = "carrier_low"
+body = "carrier"
+global_position = [0.02, 0.6, -0.1]
+[[markers]]
+name = "wheel_centre"
+body = "wheel"
+position = [0.0, 0.0, 0.0]
+
+[[force_elements]]
+type = "bushing"
+name = "arm_inner"
+marker_i = "arm_in.I"
+marker_j = "arm_in.J"
+stiffness = [5e6, 1.5e6, 5e6]
+rot_stiffness = [1500, 60, 1500]
+damping = [5000, 1500, 5000]
+rot_damping = [1.5, 0.06, 1.5]
+stiffness_curves = { x = "C_LIN", z = "C_SMOOTH" }
+damping_curves = { y = "C_DAMP" }
+rot_stiffness_curves = { x = "C_ROT" }
+rot_damping_curves = { z = "C_DAMP" }
+preload = [10.0, -20.0, 5.0]
+rot_preload = [0.5, 0.0, -0.3]
+
+[[force_elements]]
+type = "bushing"
+name = "ball_joint"
+marker_i = "arm_out.I"
+marker_j = "arm_out.J"
+stiffness = [1e7, 1e7, 1e7]
+rot_stiffness = [5, 5, 5]
+damping = [1e4, 1e4, 1e4]
+rot_damping = [5e-3, 5e-3, 5e-3]
+
+[[force_elements]]
+type = "bushing"
+name = "wheel_bearing"
+marker_i = "bearing.I"
+marker_j = "bearing.J"
+stiffness = [1e8, 5e7, 1e8]
+rot_stiffness = [5e5, 0, 5e5]
+damping = [1e5, 5e4, 1e5]
+rot_damping = [500, 0.05, 500]
+spin_axis = "y"
+
+[[force_elements]]
+type = "spring"
+name = "spring_lin"
+marker_i = "arm_seat"
+marker_j = "top"
+stiffness = 8.5e4
+free_length = 0.6
+damping = 100.0
+preload = 20.0
+
+[[force_elements]]
+type = "spring"
+name = "spring_curve"
+marker_i = "carrier_low"
+marker_j = "top"
+curve = "C_SMOOTH"
+
+[[force_elements]]
+type = "damper"
+name = "damper_curve"
+marker_i = "arm_seat"
+marker_j = "top"
+curve = "C_DAMP"
+
+[[force_elements]]
+type = "damper"
+name = "damper_lin"
+marker_i = "carrier_low"
+marker_j = "top"
+damping = 1500.0
+
+[[force_elements]]
+type = "damper"
+name = "damper_bilinear"
+marker_i = "carrier_low"
+marker_j = "arm_seat"
+damping_rebound = 2000.0
+damping_compression = 800.0
+
+[[force_elements]]
+type = "stop"
+name = "bump"
+marker_i = "arm_seat"
+marker_j = "top"
+kind = "bump"
+clearance = 0.005
+design_length = 0.6
+curve = "C_LIN"
+damping = 50.0
+
+[[force_elements]]
+type = "stop"
+name = "rebound"
+marker_i = "carrier_low"
+marker_j = "top"
+kind = "rebound"
+clearance = 0.005
+design_length = 0.3
+stiffness = 2e5
+
+[[inputs]]
+name = "fz"
+kind = "force"
+marker = "wheel_centre"
+direction = [0.2, 0.0, 1.0]
+signal = { type = "sine", amplitude = 300.0, frequency_hz = 2.0, offset = 5000.0 }
+[[inputs]]
+name = "fx_body"
+kind = "force"
+marker = "carrier_low"
+frame = "body"
+direction = [1.0, 0.5, 0.0]
+signal = { type = "constant", value = -700.0 }
+[[inputs]]
+name = "torque_body"
+kind = "torque"
+marker = "wheel_centre"
+frame = "body"
+direction = [0.0, 1.0, 0.1]
+signal = { type = "ramp", start_time = 0.0, end_time = 10.0, from = 0.0, to = 500.0 }
+[[inputs]]
+name = "torque_global"
+kind = "torque"
+marker = "arm_seat"
+direction = [0.0, 0.0, 1.0]
+signal = { type = "constant", value = 12.0 }
+"#;

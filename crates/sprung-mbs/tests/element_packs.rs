@@ -1,7 +1,9 @@
-//! The four-bushing lanes of the q-only path (`sprung_mbs::bushing_pack`) against the one-element
-//! path of the linearisation: same element results and same q to round-off, on both reference
-//! axles and on a small model whose packs are partly filled, with ground markers, rotated marker
-//! axes, preloads and tabulated (piecewise-linear and smooth) characteristics — at small deflections (the in-lane rotation-vector series, both lengths)
+//! The four-element lanes of the q-only path (`sprung_mbs::pack`: bushings and point-to-point
+//! elements) against the one-element path of the linearisation: same element results and same q
+//! to round-off, on both reference axles, on the model with every element type of the Jacobian
+//! tests (springs, dampers and engaged stops with curves, a partly filled point-to-point pack)
+//! and on a small model with partly filled bushing packs, ground markers, rotated marker axes,
+//! preloads and curves — at small deflections (the in-lane rotation-vector series, both lengths)
 //! and at large ones (the lane-by-lane fallback up to angles beyond 2π/3).
 //!
 //! Tolerance. Both paths evaluate the same formulas; they differ in fused multiply-adds and in the
@@ -16,7 +18,7 @@ mod common;
 use std::path::Path;
 use std::sync::Arc;
 
-use common::{Rng, model_from_toml, random_state};
+use common::{ALL_ELEMENTS, Rng, model_from_toml, random_state};
 use sprung_mbs::compiled::{Characteristic, ElementKind};
 use sprung_mbs::{CompiledModel, MbsSystem};
 use sprung_solve::mech::{Linearisation, MechanicalSystem};
@@ -182,13 +184,33 @@ fn compare(model: &Arc<CompiledModel>, seed: u64, dx: f64, dth: f64, vel: f64) -
             let mut q = [0, 1].map(|_| vec![0.0; sys.n_v()]);
             let mut results = Vec::new();
             for (packs, out) in [false, true].into_iter().zip(q.iter_mut()) {
-                sys.eval.use_bushing_packs(packs);
+                sys.eval.use_element_packs(packs);
                 sys.accelerations(0.25, &r, &v, out);
                 results.push(sys.eval.elements.clone());
             }
             for (k, (a, b)) in results[0].iter().zip(&results[1]).enumerate() {
                 let scale = 1e-13 * (k_max + a.force.norm() + a.torque.norm());
-                let d = ((a.force - b.force).norm() + (a.torque - b.torque).norm()) / scale;
+                let (o, p) = (&a.out, &b.out);
+                let d = [
+                    (a.force - b.force).norm() + (a.torque - b.torque).norm(),
+                    (o.force - p.force).norm() + (o.torque - p.torque).norm(),
+                ]
+                .iter()
+                .fold(0.0f64, |m, x| m.max(x / scale));
+                // Deflections, lengths and rates: differences of coordinates of order 1 m
+                // (1 m/s, 1 rad), a few roundings.
+                let kin = [
+                    (o.deflection - p.deflection).norm(),
+                    (o.rot_deflection - p.rot_deflection).norm(),
+                    (o.length - p.length).abs(),
+                    (o.length_rate - p.length_rate).abs(),
+                ];
+                assert!(
+                    kin.iter().all(|x| *x <= 1e-14),
+                    "{}: element {} kinematics differ: {kin:?}",
+                    model.name,
+                    model.elements[k].name
+                );
                 assert!(
                     d <= 1.0,
                     "{}: element {} differs by {d} tolerances",
@@ -215,35 +237,43 @@ fn compare(model: &Arc<CompiledModel>, seed: u64, dx: f64, dth: f64, vel: f64) -
     (worst_el, worst_q)
 }
 
-#[test]
-fn packs_cover_every_bushing_without_a_free_spin_axis() {
-    let partly = model_from_toml(PARTLY_FILLED);
-    let axles = [
+/// The models of the comparison: both reference axles, every element type, partly filled packs.
+fn models() -> Vec<Arc<CompiledModel>> {
+    vec![
         reference_axle("double_wishbone.toml"),
         reference_axle("multilink.toml"),
-    ];
-    for model in axles.iter().chain([&partly]) {
-        let packable = model
+        model_from_toml(ALL_ELEMENTS),
+        model_from_toml(PARTLY_FILLED),
+    ]
+}
+
+#[test]
+fn packs_cover_every_element_but_bushings_with_a_free_spin_axis() {
+    for model in models() {
+        let bushings = model
             .elements
             .iter()
             .filter(|e| matches!(&e.kind, ElementKind::Bushing(b) if b.spin_axis.is_none()))
             .count();
+        let p2p = model
+            .elements
+            .iter()
+            .filter(|e| matches!(&e.kind, ElementKind::P2p(_)))
+            .count();
         let sys = MbsSystem::new(model.clone());
-        assert_eq!(sys.eval.n_packed_bushings(), packable, "{}", model.name);
+        assert_eq!(
+            sys.eval.n_packed_elements(),
+            (bushings, p2p),
+            "{}",
+            model.name
+        );
+        assert!(bushings > 0 && (p2p > 0 || model.name == "five_bushings"));
     }
-    // The reference axles have bushings with curves (lower control arm, trailing link), the
-    // small model one pack with a linear and a curved bushing in its two used lanes.
-    assert_eq!(partly.elements.len(), 6);
 }
 
 #[test]
-fn packed_and_single_bushings_agree_to_round_off() {
-    let partly = model_from_toml(PARTLY_FILLED);
-    let axles = [
-        reference_axle("double_wishbone.toml"),
-        reference_axle("multilink.toml"),
-    ];
-    for model in axles.iter().chain([&partly]) {
+fn packed_and_single_elements_agree_to_round_off() {
+    for model in &models() {
         // Small deflections: in-lane series (three and seven terms); then large rotations:
         // lane by lane, including angles beyond 2π/3 (the quaternion-based logarithm).
         for (seed, dx, dth) in [
@@ -270,7 +300,7 @@ fn linearisation_and_single_path_q_are_identical() {
     let mut lin = Linearisation::new(sys.n_r(), sys.pattern());
     sys.linearise(0.1, &r, &v, &mut lin);
     let mut q = vec![0.0; sys.n_v()];
-    sys.eval.use_bushing_packs(false);
+    sys.eval.use_element_packs(false);
     sys.accelerations(0.1, &r, &v, &mut q);
     assert_eq!(lin.q, q);
 }

@@ -1,0 +1,346 @@
+//! Element packs: four force elements of one kind side by side in the lanes of the q-only path.
+//!
+//! Document 000 (section 3, Table 2) evaluates q twice per LSRT2 step and the linearisation only
+//! every k steps, so with Jacobian reuse the force path of the elements dominates the step. One
+//! element's kinematics are short chains of 3 × 3 products; in [`crate::m3`]'s row lanes they
+//! leave a quarter of every register idle (the padding lane) and are dominated by shuffles. Here
+//! four elements share each register instead: lane k holds element k of a *pack*, every quantity
+//! (a coordinate of a lever arm, one entry of a rotation matrix) is one four-lane value, and every
+//! product is plain lane-wise multiply-adds. The body kinematics are gathered once per marker and
+//! lane; the wrenches are scattered to the bodies lane by lane.
+//!
+//! [`ElementPacks`] groups a model's elements once: bushings ([`crate::bushing_pack`]) and
+//! point-to-point elements ([`crate::p2p_pack`]) in packs of four, the rest (bushings with a free
+//! spin axis) on the one-element path. The linearisation, which needs the partials, always takes
+//! the one-element path. Both paths agree to round-off (fused multiply-adds, other summation
+//! order; `tests/element_packs.rs`).
+
+use nalgebra::Vector3;
+use sprung_model::Curve;
+
+use crate::bushing_pack::BushingPack;
+use crate::compiled::{CompiledModel, ElementKind, Marker};
+use crate::element::ElementForce;
+use crate::kinematics::BodyKin;
+use crate::m3::{L4, Lanes};
+use crate::p2p_pack::P2pPack;
+
+/// Lanes per pack.
+pub(crate) const W: usize = 4;
+
+/// Three four-lane values: one 3-vector per lane.
+pub(crate) type V3<V> = [V; 3];
+/// Nine four-lane values: one 3 × 3 matrix per lane, `m[row][col]`.
+pub(crate) type V33<V> = [[V; 3]; 3];
+
+/// A four-lane value from the lane expressions `|k| expr` for k = 0…3 (a macro rather than a
+/// closure: see [`crate::m3`] on closures in the AVX2 copies).
+macro_rules! gather {
+    ($l:expr, |$k:ident| $e:expr) => {
+        $l.load(&[
+            {
+                let $k = 0;
+                $e
+            },
+            {
+                let $k = 1;
+                $e
+            },
+            {
+                let $k = 2;
+                $e
+            },
+            {
+                let $k = 3;
+                $e
+            },
+        ])
+    };
+}
+
+/// Constant data of one marker per lane: carrying body, position (body frame) and axes (relative
+/// to the body); on the ground, global position and axes.
+#[derive(Debug, Clone)]
+pub(crate) struct PackedMarkers {
+    pub body: [Option<usize>; W],
+    /// Position per coordinate, lanes = elements.
+    pub s: [L4; 3],
+    /// Axes entry (row, col) per lane.
+    pub axes: [[L4; 3]; 3],
+}
+
+impl PackedMarkers {
+    /// The markers `m(k)` of the lanes k = 0…3.
+    pub fn new<'a>(m: impl Fn(usize) -> &'a Marker) -> Self {
+        Self {
+            body: std::array::from_fn(|k| m(k).body),
+            s: std::array::from_fn(|a| std::array::from_fn(|k| m(k).position[a])),
+            axes: std::array::from_fn(|r| {
+                std::array::from_fn(|c| std::array::from_fn(|k| m(k).axes[(r, c)]))
+            }),
+        }
+    }
+}
+
+/// Lane k of the element indices of a chunk of at most four: unused lanes repeat the first
+/// element (computed, never written back).
+pub(crate) fn lane_elements(chunk: &[usize]) -> [usize; W] {
+    std::array::from_fn(|k| chunk[if k < chunk.len() { k } else { 0 }])
+}
+
+/// The packs of a model and the elements that stay on the one-element path.
+#[derive(Debug, Clone)]
+pub struct ElementPacks {
+    bushings: Vec<BushingPack>,
+    p2p: Vec<P2pPack>,
+    unpacked: Vec<usize>,
+    /// Kinematics of the ground (identity, at rest): ground markers read it like a body.
+    ground: BodyKin,
+}
+
+impl ElementPacks {
+    /// Groups the elements of `model`: bushings without a free spin axis (linear ones first,
+    /// then those with curves, so that few packs evaluate a curve) and point-to-point elements,
+    /// each in element order, four to a pack.
+    pub fn new(model: &CompiledModel) -> Self {
+        let (mut linear, mut curved, mut p2p, mut unpacked) = (vec![], vec![], vec![], vec![]);
+        for (k, el) in model.elements.iter().enumerate() {
+            match &el.kind {
+                ElementKind::Bushing(b) if b.spin_axis.is_none() => {
+                    if crate::bushing_pack::has_curves(b) {
+                        curved.push(k);
+                    } else {
+                        linear.push(k);
+                    }
+                }
+                ElementKind::P2p(_) => p2p.push(k),
+                ElementKind::Bushing(_) => unpacked.push(k),
+            }
+        }
+        Self {
+            bushings: [linear, curved]
+                .concat()
+                .chunks(W)
+                .map(|c| BushingPack::new(model, c))
+                .collect(),
+            p2p: p2p.chunks(W).map(|c| P2pPack::new(model, c)).collect(),
+            unpacked,
+            ground: BodyKin::default(),
+        }
+    }
+
+    /// Elements not in a pack, in element order.
+    pub fn unpacked(&self) -> &[usize] {
+        &self.unpacked
+    }
+
+    /// Number of packed (bushing, point-to-point) elements.
+    pub fn n_packed(&self) -> (usize, usize) {
+        (
+            self.bushings.iter().map(|p| p.used).sum(),
+            self.p2p.iter().map(|p| p.used).sum(),
+        )
+    }
+
+    /// Evaluates every pack: adds the elements' wrenches (force; torque about the centre of
+    /// mass) to `force` and `torque` per body and writes each element's result (without
+    /// partials) to `elements`.
+    #[inline(always)]
+    pub fn forces<L: Lanes>(
+        &self,
+        l: L,
+        curves: &[Curve],
+        bodies: &[BodyKin],
+        force: &mut [Vector3<f64>],
+        torque: &mut [Vector3<f64>],
+        elements: &mut [ElementForce],
+    ) {
+        let mut wrenches = Wrenches {
+            force,
+            torque,
+            elements,
+        };
+        for p in &self.bushings {
+            let (bi, bj) = (
+                lane_bodies(&p.i, bodies, &self.ground),
+                lane_bodies(&p.j, bodies, &self.ground),
+            );
+            p.evaluate(l, curves, &bi, &bj, &mut wrenches);
+        }
+        for p in &self.p2p {
+            let (bi, bj) = (
+                lane_bodies(&p.i, bodies, &self.ground),
+                lane_bodies(&p.j, bodies, &self.ground),
+            );
+            p.evaluate(l, curves, &bi, &bj, &mut wrenches);
+        }
+    }
+}
+
+/// Where a pack's results go: body wrenches and element results.
+pub(crate) struct Wrenches<'a> {
+    pub force: &'a mut [Vector3<f64>],
+    pub torque: &'a mut [Vector3<f64>],
+    pub elements: &'a mut [ElementForce],
+}
+
+impl Wrenches<'_> {
+    /// Adds force `f` with torque `t` (about the centre of mass) to body `b` (none: the ground).
+    #[inline(always)]
+    pub fn add(&mut self, b: Option<usize>, f: Vector3<f64>, t: Vector3<f64>) {
+        if let Some(b) = b {
+            self.force[b] += f;
+            self.torque[b] += t;
+        }
+    }
+}
+
+/// Lane `k` of a per-lane 3-vector stored by [`to_lanes`].
+#[inline(always)]
+pub(crate) fn lane(v: &[L4; 3], k: usize) -> Vector3<f64> {
+    Vector3::new(v[0][k], v[1][k], v[2][k])
+}
+
+/// Kinematics of one marker per lane (see [`crate::kinematics::MarkerKin`]).
+pub(crate) struct MarkerLanes<V> {
+    pub x: V3<V>,
+    pub arm: V3<V>,
+    pub v: V3<V>,
+    pub w: V3<V>,
+    pub rot: V33<V>,
+}
+
+#[inline(always)]
+pub(crate) fn marker_lanes<L: Lanes>(
+    l: L,
+    b: &[&BodyKin; W],
+    m: &PackedMarkers,
+) -> MarkerLanes<L::V> {
+    let z = l.splat(0.0);
+    let mut rot_b = [[z; 3]; 3];
+    for (r, row) in rot_b.iter_mut().enumerate() {
+        for (c, e) in row.iter_mut().enumerate() {
+            *e = gather!(l, |k| b[k].rot_rows.r[r][c]);
+        }
+    }
+    let mut x_b = [z; 3];
+    let mut v_b = [z; 3];
+    let mut w = [z; 3];
+    for a in 0..3 {
+        x_b[a] = gather!(l, |k| b[k].x[a]);
+        v_b[a] = gather!(l, |k| b[k].v[a]);
+        w[a] = gather!(l, |k| b[k].w[a]);
+    }
+    let s = [l.load(&m.s[0]), l.load(&m.s[1]), l.load(&m.s[2])];
+    let mut axes = [[z; 3]; 3];
+    for (r, row) in axes.iter_mut().enumerate() {
+        for (c, e) in row.iter_mut().enumerate() {
+            *e = l.load(&m.axes[r][c]);
+        }
+    }
+    let arm = mat_vec(l, &rot_b, &s);
+    MarkerLanes {
+        x: add3(l, &x_b, &arm),
+        v: add3(l, &v_b, &cross(l, &w, &arm)),
+        w,
+        arm,
+        rot: mat_mat(l, &rot_b, &axes),
+    }
+}
+
+#[inline(always)]
+pub(crate) fn add3<L: Lanes>(l: L, a: &V3<L::V>, b: &V3<L::V>) -> V3<L::V> {
+    [l.add(a[0], b[0]), l.add(a[1], b[1]), l.add(a[2], b[2])]
+}
+
+#[inline(always)]
+pub(crate) fn sub3<L: Lanes>(l: L, a: &V3<L::V>, b: &V3<L::V>) -> V3<L::V> {
+    [l.sub(a[0], b[0]), l.sub(a[1], b[1]), l.sub(a[2], b[2])]
+}
+
+#[inline(always)]
+pub(crate) fn dot<L: Lanes>(l: L, a: &V3<L::V>, b: &V3<L::V>) -> L::V {
+    l.mul_add(a[2], b[2], l.mul_add(a[1], b[1], l.mul(a[0], b[0])))
+}
+
+/// a × b per lane.
+#[inline(always)]
+pub(crate) fn cross<L: Lanes>(l: L, a: &V3<L::V>, b: &V3<L::V>) -> V3<L::V> {
+    [
+        l.mul_sub(a[1], b[2], l.mul(a[2], b[1])),
+        l.mul_sub(a[2], b[0], l.mul(a[0], b[2])),
+        l.mul_sub(a[0], b[1], l.mul(a[1], b[0])),
+    ]
+}
+
+/// M x per lane.
+#[inline(always)]
+pub(crate) fn mat_vec<L: Lanes>(l: L, m: &V33<L::V>, x: &V3<L::V>) -> V3<L::V> {
+    [dot(l, &m[0], x), dot(l, &m[1], x), dot(l, &m[2], x)]
+}
+
+/// Column `c` of M per lane.
+#[inline(always)]
+pub(crate) fn column<V: Copy>(m: &[[V; 3]; 3], c: usize) -> V3<V> {
+    [m[0][c], m[1][c], m[2][c]]
+}
+
+/// Mᵀ x per lane.
+#[inline(always)]
+pub(crate) fn mat_t_vec<L: Lanes>(l: L, m: &V33<L::V>, x: &V3<L::V>) -> V3<L::V> {
+    [
+        dot(l, &column(m, 0), x),
+        dot(l, &column(m, 1), x),
+        dot(l, &column(m, 2), x),
+    ]
+}
+
+/// A B per lane.
+#[inline(always)]
+pub(crate) fn mat_mat<L: Lanes>(l: L, a: &V33<L::V>, b: &V33<L::V>) -> V33<L::V> {
+    let mut out = [[l.splat(0.0); 3]; 3];
+    for (r, row) in out.iter_mut().enumerate() {
+        for (c, e) in row.iter_mut().enumerate() {
+            *e = dot(l, &a[r], &column(b, c));
+        }
+    }
+    out
+}
+
+/// Aᵀ B per lane.
+#[inline(always)]
+pub(crate) fn mat_t_mat<L: Lanes>(l: L, a: &V33<L::V>, b: &V33<L::V>) -> V33<L::V> {
+    let mut out = [[l.splat(0.0); 3]; 3];
+    for (r, row) in out.iter_mut().enumerate() {
+        for (c, e) in row.iter_mut().enumerate() {
+            *e = dot(l, &column(a, r), &column(b, c));
+        }
+    }
+    out
+}
+
+/// The lanes of a per-lane 3-vector as arrays: `out[coordinate][lane]`.
+#[inline(always)]
+pub(crate) fn to_lanes<L: Lanes>(l: L, v: &V3<L::V>) -> [L4; 3] {
+    let mut out = [[0.0; 4]; 3];
+    for (o, x) in out.iter_mut().zip(v) {
+        l.store(*x, o);
+    }
+    out
+}
+
+/// The kinematics each lane's marker reads: its body's, or the ground's.
+#[inline(always)]
+pub(crate) fn lane_bodies<'a>(
+    m: &PackedMarkers,
+    bodies: &'a [BodyKin],
+    ground: &'a BodyKin,
+) -> [&'a BodyKin; W] {
+    let pick = |b: Option<usize>| b.map_or(ground, |b| &bodies[b]);
+    [
+        pick(m.body[0]),
+        pick(m.body[1]),
+        pick(m.body[2]),
+        pick(m.body[3]),
+    ]
+}
