@@ -1,7 +1,9 @@
 //! Where the time of one LSRT2 step goes (document 000, section 3 and Tabelle 2), on both reference
 //! axles at a realistic state (static equilibrium, then the load case run to t = 5 s):
 //!
-//! * `pipeline/q` — q(t, r, v) only (the second stage and the output channels need this);
+//! * `pipeline/q` — q(t, r, v) only (the second stage and the output channels need this), with
+//!   four elements per SIMD lane set (`sprung_mbs::pack`); `pipeline/q_one_by_one` — the same
+//!   without the packs, element by element as in the linearisation;
 //! * `pipeline/linearise` — q plus the analytic J_v, J_r K and J_u (Bild 6, all blocks);
 //! * `assembly/iteration_matrix` — I − hγ J_v − (hγ)² J_r K (eq. 11) from the block matrices;
 //! * `lu/factor_{dense,block_sparse}` — one factorisation of that matrix;
@@ -73,6 +75,11 @@ fn bench(c: &mut Criterion) {
         g.bench_function("pipeline/q", |b| {
             b.iter(|| sys.accelerations(black_box(t), black_box(&r), &v, &mut q))
         });
+        sys.eval.use_element_packs(false);
+        g.bench_function("pipeline/q_one_by_one", |b| {
+            b.iter(|| sys.accelerations(black_box(t), black_box(&r), &v, &mut q))
+        });
+        sys.eval.use_element_packs(true);
         g.bench_function("pipeline/linearise", |b| {
             b.iter(|| sys.linearise(black_box(t), black_box(&r), &v, &mut lin))
         });

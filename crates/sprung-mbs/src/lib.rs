@@ -5,6 +5,8 @@
 //! * [`pipeline`]: the evaluation pipeline of Bild 6 — body and marker kinematics
 //!   ([`kinematics`]), force elements with analytic partials ([`bushing`], [`p2p`]), Newton–Euler
 //!   per body, assembly of q, J_r K, J_v and J_u in 6 × 6 body blocks;
+//! * [`pack`]: q with four elements of a kind side by side in SIMD lanes ([`bushing_pack`],
+//!   [`p2p_pack`]), the same results to round-off;
 //! * [`system`]: the model as a mechanical system r' = K(r) v, v' = q for `sprung-solve`;
 //! * [`equilibrium`]: static equilibrium by Newton with the analytic Jacobian;
 //! * [`outputs`]: named output channels with units;
