@@ -16,10 +16,9 @@ use sprung_model::Curve;
 
 use crate::bushing::log_with_inv_jacobian;
 use crate::compiled::{Bushing, Characteristic, CompiledModel, ElementKind};
-use crate::kinematics::BodyKin;
 use crate::m3::{L4, Lanes};
 use crate::pack::{
-    PackedMarkers, V3, V33, W, Wrenches, add3, cross, dot, lane, lane_elements, marker_lanes,
+    EndLanes, LanePack, PackedMarkers, V3, V33, W, Wrenches, add3, cross, dot, lane, lane_elements,
     mat_t_mat, mat_t_vec, mat_vec, sub3, to_lanes,
 };
 use crate::rotation::{ASIN_RATIO_SERIES, SERIES_U_MAX, SHORT_SERIES_U_MAX};
@@ -116,24 +115,25 @@ impl BushingPack {
             rot_damping: slopes(|b| &b.rot_damping),
         }
     }
+}
 
-    /// Evaluates the pack with the lanes' body kinematics `bi`, `bj` (markers I, J).
+impl LanePack for BushingPack {
+    fn markers(&self) -> (&PackedMarkers, &PackedMarkers) {
+        (&self.i, &self.j)
+    }
+
     #[inline(always)]
-    pub fn evaluate<L: Lanes>(
+    fn evaluate<L: Lanes>(
         &self,
         l: L,
         curves: &[Curve],
-        bi: &[&BodyKin; W],
-        bj: &[&BodyKin; W],
+        ends: &EndLanes<L::V>,
         out: &mut Wrenches,
     ) {
-        let mi = marker_lanes(l, bi, &self.i);
-        let mj = marker_lanes(l, bj, &self.j);
-        let dx = sub3(l, &mi.x, &mj.x);
-        let dv = sub3(l, &mi.v, &mj.v);
+        let (mi, mj, dx, dv) = (&ends.i, &ends.j, &ends.dx, &ends.dv);
         let dw = sub3(l, &mi.w, &mj.w);
-        let d = mat_t_vec(l, &mj.rot, &dx);
-        let d_dot = mat_t_vec(l, &mj.rot, &dv);
+        let d = mat_t_vec(l, &mj.rot, dx);
+        let d_dot = mat_t_vec(l, &mj.rot, dv);
         let theta_dot = mat_t_vec(l, &mj.rot, &dw);
         let theta = rotation_vector(l, &mat_t_mat(l, &mj.rot, &mi.rot));
         let mut f = law(l, &self.preload, &self.stiffness, &self.damping, &d, &d_dot);
@@ -159,7 +159,7 @@ impl BushingPack {
         let torque_g = mat_vec(l, &mj.rot, &t);
         // Torques about the centres of mass of body I (arm a_I) and body J (x_I − x_J + a_J).
         let tau_i = add3(l, &cross(l, &mi.arm, &force_g), &torque_g);
-        let tau_j = add3(l, &cross(l, &add3(l, &dx, &mj.arm), &force_g), &torque_g);
+        let tau_j = add3(l, &cross(l, &add3(l, dx, &mj.arm), &force_g), &torque_g);
         let (fg, tg, ti, tj) = (
             to_lanes(l, &force_g),
             to_lanes(l, &torque_g),

@@ -10,11 +10,10 @@ use nalgebra::Vector3;
 use sprung_model::Curve;
 
 use crate::compiled::{CompiledModel, ElementKind, P2pLaw};
-use crate::kinematics::BodyKin;
 use crate::m3::{L4, Lanes};
 use crate::p2p::{MIN_LENGTH, scalar_force};
 use crate::pack::{
-    PackedMarkers, W, Wrenches, cross, dot, lane, lane_elements, marker_lanes, sub3, to_lanes,
+    EndLanes, LanePack, PackedMarkers, W, Wrenches, cross, dot, lane, lane_elements, to_lanes,
 };
 
 /// Four point-to-point elements (unused lanes repeat lane 0 and are not written back).
@@ -46,24 +45,25 @@ impl P2pPack {
             design_length: std::array::from_fn(|k| el(k).design_length),
         }
     }
+}
 
-    /// Evaluates the pack with the lanes' body kinematics `bi`, `bj` (markers I, J).
+impl LanePack for P2pPack {
+    fn markers(&self) -> (&PackedMarkers, &PackedMarkers) {
+        (&self.i, &self.j)
+    }
+
     #[inline(always)]
-    pub fn evaluate<L: Lanes>(
+    fn evaluate<L: Lanes>(
         &self,
         l: L,
         curves: &[Curve],
-        bi: &[&BodyKin; W],
-        bj: &[&BodyKin; W],
+        ends: &EndLanes<L::V>,
         out: &mut Wrenches,
     ) {
-        let mi = marker_lanes(l, bi, &self.i);
-        let mj = marker_lanes(l, bj, &self.j);
-        let dx = sub3(l, &mi.x, &mj.x);
-        let dv = sub3(l, &mi.v, &mj.v);
+        let (mi, mj, dx, dv) = (&ends.i, &ends.j, &ends.dx, &ends.dv);
         let (mut len2, mut dx_dv) = ([0.0; 4], [0.0; 4]);
-        l.store(dot(l, &dx, &dx), &mut len2);
-        l.store(dot(l, &dx, &dv), &mut dx_dv);
+        l.store(dot(l, dx, dx), &mut len2);
+        l.store(dot(l, dx, dv), &mut dx_dv);
         // Per lane: length, rate and the scalar law; the force is s Δx with s = −f / L.
         let (mut s, mut f, mut len, mut rate) = ([0.0; 4], [0.0; 4], [0.0; 4], [0.0; 4]);
         for k in 0..W {

@@ -160,21 +160,52 @@ impl ElementPacks {
             torque,
             elements,
         };
-        for p in &self.bushings {
-            let (bi, bj) = (
-                lane_bodies(&p.i, bodies, &self.ground),
-                lane_bodies(&p.j, bodies, &self.ground),
-            );
-            p.evaluate(l, curves, &bi, &bj, &mut wrenches);
-        }
-        for p in &self.p2p {
-            let (bi, bj) = (
-                lane_bodies(&p.i, bodies, &self.ground),
-                lane_bodies(&p.j, bodies, &self.ground),
-            );
-            p.evaluate(l, curves, &bi, &bj, &mut wrenches);
+        self.run(l, &self.bushings, curves, bodies, &mut wrenches);
+        self.run(l, &self.p2p, curves, bodies, &mut wrenches);
+    }
+
+    /// Gathers both ends' kinematics of every pack of `packs` into lanes and evaluates it.
+    #[inline(always)]
+    fn run<L: Lanes, P: LanePack>(
+        &self,
+        l: L,
+        packs: &[P],
+        curves: &[Curve],
+        bodies: &[BodyKin],
+        out: &mut Wrenches,
+    ) {
+        for p in packs {
+            let (i, j) = p.markers();
+            let mi = marker_lanes(l, &lane_bodies(i, bodies, &self.ground), i);
+            let mj = marker_lanes(l, &lane_bodies(j, bodies, &self.ground), j);
+            let ends = EndLanes {
+                dx: sub3(l, &mi.x, &mj.x),
+                dv: sub3(l, &mi.v, &mj.v),
+                i: mi,
+                j: mj,
+            };
+            p.evaluate(l, curves, &ends, out);
         }
     }
+}
+
+/// A pack of four elements of one kind ([`BushingPack`], [`P2pPack`]).
+pub(crate) trait LanePack {
+    /// Markers I and J of the lanes.
+    fn markers(&self) -> (&PackedMarkers, &PackedMarkers);
+    /// Evaluates the pack from both ends' kinematics: adds the wrenches to the bodies and writes
+    /// each element's result (without partials).
+    fn evaluate<L: Lanes>(&self, l: L, curves: &[Curve], ends: &EndLanes<L::V>, out: &mut Wrenches);
+}
+
+/// Both ends of a pack's elements per lane: marker kinematics and the differences I − J.
+pub(crate) struct EndLanes<V> {
+    pub i: MarkerLanes<V>,
+    pub j: MarkerLanes<V>,
+    /// x_I − x_J (global).
+    pub dx: V3<V>,
+    /// v_I − v_J (global).
+    pub dv: V3<V>,
 }
 
 /// Where a pack's results go: body wrenches and element results.
