@@ -326,16 +326,11 @@ pub(crate) fn mat_t_vec<L: Lanes>(l: L, m: &V33<L::V>, x: &V3<L::V>) -> V3<L::V>
     ]
 }
 
-/// A B per lane.
+/// A B per lane, as (Aᵀ)ᵀ B (the transpose only renames registers).
 #[inline(always)]
 pub(crate) fn mat_mat<L: Lanes>(l: L, a: &V33<L::V>, b: &V33<L::V>) -> V33<L::V> {
-    let mut out = [[l.splat(0.0); 3]; 3];
-    for (r, row) in out.iter_mut().enumerate() {
-        for (c, e) in row.iter_mut().enumerate() {
-            *e = dot(l, &a[r], &column(b, c));
-        }
-    }
-    out
+    let a_t = [column(a, 0), column(a, 1), column(a, 2)];
+    mat_t_mat(l, &a_t, b)
 }
 
 /// Aᵀ B per lane.
