@@ -2,9 +2,10 @@
 //!
 //! Document 000 (section 3, Table 2) evaluates q twice per LSRT2 step and the linearisation only
 //! every k steps, so with Jacobian reuse the force path of the elements dominates the step. One
-//! element's kinematics are short chains of 3 × 3 products; in [`crate::m3`]'s row lanes they
-//! leave a quarter of every register idle (the padding lane) and are dominated by shuffles. Here
-//! four elements share each register instead: lane k holds element k of a *pack*, every quantity
+//! element's force path is mostly scalar 3-vector arithmetic (lever arms, velocities,
+//! deflections, the angle, torque arms) and a few 3 × 3 products, which [`crate::m3`]'s row lanes
+//! compute with a quarter of every register idle (the padding lane). Here four elements share
+//! each register instead: lane k holds element k of a *pack*, every quantity
 //! (a coordinate of a lever arm, one entry of a rotation matrix) is one four-lane value, and every
 //! product is plain lane-wise multiply-adds. The body kinematics are gathered once per marker and
 //! lane; the wrenches are scattered to the bodies lane by lane.
