@@ -19,7 +19,7 @@ use crate::compiled::{Bushing, Characteristic, CompiledModel, ElementKind};
 use crate::m3::{L4, Lanes};
 use crate::pack::{
     EndLanes, LanePack, PackedMarkers, V3, V33, W, Wrenches, add3, cross, dot, lane, lane_elements,
-    mat_t_mat, mat_t_vec, mat_vec, sub3, to_lanes,
+    load3, mat_t_mat, mat_t_vec, mat_vec, sub3, to_lanes,
 };
 use crate::rotation::{ASIN_RATIO_SERIES, SERIES_U_MAX, SHORT_SERIES_U_MAX};
 
@@ -250,7 +250,7 @@ fn rotation_vector_by_lane<L: Lanes>(l: L, r: &V33<L::V>) -> V3<L::V> {
             th[a][k] = t[a];
         }
     }
-    [l.load(&th[0]), l.load(&th[1]), l.load(&th[2])]
+    load3(l, &th)
 }
 
 /// Subtracts the tabulated characteristics `laws` (their lanes hold the linear part only) from
@@ -275,11 +275,7 @@ fn curve_laws<L: Lanes>(
         let (y, _) = curves[c.curve].eval(x[c.group][c.axis][c.lane]);
         ft[c.group / 2][c.axis][c.lane] -= y;
     }
-    let [f, t] = ft;
-    (
-        [l.load(&f[0]), l.load(&f[1]), l.load(&f[2])],
-        [l.load(&t[0]), l.load(&t[1]), l.load(&t[2])],
-    )
+    (load3(l, &ft[0]), load3(l, &ft[1]))
 }
 
 /// One law per axis and lane: preload − (k x + c ẋ) with linear slopes k and c.

@@ -263,7 +263,7 @@ pub(crate) fn marker_lanes<L: Lanes>(
         v_b[a] = gather!(l, |k| b[k].v[a]);
         w[a] = gather!(l, |k| b[k].w[a]);
     }
-    let s = [l.load(&m.s[0]), l.load(&m.s[1]), l.load(&m.s[2])];
+    let s = load3(l, &m.s);
     let mut axes = [[z; 3]; 3];
     for (r, row) in axes.iter_mut().enumerate() {
         for (c, e) in row.iter_mut().enumerate() {
@@ -344,6 +344,12 @@ pub(crate) fn mat_t_mat<L: Lanes>(l: L, a: &V33<L::V>, b: &V33<L::V>) -> V33<L::
         }
     }
     out
+}
+
+/// A per-lane 3-vector from arrays `v[coordinate][lane]` (the inverse of [`to_lanes`]).
+#[inline(always)]
+pub(crate) fn load3<L: Lanes>(l: L, v: &[L4; 3]) -> V3<L::V> {
+    [l.load(&v[0]), l.load(&v[1]), l.load(&v[2])]
 }
 
 /// The lanes of a per-lane 3-vector as arrays: `out[coordinate][lane]`.
