@@ -7,19 +7,22 @@
 //!
 //! Partials: elements report partials of their global force/torque with respect to their two
 //! markers' own perturbations (relative marker form, [`crate::element::Partials`]); `apply_element`
-//! chains them to the carrying bodies' global perturbations (δx, δφ) and velocities (v, ω).
+//! chains them to the carrying bodies' global perturbations (δx, δφ; at fixed body-frame ω, so
+//! the global ω = R ω_body turns with δφ) and velocities (v, ω global).
 //! Assembly accumulates the partials of each body's global wrench per coupled body pair in 3 × 3
 //! blocks (`SlotAcc`, one per stored block of the pattern), then converts once per block:
-//! columns to generalised coordinates (δφ = R δθ, ω = R ω_body, and the change of ω_global with the
-//! orientation at fixed ω_body), rows through Newton–Euler (1/m and I⁻¹ Rᵀ), and finally adds the
-//! body's own terms (∂(Rᵀτ)/∂θ = \[Rᵀτ\]×, gyroscopic ∂(−ω × Iω)/∂ω). With quaternion coordinates the
-//! result is exactly J_r K (the quaternion kinematics' left inverse cancels), see [`crate::rotation`].
+//! [`Evaluator::linearise`] maps columns to generalised coordinates (δφ = R δθ, ω = R ω_body) and
+//! rows through Newton–Euler (1/m and I⁻¹ Rᵀ), and finally adds the body's own terms
+//! (∂(Rᵀτ)/∂θ = \[Rᵀτ\]×, gyroscopic ∂(−ω × Iω)/∂ω). With quaternion coordinates the result is
+//! exactly J_r K (the quaternion kinematics' left inverse cancels), see [`crate::rotation`].
+//! [`Evaluator::linearise_congruent`] leaves both transforms to the solver (the congruence form
+//! J = D_r G D_c of [`sprung_solve::mech::congruence`]) and adds the own terms in global form.
 
 use std::sync::Arc;
 
-use nalgebra::Vector3;
+use nalgebra::{Matrix3, Vector3};
 use sprung_solve::block::BlockMatrix;
-use sprung_solve::mech::Linearisation;
+use sprung_solve::mech::{Congruence, Linearisation};
 
 use crate::compiled::{CompiledModel, ElementKind, ForceElement, InputKind};
 use crate::element::{ElementForce, Ends, Partials};
@@ -33,7 +36,8 @@ use crate::{bushing, p2p};
 
 /// Accumulated partials of one body's global wrench (force; torque about the centre of mass) with
 /// respect to one coupled body's perturbations, in 3 × 3 blocks: `r[row][col]` with rows
-/// (force, torque) and columns (δx, δφ); `v[row][col]` with columns (v, ω), all global.
+/// (force, torque) and columns (δx, δφ at fixed body-frame ω); `v[row][col]` with columns (v, ω),
+/// all global.
 #[derive(Debug, Clone, Copy)]
 struct SlotAcc {
     r: [[M3; 2]; 2],
@@ -188,13 +192,33 @@ impl Evaluator {
     /// lanes and fused multiply-adds for the 3 × 3 blocks of the partials ([`crate::m3`]); the
     /// results agree with the portable copy to round-off (tested).
     pub fn linearise(&mut self, t: f64, r: &[f64], v: &[f64], lin: &mut Linearisation) {
+        self.linearise_form(t, r, v, lin, false);
+    }
+
+    /// Like [`Evaluator::linearise`], but leaves J_v and J_r K in the congruence form
+    /// J = D_r G D_c of [`sprung_solve::mech::congruence`] (`lin.congruent` set): G holds the
+    /// partials of the global body wrenches with respect to the global perturbations, D_r is
+    /// Newton–Euler (1/m, I⁻¹ Rᵀ) and D_c = diag(I₃, R). Saves the 3 × 3 block products per
+    /// block piece of [`Evaluator::linearise`]; what the fixed-step stepper uses.
+    pub fn linearise_congruent(&mut self, t: f64, r: &[f64], v: &[f64], lin: &mut Linearisation) {
+        self.linearise_form(t, r, v, lin, true);
+    }
+
+    fn linearise_form(
+        &mut self,
+        t: f64,
+        r: &[f64],
+        v: &[f64],
+        lin: &mut Linearisation,
+        congruent: bool,
+    ) {
         #[cfg(target_arch = "x86_64")]
         if let Some(avx) = self.avx2 {
             // SAFETY: the token exists only on CPUs with AVX2 and FMA.
-            unsafe { self.linearise_avx2(avx, t, r, v, lin) };
+            unsafe { self.linearise_avx2(avx, t, r, v, lin, congruent) };
             return;
         }
-        self.linearise_with(Portable, t, r, v, lin);
+        self.linearise_with(Portable, t, r, v, lin, congruent);
     }
 
     /// Uses the portable copies of [`Evaluator::linearise`] and [`Evaluator::accelerations`] even
@@ -221,8 +245,16 @@ impl Evaluator {
 
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2,fma")]
-    fn linearise_avx2(&mut self, avx: Avx2, t: f64, r: &[f64], v: &[f64], lin: &mut Linearisation) {
-        self.linearise_with(avx, t, r, v, lin);
+    fn linearise_avx2(
+        &mut self,
+        avx: Avx2,
+        t: f64,
+        r: &[f64],
+        v: &[f64],
+        lin: &mut Linearisation,
+        congruent: bool,
+    ) {
+        self.linearise_with(avx, t, r, v, lin, congruent);
     }
 
     #[inline(always)]
@@ -233,13 +265,20 @@ impl Evaluator {
         r: &[f64],
         v: &[f64],
         lin: &mut Linearisation,
+        congruent: bool,
     ) {
         lin.r.copy_from_slice(r);
         // Every block of `self.acc` is overwritten by its first contribution (`first`); blocks
         // nothing contributes to keep the zeros of `new`.
         self.forces(l, t, r, v, true);
         self.newton_euler(&mut lin.q);
-        self.finish_partials(l, &mut lin.j_rk, &mut lin.j_v);
+        if congruent {
+            self.finish_congruent(l, &mut lin.j_rk, &mut lin.j_v);
+            self.congruence_factors(&mut lin.congruence);
+        } else {
+            self.finish_partials(l, &mut lin.j_rk, &mut lin.j_v);
+        }
+        lin.congruent = congruent;
         self.input_jacobian();
         let nv = lin.q_t.len();
         lin.q_t.fill(0.0);
@@ -365,8 +404,8 @@ impl Evaluator {
     }
 
     /// Converts the accumulated global wrench partials into J_r K and J_v (see module docs), block
-    /// by block in 3 × 3 pieces: columns φ → θ (δφ = R_e δθ; ω = R_e ω_body, whose change with the
-    /// orientation at fixed ω_body gives −∂/∂ω [ω]×), rows through Newton–Euler (1/m, I⁻¹ R_cᵀ).
+    /// by block in 3 × 3 pieces: columns φ → θ and ω → ω_body (δφ = R_e δθ, ω = R_e ω_body), rows
+    /// through Newton–Euler (1/m, I⁻¹ R_cᵀ).
     #[inline(always)]
     fn finish_partials<L: Lanes>(&self, l: L, j_rk: &mut BlockMatrix, j_v: &mut BlockMatrix) {
         let pattern = &self.model.pattern;
@@ -379,11 +418,9 @@ impl Evaluator {
                 let e = pattern.col_idx()[s];
                 let ke = &self.bodies[e];
                 let rot_e = &ke.rot_rows;
-                // [ω_e]× R_e: the orientation term of the ω column, ∂/∂ω [ω]× R_e.
-                let w_rot_e = M3::skew_mul(l, &ke.w, rot_e);
                 let a = &self.acc[s];
-                let (f_phi, f_w) = column_transform(l, a, 0, rot_e, &w_rot_e);
-                let (t_phi, t_w) = column_transform(l, a, 1, rot_e, &w_rot_e);
+                let (f_phi, f_w) = (a.r[0][1].mul(l, rot_e), a.v[0][1].mul(l, rot_e));
+                let (t_phi, t_w) = (a.r[1][1].mul(l, rot_e), a.v[1][1].mul(l, rot_e));
                 let (mut t_phi, mut t_w) = (n.mul(l, &t_phi), n.mul(l, &t_w));
                 if e == c {
                     // The body's own terms: ∂(Rᵀτ)/∂θ = [Rᵀτ]×, gyroscopic ∂(−ω × Iω)/∂ω.
@@ -412,6 +449,53 @@ impl Evaluator {
                     ],
                 );
             }
+        }
+    }
+
+    /// The congruence form of [`Self::finish_partials`]: G_rK and G_v stay global (no row or
+    /// column transform); only the body's own terms are added to the diagonal block, in global
+    /// form: [τ]× on the δφ column and the gyroscopic [I_g ω]× − [ω]× I_g (I_g = R I Rᵀ) on
+    /// the ω column. D_r G D_c equals [`Self::finish_partials`] in exact arithmetic.
+    #[inline(always)]
+    fn finish_congruent<L: Lanes>(&self, l: L, g_rk: &mut BlockMatrix, g_v: &mut BlockMatrix) {
+        let pattern = &self.model.pattern;
+        for c in 0..pattern.n_blocks() {
+            for s in pattern.row_ptr()[c]..pattern.row_ptr()[c + 1] {
+                let e = pattern.col_idx()[s];
+                let a = &self.acc[s];
+                let (mut t_phi, mut t_w) = (a.r[1][1], a.v[1][1]);
+                if e == c {
+                    let (own_phi, own_w) = self.own_terms_global(c);
+                    t_phi.add_assign(l, &own_phi);
+                    t_w.add_assign(l, &own_w);
+                }
+                let out_r: &mut [f64; 36] = g_rk.block_mut(s).try_into().expect("6 x 6 block");
+                store_block(out_r, [[&a.r[0][0], &a.r[0][1]], [&a.r[1][0], &t_phi]]);
+                let out_v: &mut [f64; 36] = g_v.block_mut(s).try_into().expect("6 x 6 block");
+                store_block(out_v, [[&a.v[0][0], &a.v[0][1]], [&a.v[1][0], &t_w]]);
+            }
+        }
+    }
+
+    /// The body's own partials in global form: [τ]× on δφ (the torque turns with the body in
+    /// Rᵀτ) and the gyroscopic ∂(−ω × I_g ω)/∂ω = [I_g ω]× − [ω]× I_g on ω.
+    #[inline(always)]
+    fn own_terms_global(&self, c: usize) -> (M3, M3) {
+        let kc = &self.bodies[c];
+        let i_g = kc.rot * self.model.bodies[c].inertia * kc.rot.transpose();
+        let own_w = skew(&(i_g * kc.w)) - skew_mul(&kc.w, &i_g);
+        (M3::skew(&self.torque[c]), M3::from_matrix(&own_w))
+    }
+
+    /// D_r and D_c of the congruence form per body: m, R I, I⁻¹ Rᵀ and R.
+    #[inline(always)]
+    fn congruence_factors(&self, cg: &mut Congruence) {
+        for (k, body) in self.model.bodies.iter().enumerate() {
+            let rot = &self.bodies[k].rot;
+            cg.mass[k] = body.mass;
+            cg.rot_rows_inv[k] = row_major(&(rot * body.inertia));
+            cg.rot_rows[k] = row_major(&(body.inertia_inv * rot.transpose()));
+            cg.rot_cols[k] = row_major(rot);
         }
     }
 
@@ -522,6 +606,14 @@ fn first_contributions(
     (first, inputs)
 }
 
+/// A 3 × 3 matrix as nine row-major entries.
+#[inline(always)]
+fn row_major(m: &Matrix3<f64>) -> [f64; 9] {
+    let mut out = [0.0; 9];
+    out.copy_from_slice(m.transpose().as_slice());
+    out
+}
+
 /// `dst = k x` for the first contribution to a block, else `dst += k x` (a plain function, not a
 /// closure: closures do not inherit the AVX2 target features, and one that is not inlined calls
 /// every intrinsic out of line — measured 6× slower).
@@ -532,17 +624,6 @@ fn put_block<L: Lanes>(l: L, first: bool, dst: &mut M3, x: &M3, k: f64) {
     } else {
         dst.add_scaled(l, x, k)
     };
-}
-
-/// The force (`row` 0) or torque (1) blocks of a slot with their columns in the generalised
-/// coordinates of the column body e: δφ = R_e δθ, and ω = R_e ω_body, whose change with the
-/// orientation at fixed ω_body adds −(∂/∂ω) [ω_e]× R_e to the θ column. Returns (θ, ω_body) columns.
-#[inline(always)]
-fn column_transform<L: Lanes>(l: L, a: &SlotAcc, row: usize, rot_e: &M3, w_rot_e: &M3) -> (M3, M3) {
-    let phi = a.r[row][1]
-        .mul(l, rot_e)
-        .sub(l, &a.v[row][1].mul(l, w_rot_e));
-    (phi, a.v[row][1].mul(l, rot_e))
 }
 
 /// Stores the four 3 × 3 pieces [[a, b], [c, d]] of a row-major 6 × 6 block row by row: the
@@ -563,9 +644,10 @@ fn store_block(out: &mut [f64; 36], pieces: [[&M3; 2]; 2]) {
 ///
 /// Chain rule per end e (sign σ_e = +1 for I, −1 for J; lever arm a_e = R s; W_e = [ω_e]×[a_e]×),
 /// from the marker perturbations δp = δx − [a]×δφ, δv = δv_b − [a]×δω − W δφ to the carrying
-/// body's (δx, δφ, v, ω):
-/// ∂F = σ_e F_p δx + (F_φ,e − σ_e (F_p [a_e]× + F_v W_e)) δφ + σ_e F_v v − σ_e F_v [a_e]× ω,
-/// ∂T = T_φ,e δφ + σ_e T_ω ω (see [`crate::element::Partials`]).
+/// body's (δx, δφ, v, ω), where δφ also turns the global ω = R ω_body, δω = −[ω_e]× δφ:
+/// ∂F = σ_e F_p δx + (F_φ,e − σ_e (F_p [a_e]× + F_v [ω_e × a_e]×)) δφ + σ_e F_v v
+///      − σ_e F_v [a_e]× ω,
+/// ∂T = (T_φ,e − σ_e T_ω [ω_e]×) δφ + σ_e T_ω ω (see [`crate::element::Partials`]).
 /// For the wrench (s F, s (a_c × F + T)) on body c with arm a_c = point − x_c the torque rows are
 /// [a_c]× (force rows) + torque rows, plus −[s F]× on the δp of the end carrying the point (chained
 /// to its body) and +[s F]× on body c's own δx. The force-row blocks and [a_c]× F_p, [a_c]× F_v
@@ -595,8 +677,13 @@ fn apply_element<L: Lanes>(
     let Some(acc) = acc else { return };
     let p = &ef.partials;
     // Force partials with respect to each end's body rotation and angular velocity.
+    // δφ columns at fixed body-frame ω (module docs): the marker-velocity term F_v W_e and the
+    // turning of ω = R ω_body with the body, −(∂F/∂ω)[ω_e]× = σ_e F_v [a_e]× [ω_e]×, combine
+    // to σ_e F_v ([ω_e]×[a_e]× − [a_e]×[ω_e]×) = σ_e F_v [ω_e × a_e]× (Jacobi identity); the
+    // element torque's ω partial turns likewise: T_φ,e − σ_e T_ω [ω_e]×.
     let mut f_phi = [M3::ZERO; 2];
     let mut f_w = [M3::ZERO; 2];
+    let mut t_phi_el = [M3::ZERO; 2];
     for e in 0..2 {
         if ends[e].body.is_none() {
             continue;
@@ -604,12 +691,13 @@ fn apply_element<L: Lanes>(
         let (a, w, sg) = (&ends[e].arm, &ends[e].w, SIGN[e]);
         let mut chain = p.f_p.mul_skew(l, a);
         if p.has_f_v {
-            // F_v W = (F_v a) ωᵀ − (ω · a) F_v
-            let f_v_w = M3::outer(l, &p.f_v.mul_vec(a), w).sub(l, &p.f_v.scale(l, w.dot(a)));
-            chain.add_assign(l, &f_v_w);
+            chain.add_assign(l, &p.f_v.mul_skew(l, &w.cross(a)));
             f_w[e] = p.f_v.mul_skew(l, a).scale(l, -sg);
         }
         f_phi[e] = p.f_phi[e].sub(l, &chain.scale(l, sg));
+        if p.has_torque {
+            t_phi_el[e] = p.t_phi[e].sub(l, &p.t_w.mul_skew(l, w).scale(l, sg));
+        }
     }
     for side in 0..2 {
         let Some(c) = ends[side].body else { continue };
@@ -635,7 +723,7 @@ fn apply_element<L: Lanes>(
             put_block(l, first, &mut a.r[1][0], &g_p, ss);
             let mut t_phi = M3::skew_mul(l, &arm, &f_phi[e]);
             if p.has_torque {
-                t_phi.add_assign(l, &p.t_phi[e]);
+                t_phi.add_assign(l, &t_phi_el[e]);
             }
             put_block(l, first, &mut a.r[1][1], &t_phi, s);
             if e == ef.point_end[side] {

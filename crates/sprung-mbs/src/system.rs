@@ -54,6 +54,10 @@ impl MechanicalSystem for MbsSystem {
         self.eval.linearise(t, r, v, lin);
     }
 
+    fn linearise_congruent(&mut self, t: f64, r: &[f64], v: &[f64], lin: &mut Linearisation) {
+        self.eval.linearise_congruent(t, r, v, lin);
+    }
+
     fn kinematics(&self, r: &[f64], v: &[f64], r_dot: &mut [f64]) {
         for i in 0..self.model().bodies.len() {
             r_dot[7 * i..7 * i + 3].copy_from_slice(&v[6 * i..6 * i + 3]);

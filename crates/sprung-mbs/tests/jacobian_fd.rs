@@ -175,3 +175,37 @@ fn portable_and_avx2_evaluations_agree_to_round_off() {
     assert!(worst <= 1e-12, "portable vs AVX2: {worst:e}");
     eprintln!("portable vs AVX2: largest relative difference {worst:e}");
 }
+
+#[test]
+fn congruence_form_expands_to_the_plain_jacobian() {
+    // `linearise_congruent` leaves J = D_r G D_c factored (sprung_solve::mech::congruence);
+    // expanded, it is the plain linearisation, which the test above checks against finite
+    // differences. Same operations in another order (the row and column transforms applied
+    // once to the sum instead of per block piece): round-off, 1e-12 of the largest entry as in
+    // the portable-vs-AVX2 comparison. The velocity scale 2 rad/s makes the orientation term of
+    // the ω columns and the gyroscopic terms ~1e-3 of the largest entries, far above it.
+    let model = model_from_toml(ALL_ELEMENTS);
+    let mut sys = MbsSystem::new(model.clone());
+    let mut rng = Rng(0x5eed_0fc0_4812_3456);
+    let mut plain = Linearisation::new(sys.n_r(), sys.pattern());
+    let mut cong = Linearisation::new(sys.n_r(), sys.pattern());
+    let mut worst = 0.0f64;
+    for _ in 0..4 {
+        let (r, v) = random_state(&sys, &mut rng, 2e-3, 0.3, 2.0);
+        sys.linearise(0.37, &r, &v, &mut plain);
+        assert!(!plain.congruent);
+        sys.linearise_congruent(0.37, &r, &v, &mut cong);
+        assert!(cong.congruent);
+        assert_eq!(plain.q, cong.q);
+        assert_eq!(plain.q_t, cong.q_t);
+        cong.expand();
+        for d in [
+            max_rel_diff(plain.j_v.values(), cong.j_v.values()),
+            max_rel_diff(plain.j_rk.values(), cong.j_rk.values()),
+        ] {
+            worst = worst.max(d);
+        }
+    }
+    assert!(worst <= 1e-12, "congruence form vs plain: {worst:e}");
+    eprintln!("congruence form vs plain: largest relative difference {worst:e}");
+}

@@ -6,6 +6,7 @@
 //! Only the products J_r K (an n_v × n_v matrix) and J_v are needed, both stored block-sparse.
 
 pub mod adaptive;
+pub mod congruence;
 pub mod explicit;
 pub mod rosenbrock;
 pub mod tableau;
@@ -14,6 +15,7 @@ use std::sync::Arc;
 
 use crate::block::{BlockMatrix, BlockPattern};
 
+pub use congruence::Congruence;
 pub use rosenbrock::{RosenbrockStepper, StepError};
 pub use tableau::Tableau;
 
@@ -22,10 +24,15 @@ pub use tableau::Tableau;
 pub struct Linearisation {
     /// q at the linearisation point.
     pub q: Vec<f64>,
-    /// J_v = ∂q/∂v.
+    /// J_v = ∂q/∂v, or G_v when `congruent`.
     pub j_v: BlockMatrix,
-    /// J_r K = (∂q/∂r) K(r).
+    /// J_r K = (∂q/∂r) K(r), or G_rK when `congruent`.
     pub j_rk: BlockMatrix,
+    /// Whether `j_v` and `j_rk` hold the congruence form G with J = D_r G D_c
+    /// ([`congruence`]); only [`MechanicalSystem::linearise_congruent`] sets it.
+    pub congruent: bool,
+    /// D_r and D_c of the congruence form (meaningful when `congruent`).
+    pub congruence: Congruence,
     /// J_u u̇: the explicit time derivative of q through the inputs.
     pub q_t: Vec<f64>,
     /// Position vector at the linearisation point (K_lin = K(r_lin)).
@@ -39,9 +46,20 @@ impl Linearisation {
         Self {
             q: vec![0.0; n_v],
             j_v: BlockMatrix::zeros(pattern.clone()),
+            congruent: false,
+            congruence: Congruence::new(pattern.n_blocks()),
             j_rk: BlockMatrix::zeros(pattern),
             q_t: vec![0.0; n_v],
             r: vec![0.0; n_r],
+        }
+    }
+
+    /// Turns a congruence-form linearisation into the plain J_v, J_r K (no-op if plain).
+    pub fn expand(&mut self) {
+        if self.congruent {
+            self.congruence.expand(&mut self.j_v);
+            self.congruence.expand(&mut self.j_rk);
+            self.congruent = false;
         }
     }
 }
@@ -58,6 +76,13 @@ pub trait MechanicalSystem {
     fn accelerations(&mut self, t: f64, r: &[f64], v: &[f64], q: &mut [f64]);
     /// q, J_v, J_r K and J_u u̇ at (t, r, v); also stores r into `lin.r`.
     fn linearise(&mut self, t: f64, r: &[f64], v: &[f64], lin: &mut Linearisation);
+    /// Like [`MechanicalSystem::linearise`], but the system may deliver the congruence form
+    /// (`lin.congruent`, [`congruence`]): cheaper to form, and all the fixed-step Rosenbrock
+    /// stepper needs. The default delivers the plain form.
+    fn linearise_congruent(&mut self, t: f64, r: &[f64], v: &[f64], lin: &mut Linearisation) {
+        self.linearise(t, r, v, lin);
+    }
+
     /// ṙ = K(r) v.
     fn kinematics(&self, r: &[f64], v: &[f64], r_dot: &mut [f64]);
     /// Left inverse of the kinematics matrix, w = L(r) Δr with L(r) K(r) = I: maps a position

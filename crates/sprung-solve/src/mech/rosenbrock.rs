@@ -87,6 +87,8 @@ pub(crate) struct StageWork {
     pub y: Vec<f64>,
     pub sv: Vec<f64>,
     pub sz: Vec<f64>,
+    /// D_c s_v (congruence-form linearisations only).
+    pub csv: Vec<f64>,
     pub tmp: Vec<f64>,
     /// Exact-kinematics stages only: u_i and s_r (position space), T s_v (velocity space).
     pub u: Vec<f64>,
@@ -109,6 +111,7 @@ impl StageWork {
             y: vec![0.0; n_v],
             sv: vec![0.0; n_v],
             sz: vec![0.0; n_v],
+            csv: vec![0.0; n_v],
             tmp: vec![0.0; n_v],
             u: vec![0.0; n_r],
             sr: vec![0.0; n_r],
@@ -118,10 +121,16 @@ impl StageWork {
     }
 }
 
-/// Forms the iteration matrix A = I − hγ J_v − (hγ)² J_r K of eq. 11 in place.
+/// Forms the iteration matrix A = I − hγ J_v − (hγ)² J_r K of eq. 11 in place, or for a
+/// congruence-form `lin` its congruent M − hγ G_v − (hγ)² G_rK ([`super::congruence`]).
 pub(crate) fn iteration_matrix(lin: &Linearisation, hg: f64, a: &mut BlockMatrix) {
-    lin.j_v
-        .combination_plus_identity_into(-hg, &lin.j_rk, -hg * hg, 1.0, a);
+    if lin.congruent {
+        lin.congruence
+            .iteration_matrix(&lin.j_v, -hg, &lin.j_rk, -hg * hg, a);
+    } else {
+        lin.j_v
+            .combination_plus_identity_into(-hg, &lin.j_rk, -hg * hg, 1.0, a);
+    }
 }
 
 /// Runs all stages of one step from (t, r, v) with step h. `fresh_q` is q(t, r, v) if the caller
@@ -236,13 +245,27 @@ pub(crate) fn stages<S: MechanicalSystem + ?Sized>(
         } else {
             rhs.copy_from_slice(q_i);
         }
-        let jv_term = if coupled {
-            Some((&lin.j_v, h, &w.sv[..]))
-        } else {
-            None
+        // Congruence form: D_r⁻¹ rhs = D_r⁻¹ (q + hγ_i q_t) + G_rK D_c tmp + h G_v D_c s_v, and
+        // the solution of the congruent system is D_c Δv_i.
+        let cg = lin.congruent.then_some(&lin.congruence);
+        if let Some(cg) = cg {
+            cg.apply_rows_inverse(rhs);
+            cg.apply_cols(&mut w.tmp);
+        }
+        let jv_term = match (coupled, cg) {
+            (false, _) => None,
+            (true, None) => Some((&lin.j_v, h, &w.sv[..])),
+            (true, Some(cg)) => {
+                w.csv.copy_from_slice(&w.sv);
+                cg.apply_cols(&mut w.csv);
+                Some((&lin.j_v, h, &w.csv[..]))
+            }
         };
         gemv_add(w.simd, &lin.j_rk, &w.tmp, jv_term, rhs);
         lu.solve_in_place(rhs);
+        if let Some(cg) = cg {
+            cg.apply_cols_inverse(rhs);
+        }
         stats.solves += 1;
         let dv_i = &dv_rest[0][..n_v];
         // Δr_i = K(r̃)ṽ + h K_lin (γ Δv_i + s_v); z_i = y + h (γ Δv_i + s_v), kept only if a
@@ -476,6 +499,9 @@ pub struct RosenbrockStepper {
     pub t0: f64,
     /// Re-linearise every this many steps (≥ 1).
     pub relinearise_every: u64,
+    /// Whether to ask the system for the congruence form of the linearisation
+    /// ([`super::congruence`]; default true).
+    pub congruent: bool,
     /// Work counters.
     pub stats: Stats,
     q0: Vec<f64>,
@@ -504,6 +530,7 @@ impl RosenbrockStepper {
             h,
             t0,
             relinearise_every: relinearise_every.max(1),
+            congruent: true,
             stats: Stats::default(),
             have_lin: false,
         }
@@ -530,7 +557,13 @@ impl RosenbrockStepper {
         let t = self.time(k);
         let relin = !self.have_lin || k.is_multiple_of(self.relinearise_every);
         if relin {
-            sys.linearise(t, r, v, &mut self.lin);
+            // Systems without a congruence form leave the flag cleared.
+            self.lin.congruent = false;
+            if self.congruent {
+                sys.linearise_congruent(t, r, v, &mut self.lin);
+            } else {
+                sys.linearise(t, r, v, &mut self.lin);
+            }
             self.stats.linearisations += 1;
             iteration_matrix(&self.lin, self.h * self.tab.gamma, &mut self.a);
             self.lu
