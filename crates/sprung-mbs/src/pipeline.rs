@@ -9,47 +9,31 @@
 //! markers' own perturbations (relative marker form, [`crate::element::Partials`]); `apply_element`
 //! chains them to the carrying bodies' global perturbations (δx, δφ; at fixed body-frame ω, so
 //! the global ω = R ω_body turns with δφ) and velocities (v, ω global).
-//! Assembly accumulates the partials of each body's global wrench per coupled body pair in 3 × 3
-//! blocks (`SlotAcc`, one per stored block of the pattern), then converts once per block:
-//! [`Evaluator::linearise`] maps columns to generalised coordinates (δφ = R δθ, ω = R ω_body) and
-//! rows through Newton–Euler (1/m and I⁻¹ Rᵀ), and finally adds the body's own terms
-//! (∂(Rᵀτ)/∂θ = \[Rᵀτ\]×, gyroscopic ∂(−ω × Iω)/∂ω). With quaternion coordinates the result is
-//! exactly J_r K (the quaternion kinematics' left inverse cancels), see [`crate::rotation`].
-//! [`Evaluator::linearise_congruent`] leaves both transforms to the solver (the congruence form
-//! J = D_r G D_c of [`sprung_solve::mech::congruence`]) and adds the own terms in global form.
+//! Assembly accumulates the partials G of each body's global wrench with respect to each coupled
+//! body's global perturbations straight into the stored 6 × 6 blocks of the pattern (in 3 × 3
+//! pieces; the first contribution to a block overwrites it, so there is no clearing pass), then
+//! adds each body's own terms in global form ([τ]× on δφ, gyroscopic [I_g ω]× − [ω]× I_g on ω).
+//! That is the congruence form J = D_r G D_c of [`sprung_solve::mech::congruence`], which
+//! [`Evaluator::linearise_congruent`] delivers as it is (the fixed-step stepper solves with it).
+//! [`Evaluator::linearise`] converts it in place: columns to generalised coordinates (δφ = R δθ,
+//! ω = R ω_body), rows through Newton–Euler (1/m and I⁻¹ Rᵀ). With quaternion coordinates the
+//! result is exactly J_r K (the quaternion kinematics' left inverse cancels), see
+//! [`crate::rotation`].
 
 use std::sync::Arc;
 
-use nalgebra::{Matrix3, Vector3};
+use nalgebra::Vector3;
 use sprung_solve::block::BlockMatrix;
 use sprung_solve::mech::{Congruence, Linearisation};
 
 use crate::compiled::{CompiledModel, ElementKind, ForceElement, InputKind};
 use crate::element::{ElementForce, Ends, Partials};
-use crate::kinematics::{BodyKin, MarkerKin, skew_mul};
+use crate::kinematics::{BodyKin, MarkerKin};
 #[cfg(target_arch = "x86_64")]
 use crate::m3::Avx2;
 use crate::m3::{Lanes, M3, Portable};
 use crate::pack::ElementPacks;
-use crate::rotation::skew;
 use crate::{bushing, p2p};
-
-/// Accumulated partials of one body's global wrench (force; torque about the centre of mass) with
-/// respect to one coupled body's perturbations, in 3 × 3 blocks: `r[row][col]` with rows
-/// (force, torque) and columns (δx, δφ at fixed body-frame ω); `v[row][col]` with columns (v, ω),
-/// all global.
-#[derive(Debug, Clone, Copy)]
-struct SlotAcc {
-    r: [[M3; 2]; 2],
-    v: [[M3; 2]; 2],
-}
-
-impl SlotAcc {
-    const ZERO: Self = Self {
-        r: [[M3::ZERO; 2]; 2],
-        v: [[M3::ZERO; 2]; 2],
-    };
-}
 
 /// Workspace and entry point of the pipeline; all storage is allocated in [`Evaluator::new`].
 #[derive(Debug, Clone)]
@@ -66,6 +50,10 @@ pub struct Evaluator {
     force: Vec<Vector3<f64>>,
     /// 1 / mass per body (no division in the hot path).
     inv_mass: Vec<f64>,
+    /// Body-frame inertia tensor and its inverse per body.
+    inertia: Vec<(M3, M3)>,
+    /// Slot of each body's diagonal block.
+    diagonal_slots: Vec<usize>,
     torque: Vec<Vector3<f64>>,
     /// Block slots per element: slot[c][e] for (I/J side c, I/J side e).
     slots: Vec<[[Option<usize>; 2]; 2]>,
@@ -77,8 +65,9 @@ pub struct Evaluator {
     /// J_u, column-major: column k (input k) = ∂q/∂u_k.
     pub j_u: Vec<f64>,
     scratch: ElementForce,
-    /// Wrench partials per stored block of the pattern (global form, before `finish_partials`).
-    acc: Vec<SlotAcc>,
+    /// Diagonal block slots of bodies no element or input acts on: nothing overwrites them
+    /// during assembly, so the linearisation zeroes them before adding the own terms.
+    unclaimed_diagonals: Vec<usize>,
     /// Bushings and point-to-point elements grouped four to a pack for the q-only path
     /// ([`crate::pack`]).
     packs: ElementPacks,
@@ -113,7 +102,7 @@ impl Evaluator {
                 s
             })
             .collect::<Vec<_>>();
-        let (first, input_slots) = first_contributions(&model, &slots);
+        let firsts = first_contributions(&model, &slots);
         Self {
             bodies: vec![BodyKin::default(); nb],
             elements: vec![ElementForce::default(); model.elements.len()],
@@ -121,13 +110,21 @@ impl Evaluator {
             u_dot: vec![0.0; model.inputs.len()],
             force: vec![Vector3::zeros(); nb],
             inv_mass: model.bodies.iter().map(|b| 1.0 / b.mass).collect(),
+            inertia: model
+                .bodies
+                .iter()
+                .map(|b| (M3::from_matrix(&b.inertia), M3::from_matrix(&b.inertia_inv)))
+                .collect(),
+            diagonal_slots: (0..nb)
+                .map(|c| p.slot(c, c).expect("every diagonal block is stored"))
+                .collect(),
             torque: vec![Vector3::zeros(); nb],
             slots,
-            first,
-            input_slots,
+            first: firsts.elements,
+            input_slots: firsts.inputs,
             j_u: vec![0.0; 6 * nb * model.inputs.len()],
             scratch: ElementForce::default(),
-            acc: vec![SlotAcc::ZERO; p.n_stored()],
+            unclaimed_diagonals: firsts.unclaimed,
             packs: ElementPacks::new(&model),
             use_packs: true,
             #[cfg(target_arch = "x86_64")]
@@ -171,14 +168,14 @@ impl Evaluator {
             unsafe { self.accelerations_avx2(avx, t, r, v, q) };
             return;
         }
-        self.forces(Portable, t, r, v, false);
+        self.forces(Portable, t, r, v, None);
         self.newton_euler(q);
     }
 
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2,fma")]
     fn accelerations_avx2(&mut self, avx: Avx2, t: f64, r: &[f64], v: &[f64], q: &mut [f64]) {
-        self.forces(avx, t, r, v, false);
+        self.forces(avx, t, r, v, None);
         self.newton_euler(q);
     }
 
@@ -268,14 +265,23 @@ impl Evaluator {
         congruent: bool,
     ) {
         lin.r.copy_from_slice(r);
-        // Every block of `self.acc` is overwritten by its first contribution (`first`); blocks
-        // nothing contributes to keep the zeros of `new`.
-        self.forces(l, t, r, v, true);
+        // Every stored block but the unclaimed diagonals is overwritten by its first
+        // contribution (`first`): G_rK and G_v, accumulated in place.
+        for &s in &self.unclaimed_diagonals {
+            lin.j_rk.block_mut(s).fill(0.0);
+            lin.j_v.block_mut(s).fill(0.0);
+        }
+        self.forces(
+            l,
+            t,
+            r,
+            v,
+            Some((lin.j_rk.values_mut(), lin.j_v.values_mut())),
+        );
         self.newton_euler(&mut lin.q);
-        if congruent {
-            self.finish_congruent(l, &mut lin.j_rk, &mut lin.j_v);
-            self.congruence_factors(&mut lin.congruence);
-        } else {
+        let cg = congruent.then_some(&mut lin.congruence);
+        self.add_own_terms(l, &mut lin.j_rk, &mut lin.j_v, cg);
+        if !congruent {
             self.finish_partials(l, &mut lin.j_rk, &mut lin.j_v);
         }
         lin.congruent = congruent;
@@ -292,9 +298,18 @@ impl Evaluator {
     }
 
     /// Kinematics, element forces and body wrenches (global, about each centre of mass); with
-    /// `want`, the global wrench partials are accumulated per block into `self.acc`.
+    /// `acc` (the values of G_rK and G_v), the partials of the global wrenches with respect to
+    /// the global perturbations (module docs) are accumulated in place per block.
     #[inline(always)]
-    fn forces<L: Lanes>(&mut self, l: L, t: f64, r: &[f64], v: &[f64], want: bool) {
+    fn forces<L: Lanes>(
+        &mut self,
+        l: L,
+        t: f64,
+        r: &[f64],
+        v: &[f64],
+        mut acc: Option<(&mut [f64], &mut [f64])>,
+    ) {
+        let want = acc.is_some();
         let model = self.model.clone();
         crate::kinematics::body_kinematics(&model, r, v, &mut self.bodies);
         for (i, b) in model.bodies.iter().enumerate() {
@@ -322,7 +337,6 @@ impl Evaluator {
             let k = if packed { self.packs.unpacked()[i] } else { i };
             let el = &model.elements[k];
             let ends = evaluate_element(l, &model, el, &self.bodies, want, &mut self.elements[k]);
-            let acc = if want { Some(&mut self.acc[..]) } else { None };
             apply_element(
                 l,
                 &mut self.force,
@@ -330,7 +344,7 @@ impl Evaluator {
                 &self.bodies,
                 &ends,
                 &self.elements[k],
-                acc,
+                reborrow(&mut acc),
                 &self.slots[k],
                 &self.first[k],
             );
@@ -374,7 +388,6 @@ impl Evaluator {
             ground.body = None;
             let (slot, first) =
                 self.input_slots[k].expect("the diagonal block of a body is stored");
-            let acc = if want { Some(&mut self.acc[..]) } else { None };
             apply_element(
                 l,
                 &mut self.force,
@@ -382,7 +395,7 @@ impl Evaluator {
                 &self.bodies,
                 &[m, ground],
                 &self.scratch,
-                acc,
+                reborrow(&mut acc),
                 &[[Some(slot), None], [None, None]],
                 &[[first, false], [false, false]],
             );
@@ -403,99 +416,64 @@ impl Evaluator {
         }
     }
 
-    /// Converts the accumulated global wrench partials into J_r K and J_v (see module docs), block
-    /// by block in 3 × 3 pieces: columns φ → θ and ω → ω_body (δφ = R_e δθ, ω = R_e ω_body), rows
-    /// through Newton–Euler (1/m, I⁻¹ R_cᵀ).
+    /// Converts G_rK and G_v (global wrench partials, own terms included) in place into J_r K
+    /// and J_v (see module docs), block by block in 3 × 3 pieces: columns φ → θ and ω → ω_body
+    /// (δφ = R_e δθ, ω = R_e ω_body), rows through Newton–Euler (1/m, I⁻¹ R_cᵀ).
     #[inline(always)]
     fn finish_partials<L: Lanes>(&self, l: L, j_rk: &mut BlockMatrix, j_v: &mut BlockMatrix) {
         let pattern = &self.model.pattern;
         for c in 0..pattern.n_blocks() {
-            let body = &self.model.bodies[c];
+            let inv_m = self.inv_mass[c];
+            let n = self.inertia[c]
+                .1
+                .mul(l, &self.bodies[c].rot_rows.transpose());
+            for s in pattern.row_ptr()[c]..pattern.row_ptr()[c + 1] {
+                let rot_e = &self.bodies[pattern.col_idx()[s]].rot_rows;
+                for g in [&mut *j_rk, &mut *j_v] {
+                    let blk: &mut [f64; 36] = g.block_mut(s).try_into().expect("6 x 6 block");
+                    let x = M3::load_piece(l, blk, 0, 0);
+                    let phi = M3::load_piece(l, blk, 0, 1);
+                    let t_x = M3::load_piece(l, blk, 1, 0);
+                    let t_phi = M3::load_piece(l, blk, 1, 1);
+                    x.put_piece(l, blk, 0, 0, inv_m, true);
+                    phi.mul(l, rot_e).put_piece(l, blk, 0, 1, inv_m, true);
+                    n.mul(l, &t_x).put_piece(l, blk, 1, 0, 1.0, true);
+                    n.mul(l, &t_phi.mul(l, rot_e))
+                        .put_piece(l, blk, 1, 1, 1.0, true);
+                }
+            }
+        }
+    }
+
+    /// Adds each body's own partials to its diagonal block of G, in global form: [τ]× on δφ
+    /// (∂(Rᵀτ)/∂θ = [Rᵀτ]× seen through D_r and D_c) and the gyroscopic
+    /// ∂(−ω × I_g ω)/∂ω = [I_g ω]× − [ω]× I_g on ω (I_g = R I Rᵀ). With `cg`, also stores the
+    /// factors D_r and D_c of the congruence form per body: m, R I, I⁻¹ Rᵀ and R.
+    #[inline(always)]
+    fn add_own_terms<L: Lanes>(
+        &self,
+        l: L,
+        g_rk: &mut BlockMatrix,
+        g_v: &mut BlockMatrix,
+        mut cg: Option<&mut Congruence>,
+    ) {
+        for (c, &s) in self.diagonal_slots.iter().enumerate() {
             let kc = &self.bodies[c];
-            let inv_m = 1.0 / body.mass;
-            let n = M3::from_matrix(&(body.inertia_inv * kc.rot.transpose()));
-            for s in pattern.row_ptr()[c]..pattern.row_ptr()[c + 1] {
-                let e = pattern.col_idx()[s];
-                let ke = &self.bodies[e];
-                let rot_e = &ke.rot_rows;
-                let a = &self.acc[s];
-                let (f_phi, f_w) = (a.r[0][1].mul(l, rot_e), a.v[0][1].mul(l, rot_e));
-                let (t_phi, t_w) = (a.r[1][1].mul(l, rot_e), a.v[1][1].mul(l, rot_e));
-                let (mut t_phi, mut t_w) = (n.mul(l, &t_phi), n.mul(l, &t_w));
-                if e == c {
-                    // The body's own terms: ∂(Rᵀτ)/∂θ = [Rᵀτ]×, gyroscopic ∂(−ω × Iω)/∂ω.
-                    let tb = kc.rot.transpose() * self.torque[c];
-                    let w = kc.w_body;
-                    let iw = body.inertia * w;
-                    let own_phi = body.inertia_inv * skew(&tb);
-                    let own_w = body.inertia_inv * (skew(&iw) - skew_mul(&w, &body.inertia));
-                    t_phi.add_assign(l, &M3::from_matrix(&own_phi));
-                    t_w.add_assign(l, &M3::from_matrix(&own_w));
-                }
-                let out_r: &mut [f64; 36] = j_rk.block_mut(s).try_into().expect("6 x 6 block");
-                store_block(
-                    out_r,
-                    [
-                        [&a.r[0][0].scale(l, inv_m), &f_phi.scale(l, inv_m)],
-                        [&n.mul(l, &a.r[1][0]), &t_phi],
-                    ],
-                );
-                let out_v: &mut [f64; 36] = j_v.block_mut(s).try_into().expect("6 x 6 block");
-                store_block(
-                    out_v,
-                    [
-                        [&a.v[0][0].scale(l, inv_m), &f_w.scale(l, inv_m)],
-                        [&n.mul(l, &a.v[1][0]), &t_w],
-                    ],
-                );
+            let (inertia, inertia_inv) = &self.inertia[c];
+            let rot_t = kc.rot_rows.transpose();
+            let ri = kc.rot_rows.mul(l, inertia);
+            let i_g = ri.mul(l, &rot_t);
+            let own_w = M3::skew(&i_g.mul_vec(&kc.w)).sub(l, &M3::skew_mul(l, &kc.w, &i_g));
+            let blk: &mut [f64; 36] = g_rk.block_mut(s).try_into().expect("6 x 6 block");
+            M3::skew(&self.torque[c]).put_piece(l, blk, 1, 1, 1.0, false);
+            let blk: &mut [f64; 36] = g_v.block_mut(s).try_into().expect("6 x 6 block");
+            own_w.put_piece(l, blk, 1, 1, 1.0, false);
+            if let Some(cg) = cg.as_deref_mut() {
+                cg.mass[c] = self.model.bodies[c].mass;
+                cg.rot_rows_inv[c] = ri.to_row_major();
+                cg.rot_rows[c] = inertia_inv.mul(l, &rot_t).to_row_major();
+                cg.rot_cols[c] = kc.rot_rows.to_row_major();
             }
-        }
-    }
-
-    /// The congruence form of [`Self::finish_partials`]: G_rK and G_v stay global (no row or
-    /// column transform); only the body's own terms are added to the diagonal block, in global
-    /// form: [τ]× on the δφ column and the gyroscopic [I_g ω]× − [ω]× I_g (I_g = R I Rᵀ) on
-    /// the ω column. D_r G D_c equals [`Self::finish_partials`] in exact arithmetic.
-    #[inline(always)]
-    fn finish_congruent<L: Lanes>(&self, l: L, g_rk: &mut BlockMatrix, g_v: &mut BlockMatrix) {
-        let pattern = &self.model.pattern;
-        for c in 0..pattern.n_blocks() {
-            for s in pattern.row_ptr()[c]..pattern.row_ptr()[c + 1] {
-                let e = pattern.col_idx()[s];
-                let a = &self.acc[s];
-                let (mut t_phi, mut t_w) = (a.r[1][1], a.v[1][1]);
-                if e == c {
-                    let (own_phi, own_w) = self.own_terms_global(c);
-                    t_phi.add_assign(l, &own_phi);
-                    t_w.add_assign(l, &own_w);
-                }
-                let out_r: &mut [f64; 36] = g_rk.block_mut(s).try_into().expect("6 x 6 block");
-                store_block(out_r, [[&a.r[0][0], &a.r[0][1]], [&a.r[1][0], &t_phi]]);
-                let out_v: &mut [f64; 36] = g_v.block_mut(s).try_into().expect("6 x 6 block");
-                store_block(out_v, [[&a.v[0][0], &a.v[0][1]], [&a.v[1][0], &t_w]]);
-            }
-        }
-    }
-
-    /// The body's own partials in global form: [τ]× on δφ (the torque turns with the body in
-    /// Rᵀτ) and the gyroscopic ∂(−ω × I_g ω)/∂ω = [I_g ω]× − [ω]× I_g on ω.
-    #[inline(always)]
-    fn own_terms_global(&self, c: usize) -> (M3, M3) {
-        let kc = &self.bodies[c];
-        let i_g = kc.rot * self.model.bodies[c].inertia * kc.rot.transpose();
-        let own_w = skew(&(i_g * kc.w)) - skew_mul(&kc.w, &i_g);
-        (M3::skew(&self.torque[c]), M3::from_matrix(&own_w))
-    }
-
-    /// D_r and D_c of the congruence form per body: m, R I, I⁻¹ Rᵀ and R.
-    #[inline(always)]
-    fn congruence_factors(&self, cg: &mut Congruence) {
-        for (k, body) in self.model.bodies.iter().enumerate() {
-            let rot = &self.bodies[k].rot;
-            cg.mass[k] = body.mass;
-            cg.rot_rows_inv[k] = row_major(&(rot * body.inertia));
-            cg.rot_rows[k] = row_major(&(body.inertia_inv * rot.transpose()));
-            cg.rot_cols[k] = row_major(rot);
         }
     }
 
@@ -571,13 +549,23 @@ fn evaluate_element<L: Lanes>(
 /// Per (side, end) of an element: whether it is its block's first contribution.
 type FirstFlags = [[bool; 2]; 2];
 
-/// Marks, for the fixed evaluation order (elements with their (side, end) pairs, then inputs),
-/// which contribution comes first to each block: `(per element, per input)`. Blocks nothing
-/// contributes to are never written and keep the zeros they start with.
+/// Which contribution comes first to each block in the fixed evaluation order (elements with
+/// their (side, end) pairs, then inputs).
+struct FirstContributions {
+    /// Per element.
+    elements: Vec<FirstFlags>,
+    /// Per input: its body's diagonal slot and whether it comes first there.
+    inputs: Vec<Option<(usize, bool)>>,
+    /// Diagonal slots nothing contributes to (off-diagonal blocks exist only where an element
+    /// couples two bodies).
+    unclaimed: Vec<usize>,
+}
+
+/// Marks the first contribution to each block (see [`FirstContributions`]).
 fn first_contributions(
     model: &CompiledModel,
     slots: &[[[Option<usize>; 2]; 2]],
-) -> (Vec<FirstFlags>, Vec<Option<(usize, bool)>>) {
+) -> FirstContributions {
     let mut seen = vec![false; model.pattern.n_stored()];
     let mut claim = |slot: usize| !std::mem::replace(&mut seen[slot], true);
     let first = slots
@@ -603,39 +591,25 @@ fn first_contributions(
             Some((slot, claim(slot)))
         })
         .collect();
-    (first, inputs)
+    let unclaimed = (0..model.bodies.len())
+        .filter_map(|c| model.pattern.slot(c, c))
+        .filter(|&s| !seen[s])
+        .collect();
+    FirstContributions {
+        elements: first,
+        inputs,
+        unclaimed,
+    }
 }
 
-/// A 3 × 3 matrix as nine row-major entries.
+/// Reborrows the optional partial accumulators for one call.
 #[inline(always)]
-fn row_major(m: &Matrix3<f64>) -> [f64; 9] {
-    let mut out = [0.0; 9];
-    out.copy_from_slice(m.transpose().as_slice());
-    out
-}
-
-/// `dst = k x` for the first contribution to a block, else `dst += k x` (a plain function, not a
-/// closure: closures do not inherit the AVX2 target features, and one that is not inlined calls
-/// every intrinsic out of line — measured 6× slower).
-#[inline(always)]
-fn put_block<L: Lanes>(l: L, first: bool, dst: &mut M3, x: &M3, k: f64) {
-    *dst = if first {
-        x.scale(l, k)
-    } else {
-        dst.add_scaled(l, x, k)
-    };
-}
-
-/// Stores the four 3 × 3 pieces [[a, b], [c, d]] of a row-major 6 × 6 block row by row: the
-/// padded left row first (its fourth lane lands where the right row goes next), then the right row.
-#[inline(always)]
-fn store_block(out: &mut [f64; 36], pieces: [[&M3; 2]; 2]) {
-    for (half, [left, right]) in pieces.iter().enumerate() {
-        for r in 0..3 {
-            let row = &mut out[(3 * half + r) * 6..(3 * half + r) * 6 + 6];
-            row[..4].copy_from_slice(&left.r[r]);
-            row[3..].copy_from_slice(&right.r[r][..3]);
-        }
+fn reborrow<'a>(
+    acc: &'a mut Option<(&mut [f64], &mut [f64])>,
+) -> Option<(&'a mut [f64], &'a mut [f64])> {
+    match acc {
+        Some((g_rk, g_v)) => Some((&mut **g_rk, &mut **g_v)),
+        None => None,
     }
 }
 
@@ -661,7 +635,7 @@ fn apply_element<L: Lanes>(
     bodies: &[BodyKin],
     ends: &Ends,
     ef: &ElementForce,
-    acc: Option<&mut [SlotAcc]>,
+    acc: Option<(&mut [f64], &mut [f64])>,
     slots: &[[Option<usize>; 2]; 2],
     first: &FirstFlags,
 ) {
@@ -674,7 +648,7 @@ fn apply_element<L: Lanes>(
             torque[c] += arm.cross(&f) + SIGN[side] * ef.torque;
         }
     }
-    let Some(acc) = acc else { return };
+    let Some((g_rk, g_v_all)) = acc else { return };
     let p = &ef.partials;
     // Force partials with respect to each end's body rotation and angular velocity.
     // δφ columns at fixed body-frame ω (module docs): the marker-velocity term F_v W_e and the
@@ -706,7 +680,7 @@ fn apply_element<L: Lanes>(
         let arm = ef.point[side] - bodies[c].x;
         let f_x = M3::skew(&f);
         let g_p = M3::skew_mul(l, &arm, &p.f_p);
-        let g_v = if p.has_f_v {
+        let arm_f_v = if p.has_f_v {
             M3::skew_mul(l, &arm, &p.f_v)
         } else {
             M3::ZERO
@@ -714,38 +688,53 @@ fn apply_element<L: Lanes>(
         for e in 0..2 {
             let Some(slot) = slots[side][e] else { continue };
             let ss = s * SIGN[e];
-            let a = &mut acc[slot];
+            let g_r: &mut [f64; 36] = (&mut g_rk[36 * slot..36 * slot + 36])
+                .try_into()
+                .expect("6 x 6 block");
             // The first contribution to a block in the (fixed) evaluation order overwrites the
             // previous linearisation's value (no clearing pass); later ones add, fused.
             let first = first[side][e];
-            put_block(l, first, &mut a.r[0][0], &p.f_p, ss);
-            put_block(l, first, &mut a.r[0][1], &f_phi[e], s);
-            put_block(l, first, &mut a.r[1][0], &g_p, ss);
+            p.f_p.put_piece(l, g_r, 0, 0, ss, first);
+            f_phi[e].put_piece(l, g_r, 0, 1, s, first);
+            // −[f]× δp_e with δp_e = δx_e − [a_e]× δφ_e for the end carrying the point, and
+            // +[f]× δx_c (the arm a_c = point − x_c shortens with the body's own δx): they cancel
+            // on the δx column when both ends are the same.
+            let point_end = e == ef.point_end[side];
+            match (point_end, e == side) {
+                (true, false) => g_p
+                    .scale(l, ss)
+                    .sub(l, &f_x)
+                    .put_piece(l, g_r, 1, 0, 1.0, first),
+                (false, true) => g_p
+                    .scale(l, ss)
+                    .add(l, &f_x)
+                    .put_piece(l, g_r, 1, 0, 1.0, first),
+                _ => g_p.put_piece(l, g_r, 1, 0, ss, first),
+            }
             let mut t_phi = M3::skew_mul(l, &arm, &f_phi[e]);
             if p.has_torque {
                 t_phi.add_assign(l, &t_phi_el[e]);
             }
-            put_block(l, first, &mut a.r[1][1], &t_phi, s);
-            if e == ef.point_end[side] {
-                // −[f]× δp_e with δp_e = δx_e − [a_e]× δφ_e
-                a.r[1][0] = a.r[1][0].sub(l, &f_x);
-                a.r[1][1].add_assign(l, &f_x.mul_skew(l, &ends[e].arm));
+            if point_end {
+                let t_phi = t_phi.scale(l, s).add(l, &f_x.mul_skew(l, &ends[e].arm));
+                t_phi.put_piece(l, g_r, 1, 1, 1.0, first);
+            } else {
+                t_phi.put_piece(l, g_r, 1, 1, s, first);
             }
-            if e == side {
-                // +[f]× δx_c: the arm a_c = point − x_c shortens with the body's own δx.
-                a.r[1][0].add_assign(l, &f_x);
-            }
+            let g_v: &mut [f64; 36] = (&mut g_v_all[36 * slot..36 * slot + 36])
+                .try_into()
+                .expect("6 x 6 block");
             if p.has_f_v || p.has_torque {
                 let mut t_w = M3::skew_mul(l, &arm, &f_w[e]);
                 if p.has_torque {
                     t_w.add_assign(l, &p.t_w.scale(l, SIGN[e]));
                 }
-                put_block(l, first, &mut a.v[0][0], &p.f_v, ss);
-                put_block(l, first, &mut a.v[0][1], &f_w[e], s);
-                put_block(l, first, &mut a.v[1][0], &g_v, ss);
-                put_block(l, first, &mut a.v[1][1], &t_w, s);
+                p.f_v.put_piece(l, g_v, 0, 0, ss, first);
+                f_w[e].put_piece(l, g_v, 0, 1, s, first);
+                arm_f_v.put_piece(l, g_v, 1, 0, ss, first);
+                t_w.put_piece(l, g_v, 1, 1, s, first);
             } else if first {
-                a.v = [[M3::ZERO; 2]; 2];
+                g_v.fill(0.0);
             }
         }
     }

@@ -209,3 +209,48 @@ fn congruence_form_expands_to_the_plain_jacobian() {
     assert!(worst <= 1e-12, "congruence form vs plain: {worst:e}");
     eprintln!("congruence form vs plain: largest relative difference {worst:e}");
 }
+
+#[test]
+fn linearisation_overwrites_every_block_of_a_reused_workspace() {
+    // The partials are accumulated in place, each block overwritten by its first contribution
+    // (no clearing pass). A workspace full of NaN from elsewhere must come out exactly as a fresh
+    // one, including the diagonal block of a body no element acts on (a free spinning body: only
+    // its gyroscopic own terms), in both forms.
+    let src = format!(
+        "{ALL_ELEMENTS}\n[[bodies]]\nname = \"free\"\nmass = 1.5\nposition = [1.0, 1.0, 1.0]\n\
+         inertia = {{ principal = [0.1, 0.2, 0.3] }}\nangular_velocity = [3.0, 1.0, -2.0]\n"
+    );
+    let model = model_from_toml(&src);
+    let mut sys = MbsSystem::new(model.clone());
+    let mut rng = Rng(0x0dd_ba11_c0ff_ee00);
+    let (r, v) = random_state(&sys, &mut rng, 2e-3, 0.05, 0.3);
+    for congruent in [false, true] {
+        let mut fresh = Linearisation::new(sys.n_r(), sys.pattern());
+        let mut reused = Linearisation::new(sys.n_r(), sys.pattern());
+        reused.j_v.values_mut().fill(f64::NAN);
+        reused.j_rk.values_mut().fill(f64::NAN);
+        for lin in [&mut fresh, &mut reused] {
+            if congruent {
+                sys.linearise_congruent(0.37, &r, &v, lin);
+            } else {
+                sys.linearise(0.37, &r, &v, lin);
+            }
+        }
+        assert_eq!(
+            fresh.j_v.values(),
+            reused.j_v.values(),
+            "J_v, congruent {congruent}"
+        );
+        assert_eq!(
+            fresh.j_rk.values(),
+            reused.j_rk.values(),
+            "J_rK, congruent {congruent}"
+        );
+        let free = model.bodies.len() - 1;
+        let s = sys.pattern().slot(free, free).unwrap();
+        assert!(
+            fresh.j_v.block(s).iter().any(|x| *x != 0.0),
+            "gyroscopic terms of the free body"
+        );
+    }
+}
