@@ -12,7 +12,7 @@
 //! Assembly accumulates the partials G of each body's global wrench with respect to each coupled
 //! body's global perturbations straight into the stored 6 × 6 blocks of the pattern (in 3 × 3
 //! pieces; the first contribution to a block overwrites it, so there is no clearing pass), then
-//! adds each body's own terms in global form ([τ]× on δφ, gyroscopic [I_g ω]× − [ω]× I_g on ω).
+//! adds each body's own terms in global form (\[τ\]× on δφ, gyroscopic \[I_g ω\]× − \[ω\]× I_g on ω).
 //! That is the congruence form J = D_r G D_c of [`sprung_solve::mech::congruence`], which
 //! [`Evaluator::linearise_congruent`] delivers as it is (the fixed-step stepper solves with it).
 //! [`Evaluator::linearise`] converts it in place: columns to generalised coordinates (δφ = R δθ,
