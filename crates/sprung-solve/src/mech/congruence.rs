@@ -55,28 +55,31 @@ impl Congruence {
     /// x ← D_r⁻¹ x.
     #[inline]
     pub fn apply_rows_inverse(&self, x: &mut [f64]) {
-        for (k, xk) in x.chunks_exact_mut(6).enumerate() {
-            let m = self.mass[k];
+        let blocks = x
+            .chunks_exact_mut(6)
+            .zip(&self.mass)
+            .zip(&self.rot_rows_inv);
+        for ((xk, m), p) in blocks {
             for t in &mut xk[..3] {
                 *t *= m;
             }
-            mat_vec_in_place(&self.rot_rows_inv[k], false, &mut xk[3..]);
+            mat_vec_in_place(p, false, &mut xk[3..]);
         }
     }
 
     /// x ← D_c x.
     #[inline]
     pub fn apply_cols(&self, x: &mut [f64]) {
-        for (k, xk) in x.chunks_exact_mut(6).enumerate() {
-            mat_vec_in_place(&self.rot_cols[k], false, &mut xk[3..]);
+        for (xk, r) in x.chunks_exact_mut(6).zip(&self.rot_cols) {
+            mat_vec_in_place(r, false, &mut xk[3..]);
         }
     }
 
     /// x ← D_c⁻¹ x (R_kᵀ on the rotational part).
     #[inline]
     pub fn apply_cols_inverse(&self, x: &mut [f64]) {
-        for (k, xk) in x.chunks_exact_mut(6).enumerate() {
-            mat_vec_in_place(&self.rot_cols[k], true, &mut xk[3..]);
+        for (xk, r) in x.chunks_exact_mut(6).zip(&self.rot_cols) {
+            mat_vec_in_place(r, true, &mut xk[3..]);
         }
     }
 
@@ -156,8 +159,9 @@ impl Congruence {
 /// x ← a x (or aᵀ x with `transpose`) for a row-major 3 × 3 `a` and a 3-vector x.
 #[inline(always)]
 fn mat_vec_in_place(a: &Mat3, transpose: bool, x: &mut [f64]) {
+    let x: &mut [f64; 3] = x.try_into().expect("three entries");
     let (x0, x1, x2) = (x[0], x[1], x[2]);
-    for (i, out) in x.iter_mut().enumerate().take(3) {
+    for (i, out) in x.iter_mut().enumerate() {
         let (a0, a1, a2) = if transpose {
             (a[i], a[3 + i], a[6 + i])
         } else {
