@@ -83,6 +83,11 @@ fn bench(c: &mut Criterion) {
         g.bench_function("pipeline/linearise", |b| {
             b.iter(|| sys.linearise(black_box(t), black_box(&r), &v, &mut lin))
         });
+        // The congruence form J = D_r G D_c the fixed-step stepper uses.
+        let mut lin_c = lin.clone();
+        g.bench_function("pipeline/linearise_congruent", |b| {
+            b.iter(|| sys.linearise_congruent(black_box(t), black_box(&r), &v, &mut lin_c))
+        });
 
         let hg = H * Tableau::lsrt2().gamma;
         let mut a = BlockMatrix::zeros(sys.pattern());
@@ -96,6 +101,16 @@ fn bench(c: &mut Criterion) {
                 lin.j_v
                     .combination_plus_identity_into(-hg, &lin.j_rk, -hg * hg, 1.0, &mut a);
                 black_box(&a);
+            })
+        });
+        // As the stepper forms it from the congruence form: M − hγ G_v − (hγ)² G_rK.
+        let mut a_c = a.clone();
+        g.bench_function("assembly/iteration_matrix_congruent", |b| {
+            b.iter(|| {
+                lin_c
+                    .congruence
+                    .iteration_matrix(&lin_c.j_v, -hg, &lin_c.j_rk, -hg * hg, &mut a_c);
+                black_box(&a_c);
             })
         });
 

@@ -448,7 +448,8 @@ impl Evaluator {
     /// Adds each body's own partials to its diagonal block of G, in global form: [τ]× on δφ
     /// (∂(Rᵀτ)/∂θ = [Rᵀτ]× seen through D_r and D_c) and the gyroscopic
     /// ∂(−ω × I_g ω)/∂ω = [I_g ω]× − [ω]× I_g on ω (I_g = R I Rᵀ). With `cg`, also stores the
-    /// factors D_r and D_c of the congruence form per body: m, R I, I⁻¹ Rᵀ and R.
+    /// factors D_r and D_c of the congruence form per body: m, R I, I⁻¹ Rᵀ and R, and the
+    /// rotational block R I Rᵀ of M = D_r⁻¹ D_c⁻¹.
     #[inline(always)]
     fn add_own_terms<L: Lanes>(
         &self,
@@ -471,6 +472,7 @@ impl Evaluator {
             if let Some(cg) = cg.as_deref_mut() {
                 cg.mass[c] = self.model.bodies[c].mass;
                 cg.rot_rows_inv[c] = ri.to_row_major();
+                cg.mass_rot[c] = i_g.to_row_major();
                 cg.rot_rows[c] = inertia_inv.mul(l, &rot_t).to_row_major();
                 cg.rot_cols[c] = kc.rot_rows.to_row_major();
             }

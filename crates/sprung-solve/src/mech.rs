@@ -47,7 +47,7 @@ impl Linearisation {
             q: vec![0.0; n_v],
             j_v: BlockMatrix::zeros(pattern.clone()),
             congruent: false,
-            congruence: Congruence::new(pattern.n_blocks()),
+            congruence: Congruence::new(&pattern),
             j_rk: BlockMatrix::zeros(pattern),
             q_t: vec![0.0; n_v],
             r: vec![0.0; n_r],

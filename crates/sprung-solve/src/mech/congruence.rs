@@ -15,9 +15,11 @@
 //! one 3 × 3 product per body, against two per stored block for forming J.
 //!
 //! Per 6 × 6 block k: D_r⁻¹ = diag(m_k I₃, P_k) and D_c = diag(I₃, R_k) with R_k orthogonal
-//! (D_c⁻¹ = diag(I₃, R_kᵀ)); D_r = diag(I₃/m_k, P_k⁻¹) is stored as well, for [`Congruence::expand`].
+//! (D_c⁻¹ = diag(I₃, R_kᵀ)); D_r = diag(I₃/m_k, P_k⁻¹) is stored as well, for [`Congruence::expand`],
+//! and so is the rotational block P_k R_kᵀ of M (for a body its inertia tensor in global axes,
+//! which the system has at hand), so that forming the iteration matrix costs no 3 × 3 products.
 
-use crate::block::BlockMatrix;
+use crate::block::{BlockMatrix, BlockPattern};
 
 /// Row-major 3 × 3 matrix.
 pub type Mat3 = [f64; 9];
@@ -33,17 +35,27 @@ pub struct Congruence {
     pub rot_rows: Vec<Mat3>,
     /// R_k, orthogonal: the rotational part of D_c (the body's rotation matrix).
     pub rot_cols: Vec<Mat3>,
+    /// P_k R_kᵀ: the rotational block of M = D_r⁻¹ D_c⁻¹ (R I Rᵀ, the global inertia tensor);
+    /// the system must keep it consistent with `rot_rows_inv` and `rot_cols`.
+    pub mass_rot: Vec<Mat3>,
+    /// Slot of each diagonal block in the pattern.
+    diagonal_slots: Vec<usize>,
 }
 
 impl Congruence {
-    /// Identity factors for `n_blocks` blocks of size 6.
-    pub fn new(n_blocks: usize) -> Self {
+    /// Identity factors for the blocks of `pattern` (used only with 6 × 6 blocks).
+    pub fn new(pattern: &BlockPattern) -> Self {
         const I3: Mat3 = [1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0];
+        let n_blocks = pattern.n_blocks();
         Self {
             mass: vec![1.0; n_blocks],
             rot_rows_inv: vec![I3; n_blocks],
             rot_rows: vec![I3; n_blocks],
             rot_cols: vec![I3; n_blocks],
+            mass_rot: vec![I3; n_blocks],
+            diagonal_slots: (0..n_blocks)
+                .map(|k| pattern.slot(k, k).expect("every diagonal block is stored"))
+                .collect(),
         }
     }
 
@@ -84,7 +96,8 @@ impl Congruence {
     }
 
     /// `out = alpha g_v + beta g_rk + M` with M = D_r⁻¹ D_c⁻¹ = diag(m_k I₃, P_k R_kᵀ) on the
-    /// diagonal blocks: the congruent iteration matrix M − hγ G_v − (hγ)² G_rK (module docs).
+    /// diagonal blocks: the congruent iteration matrix M − hγ G_v − (hγ)² G_rK (module docs;
+    /// M from `mass` and `mass_rot`).
     pub fn iteration_matrix(
         &self,
         g_v: &BlockMatrix,
@@ -95,18 +108,17 @@ impl Congruence {
     ) {
         self.check(out);
         g_v.combination_plus_identity_into(alpha, g_rk, beta, 0.0, out);
-        let p = out.pattern().clone();
-        for k in 0..self.n_blocks() {
-            let s = p.slot(k, k).expect("every diagonal block is stored");
-            let blk = out.block_mut(s);
+        let diagonal = self
+            .diagonal_slots
+            .iter()
+            .zip(&self.mass)
+            .zip(&self.mass_rot);
+        for ((&s, &m), m_rot) in diagonal {
+            let blk: &mut [f64; 36] = out.block_mut(s).try_into().expect("6 x 6 block");
             for i in 0..3 {
-                blk[7 * i] += self.mass[k];
-            }
-            let (pk, rk) = (&self.rot_rows_inv[k], &self.rot_cols[k]);
-            for i in 0..3 {
+                blk[7 * i] += m;
                 for j in 0..3 {
-                    let m: f64 = (0..3).map(|l| pk[3 * i + l] * rk[3 * j + l]).sum();
-                    blk[(3 + i) * 6 + 3 + j] += m;
+                    blk[(3 + i) * 6 + 3 + j] += m_rot[3 * i + j];
                 }
             }
         }
@@ -145,13 +157,20 @@ impl Congruence {
         }
     }
 
+    /// The matrix must have the pattern the factors were created for (6 × 6 blocks; the full
+    /// comparison of the diagonal slots only in debug builds, it is not free).
     fn check(&self, m: &BlockMatrix) {
+        let p = m.pattern();
+        debug_assert!((0..p.n_blocks()).all(|k| p.slot(k, k) == Some(self.diagonal_slots[k])));
         assert!(
-            m.pattern().block_size() == 6 && m.pattern().n_blocks() == self.n_blocks(),
-            "congruence form: {} blocks of size 6 expected, the matrix has {} of size {}",
-            self.n_blocks(),
-            m.pattern().n_blocks(),
-            m.pattern().block_size()
+            p.block_size() == 6
+                && p.n_blocks() == self.n_blocks()
+                && self.diagonal_slots.last() < Some(&p.n_stored()),
+            "congruence form: the matrix ({} blocks of size {}) does not have the pattern of the \
+             factors ({} blocks of size 6)",
+            p.n_blocks(),
+            p.block_size(),
+            self.n_blocks()
         );
     }
 }
@@ -219,7 +238,7 @@ mod tests {
     /// pseudo-random entries.
     fn example() -> (Congruence, BlockMatrix, BlockMatrix) {
         let p = Arc::new(BlockPattern::from_couplings(3, 6, &[(0, 1), (1, 2)]));
-        let mut c = Congruence::new(3);
+        let mut c = Congruence::new(&p);
         for k in 0..3 {
             let r = rotation([1.0, 0.3 * k as f64, -0.2, 0.1 + 0.4 * k as f64]);
             let inertia = [
@@ -236,6 +255,7 @@ mod tests {
             let inv = inertia.map(|v| if v == 0.0 { 0.0 } else { 1.0 / v });
             c.mass[k] = 10.0 + 5.0 * k as f64;
             c.rot_rows_inv[k] = mat_mul(&r, &inertia);
+            c.mass_rot[k] = mat_mul(&c.rot_rows_inv[k], &transpose(&r));
             c.rot_rows[k] = mat_mul(&inv, &transpose(&r));
             c.rot_cols[k] = r;
         }
