@@ -97,6 +97,18 @@ fn tangent(xs: &[f64], ys: &[f64], k: usize, odd_origin: bool) -> f64 {
     }
 }
 
+/// Number of knots `<= x` (`xs` increasing). Characteristic tables are short, and the point
+/// moves between segments unpredictably from call to call: counting every knot without branches
+/// (vectorised) beats a binary search's mispredicted branches up to a few dozen knots.
+#[inline]
+fn knots_at_or_below(xs: &[f64], x: f64) -> usize {
+    if xs.len() <= 32 {
+        xs.iter().map(|v| usize::from(*v <= x)).sum()
+    } else {
+        xs.partition_point(|v| *v <= x)
+    }
+}
+
 /// Interpolate inside (or extrapolate linearly beyond) a table; returns value and derivative.
 /// `odd_origin` as in [`tangent`].
 fn table_eval(
@@ -135,7 +147,7 @@ fn table_eval(
         };
         return (ys[k] + slope * (x - xs[k]), slope);
     }
-    let k = xs.partition_point(|v| *v <= x).saturating_sub(1).min(n - 2);
+    let k = knots_at_or_below(xs, x).saturating_sub(1).min(n - 2);
     let h = xs[k + 1] - xs[k];
     let d = secant(xs, ys, k);
     match interp {
