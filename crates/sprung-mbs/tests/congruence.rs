@@ -10,9 +10,12 @@
 //! another order: the trajectories differ by round-off amplified by the condition of the
 //! iteration matrices.
 
+mod common;
+
 use std::path::Path;
 use std::sync::Arc;
 
+use common::max_rel_diff;
 use sprung_mbs::MbsSystem;
 use sprung_solve::block_lu::BlockSparseLu;
 use sprung_solve::dense::{DenseLu, LinearSolver};
@@ -52,15 +55,6 @@ fn run(
     (rs, vs)
 }
 
-fn max_rel(a: &[f64], b: &[f64]) -> f64 {
-    let scale = b.iter().fold(0.0f64, |m, x| m.max(x.abs()));
-    let diff = a
-        .iter()
-        .zip(b)
-        .fold(0.0f64, |m, (x, y)| m.max((x - y).abs()));
-    diff / scale
-}
-
 #[test]
 fn congruent_and_plain_steps_agree_on_both_axles() {
     for file in ["double_wishbone.toml", "multilink.toml"] {
@@ -69,7 +63,10 @@ fn congruent_and_plain_steps_agree_on_both_axles() {
             for every in [1, 5] {
                 let plain = run(&model, dense, every, false);
                 let cong = run(&model, dense, every, true);
-                let (dr, dv) = (max_rel(&cong.0, &plain.0), max_rel(&cong.1, &plain.1));
+                let (dr, dv) = (
+                    max_rel_diff(&plain.0, &cong.0),
+                    max_rel_diff(&plain.1, &cong.1),
+                );
                 eprintln!("{file} dense={dense} every={every}: r {dr:.1e}, v {dv:.1e}");
                 assert!(
                     dr < 1e-9 && dv < 1e-9,

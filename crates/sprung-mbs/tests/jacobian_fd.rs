@@ -8,7 +8,7 @@
 
 mod common;
 
-use common::{ALL_ELEMENTS, Rng, model_from_toml, random_state};
+use common::{ALL_ELEMENTS, Rng, max_rel_diff, model_from_toml, random_state};
 use sprung_mbs::MbsSystem;
 use sprung_solve::mech::{Linearisation, MechanicalSystem};
 
@@ -117,16 +117,6 @@ fn stops_and_all_element_types_are_active_in_the_test_state() {
         let f = sys.eval.elements[k].out.force;
         assert!(f.norm() > 0.0, "element {} exerts no force", el.name);
     }
-}
-
-/// Largest difference of two vectors relative to the largest entry of the first.
-fn max_rel_diff(a: &[f64], b: &[f64]) -> f64 {
-    let scale = a.iter().fold(0.0f64, |m, x| m.max(x.abs()));
-    let diff = a
-        .iter()
-        .zip(b)
-        .fold(0.0f64, |m, (x, y)| m.max((x - y).abs()));
-    diff / scale.max(f64::MIN_POSITIVE)
 }
 
 #[test]

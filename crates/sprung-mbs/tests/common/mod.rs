@@ -11,6 +11,16 @@ pub fn model_from_toml(src: &str) -> Arc<CompiledModel> {
     Arc::new(compile(&m).unwrap())
 }
 
+/// Largest entry-wise difference of `a` and `b` relative to the largest magnitude in `a`.
+pub fn max_rel_diff(a: &[f64], b: &[f64]) -> f64 {
+    let scale = a.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+    let diff = a
+        .iter()
+        .zip(b)
+        .fold(0.0f64, |m, (x, y)| m.max((x - y).abs()));
+    diff / scale.max(f64::MIN_POSITIVE)
+}
+
 /// Small deterministic pseudo-random generator (xorshift) for reproducible random states.
 pub struct Rng(pub u64);
 
