@@ -65,7 +65,7 @@ impl Congruence {
     }
 
     /// x ← D_r⁻¹ x.
-    #[inline]
+    #[inline(always)]
     pub fn apply_rows_inverse(&self, x: &mut [f64]) {
         let blocks = x
             .chunks_exact_mut(6)
@@ -80,7 +80,7 @@ impl Congruence {
     }
 
     /// x ← D_c x.
-    #[inline]
+    #[inline(always)]
     pub fn apply_cols(&self, x: &mut [f64]) {
         for (xk, r) in x.chunks_exact_mut(6).zip(&self.rot_cols) {
             mat_vec_in_place(r, false, &mut xk[3..]);
@@ -88,7 +88,7 @@ impl Congruence {
     }
 
     /// x ← D_c⁻¹ x (R_kᵀ on the rotational part).
-    #[inline]
+    #[inline(always)]
     pub fn apply_cols_inverse(&self, x: &mut [f64]) {
         for (xk, r) in x.chunks_exact_mut(6).zip(&self.rot_cols) {
             mat_vec_in_place(r, true, &mut xk[3..]);

@@ -139,8 +139,98 @@ pub(crate) fn iteration_matrix(lin: &Linearisation, hg: f64, a: &mut BlockMatrix
 /// linearisation point, which must then be (r, v) itself (see [`super::adaptive`]; the caller
 /// factors I − hγJ_v − (hγ)² J_rK T); without it they are eqs. 7-8 generalised (W-methods such as
 /// LSRT2 do not need it, and a lagged Jacobian could not provide it).
+///
+/// On CPUs with AVX2 (`w.simd`) the stage vector arithmetic runs in a copy compiled with AVX2
+/// enabled: the same operations (no fused multiply-adds), four lanes instead of two.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn stages<S: MechanicalSystem + ?Sized>(
+    sys: &mut S,
+    tab: &Tableau,
+    lin: &Linearisation,
+    lu: &mut dyn LinearSolver,
+    t: f64,
+    h: f64,
+    r: &[f64],
+    v: &[f64],
+    fresh_q: Option<&[f64]>,
+    w: &mut StageWork,
+    stats: &mut Stats,
+    exact_kinematics: bool,
+) {
+    #[cfg(target_arch = "x86_64")]
+    if w.simd {
+        // SAFETY: `simd` is set only where AVX2 and FMA were detected.
+        unsafe {
+            stages_avx2(
+                sys,
+                tab,
+                lin,
+                lu,
+                t,
+                h,
+                r,
+                v,
+                fresh_q,
+                w,
+                stats,
+                exact_kinematics,
+            )
+        };
+        return;
+    }
+    stages_impl(
+        sys,
+        tab,
+        lin,
+        lu,
+        t,
+        h,
+        r,
+        v,
+        fresh_q,
+        w,
+        stats,
+        exact_kinematics,
+    );
+}
+
+/// [`stages_impl`] compiled with AVX2 enabled.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[allow(clippy::too_many_arguments)]
+fn stages_avx2<S: MechanicalSystem + ?Sized>(
+    sys: &mut S,
+    tab: &Tableau,
+    lin: &Linearisation,
+    lu: &mut dyn LinearSolver,
+    t: f64,
+    h: f64,
+    r: &[f64],
+    v: &[f64],
+    fresh_q: Option<&[f64]>,
+    w: &mut StageWork,
+    stats: &mut Stats,
+    exact_kinematics: bool,
+) {
+    stages_impl(
+        sys,
+        tab,
+        lin,
+        lu,
+        t,
+        h,
+        r,
+        v,
+        fresh_q,
+        w,
+        stats,
+        exact_kinematics,
+    );
+}
+
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn stages_impl<S: MechanicalSystem + ?Sized>(
     sys: &mut S,
     tab: &Tableau,
     lin: &Linearisation,
@@ -455,7 +545,7 @@ unsafe fn gemv6_add_avx2_fma(
     }
 }
 
-#[inline]
+#[inline(always)]
 pub(crate) fn axpy(a: f64, x: &[f64], y: &mut [f64]) {
     for (yi, xi) in y.iter_mut().zip(x) {
         *yi += a * xi;
