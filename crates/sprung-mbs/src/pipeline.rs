@@ -52,6 +52,8 @@ pub struct Evaluator {
     inv_mass: Vec<f64>,
     /// Body-frame inertia tensor and its inverse per body.
     inertia: Vec<(M3, M3)>,
+    /// Their transposes (for products from rows in [`Self::newton_euler`]).
+    inertia_transposed: Vec<(M3, M3)>,
     /// Slot of each body's diagonal block.
     diagonal_slots: Vec<usize>,
     torque: Vec<Vector3<f64>>,
@@ -115,6 +117,16 @@ impl Evaluator {
                 .iter()
                 .map(|b| (M3::from_matrix(&b.inertia), M3::from_matrix(&b.inertia_inv)))
                 .collect(),
+            inertia_transposed: model
+                .bodies
+                .iter()
+                .map(|b| {
+                    (
+                        M3::from_matrix(&b.inertia.transpose()),
+                        M3::from_matrix(&b.inertia_inv.transpose()),
+                    )
+                })
+                .collect(),
             diagonal_slots: (0..nb)
                 .map(|c| p.slot(c, c).expect("every diagonal block is stored"))
                 .collect(),
@@ -169,14 +181,14 @@ impl Evaluator {
             return;
         }
         self.forces(Portable, t, r, v, None);
-        self.newton_euler(q);
+        self.newton_euler(Portable, q);
     }
 
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2,fma")]
     fn accelerations_avx2(&mut self, avx: Avx2, t: f64, r: &[f64], v: &[f64], q: &mut [f64]) {
         self.forces(avx, t, r, v, None);
-        self.newton_euler(q);
+        self.newton_euler(avx, q);
     }
 
     /// Evaluates q, J_v, J_r K and J_u at (t, r, v) and J_u u̇ into `lin`.
@@ -278,7 +290,7 @@ impl Evaluator {
             v,
             Some((lin.j_rk.values_mut(), lin.j_v.values_mut())),
         );
-        self.newton_euler(&mut lin.q);
+        self.newton_euler(l, &mut lin.q);
         let cg = congruent.then_some(&mut lin.congruence);
         self.add_own_terms(l, &mut lin.j_rk, &mut lin.j_v, cg);
         if !congruent {
@@ -402,15 +414,16 @@ impl Evaluator {
         }
     }
 
-    /// Newton–Euler per body: q from the accumulated wrenches.
+    /// Newton–Euler per body: q from the accumulated wrenches (3 × 3 products in lanes:
+    /// Rᵀτ from the rows of R, I w and I⁻¹ x from the rows of the transposes).
     #[inline(always)]
-    fn newton_euler(&self, q: &mut [f64]) {
-        for (i, b) in self.model.bodies.iter().enumerate() {
-            let k = &self.bodies[i];
+    fn newton_euler<L: Lanes>(&self, l: L, q: &mut [f64]) {
+        for (i, k) in self.bodies.iter().enumerate() {
+            let (inertia_t, inertia_inv_t) = &self.inertia_transposed[i];
             let a = self.force[i] * self.inv_mass[i];
-            let tb = k.rot.transpose() * self.torque[i];
+            let tb = k.rot_rows.tmul_vec(l, &self.torque[i]);
             let w = k.w_body;
-            let alpha = b.inertia_inv * (tb - w.cross(&(b.inertia * w)));
+            let alpha = inertia_inv_t.tmul_vec(l, &(tb - w.cross(&inertia_t.tmul_vec(l, &w))));
             q[6 * i..6 * i + 3].copy_from_slice(a.as_slice());
             q[6 * i + 3..6 * i + 6].copy_from_slice(alpha.as_slice());
         }
