@@ -21,7 +21,7 @@ use crate::block::BlockMatrix;
 use crate::dense::LinearSolver;
 
 use super::rosenbrock::{
-    StageWork, Stats, StepError, axpy, first_non_finite, iteration_matrix, stages,
+    StageWork, Stats, StepError, StepStart, axpy, first_non_finite, iteration_matrix, stages,
 };
 use super::{Linearisation, MechanicalSystem, Tableau};
 
@@ -222,19 +222,22 @@ impl AdaptiveRosenbrock {
             }
             self.stats.factorisations += 1;
             let q0 = std::mem::take(&mut self.lin.q);
+            let start = StepStart {
+                t,
+                h,
+                r,
+                v,
+                fresh_q: Some(&q0),
+                exact_kinematics: self.exact_kinematics,
+            };
             stages(
                 sys,
                 &self.tab,
                 &self.lin,
                 self.lu.as_mut(),
-                t,
-                h,
-                r,
-                v,
-                Some(&q0),
+                start,
                 &mut self.work,
                 &mut self.stats,
-                self.exact_kinematics,
             );
             self.lin.q = q0;
             // New solution and error estimate.

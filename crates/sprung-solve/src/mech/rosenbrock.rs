@@ -133,6 +133,18 @@ pub(crate) fn iteration_matrix(lin: &Linearisation, hg: f64, a: &mut BlockMatrix
     }
 }
 
+/// Where one step of [`stages`] starts: time t, step h, state (r, v), q(t, r, v) if the caller
+/// has it (`fresh_q`), and whether the stages include the kinematic Jacobian.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct StepStart<'a> {
+    pub t: f64,
+    pub h: f64,
+    pub r: &'a [f64],
+    pub v: &'a [f64],
+    pub fresh_q: Option<&'a [f64]>,
+    pub exact_kinematics: bool,
+}
+
 /// Runs all stages of one step from (t, r, v) with step h. `fresh_q` is q(t, r, v) if the caller
 /// has it (e.g. from a linearisation at this very state). Stage increments end up in `w.dr`, `w.dv`.
 /// With `exact_kinematics` the stages include the kinematic Jacobian ∂(K(r) v)/∂r at the
@@ -142,108 +154,57 @@ pub(crate) fn iteration_matrix(lin: &Linearisation, hg: f64, a: &mut BlockMatrix
 ///
 /// On CPUs with AVX2 (`w.simd`) the stage vector arithmetic runs in a copy compiled with AVX2
 /// enabled: the same operations (no fused multiply-adds), four lanes instead of two.
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn stages<S: MechanicalSystem + ?Sized>(
     sys: &mut S,
     tab: &Tableau,
     lin: &Linearisation,
     lu: &mut dyn LinearSolver,
-    t: f64,
-    h: f64,
-    r: &[f64],
-    v: &[f64],
-    fresh_q: Option<&[f64]>,
+    start: StepStart,
     w: &mut StageWork,
     stats: &mut Stats,
-    exact_kinematics: bool,
 ) {
     #[cfg(target_arch = "x86_64")]
     if w.simd {
         // SAFETY: `simd` is set only where AVX2 and FMA were detected.
-        unsafe {
-            stages_avx2(
-                sys,
-                tab,
-                lin,
-                lu,
-                t,
-                h,
-                r,
-                v,
-                fresh_q,
-                w,
-                stats,
-                exact_kinematics,
-            )
-        };
+        unsafe { stages_avx2(sys, tab, lin, lu, start, w, stats) };
         return;
     }
-    stages_impl(
-        sys,
-        tab,
-        lin,
-        lu,
-        t,
-        h,
-        r,
-        v,
-        fresh_q,
-        w,
-        stats,
-        exact_kinematics,
-    );
+    stages_impl(sys, tab, lin, lu, start, w, stats);
 }
 
 /// [`stages_impl`] compiled with AVX2 enabled.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-#[allow(clippy::too_many_arguments)]
 fn stages_avx2<S: MechanicalSystem + ?Sized>(
     sys: &mut S,
     tab: &Tableau,
     lin: &Linearisation,
     lu: &mut dyn LinearSolver,
-    t: f64,
-    h: f64,
-    r: &[f64],
-    v: &[f64],
-    fresh_q: Option<&[f64]>,
+    start: StepStart,
     w: &mut StageWork,
     stats: &mut Stats,
-    exact_kinematics: bool,
 ) {
-    stages_impl(
-        sys,
-        tab,
-        lin,
-        lu,
-        t,
-        h,
-        r,
-        v,
-        fresh_q,
-        w,
-        stats,
-        exact_kinematics,
-    );
+    stages_impl(sys, tab, lin, lu, start, w, stats);
 }
 
 #[inline(always)]
-#[allow(clippy::too_many_arguments)]
 fn stages_impl<S: MechanicalSystem + ?Sized>(
     sys: &mut S,
     tab: &Tableau,
     lin: &Linearisation,
     lu: &mut dyn LinearSolver,
-    t: f64,
-    h: f64,
-    r: &[f64],
-    v: &[f64],
-    fresh_q: Option<&[f64]>,
+    start: StepStart,
     w: &mut StageWork,
     stats: &mut Stats,
-    exact_kinematics: bool,
 ) {
+    let StepStart {
+        t,
+        h,
+        r,
+        v,
+        fresh_q,
+        exact_kinematics,
+    } = start;
     let s = tab.stages;
     let g = tab.gamma;
     let n_v = v.len();
@@ -666,19 +627,22 @@ impl RosenbrockStepper {
             sys.accelerations(t, r, v, &mut self.q0);
             self.stats.q_evals += 1;
         }
+        let start = StepStart {
+            t,
+            h: self.h,
+            r,
+            v,
+            fresh_q: Some(&self.q0),
+            exact_kinematics: false,
+        };
         stages(
             sys,
             &self.tab,
             &self.lin,
             self.lu.as_mut(),
-            t,
-            self.h,
-            r,
-            v,
-            Some(&self.q0),
+            start,
             &mut self.work,
             &mut self.stats,
-            false,
         );
         for i in 0..self.tab.stages {
             let b = self.h * self.tab.b[i];
