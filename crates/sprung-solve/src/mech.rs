@@ -3,7 +3,9 @@
 //! Source document 000, eqs. 1-11: r' = K(r) v, v' = q(r, v, u(t)). The linear-implicit
 //! (Rosenbrock) methods never form the doubled first-order system: every stage solves the reduced
 //! velocity-level system (I − hγ J_v − (hγ)² J_r K) Δv = …, eq. 7, and recovers Δr = K_lin(…), eq. 8.
-//! Only the products J_r K (an n_v × n_v matrix) and J_v are needed, both stored block-sparse.
+//! Only the products J_r K (an n_v × n_v matrix) and J_v are needed, both stored block-sparse —
+//! or, for the fixed-step stepper, their congruence form J = D_r G D_c ([`congruence`]), which
+//! a multibody system delivers without forming the per-block transforms.
 
 pub mod adaptive;
 pub mod congruence;
