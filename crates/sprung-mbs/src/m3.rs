@@ -189,10 +189,16 @@ macro_rules! rows {
     }};
 }
 
+/// Offset of row `i` of piece (`half_row`, `half_col`) in a row-major 6 × 6 block.
+#[inline(always)]
+fn piece_at(half_row: usize, half_col: usize, i: usize) -> usize {
+    (3 * half_row + i) * 6 + 3 * half_col
+}
+
 /// Row `i` of piece (`half_row`, `half_col`) of a row-major 6 × 6 block.
 #[inline(always)]
 fn piece_row(block: &[f64; 36], half_row: usize, half_col: usize, i: usize) -> &[f64; 3] {
-    let at = (3 * half_row + i) * 6 + 3 * half_col;
+    let at = piece_at(half_row, half_col, i);
     block[at..at + 3].try_into().expect("three entries")
 }
 
@@ -204,7 +210,7 @@ fn piece_row_mut(
     half_col: usize,
     i: usize,
 ) -> &mut [f64; 3] {
-    let at = (3 * half_row + i) * 6 + 3 * half_col;
+    let at = piece_at(half_row, half_col, i);
     (&mut block[at..at + 3]).try_into().expect("three entries")
 }
 

@@ -443,7 +443,7 @@ impl Evaluator {
             for s in pattern.row_ptr()[c]..pattern.row_ptr()[c + 1] {
                 let rot_e = &self.bodies[pattern.col_idx()[s]].rot_rows;
                 for g in [&mut *j_rk, &mut *j_v] {
-                    let blk: &mut [f64; 36] = g.block_mut(s).try_into().expect("6 x 6 block");
+                    let blk = block6(g.values_mut(), s);
                     let x = M3::load_piece(l, blk, 0, 0);
                     let phi = M3::load_piece(l, blk, 0, 1);
                     let t_x = M3::load_piece(l, blk, 1, 0);
@@ -478,10 +478,8 @@ impl Evaluator {
             let ri = kc.rot_rows.mul(l, inertia);
             let i_g = ri.mul(l, &rot_t);
             let own_w = M3::skew(&i_g.mul_vec(&kc.w)).sub(l, &M3::skew_mul(l, &kc.w, &i_g));
-            let blk: &mut [f64; 36] = g_rk.block_mut(s).try_into().expect("6 x 6 block");
-            M3::skew(&self.torque[c]).put_piece(l, blk, 1, 1, 1.0, false);
-            let blk: &mut [f64; 36] = g_v.block_mut(s).try_into().expect("6 x 6 block");
-            own_w.put_piece(l, blk, 1, 1, 1.0, false);
+            M3::skew(&self.torque[c]).put_piece(l, block6(g_rk.values_mut(), s), 1, 1, 1.0, false);
+            own_w.put_piece(l, block6(g_v.values_mut(), s), 1, 1, 1.0, false);
             if let Some(cg) = cg.as_deref_mut() {
                 cg.mass[c] = self.model.bodies[c].mass;
                 cg.rot_rows_inv[c] = ri.to_row_major();
@@ -617,6 +615,14 @@ fn first_contributions(
     }
 }
 
+/// Stored 6 × 6 block `slot` (row-major) of a block matrix's values.
+#[inline(always)]
+fn block6(values: &mut [f64], slot: usize) -> &mut [f64; 36] {
+    (&mut values[36 * slot..36 * slot + 36])
+        .try_into()
+        .expect("6 x 6 block")
+}
+
 /// Reborrows the optional partial accumulators for one call.
 #[inline(always)]
 fn reborrow<'a>(
@@ -703,9 +709,7 @@ fn apply_element<L: Lanes>(
         for e in 0..2 {
             let Some(slot) = slots[side][e] else { continue };
             let ss = s * SIGN[e];
-            let g_r: &mut [f64; 36] = (&mut g_rk[36 * slot..36 * slot + 36])
-                .try_into()
-                .expect("6 x 6 block");
+            let g_r = block6(g_rk, slot);
             // The first contribution to a block in the (fixed) evaluation order overwrites the
             // previous linearisation's value (no clearing pass); later ones add, fused.
             let first = first[side][e];
@@ -736,9 +740,7 @@ fn apply_element<L: Lanes>(
             } else {
                 t_phi.put_piece(l, g_r, 1, 1, s, first);
             }
-            let g_v: &mut [f64; 36] = (&mut g_v_all[36 * slot..36 * slot + 36])
-                .try_into()
-                .expect("6 x 6 block");
+            let g_v = block6(g_v_all, slot);
             if p.has_f_v || p.has_torque {
                 let mut t_w = M3::skew_mul(l, &arm, &f_w[e]);
                 if p.has_torque {
