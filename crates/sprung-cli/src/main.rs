@@ -49,6 +49,8 @@ enum Command {
     Schema,
     /// List the available solvers.
     Solvers,
+    /// List the element kinds of `[[elements]]` (markers, parameters, states, outputs).
+    Elements,
     /// Compare result channels against a reference (normalised errors as in document 000, Table 3).
     Compare(cmd::compare::CompareArgs),
     /// Plot result channels (optionally against references) to PNG or SVG.
@@ -82,6 +84,7 @@ fn main() -> ExitCode {
             Ok(())
         }
         Command::Solvers => cmd::solvers::run(),
+        Command::Elements => cmd::elements::run(),
         Command::Compare(args) => cmd::compare::run(&args),
         Command::Plot(args) => cmd::plot::run(&args),
         Command::Loadcase(args) => cmd::loadcase::run(&args),

@@ -10,9 +10,34 @@ use sprung_model as sm;
 
 use crate::compiled::{
     Body, Bushing, Characteristic, CompiledModel, DamperLaw, ElementKind, ForceElement, Input,
-    InputKind, Marker, P2pLaw,
+    InputKind, Marker, OpenElement, P2pLaw,
 };
-use crate::rotation::matrix_to_quat;
+use crate::element_law::MarkerState;
+use crate::elements::ElementRegistry;
+use crate::rotation::{matrix_to_quat, quat_to_matrix};
+
+/// Kinematics of `marker` with every body at its design pose and initial velocity.
+fn design_marker_state(bodies: &[Body], marker: &Marker) -> MarkerState {
+    match marker.body {
+        None => MarkerState {
+            x: marker.position,
+            rot: marker.axes,
+            ..Default::default()
+        },
+        Some(b) => {
+            let body = &bodies[b];
+            let rot = quat_to_matrix(&body.orientation);
+            let arm = rot * marker.position;
+            let w = rot * body.angular_velocity;
+            MarkerState {
+                x: body.position + arm,
+                rot: rot * marker.axes,
+                v: body.velocity + w.cross(&arm),
+                w,
+            }
+        }
+    }
+}
 
 /// A reference the validated model should not contain (compiling an unvalidated model).
 #[derive(Debug, Clone, thiserror::Error)]
@@ -28,8 +53,17 @@ fn mat3(m: &[[f64; 3]; 3]) -> Matrix3<f64> {
     Matrix3::from_fn(|r, c| m[r][c])
 }
 
-/// Compiles `m` (already expanded and validated by [`sprung_model::load()`]).
+/// Compiles `m` (already expanded and validated by [`sprung_model::load()`]) with the element
+/// kinds that ship with sprung.
 pub fn compile(m: &sm::Model) -> Result<CompiledModel, CompileError> {
+    compile_with(m, &ElementRegistry::builtin())
+}
+
+/// Compiles `m` with the element kinds of `registry` (for kinds a library user adds).
+pub fn compile_with(
+    m: &sm::Model,
+    registry: &ElementRegistry,
+) -> Result<CompiledModel, CompileError> {
     let err = |what: String| CompileError {
         model: m.model.name.clone(),
         what,
@@ -180,13 +214,43 @@ pub fn compile(m: &sm::Model) -> Result<CompiledModel, CompileError> {
                 body_frame: u.frame == sm::InputFrame::Body,
                 direction: Vector3::from(u.direction),
                 signal: u.signal.clone(),
+                runtime: matches!(u.signal, sm::Signal::Runtime { .. }),
             })
         })
         .collect::<Result<Vec<_>, CompileError>>()?;
+    // Open elements: the law from the registry, built at the design kinematics of its markers.
+    let mut open_elements = Vec::with_capacity(m.elements.len());
+    let mut n_state_blocks = 0;
+    for e in &m.elements {
+        let idx = e
+            .markers
+            .iter()
+            .map(|n| marker_of(n))
+            .collect::<Result<Vec<_>, _>>()?;
+        let design: Vec<MarkerState> = idx
+            .iter()
+            .map(|&k| design_marker_state(&bodies, &markers[k]))
+            .collect();
+        let law = registry
+            .build(&e.kind, &e.parameters, &design)
+            .map_err(|w| err(format!("element '{}' (type \"{}\"): {w}", e.name, e.kind)))?;
+        let n_blocks = law.n_states().div_ceil(6);
+        open_elements.push(OpenElement {
+            name: e.name.clone(),
+            markers: idx,
+            law,
+            state_offset: 6 * n_state_blocks,
+            first_block: n_state_blocks,
+            n_blocks,
+        });
+        n_state_blocks += n_blocks;
+    }
     let pattern = Arc::new(CompiledModel::coupling_pattern(
         bodies.len(),
         &markers,
         &elements,
+        &open_elements,
+        n_state_blocks,
     ));
     Ok(CompiledModel {
         name: m.model.name.clone(),
@@ -194,6 +258,8 @@ pub fn compile(m: &sm::Model) -> Result<CompiledModel, CompileError> {
         bodies,
         markers,
         elements,
+        open_elements,
+        n_state_blocks,
         inputs,
         curves: m.curves.clone(),
         gravity: Vector3::from(m.model.gravity),

@@ -8,6 +8,8 @@ use nalgebra::{Matrix3, Vector3};
 use sprung_model::{Curve, Signal};
 use sprung_solve::block::BlockPattern;
 
+use crate::element_law::ElementLaw;
+
 /// A rigid body with 6 degrees of freedom. Body frame origin at the centre of mass.
 #[derive(Debug, Clone)]
 pub struct Body {
@@ -152,6 +154,23 @@ pub struct ForceElement {
     pub kind: ElementKind,
 }
 
+/// A force element of an open kind ([`crate::element_law`]) with its place in the state.
+#[derive(Debug, Clone)]
+pub struct OpenElement {
+    /// Unique name.
+    pub name: String,
+    /// Marker indices in the order the kind expects.
+    pub markers: Vec<usize>,
+    /// The law (parameters inside).
+    pub law: Arc<dyn ElementLaw>,
+    /// Offset of the element's first state in the state part of v (after the body velocities).
+    pub state_offset: usize,
+    /// Its first state block (block index counted after the bodies' blocks).
+    pub first_block: usize,
+    /// Number of 6-wide state blocks it occupies (0 without states).
+    pub n_blocks: usize,
+}
+
 /// Whether an input is a force or a torque.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum InputKind {
@@ -174,8 +193,10 @@ pub struct Input {
     pub body_frame: bool,
     /// Direction (not necessarily unit; the input value is direction × signal).
     pub direction: Vector3<f64>,
-    /// Time signal.
+    /// Time signal (for a `runtime` signal: its default, the caller sets the value).
     pub signal: Signal,
+    /// Whether the caller sets the value at run time (`signal = { type = "runtime" }`).
+    pub runtime: bool,
 }
 
 /// The compiled model.
@@ -191,6 +212,11 @@ pub struct CompiledModel {
     pub markers: Vec<Marker>,
     /// Force elements.
     pub elements: Vec<ForceElement>,
+    /// Force elements of open kinds (`[[elements]]`).
+    pub open_elements: Vec<OpenElement>,
+    /// Number of 6-wide blocks of element states after the bodies' blocks in v (see
+    /// [`CompiledModel::n_v`]).
+    pub n_state_blocks: usize,
     /// Inputs u(t).
     pub inputs: Vec<Input>,
     /// Curves referenced by index from characteristics.
@@ -207,9 +233,28 @@ impl CompiledModel {
         7 * self.bodies.len()
     }
 
-    /// Number of velocity coordinates (degrees of freedom): 6 per body.
+    /// Number of velocity-level coordinates: 6 per body (the degrees of freedom), then the
+    /// element states in 6-wide blocks. The integrators see element states as velocity-level
+    /// coordinates without positions (s' = f, no entry in K(r)); a block holding fewer than six
+    /// states is padded with coordinates whose rate and partials are zero (they stay 0). The
+    /// block LU keeps its fixed 6 × 6 kernels this way.
     pub fn n_v(&self) -> usize {
+        6 * (self.bodies.len() + self.n_state_blocks)
+    }
+
+    /// Number of body velocity coordinates (6 per body).
+    pub fn n_body_v(&self) -> usize {
         6 * self.bodies.len()
+    }
+
+    /// Number of element states (without padding).
+    pub fn n_states(&self) -> usize {
+        self.open_elements.iter().map(|e| e.law.n_states()).sum()
+    }
+
+    /// Index in v of state `j` of open element `e`.
+    pub fn state_index(&self, e: usize, j: usize) -> usize {
+        self.n_body_v() + self.open_elements[e].state_offset + j
     }
 
     /// Number of inputs.
@@ -222,13 +267,17 @@ impl CompiledModel {
         self.markers[m].body
     }
 
-    /// Builds the body-coupling block pattern from the force elements.
+    /// Builds the body-coupling block pattern from the force elements: bodies coupled by an
+    /// element, and for an open element all its markers' bodies with each other and with its
+    /// state blocks (which follow the bodies' blocks).
     pub fn coupling_pattern(
         n_bodies: usize,
         markers: &[Marker],
         elements: &[ForceElement],
+        open: &[OpenElement],
+        n_state_blocks: usize,
     ) -> BlockPattern {
-        let pairs: Vec<(usize, usize)> = elements
+        let mut pairs: Vec<(usize, usize)> = elements
             .iter()
             .filter_map(
                 |e| match (markers[e.marker_i].body, markers[e.marker_j].body) {
@@ -237,7 +286,20 @@ impl CompiledModel {
                 },
             )
             .collect();
-        BlockPattern::from_couplings(n_bodies, 6, &pairs)
+        for e in open {
+            let blocks: Vec<usize> = e
+                .markers
+                .iter()
+                .filter_map(|&m| markers[m].body)
+                .chain((0..e.n_blocks).map(|k| n_bodies + e.first_block + k))
+                .collect();
+            for &a in &blocks {
+                for &b in &blocks {
+                    pairs.push((a, b));
+                }
+            }
+        }
+        BlockPattern::from_couplings(n_bodies + n_state_blocks, 6, &pairs)
     }
 
     /// Initial state vectors (r, v) in the design configuration with the bodies' initial velocities.
@@ -250,7 +312,18 @@ impl CompiledModel {
             v[6 * i..6 * i + 3].copy_from_slice(b.velocity.as_slice());
             v[6 * i + 3..6 * i + 6].copy_from_slice(b.angular_velocity.as_slice());
         }
+        let nbv = self.n_body_v();
+        for e in &self.open_elements {
+            let ns = e.law.n_states();
+            e.law
+                .initial_states(&mut v[nbv + e.state_offset..nbv + e.state_offset + ns]);
+        }
         (r, v)
+    }
+
+    /// Index of the input called `name`.
+    pub fn input_index(&self, name: &str) -> Option<usize> {
+        self.inputs.iter().position(|u| u.name == name)
     }
 
     /// All discontinuity times of the input signals (sorted, unique), for integrators to stop at.

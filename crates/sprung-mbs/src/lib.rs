@@ -17,6 +17,8 @@ pub mod bushing_pack;
 pub mod compile;
 pub mod compiled;
 pub mod element;
+pub mod element_law;
+pub mod elements;
 pub mod equilibrium;
 pub mod first_order;
 pub mod kinematics;
@@ -31,7 +33,7 @@ pub mod rotation;
 pub mod simulate;
 pub mod system;
 
-pub use compile::{CompileError, compile};
+pub use compile::{CompileError, compile, compile_with};
 pub use compiled::CompiledModel;
 pub use pipeline::Evaluator;
 pub use system::MbsSystem;

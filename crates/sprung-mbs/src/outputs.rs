@@ -28,6 +28,8 @@ enum Source {
     Marker(usize),
     Body(usize),
     Element(usize),
+    /// Output `.1` of open element `.0`.
+    OpenElement(usize, usize),
 }
 
 /// One resolved channel.
@@ -57,6 +59,8 @@ pub struct OutputSet {
     pub channels: Vec<Channel>,
     /// The elements the channels read (sorted, once each): only these are evaluated.
     elements: Vec<usize>,
+    /// The open elements the channels read (sorted, once each).
+    open_elements: Vec<usize>,
 }
 
 fn component(v: &Vector3<f64>, c: sm::Component) -> f64 {
@@ -98,6 +102,30 @@ impl OutputSet {
                     b.position,
                     crate::rotation::quat_to_matrix(&b.orientation),
                 )
+            } else if let (Some(name), Some(out)) = (&o.element, &o.output) {
+                let e = cm
+                    .open_elements
+                    .iter()
+                    .position(|e| &e.name == name)
+                    .ok_or(format!(
+                        "output '{}': '{name}' is not an [[elements]] element",
+                        o.name
+                    ))?;
+                let law = &cm.open_elements[e].law;
+                let j = law.outputs().iter().position(|x| x.name == out).ok_or_else(|| {
+                    let names: Vec<&str> = law.outputs().iter().map(|x| x.name).collect();
+                    format!(
+                        "output '{}': element '{name}' of kind '{}' has no output '{out}'; its outputs are: {}",
+                        o.name,
+                        law.kind(),
+                        names.join(", ")
+                    )
+                })?;
+                (
+                    Source::OpenElement(e, j),
+                    Vector3::zeros(),
+                    Matrix3::identity(),
+                )
             } else if let Some(name) = &o.element {
                 let k = cm
                     .elements
@@ -126,9 +154,13 @@ impl OutputSet {
                 .or(o.body.as_deref())
                 .or(o.element.as_deref())
                 .unwrap_or("");
+            let unit = match source {
+                Source::OpenElement(e, j) => cm.open_elements[e].law.outputs()[j].unit,
+                _ => o.quantity.unit(),
+            };
             channels.push(Channel {
                 name: o.name.clone(),
-                unit: o.quantity.unit(),
+                unit,
                 description: format!("{:?} of {what}", o.quantity).to_lowercase(),
                 source,
                 quantity: o.quantity,
@@ -148,7 +180,20 @@ impl OutputSet {
             .collect();
         elements.sort_unstable();
         elements.dedup();
-        Ok(Self { channels, elements })
+        let mut open_elements: Vec<usize> = channels
+            .iter()
+            .filter_map(|c| match c.source {
+                Source::OpenElement(e, _) => Some(e),
+                _ => None,
+            })
+            .collect();
+        open_elements.sort_unstable();
+        open_elements.dedup();
+        Ok(Self {
+            channels,
+            elements,
+            open_elements,
+        })
     }
 
     /// Number of channels.
@@ -162,15 +207,11 @@ impl OutputSet {
     }
 
     /// Evaluates the model at (t, r, v) and writes all channel values into `out`.
-    pub fn evaluate(
-        &mut self,
-        eval: &mut Evaluator,
-        t: f64,
-        r: &[f64],
-        v: &[f64],
-        out: &mut [f64],
-    ) {
+    pub fn evaluate(&self, eval: &mut Evaluator, t: f64, r: &[f64], v: &[f64], out: &mut [f64]) {
         eval.evaluate_elements(t, r, v, &self.elements);
+        if !self.open_elements.is_empty() {
+            eval.evaluate_open_elements(t, v, &self.open_elements);
+        }
         self.read(eval, out);
     }
 
@@ -180,6 +221,7 @@ impl OutputSet {
         for (ch, o) in self.channels.iter().zip(out.iter_mut()) {
             *o = match ch.source {
                 Source::Element(k) => element_value(ch, model, eval, k),
+                Source::OpenElement(e, j) => eval.open_element_outputs(e)[j],
                 Source::Marker(k) => {
                     let mk = MarkerKin::new(&model.markers[k], &eval.bodies);
                     let rot = mk.rot.to_matrix();

@@ -22,12 +22,13 @@
 
 use std::sync::Arc;
 
-use nalgebra::Vector3;
+use nalgebra::{DMatrix, Matrix3, Vector3};
 use sprung_solve::block::BlockMatrix;
 use sprung_solve::mech::{Congruence, Linearisation};
 
 use crate::compiled::{CompiledModel, ElementKind, ForceElement, InputKind};
 use crate::element::{ElementForce, Ends, Partials};
+use crate::element_law::{ElementInput, ElementScratch, MarkerState};
 use crate::kinematics::{BodyKin, MarkerKin};
 #[cfg(target_arch = "x86_64")]
 use crate::m3::Avx2;
@@ -45,6 +46,13 @@ pub struct Evaluator {
     pub elements: Vec<ElementForce>,
     /// Current input values u(t).
     pub u: Vec<f64>,
+    /// Values of the `runtime` inputs as the caller set them (other inputs: unused).
+    runtime_u: Vec<f64>,
+    /// Per open element: marker kinematics and the evaluation scratch (forces, state rates,
+    /// outputs, algebraic variables, partials).
+    open: Vec<OpenWork>,
+    /// Rates of the element states (the state part of q).
+    state_rates: Vec<f64>,
     /// Current input rates u̇(t).
     pub u_dot: Vec<f64>,
     force: Vec<Vector3<f64>>,
@@ -67,9 +75,10 @@ pub struct Evaluator {
     /// J_u, column-major: column k (input k) = ∂q/∂u_k.
     pub j_u: Vec<f64>,
     scratch: ElementForce,
-    /// Diagonal block slots of bodies no element or input acts on: nothing overwrites them
-    /// during assembly, so the linearisation zeroes them before adding the own terms.
-    unclaimed_diagonals: Vec<usize>,
+    /// Block slots no built-in element or input overwrites during assembly (the diagonal
+    /// blocks of bodies nothing acts on, and the blocks only open elements add to): the
+    /// linearisation zeroes them first.
+    unclaimed_slots: Vec<usize>,
     /// Bushings and point-to-point elements grouped four to a pack for the q-only path
     /// ([`crate::pack`]).
     packs: ElementPacks,
@@ -105,7 +114,18 @@ impl Evaluator {
             })
             .collect::<Vec<_>>();
         let firsts = first_contributions(&model, &slots);
+        let n_state_v = model.n_v() - model.n_body_v();
         Self {
+            runtime_u: model.inputs.iter().map(|u| u.signal.value(0.0)).collect(),
+            open: model
+                .open_elements
+                .iter()
+                .map(|e| OpenWork {
+                    markers: vec![MarkerState::default(); e.markers.len()],
+                    scratch: ElementScratch::new(e.law.as_ref()),
+                })
+                .collect(),
+            state_rates: vec![0.0; n_state_v],
             bodies: vec![BodyKin::default(); nb],
             elements: vec![ElementForce::default(); model.elements.len()],
             u: vec![0.0; model.inputs.len()],
@@ -134,9 +154,9 @@ impl Evaluator {
             slots,
             first: firsts.elements,
             input_slots: firsts.inputs,
-            j_u: vec![0.0; 6 * nb * model.inputs.len()],
+            j_u: vec![0.0; model.n_v() * model.inputs.len()],
             scratch: ElementForce::default(),
-            unclaimed_diagonals: firsts.unclaimed,
+            unclaimed_slots: firsts.unclaimed,
             packs: ElementPacks::new(&model),
             use_packs: true,
             #[cfg(target_arch = "x86_64")]
@@ -166,6 +186,62 @@ impl Evaluator {
                 false,
                 &mut self.elements[k],
             );
+        }
+    }
+
+    /// Sets the value of input `k` if it is a `runtime` input; returns false (and changes
+    /// nothing) for an input driven by a time signal.
+    pub fn set_runtime_input(&mut self, k: usize, value: f64) -> bool {
+        if self.model.inputs[k].runtime {
+            self.runtime_u[k] = value;
+            true
+        } else {
+            false
+        }
+    }
+
+    /// The values of the `runtime` inputs as set (entries of time-signal inputs: their value at
+    /// t = 0, unused).
+    pub fn runtime_inputs(&self) -> &[f64] {
+        &self.runtime_u
+    }
+
+    /// Sets all runtime input values at once (a snapshot being restored).
+    pub fn set_runtime_inputs(&mut self, values: &[f64]) {
+        self.runtime_u.copy_from_slice(values);
+    }
+
+    /// Outputs of open element `e` from its last evaluation.
+    pub fn open_element_outputs(&self, e: usize) -> &[f64] {
+        &self.open[e].scratch.outputs
+    }
+
+    /// Algebraic variables of open element `e` (its warm start).
+    pub fn open_element_algebraic(&self, e: usize) -> &[f64] {
+        &self.open[e].scratch.algebraic
+    }
+
+    /// Sets the algebraic variables of open element `e` (a snapshot being restored).
+    pub fn set_open_element_algebraic(&mut self, e: usize, values: &[f64]) {
+        self.open[e].scratch.algebraic.copy_from_slice(values);
+    }
+
+    /// Evaluates the listed open elements at (t, r, v) for their outputs (body kinematics must
+    /// be current, e.g. from [`Evaluator::evaluate_elements`]); no wrenches, no partials.
+    pub fn evaluate_open_elements(&mut self, t: f64, v: &[f64], which: &[usize]) {
+        let model = self.model.clone();
+        let nbv = model.n_body_v();
+        for &e in which {
+            let el = &model.open_elements[e];
+            let work = &mut self.open[e];
+            fill_marker_states(&model, &el.markers, &self.bodies, &mut work.markers);
+            let ns = el.law.n_states();
+            let input = ElementInput {
+                t,
+                markers: &work.markers,
+                states: &v[nbv + el.state_offset..nbv + el.state_offset + ns],
+            };
+            work.scratch.evaluate_outputs(el.law.as_ref(), &input);
         }
     }
 
@@ -279,7 +355,7 @@ impl Evaluator {
         lin.r.copy_from_slice(r);
         // Every stored block but the unclaimed diagonals is overwritten by its first
         // contribution (`first`): G_rK and G_v, accumulated in place.
-        for &s in &self.unclaimed_diagonals {
+        for &s in &self.unclaimed_slots {
             lin.j_rk.block_mut(s).fill(0.0);
             lin.j_v.block_mut(s).fill(0.0);
         }
@@ -363,8 +439,13 @@ impl Evaluator {
         }
         // Inputs u(t): forces and torques at markers (the other end is the ground).
         for (k, inp) in model.inputs.iter().enumerate() {
-            self.u[k] = inp.signal.value(t);
-            self.u_dot[k] = inp.signal.rate(t);
+            if inp.runtime {
+                self.u[k] = self.runtime_u[k];
+                self.u_dot[k] = 0.0;
+            } else {
+                self.u[k] = inp.signal.value(t);
+                self.u_dot[k] = inp.signal.rate(t);
+            }
             let m = MarkerKin::with_lanes(l, &model.markers[inp.marker], &self.bodies);
             let Some(c) = m.body else { continue };
             let dir = if inp.body_frame {
@@ -412,6 +493,49 @@ impl Evaluator {
                 &[[first, false], [false, false]],
             );
         }
+        if !model.open_elements.is_empty() {
+            self.open_elements(t, v, acc);
+        }
+    }
+
+    /// Elements of open kinds ([`crate::element_law`]): marker kinematics, the law, the wrenches
+    /// on the bodies, the state rates, and with `acc` the partials chained to the bodies
+    /// (module docs of [`crate::element_law`]; chain rule as in [`apply_element`]) and added to
+    /// G_rK / G_v (their blocks were zeroed or overwritten by a built-in contribution first).
+    #[inline(never)]
+    fn open_elements(&mut self, t: f64, v: &[f64], mut acc: Option<(&mut [f64], &mut [f64])>) {
+        let model = self.model.clone();
+        let nb = model.bodies.len();
+        let nbv = 6 * nb;
+        for (e, el) in model.open_elements.iter().enumerate() {
+            let work = &mut self.open[e];
+            fill_marker_states(&model, &el.markers, &self.bodies, &mut work.markers);
+            let ns = el.law.n_states();
+            let states = &v[nbv + el.state_offset..nbv + el.state_offset + ns];
+            let input = ElementInput {
+                t,
+                markers: &work.markers,
+                states,
+            };
+            if acc.is_some() {
+                work.scratch.evaluate_with_partials(el.law.as_ref(), &input);
+            } else {
+                work.scratch.evaluate(el.law.as_ref(), &input);
+            }
+            let sc = &work.scratch;
+            for (k, &mk) in el.markers.iter().enumerate() {
+                if let Some(c) = model.markers[mk].body {
+                    let arm = work.markers[k].x - self.bodies[c].x;
+                    self.force[c] += sc.force[k];
+                    self.torque[c] += arm.cross(&sc.force[k]) + sc.torque[k];
+                }
+            }
+            self.state_rates[el.state_offset..el.state_offset + ns]
+                .copy_from_slice(&sc.state_rates);
+            if let Some((g_rk, g_v)) = acc.as_mut() {
+                chain_open_element(&model, el, &work.markers, &self.bodies, sc, g_rk, g_v);
+            }
+        }
     }
 
     /// Newton–Euler per body: q from the accumulated wrenches (3 × 3 products in lanes:
@@ -427,6 +551,8 @@ impl Evaluator {
             q[6 * i..6 * i + 3].copy_from_slice(a.as_slice());
             q[6 * i + 3..6 * i + 6].copy_from_slice(alpha.as_slice());
         }
+        // Element states: their rates (zero in the padding).
+        q[6 * self.bodies.len()..].copy_from_slice(&self.state_rates);
     }
 
     /// Converts G_rK and G_v (global wrench partials, own terms included) in place into J_r K
@@ -435,13 +561,28 @@ impl Evaluator {
     #[inline(always)]
     fn finish_partials<L: Lanes>(&self, l: L, j_rk: &mut BlockMatrix, j_v: &mut BlockMatrix) {
         let pattern = &self.model.pattern;
-        for c in 0..pattern.n_blocks() {
+        let nb = self.bodies.len();
+        for c in 0..nb {
             let inv_m = self.inv_mass[c];
             let n = self.inertia[c]
                 .1
                 .mul(l, &self.bodies[c].rot_rows.transpose());
             for s in pattern.row_ptr()[c]..pattern.row_ptr()[c + 1] {
-                let rot_e = &self.bodies[pattern.col_idx()[s]].rot_rows;
+                let e = pattern.col_idx()[s];
+                if e >= nb {
+                    // An element-state column: rows through Newton–Euler only.
+                    for g in [&mut *j_rk, &mut *j_v] {
+                        let blk = block6(g.values_mut(), s);
+                        for p in 0..2 {
+                            let top = M3::load_piece(l, blk, 0, p);
+                            let bottom = M3::load_piece(l, blk, 1, p);
+                            top.put_piece(l, blk, 0, p, inv_m, true);
+                            n.mul(l, &bottom).put_piece(l, blk, 1, p, 1.0, true);
+                        }
+                    }
+                    continue;
+                }
+                let rot_e = &self.bodies[e].rot_rows;
                 for g in [&mut *j_rk, &mut *j_v] {
                     let blk = block6(g.values_mut(), s);
                     let x = M3::load_piece(l, blk, 0, 0);
@@ -453,6 +594,23 @@ impl Evaluator {
                     n.mul(l, &t_x).put_piece(l, blk, 1, 0, 1.0, true);
                     n.mul(l, &t_phi.mul(l, rot_e))
                         .put_piece(l, blk, 1, 1, 1.0, true);
+                }
+            }
+        }
+        // Element-state rows: columns only (δφ = R_e δθ, ω = R_e ω_body) for body columns.
+        for c in nb..pattern.n_blocks() {
+            for s in pattern.row_ptr()[c]..pattern.row_ptr()[c + 1] {
+                let e = pattern.col_idx()[s];
+                if e >= nb {
+                    continue;
+                }
+                let rot_e = &self.bodies[e].rot_rows;
+                for g in [&mut *j_rk, &mut *j_v] {
+                    let blk = block6(g.values_mut(), s);
+                    for p in 0..2 {
+                        let phi = M3::load_piece(l, blk, p, 1);
+                        phi.mul(l, rot_e).put_piece(l, blk, p, 1, 1.0, true);
+                    }
                 }
             }
         }
@@ -559,6 +717,182 @@ fn evaluate_element<L: Lanes>(
     ends
 }
 
+/// Global kinematics of the listed markers, as open elements see them.
+fn fill_marker_states(
+    model: &CompiledModel,
+    markers: &[usize],
+    bodies: &[BodyKin],
+    out: &mut [MarkerState],
+) {
+    for (ms, &mk) in out.iter_mut().zip(markers) {
+        let k = MarkerKin::new(&model.markers[mk], bodies);
+        *ms = MarkerState {
+            x: k.x,
+            rot: k.rot.to_matrix(),
+            v: k.v,
+            w: k.w,
+        };
+    }
+}
+
+/// Per open element: its markers' kinematics and the evaluation scratch.
+#[derive(Debug, Clone)]
+struct OpenWork {
+    markers: Vec<MarkerState>,
+    scratch: ElementScratch,
+}
+
+/// Adds `v` (3 × 3, row-major by (r, c)) times `scale` into piece (`pr`, `pc`) of a 6 × 6 block.
+#[inline(always)]
+fn add_piece(blk: &mut [f64; 36], pr: usize, pc: usize, m: &Matrix3<f64>) {
+    for r in 0..3 {
+        for c in 0..3 {
+            blk[6 * (3 * pr + r) + 3 * pc + c] += m[(r, c)];
+        }
+    }
+}
+
+/// The 3 × 3 piece of `d` at (`r`, `c`).
+#[inline(always)]
+fn piece(d: &DMatrix<f64>, r: usize, c: usize) -> Matrix3<f64> {
+    d.fixed_view::<3, 3>(r, c).into_owned()
+}
+
+/// The chain rule of one open element (module docs of [`crate::element_law`]): the partials
+/// of its (F_k, T_k, ṡ) with respect to its markers' (δp, δφ; δv, δω) and its states, taken to
+/// the carrying bodies' global perturbations (δx, δφ; v, ω) and wrenches, added into the
+/// blocks of G_rK and G_v. Columns of marker k on body c (lever arm a, angular velocity ω):
+/// δx: ∂/∂δp;  δφ: −∂/∂δp [a]× + ∂/∂δφ − ∂/∂δv [ω × a]× − ∂/∂δω [ω]×;  v: ∂/∂δv;
+/// ω: −∂/∂δv [a]× + ∂/∂δω. Rows of marker k on body c: F and [a]× F + T, plus [F]× [a]× on
+/// the body's own δφ (the lever arm turns). State rows and columns are not transformed.
+#[allow(clippy::too_many_arguments)]
+fn chain_open_element(
+    model: &CompiledModel,
+    el: &crate::compiled::OpenElement,
+    markers: &[MarkerState],
+    bodies: &[BodyKin],
+    sc: &ElementScratch,
+    g_rk: &mut [f64],
+    g_v: &mut [f64],
+) {
+    let pattern = &model.pattern;
+    let nb = model.bodies.len();
+    let m = el.markers.len();
+    let ns = el.law.n_states();
+    let (pd, vd) = (&sc.d_position, &sc.d_velocity);
+    let body = |k: usize| model.markers[el.markers[k]].body;
+    let state_block = |j: usize| (nb + el.first_block + j / 6, j % 6);
+    // Column transform of marker k for the 3 rows starting at `r0`: (δx, δφ, v, ω) pieces.
+    let cols = |r0: usize, k: usize| -> [Matrix3<f64>; 4] {
+        let c = body(k).expect("columns of body markers only");
+        let arm = markers[k].x - bodies[c].x;
+        let w = markers[k].w;
+        let (ax, wax, wx) = (skew(&arm), skew(&w.cross(&arm)), skew(&w));
+        let (p_p, p_phi) = (piece(pd, r0, 6 * k), piece(pd, r0, 6 * k + 3));
+        let (v_v, v_w) = (piece(vd, r0, 6 * k), piece(vd, r0, 6 * k + 3));
+        [
+            p_p,
+            p_phi - p_p * ax - v_v * wax - v_w * wx,
+            v_v,
+            v_w - v_v * ax,
+        ]
+    };
+    // Rows of marker kr (F, T) against columns of marker kc.
+    for kr in 0..m {
+        let Some(cr) = body(kr) else { continue };
+        let arm_r = markers[kr].x - bodies[cr].x;
+        let ax_r = skew(&arm_r);
+        for kc in 0..m {
+            let Some(cc) = body(kc) else { continue };
+            let slot = pattern
+                .slot(cr, cc)
+                .expect("open element blocks are in the pattern");
+            let f = cols(6 * kr, kc);
+            let t = cols(6 * kr + 3, kc);
+            let gr = block6(g_rk, slot);
+            add_piece(gr, 0, 0, &f[0]);
+            add_piece(gr, 0, 1, &f[1]);
+            add_piece(gr, 1, 0, &(ax_r * f[0] + t[0]));
+            add_piece(gr, 1, 1, &(ax_r * f[1] + t[1]));
+            let gv = block6(g_v, slot);
+            add_piece(gv, 0, 0, &f[2]);
+            add_piece(gv, 0, 1, &f[3]);
+            add_piece(gv, 1, 0, &(ax_r * f[2] + t[2]));
+            add_piece(gv, 1, 1, &(ax_r * f[3] + t[3]));
+        }
+        // The lever arm of the force turns with the body: +[F]×[a]× on its own δφ.
+        let own = pattern.slot(cr, cr).expect("diagonal block");
+        add_piece(block6(g_rk, own), 1, 1, &(skew(&sc.force[kr]) * ax_r));
+        // State columns: rows F and [a]× F + T.
+        for j in 0..ns {
+            let (b, col) = state_block(j);
+            let slot = pattern
+                .slot(cr, b)
+                .expect("state blocks are in the pattern");
+            let fj = Vector3::new(
+                vd[(6 * kr, 6 * m + j)],
+                vd[(6 * kr + 1, 6 * m + j)],
+                vd[(6 * kr + 2, 6 * m + j)],
+            );
+            let tj = Vector3::new(
+                vd[(6 * kr + 3, 6 * m + j)],
+                vd[(6 * kr + 4, 6 * m + j)],
+                vd[(6 * kr + 5, 6 * m + j)],
+            );
+            let tt = arm_r.cross(&fj) + tj;
+            let gv = block6(g_v, slot);
+            for a in 0..3 {
+                gv[6 * a + col] += fj[a];
+                gv[6 * (3 + a) + col] += tt[a];
+            }
+        }
+    }
+    // State rows.
+    for i in 0..ns {
+        let (bi, row) = state_block(i);
+        let r = 6 * m + i;
+        for kc in 0..m {
+            let Some(cc) = body(kc) else { continue };
+            let arm = markers[kc].x - bodies[cc].x;
+            let w = markers[kc].w;
+            let slot = pattern
+                .slot(bi, cc)
+                .expect("state blocks are in the pattern");
+            let gr = block6(g_rk, slot);
+            let row_of = |d: &DMatrix<f64>, c0: usize| {
+                Vector3::new(d[(r, c0)], d[(r, c0 + 1)], d[(r, c0 + 2)])
+            };
+            let (p_p, p_phi) = (row_of(pd, 6 * kc), row_of(pd, 6 * kc + 3));
+            let (v_v, v_w) = (row_of(vd, 6 * kc), row_of(vd, 6 * kc + 3));
+            // A row vector y times −[x]× is the row x × y.
+            let phi = p_phi + arm.cross(&p_p) + w.cross(&arm).cross(&v_v) + w.cross(&v_w);
+            let om = v_w + arm.cross(&v_v);
+            for a in 0..3 {
+                gr[6 * row + a] += p_p[a];
+                gr[6 * row + 3 + a] += phi[a];
+            }
+            let gv = block6(g_v, slot);
+            for a in 0..3 {
+                gv[6 * row + a] += v_v[a];
+                gv[6 * row + 3 + a] += om[a];
+            }
+        }
+        for j in 0..ns {
+            let (bj, col) = state_block(j);
+            let slot = pattern
+                .slot(bi, bj)
+                .expect("state blocks are in the pattern");
+            block6(g_v, slot)[6 * row + col] += vd[(r, 6 * m + j)];
+        }
+    }
+}
+
+/// [x]×, the cross-product matrix.
+#[inline(always)]
+fn skew(x: &Vector3<f64>) -> Matrix3<f64> {
+    Matrix3::new(0.0, -x.z, x.y, x.z, 0.0, -x.x, -x.y, x.x, 0.0)
+}
+
 /// Per (side, end) of an element: whether it is its block's first contribution.
 type FirstFlags = [[bool; 2]; 2];
 
@@ -569,8 +903,8 @@ struct FirstContributions {
     elements: Vec<FirstFlags>,
     /// Per input: its body's diagonal slot and whether it comes first there.
     inputs: Vec<Option<(usize, bool)>>,
-    /// Diagonal slots nothing contributes to (off-diagonal blocks exist only where an element
-    /// couples two bodies).
+    /// Slots no built-in element or input contributes to: diagonal blocks of bodies nothing
+    /// acts on, and the blocks of open elements and element states.
     unclaimed: Vec<usize>,
 }
 
@@ -604,8 +938,7 @@ fn first_contributions(
             Some((slot, claim(slot)))
         })
         .collect();
-    let unclaimed = (0..model.bodies.len())
-        .filter_map(|c| model.pattern.slot(c, c))
+    let unclaimed = (0..model.pattern.n_stored())
         .filter(|&s| !seen[s])
         .collect();
     FirstContributions {

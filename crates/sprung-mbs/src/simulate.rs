@@ -147,9 +147,101 @@ pub struct RunSummary {
 /// Number of steps whose individual times are kept for percentiles.
 const MAX_TIMED_STEPS: u64 = 10_000_000;
 
-enum Stepper {
+/// A fixed-step integrator of the mechanical system: what [`run`] steps with, and what the
+/// `sprung` facade steps one step at a time.
+pub enum FixedStepper {
+    /// A Rosenbrock method (LSRT2, …) on the reduced velocity-level system.
     Ros(Box<RosenbrockStepper>),
+    /// Classical RK4.
     Rk4(Box<Rk4Stepper>),
+}
+
+impl FixedStepper {
+    /// The fixed-step integrator for `settings` (errors: unknown method, an adaptive-only route,
+    /// a step that is not positive).
+    pub fn new(sys: &MbsSystem, s: &RunSettings) -> Result<Self, RunError> {
+        if s.step.is_nan() || s.step <= 0.0 || !s.step.is_finite() {
+            return Err(RunError::Settings(format!(
+                "step = {} must be positive and finite",
+                s.step
+            )));
+        }
+        match route(&s.method, Some(false))? {
+            Route::Rk4 => Ok(Self::Rk4(Box::new(Rk4Stepper::new(sys, s.step, s.t0)))),
+            Route::RosenbrockFixed(tab) => Ok(Self::Ros(Box::new(RosenbrockStepper::new(
+                sys,
+                tab,
+                s.step,
+                s.t0,
+                s.relinearise_every,
+                linear_solver(sys, s.linear_solver),
+            )))),
+            _ => Err(RunError::Settings(format!(
+                "{} does not run step by step with a fixed step here; use lsrt2, lie, ros2, ros3p, ros34pw2, rodas3, rodas4, rodas5p or rk4",
+                s.method
+            ))),
+        }
+    }
+
+    /// Advances (r, v) from step `k` to step k + 1.
+    pub fn step(
+        &mut self,
+        sys: &mut MbsSystem,
+        k: u64,
+        r: &mut [f64],
+        v: &mut [f64],
+    ) -> Result<(), StepError> {
+        match self {
+            Self::Ros(st) => st.step(sys, k, r, v),
+            Self::Rk4(st) => st.step(sys, k, r, v),
+        }
+    }
+
+    /// Work counters.
+    pub fn stats(&self) -> Stats {
+        match self {
+            Self::Ros(st) => st.stats,
+            Self::Rk4(st) => st.stats,
+        }
+    }
+
+    /// The step size, s.
+    pub fn h(&self) -> f64 {
+        match self {
+            Self::Ros(st) => st.h,
+            Self::Rk4(st) => st.h,
+        }
+    }
+
+    /// Re-linearises (and factors) at (t, r, v) without stepping, as the step that re-linearised
+    /// last did (restoring a snapshot between re-linearisations); no-op for RK4.
+    pub fn linearise_at(
+        &mut self,
+        sys: &mut MbsSystem,
+        t: f64,
+        r: &[f64],
+        v: &[f64],
+    ) -> Result<(), StepError> {
+        match self {
+            Self::Ros(st) => st.linearise_at(sys, t, r, v),
+            Self::Rk4(_) => Ok(()),
+        }
+    }
+
+    /// Whether step `k` starts with a re-linearisation (never for RK4).
+    pub fn relinearises_at(&self, k: u64) -> bool {
+        match self {
+            Self::Ros(st) => st.relinearises_at(k),
+            Self::Rk4(_) => false,
+        }
+    }
+
+    /// Forces a re-linearisation at the next step.
+    pub fn invalidate(&mut self) {
+        if let Self::Ros(st) = self {
+            st.invalidate();
+        }
+    }
 }
 
 /// Runs a method of the first-order suite on y = (r, v).
@@ -164,12 +256,14 @@ fn run_first_order(
     r: &mut [f64],
     v: &mut [f64],
     observer: &mut Observer<'_>,
-) -> Result<RunSummary, RunError> {
+    summary: &mut RunSummary,
+) -> Result<(), RunError> {
     let nr = r.len();
     let mut y0 = r.to_vec();
     y0.extend_from_slice(v);
     let mut fo = FirstOrder::new(sys.clone());
     let mut obs_time = 0.0;
+    let mut last_t = s.t0;
     let mut last = y0.clone();
     let start = Instant::now();
     let res = {
@@ -186,6 +280,7 @@ fn run_first_order(
                 let c = observer(t, &y[..nr], &y[nr..]);
                 obs_time += o.elapsed().as_secs_f64();
                 last.copy_from_slice(y);
+                last_t = t;
                 match c {
                     Control::Continue => ode::Control::Continue,
                     Control::Stop => ode::Control::Stop,
@@ -198,8 +293,10 @@ fn run_first_order(
     let compute = start.elapsed().as_secs_f64() - obs_time;
     r.copy_from_slice(&last[..nr]);
     v.copy_from_slice(&last[nr..]);
+    summary.t_reached = last_t;
+    summary.compute_time = compute;
     let sol = res?;
-    Ok(RunSummary {
+    *summary = RunSummary {
         t_reached: sol.t_final,
         stopped_by_observer: sol.stopped,
         stats: Stats {
@@ -212,7 +309,8 @@ fn run_first_order(
         },
         compute_time: compute,
         ..Default::default()
-    })
+    };
+    Ok(())
 }
 
 fn linear_solver(sys: &MbsSystem, kind: LinearSolverKind) -> Box<dyn LinearSolver + Send> {
@@ -231,6 +329,35 @@ pub fn run(
     v: &mut [f64],
     observer: &mut Observer<'_>,
 ) -> Result<RunSummary, RunError> {
+    let (summary, res) = run_with_summary(sys, settings, r, v, observer);
+    res.map(|()| summary)
+}
+
+/// [`run`] that keeps the summary when the run fails: t_reached (the last state reached and
+/// observed), the steps and the work counters up to the failure, and the error.
+pub fn run_with_summary(
+    sys: &mut MbsSystem,
+    settings: &RunSettings,
+    r: &mut [f64],
+    v: &mut [f64],
+    observer: &mut Observer<'_>,
+) -> (RunSummary, Result<(), RunError>) {
+    let mut summary = RunSummary {
+        t_reached: settings.t0,
+        ..Default::default()
+    };
+    let res = run_inner(sys, settings, r, v, observer, &mut summary);
+    (summary, res)
+}
+
+fn run_inner(
+    sys: &mut MbsSystem,
+    settings: &RunSettings,
+    r: &mut [f64],
+    v: &mut [f64],
+    observer: &mut Observer<'_>,
+    summary: &mut RunSummary,
+) -> Result<(), RunError> {
     let s = settings;
     if s.t_end.is_nan() || s.t0.is_nan() || s.t_end <= s.t0 {
         return Err(RunError::Settings(format!(
@@ -251,10 +378,6 @@ pub fn run(
             s.output_interval, s.t0, s.t_end
         )));
     }
-    let mut summary = RunSummary {
-        t_reached: s.t0,
-        ..Default::default()
-    };
     let n_out = ((s.t_end - s.t0) / s.output_interval + 1e-9).floor() as u64;
     let output_times = || -> Vec<f64> {
         (0..=n_out)
@@ -281,18 +404,21 @@ pub fn run(
             let mut obs_time = 0.0;
             let start = Instant::now();
             let mut stopped = false;
+            let mut last_t = s.t0;
             let res = integ.integrate(sys, s.t0, s.t_end, r, v, &times, &mut |t, r, v| {
                 let o = Instant::now();
                 let c = observer(t, r, v);
                 obs_time += o.elapsed().as_secs_f64();
                 stopped |= c == Control::Stop;
+                last_t = t;
                 c
             });
             summary.compute_time = start.elapsed().as_secs_f64() - obs_time;
             summary.stats = integ.stats;
             summary.stopped_by_observer = stopped;
-            summary.t_reached = res?;
-            return Ok(summary);
+            summary.t_reached = *res.as_ref().unwrap_or(&last_t);
+            res?;
+            return Ok(());
         }
         Route::FirstOrder(method, fixed) => {
             return run_first_order(
@@ -305,24 +431,11 @@ pub fn run(
                 r,
                 v,
                 observer,
+                summary,
             );
         }
-        Route::Rk4 => Stepper::Rk4(Box::new(Rk4Stepper::new(sys, s.step, s.t0))),
-        Route::RosenbrockFixed(tab) => Stepper::Ros(Box::new(RosenbrockStepper::new(
-            sys,
-            tab,
-            s.step,
-            s.t0,
-            s.relinearise_every,
-            linear_solver(sys, s.linear_solver),
-        ))),
+        Route::Rk4 | Route::RosenbrockFixed(_) => FixedStepper::new(sys, s)?,
     };
-    if s.step.is_nan() || s.step <= 0.0 {
-        return Err(RunError::Settings(format!(
-            "step = {} must be positive",
-            s.step
-        )));
-    }
     let n_steps = ((s.t_end - s.t0) / s.step).round() as u64;
     let out_every = ((s.output_interval / s.step).round() as u64).max(1);
     if n_steps > 1_000_000_000 {
@@ -337,24 +450,18 @@ pub fn run(
         .reserve(n_steps.min(MAX_TIMED_STEPS) as usize);
     if observer(s.t0, r, v) == Control::Stop {
         summary.stopped_by_observer = true;
-        return Ok(summary);
+        return Ok(());
     }
     for k in 0..n_steps {
         let start = Instant::now();
-        let res = match &mut stepper {
-            Stepper::Ros(st) => st.step(sys, k, r, v),
-            Stepper::Rk4(st) => st.step(sys, k, r, v),
-        };
+        let res = stepper.step(sys, k, r, v);
         let dt = start.elapsed().as_secs_f64();
         summary.compute_time += dt;
         summary.worst_step_time = summary.worst_step_time.max(dt);
         if (summary.step_times.len() as u64) < MAX_TIMED_STEPS {
             summary.step_times.push(dt);
         }
-        summary.stats = match &stepper {
-            Stepper::Ros(st) => st.stats,
-            Stepper::Rk4(st) => st.stats,
-        };
+        summary.stats = stepper.stats();
         res?;
         let t = s.t0 + (k + 1) as f64 * s.step;
         summary.t_reached = t;
@@ -363,5 +470,5 @@ pub fn run(
             break;
         }
     }
-    Ok(summary)
+    Ok(())
 }

@@ -79,6 +79,8 @@ impl MechanicalSystem for MbsSystem {
             );
             w[6 * i + 3..6 * i + 6].copy_from_slice(th.as_slice());
         }
+        // Element states have no position coordinates.
+        w[self.model().n_body_v()..].fill(0.0);
     }
 
     fn has_kinematic_jacobian(&self) -> bool {

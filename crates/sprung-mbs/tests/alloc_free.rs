@@ -83,7 +83,7 @@ fn count(file: &str, dense: bool, relinearise_every: u64, warmup: u64, steps: u6
         Box::new(BlockSparseLu::new(&sys.pattern()))
     };
     let mut st = RosenbrockStepper::new(&sys, Tableau::lsrt2(), 1e-3, 0.0, relinearise_every, lu);
-    let mut outputs = OutputSet::new(&m, &model).expect("outputs resolve");
+    let outputs = OutputSet::new(&m, &model).expect("outputs resolve");
     let mut out_eval = sys.eval.clone();
     let mut row = vec![0.0; outputs.len()];
     let mut k = 0;

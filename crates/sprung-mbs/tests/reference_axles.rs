@@ -341,7 +341,7 @@ fn output_channels_at_equilibrium() {
         let mut sys = MbsSystem::new(c.clone());
         let (r0, v) = c.design_state();
         let r = equilibrium_at(&mut sys, 0.0, &r0);
-        let mut outputs = OutputSet::new(&m, &c).unwrap();
+        let outputs = OutputSet::new(&m, &c).unwrap();
         let mut vals = vec![0.0; outputs.len()];
         outputs.evaluate(&mut sys.eval, 0.0, &r, &v, &mut vals);
         let ch = |name: &str| {
@@ -653,7 +653,7 @@ fn step_response_matches_prototype() {
         let mut r = equilibrium_at(&mut sys, 0.0, &r0);
         let x0 = wc_disp(&c, &r, "L").x;
         let k_out = element(&c, &out);
-        let mut outputs = OutputSet::new(&m, &c).unwrap();
+        let outputs = OutputSet::new(&m, &c).unwrap();
         let ch_dx = outputs
             .channels
             .iter()

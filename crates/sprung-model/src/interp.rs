@@ -303,6 +303,7 @@ impl Signal {
                     table_eval(ts, value, *interpolation, t, false)
                 }
             }
+            Signal::Runtime { default } => (*default, 0.0),
             Signal::Csv { .. } => (0.0, 0.0),
         }
     }

@@ -47,6 +47,10 @@ pub struct Model {
     /// Force elements (`[[force_elements]]`), tagged by `type`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub force_elements: Vec<ForceElement>,
+    /// Force elements of open kinds (`[[elements]]`): any number of markers, internal states,
+    /// parameters by name; the kind is looked up in the element registry of `sprung-mbs`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub elements: Vec<OpenElement>,
     /// External force/torque inputs (`[[inputs]]`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub inputs: Vec<Input>,
@@ -688,6 +692,14 @@ pub enum Signal {
         #[serde(default)]
         interpolation: Interpolation,
     },
+    /// Set by the caller while the model runs (library `Simulation::set_input`, FMU input,
+    /// Python, `sprung run --inputs FILE.csv`); `default` until the caller sets it. Its rate is
+    /// taken as zero (the value is held between the caller's updates).
+    Runtime {
+        /// Value until the caller sets one.
+        #[serde(default)]
+        default: f64,
+    },
     /// CSV file (relative to the model file), replaced by a `table` at load time.
     Csv {
         /// Path relative to the model file's directory.
@@ -752,6 +764,9 @@ pub enum Quantity {
     Length,
     /// P2P length rate, m/s.
     LengthRate,
+    /// A named output of an `[[elements]]` element (`output = "..."`); the unit is the one the
+    /// element kind declares.
+    ElementOutput,
 }
 
 impl Quantity {
@@ -768,6 +783,7 @@ impl Quantity {
             Quantity::Camber | Quantity::Toe => "deg",
             Quantity::Force => "N",
             Quantity::Torque => "Nm",
+            Quantity::ElementOutput => "",
         }
     }
     /// True for quantities of a marker or body, false for element quantities.
@@ -835,6 +851,9 @@ pub struct Output {
     /// tension-positive force) or `global` (global axes, a vector also for P2P elements).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub frame: Option<OutputFrame>,
+    /// `element_output` only: the name of the element kind's output (see `sprung elements`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output: Option<String>,
     /// Element `force`/`torque` only: the body whose load is reported, `body_i` (default, the
     /// action body of marker I) or `body_j` (the reference body of marker J, e.g. the chassis:
     /// the opposite force; for a bushing the torque about the bushing point).
@@ -869,4 +888,35 @@ impl Output {
     pub fn frame(&self) -> OutputFrame {
         self.frame.unwrap_or_default()
     }
+}
+
+/// A parameter value of an `[[elements]]` entry: a number, a list of numbers, or a string (e.g.
+/// the name of a curve or a mode).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum ParamValue {
+    /// A number.
+    Number(f64),
+    /// A list of numbers.
+    List(Vec<f64>),
+    /// A string.
+    Text(String),
+}
+
+/// `[[elements]]`: a force element of an open kind (Maxwell element, anti-roll bar, later tires
+/// and steering systems): any number of markers, parameters by name. The kind's documentation
+/// (`sprung elements`) lists its markers, parameters, states and outputs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct OpenElement {
+    /// Unique element name (shared namespace with `[[force_elements]]`).
+    pub name: String,
+    /// Kind, e.g. `"maxwell"` or `"anti_roll_bar"`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// Marker names in the order the kind expects.
+    pub markers: Vec<String>,
+    /// Parameters by name.
+    #[serde(default)]
+    pub parameters: std::collections::BTreeMap<String, ParamValue>,
 }

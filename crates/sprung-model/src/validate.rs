@@ -10,8 +10,8 @@ use std::collections::HashSet;
 use crate::error::Problem;
 use crate::rot;
 use crate::types::{
-    Axes, Body, Curve, ForceElement, Input, Marker, Model, Output, OutputFrame, Quantity, Signal,
-    Symmetry,
+    Axes, Body, Curve, ForceElement, Input, Marker, Model, OpenElement, Output, OutputFrame,
+    ParamValue, Quantity, Signal, Symmetry,
 };
 
 /// Tolerance on |A^T A - I| for frame axes.
@@ -90,7 +90,12 @@ impl Ctx<'_> {
             "marker" => m.markers.iter().map(|x| x.name.as_str()).collect(),
             "frame" => m.frames.iter().map(|x| x.name.as_str()).collect(),
             "curve" => m.curves.iter().map(|x| x.name.as_str()).collect(),
-            _ => m.force_elements.iter().map(|x| x.name()).collect(),
+            _ => m
+                .force_elements
+                .iter()
+                .map(|x| x.name())
+                .chain(m.elements.iter().map(|x| x.name.as_str()))
+                .collect(),
         };
         let section = match what {
             "body" => "[[bodies]] (or use the ground name)",
@@ -194,7 +199,11 @@ pub(crate) fn validate(model: &Model) -> Vec<Problem> {
     duplicates(
         &mut ctx,
         "force element",
-        model.force_elements.iter().map(|f| f.name()),
+        model
+            .force_elements
+            .iter()
+            .map(|f| f.name())
+            .chain(model.elements.iter().map(|e| e.name.as_str())),
     );
     duplicates(
         &mut ctx,
@@ -237,6 +246,9 @@ pub(crate) fn validate(model: &Model) -> Vec<Problem> {
     }
     for e in &model.force_elements {
         element(&mut ctx, e);
+    }
+    for e in &model.elements {
+        open_element(&mut ctx, e);
     }
     for i in &model.inputs {
         input(&mut ctx, i);
@@ -840,12 +852,63 @@ fn signal(ctx: &mut Ctx, k: &str, n: &str, s: &Signal) {
                 );
             }
         }
+        Signal::Runtime { default } => {
+            ctx.finite(k, n, "signal.default", &[*default]);
+        }
         Signal::Csv { file, .. } => {
             ctx.push(
                 k,
                 n,
                 format!("csv signal '{file}' was not loaded"),
                 "load the model with sprung_model::load so CSV files are read",
+            );
+        }
+    }
+}
+
+/// An `[[elements]]` entry: name, kind and marker references (the kind checks its own marker
+/// count and parameters when the model is compiled, against its registry entry).
+fn open_element(ctx: &mut Ctx, e: &OpenElement) {
+    let k = "element";
+    let n = e.name.as_str();
+    if e.kind.trim().is_empty() {
+        ctx.push(
+            k,
+            n,
+            "has an empty `type`",
+            "name an element kind, e.g. type = \"maxwell\" (`sprung elements` lists them)",
+        );
+    }
+    if e.markers.is_empty() {
+        ctx.push(
+            k,
+            n,
+            "has no markers",
+            "list the markers the kind expects, e.g. markers = [\"a\", \"b\"]",
+        );
+    }
+    for m in &e.markers {
+        if ctx.model.marker(m).is_none() {
+            ctx.push(
+                k,
+                n,
+                format!("refers to unknown marker '{m}'"),
+                ctx.unknown_hint("marker", m),
+            );
+        }
+    }
+    for (p, v) in &e.parameters {
+        let bad = match v {
+            ParamValue::Number(x) => !x.is_finite(),
+            ParamValue::List(xs) => xs.iter().any(|x| !x.is_finite()),
+            ParamValue::Text(_) => false,
+        };
+        if bad {
+            ctx.push(
+                k,
+                n,
+                format!("parameter `{p}` is not finite"),
+                "give a finite number",
             );
         }
     }
@@ -936,7 +999,40 @@ fn output(ctx: &mut Ctx, o: &Output) {
     if !q.is_kinematic() && o.element.is_none() {
         ctx.push(k, n, format!("quantity \"{qn}\" applies to a force element, not to a marker or body"), "use element = \"...\", or a marker/body quantity (position, displacement, velocity, angular_velocity, orientation, camber, toe)");
     }
-    if let Some(en) = &o.element {
+    let open = o
+        .element
+        .as_deref()
+        .and_then(|en| ctx.model.elements.iter().find(|e| e.name == en));
+    if (q == Quantity::ElementOutput) != o.output.is_some() {
+        ctx.push(
+            k,
+            n,
+            "`output` names an element output and goes together with quantity \"element_output\"",
+            "use quantity = \"element_output\" with output = \"...\" (the kind's outputs: `sprung elements`)",
+        );
+    }
+    if let Some(e) = open {
+        scalar = true;
+        if q != Quantity::ElementOutput {
+            ctx.push(
+                k,
+                n,
+                format!("'{}' is an [[elements]] element of kind '{}': its channels are read with quantity \"element_output\"", e.name, e.kind),
+                "use quantity = \"element_output\" and output = \"...\" (the kind's outputs: `sprung elements`)",
+            );
+        }
+    } else if q == Quantity::ElementOutput {
+        if let Some(en) = &o.element {
+            ctx.push(
+                k,
+                n,
+                format!(
+                    "quantity \"element_output\" needs an [[elements]] element, '{en}' is not one"
+                ),
+                ctx.unknown_hint("force element", en),
+            );
+        }
+    } else if let Some(en) = &o.element {
         match ctx.model.force_element(en) {
             None => ctx.push(
                 k,

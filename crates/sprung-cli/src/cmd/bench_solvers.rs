@@ -553,8 +553,7 @@ impl AxleBench {
             adaptive: Some(rtol.is_some()),
         };
         let mut sys = MbsSystem::new(self.compiled.clone());
-        let mut outputs =
-            OutputSet::new(&self.model, &self.compiled).map_err(anyhow::Error::msg)?;
+        let outputs = OutputSet::new(&self.model, &self.compiled).map_err(anyhow::Error::msg)?;
         let mut eval = sys.eval.clone();
         let mut row = vec![0.0; outputs.len()];
         let mut r = self.r_eq.clone();

@@ -70,6 +70,7 @@ fn run_one(
         plot: false,
         from_design: false,
         quiet: true,
+        inputs: None,
     };
     super::run::run(&args)?;
     Ok(out.join(format!("{name}.csv")))

@@ -4,6 +4,8 @@ pub mod bench;
 pub mod bench_solvers;
 pub mod check;
 pub mod compare;
+pub mod elements;
+pub mod inputs_table;
 pub mod loadcase;
 pub mod modes;
 pub mod plot;

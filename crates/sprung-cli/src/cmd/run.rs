@@ -15,10 +15,7 @@ use anyhow::{Context, bail};
 use clap::Args;
 use serde_json::json;
 use sprung_io::{BackgroundOptions, BackgroundWriter, Channel, Format};
-use sprung_mbs::MbsSystem;
-use sprung_mbs::equilibrium::{self, EquilibriumOptions};
-use sprung_mbs::outputs::OutputSet;
-use sprung_mbs::simulate::{self, LinearSolverKind, RunSettings, RunSummary};
+use sprung_mbs::simulate::{self, LinearSolverKind, RunSettings};
 use sprung_model::InitialStateKind;
 use sprung_solve::mech::adaptive::Control;
 
@@ -72,6 +69,12 @@ pub struct RunArgs {
     /// Print no progress lines.
     #[arg(long, short)]
     pub quiet: bool,
+    /// Feed the model's `runtime` inputs from a CSV table: a time column `t` (s) and one column
+    /// per runtime input named like the input; values are held (zero-order hold) from each row
+    /// until the next, i.e. the input is piecewise constant, and each row's time must lie on the
+    /// output grid.
+    #[arg(long, value_name = "FILE.csv")]
+    pub inputs: Option<PathBuf>,
 }
 
 fn settings(m: &sprung_model::Model, a: &RunArgs) -> anyhow::Result<RunSettings> {
@@ -116,6 +119,37 @@ fn settings(m: &sprung_model::Model, a: &RunArgs) -> anyhow::Result<RunSettings>
     })
 }
 
+/// The observer of `sprung run`: writes a row, stops on Ctrl-C or a write error, prints progress.
+#[allow(clippy::too_many_arguments)]
+fn observe(
+    t: f64,
+    row: &[f64],
+    writer: &mut BackgroundWriter,
+    write_error: &mut Option<sprung_io::IoError>,
+    interrupted: &AtomicBool,
+    quiet: bool,
+    last_progress: &mut Instant,
+    wall: &Instant,
+    t_end: f64,
+) -> Control {
+    if let Err(e) = writer.push_row(t, row) {
+        *write_error = Some(e);
+        return Control::Stop;
+    }
+    if interrupted.load(Ordering::Relaxed) {
+        return Control::Stop;
+    }
+    if !quiet && last_progress.elapsed().as_secs_f64() > 2.0 {
+        *last_progress = Instant::now();
+        eprintln!(
+            "  t = {t:.3} s of {t_end} s ({:.0} %), {:.1} s elapsed",
+            100.0 * t / t_end,
+            wall.elapsed().as_secs_f64()
+        );
+    }
+    Control::Continue
+}
+
 /// Percentile (0..1) of a list of values.
 pub fn percentile(values: &[f64], p: f64) -> f64 {
     if values.is_empty() {
@@ -129,18 +163,20 @@ pub fn percentile(values: &[f64], p: f64) -> f64 {
 
 /// Runs the command.
 pub fn run(a: &RunArgs) -> anyhow::Result<()> {
-    let (m, model) = load_model(&a.model)?;
+    let (m, _) = load_model(&a.model)?;
     let s = settings(&m, a)?;
     simulate::route(&s.method, s.adaptive)?;
-    let mut sys = MbsSystem::new(model.clone());
-    let mut outputs = OutputSet::new(&m, &model).map_err(anyhow::Error::msg)?;
-    let (mut r, mut v) = model.design_state();
+    let model = sprung::Model::from_description(m.clone())?;
+    let mut sim = sprung::Simulation::with_settings(model.clone(), s.clone())?;
+    let table = match &a.inputs {
+        Some(file) => Some(super::inputs_table::InputTable::load(file, &model)?),
+        None => None,
+    };
     if m.initial_state.kind == InitialStateKind::Equilibrium && !a.from_design {
         let t = Instant::now();
-        let eq = equilibrium::solve(&mut sys, s.t0, &r, EquilibriumOptions::default())
+        let eq = sim
+            .equilibrium()
             .with_context(|| format!("initial static equilibrium of '{}'", m.model.name))?;
-        r = eq.r;
-        v.fill(0.0);
         if !a.quiet {
             eprintln!(
                 "static equilibrium: {} Newton iterations, residual {:.1e} of the load scale {:.0} N ({:.1} ms)",
@@ -162,7 +198,8 @@ pub fn run(a: &RunArgs) -> anyhow::Result<()> {
         FormatArg::Parquet => (Format::Parquet, "parquet"),
     };
     let path = out_dir.join(format!("{}.{ext}", a.name));
-    let channels: Vec<Channel> = outputs
+    let channels: Vec<Channel> = model
+        .outputs()
         .channels
         .iter()
         .map(|c| Channel::new(c.name.clone(), c.unit, c.description.clone()))
@@ -174,6 +211,7 @@ pub fn run(a: &RunArgs) -> anyhow::Result<()> {
                     "relinearise_every": s.relinearise_every, "linear_solver": format!("{:?}", s.linear_solver) },
         "t_end": s.t_end,
         "output_interval": s.output_interval,
+        "inputs_file": a.inputs.as_ref().map(|p| p.display().to_string()),
     });
     let mut writer =
         BackgroundWriter::create(&path, format, &channels, meta, BackgroundOptions::default())
@@ -185,8 +223,6 @@ pub fn run(a: &RunArgs) -> anyhow::Result<()> {
         // A second handler registration (e.g. in tests calling run twice) is not an error worth failing for.
         let _ = ctrlc::set_handler(move || flag.store(true, Ordering::SeqCst));
     }
-    let mut out_eval = sys.eval.clone();
-    let mut row = vec![0.0; outputs.len()];
     let wall = Instant::now();
     let mut last_progress = Instant::now();
     let mut write_error: Option<sprung_io::IoError> = None;
@@ -199,50 +235,49 @@ pub fn run(a: &RunArgs) -> anyhow::Result<()> {
             s.method,
             s.step,
             s.t_end,
-            model.n_v(),
+            model.compiled().n_v(),
             path.display()
         );
     }
-    let result = simulate::run(&mut sys, &s, &mut r, &mut v, &mut |t, r, v| {
-        outputs.evaluate(&mut out_eval, t, r, v, &mut row);
-        if let Err(e) = writer.push_row(t, &row) {
-            write_error = Some(e);
-            return Control::Stop;
+    let mut obs = |t: f64, row: &[f64]| {
+        observe(
+            t,
+            row,
+            &mut writer,
+            &mut write_error,
+            &interrupted,
+            quiet,
+            &mut last_progress,
+            &wall,
+            t_end,
+        )
+    };
+    let report = match &table {
+        Some(table) => table.run(&mut sim, &s, t_end, &mut obs)?,
+        None => sim.run_with(&s, t_end, &mut obs),
+    };
+    let summary = report.summary.clone();
+    let (stop_reason, failure) = match &report.stop {
+        sprung::StopReason::Failed(e) => {
+            let why = format!("stopped: {e}");
+            (why.clone(), Some(why))
         }
-        if interrupted.load(Ordering::Relaxed) {
-            return Control::Stop;
+        _ if interrupted.load(Ordering::Relaxed) => {
+            let why = format!("interrupted by the user at t = {} s", summary.t_reached);
+            (why.clone(), Some(why))
         }
-        if !quiet && last_progress.elapsed().as_secs_f64() > 2.0 {
-            last_progress = Instant::now();
-            eprintln!(
-                "  t = {t:.3} s of {t_end} s ({:.0} %), {:.1} s elapsed",
-                100.0 * t / t_end,
-                wall.elapsed().as_secs_f64()
-            );
-        }
-        Control::Continue
-    });
-    let (summary, stop_reason, failure) = match result {
-        Ok(sum) if interrupted.load(Ordering::Relaxed) => {
-            let why = format!("interrupted by the user at t = {} s", sum.t_reached);
-            (sum, why.clone(), Some(why))
-        }
-        Ok(sum) if write_error.is_some() => {
+        _ if write_error.is_some() => {
             let why = format!(
                 "writing results failed at t = {} s: {}",
-                sum.t_reached,
+                summary.t_reached,
                 write_error
                     .as_ref()
                     .map(|e| e.to_string())
                     .unwrap_or_default()
             );
-            (sum, why.clone(), Some(why))
+            (why.clone(), Some(why))
         }
-        Ok(sum) => (sum, "completed".to_string(), None),
-        Err(e) => {
-            let why = format!("stopped: {e}");
-            (RunSummary::default(), why.clone(), Some(why))
-        }
+        _ => ("completed".to_string(), None),
     };
     let simulated = summary.t_reached - s.t0;
     let rtf = if simulated > 0.0 {

@@ -592,6 +592,11 @@ impl RosenbrockStepper {
         &self.tab
     }
 
+    /// Whether step `k` starts with a re-linearisation.
+    pub fn relinearises_at(&self, k: u64) -> bool {
+        !self.have_lin || k.is_multiple_of(self.relinearise_every)
+    }
+
     /// Time at the start of step `k`: t0 + k h (never accumulated).
     pub fn time(&self, k: u64) -> f64 {
         self.t0 + k as f64 * self.h
@@ -606,7 +611,7 @@ impl RosenbrockStepper {
         v: &mut [f64],
     ) -> Result<(), StepError> {
         let t = self.time(k);
-        let relin = !self.have_lin || k.is_multiple_of(self.relinearise_every);
+        let relin = self.relinearises_at(k);
         if relin {
             // Systems without a congruence form leave the flag cleared.
             self.lin.congruent = false;
@@ -660,6 +665,32 @@ impl RosenbrockStepper {
             }),
             None => Ok(()),
         }
+    }
+
+    /// Linearises and factors at (t, r, v) as a re-linearising step would, without stepping;
+    /// the following steps reuse it until the next scheduled re-linearisation. Restoring a
+    /// snapshot between re-linearisations this way continues bit for bit.
+    pub fn linearise_at<S: MechanicalSystem + ?Sized>(
+        &mut self,
+        sys: &mut S,
+        t: f64,
+        r: &[f64],
+        v: &[f64],
+    ) -> Result<(), StepError> {
+        self.lin.congruent = false;
+        if self.congruent {
+            sys.linearise_congruent(t, r, v, &mut self.lin);
+        } else {
+            sys.linearise(t, r, v, &mut self.lin);
+        }
+        self.stats.linearisations += 1;
+        iteration_matrix(&self.lin, self.h * self.tab.gamma, &mut self.a);
+        self.lu
+            .factor(&self.a)
+            .map_err(|source| StepError::Singular { t, source })?;
+        self.stats.factorisations += 1;
+        self.have_lin = true;
+        Ok(())
     }
 
     /// Forces a re-linearisation at the next step (e.g. after a discontinuity).

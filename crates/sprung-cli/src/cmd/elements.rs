@@ -1,0 +1,11 @@
+//! `sprung elements`: the element kinds of `[[elements]]` with their markers, parameters,
+//! states and outputs (docs/elements.md explains the interface).
+
+/// Runs the command.
+pub fn run() -> anyhow::Result<()> {
+    print!(
+        "{}",
+        sprung_mbs::elements::ElementRegistry::builtin().describe()
+    );
+    Ok(())
+}

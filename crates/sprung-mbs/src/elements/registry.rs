@@ -1,0 +1,207 @@
+//! The element registry: kind name → description and factory (module docs of
+//! [`crate::elements`]).
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use sprung_model::ParamValue;
+
+use crate::element_law::{ElementLaw, MarkerState, OutputInfo};
+
+/// A parameter of an element kind.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ParamInfo {
+    /// Name in the model file.
+    pub name: &'static str,
+    /// SI unit.
+    pub unit: &'static str,
+    /// What it is.
+    pub description: &'static str,
+    /// Default value, `None` = required.
+    pub default: Option<f64>,
+}
+
+/// Description of an element kind (what `sprung elements` prints).
+#[derive(Debug, Clone, Copy)]
+pub struct KindInfo {
+    /// Kind name (`type = "..."`).
+    pub name: &'static str,
+    /// One-line description with the source of the law.
+    pub description: &'static str,
+    /// Roles of the markers in order.
+    pub markers: &'static [&'static str],
+    /// Parameters.
+    pub parameters: &'static [ParamInfo],
+    /// Names of the internal states.
+    pub states: &'static [&'static str],
+    /// Outputs for output channels.
+    pub outputs: &'static [OutputInfo],
+}
+
+/// Builds a law from the parameters and the design kinematics of its markers.
+pub type Factory = fn(&ElementParams, &[MarkerState]) -> Result<Arc<dyn ElementLaw>, String>;
+
+/// Parameters of one `[[elements]]` entry with checked access: every name the kind reads is
+/// recorded, so [`ElementParams::finish`] can reject unknown names with a suggestion.
+#[derive(Debug)]
+pub struct ElementParams<'a> {
+    info: &'a KindInfo,
+    values: &'a BTreeMap<String, ParamValue>,
+}
+
+impl<'a> ElementParams<'a> {
+    /// Wraps the parameters of an entry of kind `info`.
+    pub fn new(info: &'a KindInfo, values: &'a BTreeMap<String, ParamValue>) -> Self {
+        Self { info, values }
+    }
+
+    /// A number: the given value, else the kind's default, else an error that says what to add.
+    pub fn number(&self, name: &str) -> Result<f64, String> {
+        let info = self.info.parameters.iter().find(|p| p.name == name);
+        match self.values.get(name) {
+            Some(ParamValue::Number(x)) => Ok(*x),
+            Some(other) => Err(format!(
+                "parameter `{name}` must be a number, not {}",
+                match other {
+                    ParamValue::List(_) => "a list",
+                    ParamValue::Text(_) => "a string",
+                    ParamValue::Number(_) => unreachable!("handled above"),
+                }
+            )),
+            None => info.and_then(|p| p.default).ok_or_else(|| {
+                format!(
+                    "parameter `{name}` is missing; add {name} = ... ({}, {})",
+                    info.map_or("", |p| p.description),
+                    info.map_or("", |p| p.unit)
+                )
+            }),
+        }
+    }
+
+    /// A number that must be positive (> 0).
+    pub fn positive(&self, name: &str) -> Result<f64, String> {
+        let x = self.number(name)?;
+        if x > 0.0 {
+            Ok(x)
+        } else {
+            Err(format!("parameter `{name}` = {x} must be positive"))
+        }
+    }
+
+    /// A number that must not be negative.
+    pub fn non_negative(&self, name: &str) -> Result<f64, String> {
+        let x = self.number(name)?;
+        if x >= 0.0 {
+            Ok(x)
+        } else {
+            Err(format!("parameter `{name}` = {x} must not be negative"))
+        }
+    }
+
+    /// Rejects parameters the kind does not know, naming the closest known one.
+    pub fn finish(&self) -> Result<(), String> {
+        for name in self.values.keys() {
+            if !self.info.parameters.iter().any(|p| p.name == name) {
+                let known: Vec<&str> = self.info.parameters.iter().map(|p| p.name).collect();
+                return Err(format!(
+                    "unknown parameter `{name}` for kind '{}'; its parameters are: {}",
+                    self.info.name,
+                    known.join(", ")
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Kind name → description and factory.
+#[derive(Debug, Clone)]
+pub struct ElementRegistry {
+    kinds: Vec<(KindInfo, Factory)>,
+}
+
+impl Default for ElementRegistry {
+    fn default() -> Self {
+        Self::builtin()
+    }
+}
+
+impl ElementRegistry {
+    /// The kinds that ship with sprung.
+    pub fn builtin() -> Self {
+        let mut r = Self { kinds: Vec::new() };
+        r.register(super::maxwell::INFO, super::maxwell::build);
+        r.register(super::anti_roll_bar::INFO, super::anti_roll_bar::build);
+        r
+    }
+
+    /// Adds (or replaces) a kind.
+    pub fn register(&mut self, info: KindInfo, factory: Factory) {
+        self.kinds.retain(|(k, _)| k.name != info.name);
+        self.kinds.push((info, factory));
+    }
+
+    /// All kinds.
+    pub fn kinds(&self) -> impl Iterator<Item = &KindInfo> {
+        self.kinds.iter().map(|(k, _)| k)
+    }
+
+    /// Builds the law of an `[[elements]]` entry; errors say what to fix.
+    pub fn build(
+        &self,
+        kind: &str,
+        parameters: &BTreeMap<String, ParamValue>,
+        design: &[MarkerState],
+    ) -> Result<Arc<dyn ElementLaw>, String> {
+        let Some((info, factory)) = self.kinds.iter().find(|(k, _)| k.name == kind) else {
+            let names: Vec<&str> = self.kinds.iter().map(|(k, _)| k.name).collect();
+            return Err(format!(
+                "unknown element kind '{kind}'; known kinds: {} (`sprung elements` describes them)",
+                names.join(", ")
+            ));
+        };
+        if design.len() != info.markers.len() {
+            return Err(format!(
+                "kind '{kind}' takes {} markers ({}), {} given",
+                info.markers.len(),
+                info.markers.join(", "),
+                design.len()
+            ));
+        }
+        let params = ElementParams::new(info, parameters);
+        params.finish()?;
+        factory(&params, design)
+    }
+
+    /// A text description of every kind (markers, parameters with units and defaults).
+    pub fn describe(&self) -> String {
+        let mut s = String::new();
+        for (k, _) in &self.kinds {
+            s.push_str(&format!(
+                "{}: {}\n  markers: {}\n",
+                k.name,
+                k.description,
+                k.markers.join(", ")
+            ));
+            for p in k.parameters {
+                let d = p
+                    .default
+                    .map_or("required".to_string(), |d| format!("default {d}"));
+                s.push_str(&format!(
+                    "  {} [{}] {} ({d})\n",
+                    p.name, p.unit, p.description
+                ));
+            }
+            if !k.states.is_empty() {
+                s.push_str(&format!("  states: {}\n", k.states.join(", ")));
+            }
+            for o in k.outputs {
+                s.push_str(&format!(
+                    "  output {} [{}] {}\n",
+                    o.name, o.unit, o.description
+                ));
+            }
+        }
+        s
+    }
+}

@@ -1,0 +1,51 @@
+//! `sprung` — real-time multibody simulation of vehicles, as a library: the facade every face
+//! (the `sprung` command, FMUs, Python) sits on (`../shared/design/architecture.md`).
+//!
+//! A [`Model`] is loaded, validated and compiled once and shared (`Arc`); a [`Simulation`] holds
+//! one run's data — time, positions, velocities, element states, runtime input values and the
+//! workspaces — and steps it with the model's solver (LSRT2 at 1 ms by default, document 000).
+//!
+//! ```
+//! use sprung::Simulation;
+//!
+//! # fn main() -> Result<(), sprung::Error> {
+//! let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../models/mass_spring_damper.toml");
+//! let mut sim = Simulation::from_file(path)?;          // LSRT2, 1 ms, from the model file
+//! sim.advance_to(0.5)?;                                // 500 fixed steps
+//! let x = sim.channel("x")?;                           // output channel, m
+//! let snapshot = sim.state();                          // serialisable (serde)
+//! sim.advance_to(1.0)?;
+//! sim.set_state(&snapshot)?;                           // back to t = 0.5 s, bit for bit
+//! assert_eq!(sim.time(), 0.5);
+//! let lin = sim.linearise()?;                          // A, B, C, D about the current state
+//! assert_eq!(lin.a.nrows(), lin.state_names.len());
+//! assert!(x < 0.0);                                    // the step force pushes the mass to -x
+//! # Ok(()) }
+//! ```
+//!
+//! * [`Simulation::step`], [`Simulation::advance_to`]: fixed steps of the model's method;
+//!   [`Simulation::run`]: the one run loop (any method, fixed or adaptive) that `sprung run`
+//!   uses too, with an observer that sees the output channels and may stop the run;
+//! * [`Simulation::set_input`]: inputs declared `signal = { type = "runtime" }` are set by the
+//!   caller (a controller, a driver model, an FMU master);
+//! * [`Simulation::state`] / [`Simulation::set_state`]: snapshots;
+//! * [`Simulation::channels`]: output channels with units;
+//! * [`Simulation::equilibrium`], [`Simulation::modes`], [`Simulation::linearise`].
+//!
+//! Element kinds beyond the built-in bushing, spring, damper and stop go through the open
+//! interface [`sprung_mbs::element_law::ElementLaw`] (docs/elements.md).
+
+mod error;
+pub mod linearise;
+mod model;
+mod simulation;
+
+pub use error::Error;
+pub use linearise::{SparseStateSpace, StateSpace};
+pub use model::Model;
+pub use simulation::{
+    ChannelValue, EquilibriumReport, InputRef, LinearisationPoint, RunReport, Simulation, Snapshot,
+    StopReason,
+};
+pub use sprung_mbs::simulate::{LinearSolverKind, RunSettings, RunSummary};
+pub use sprung_solve::mech::adaptive::Control;

@@ -1,0 +1,107 @@
+//! [`Model`]: a loaded, validated and compiled model with its output channels and solver
+//! settings — immutable, shared through an `Arc` by any number of [`crate::Simulation`]s (the
+//! model half of the model/data split of `../shared/design/architecture.md`).
+
+use std::path::Path;
+use std::sync::Arc;
+
+use sprung_mbs::CompiledModel;
+use sprung_mbs::elements::ElementRegistry;
+use sprung_mbs::outputs::OutputSet;
+use sprung_mbs::simulate::{LinearSolverKind, RunSettings};
+
+use crate::Error;
+
+/// A compiled model plus what a simulation of it needs besides the state: the model description
+/// it came from, the resolved output channels and the default run settings.
+#[derive(Debug, Clone)]
+pub struct Model {
+    description: sprung_model::Model,
+    compiled: Arc<CompiledModel>,
+    outputs: OutputSet,
+}
+
+impl Model {
+    /// Loads a model file (`.toml` or `.json`): parse, expand mirrors, validate, compile. Errors
+    /// name the file, line, element and a fix.
+    pub fn from_file(path: impl AsRef<Path>) -> Result<Arc<Self>, Error> {
+        let path = path.as_ref();
+        let m = sprung_model::load(path).map_err(|e| Error::Model(e.to_string()))?;
+        Self::from_description(m)
+    }
+
+    /// Compiles a model description (e.g. built in code or parsed with
+    /// [`sprung_model::from_toml_str`]).
+    pub fn from_description(m: sprung_model::Model) -> Result<Arc<Self>, Error> {
+        Self::from_description_with(m, &ElementRegistry::builtin())
+    }
+
+    /// Like [`Model::from_description`] with the element kinds of `registry` (kinds a library
+    /// user adds through [`sprung_mbs::element_law::ElementLaw`]).
+    pub fn from_description_with(
+        m: sprung_model::Model,
+        registry: &ElementRegistry,
+    ) -> Result<Arc<Self>, Error> {
+        let compiled =
+            sprung_mbs::compile_with(&m, registry).map_err(|e| Error::Model(e.to_string()))?;
+        let outputs = OutputSet::new(&m, &compiled).map_err(Error::Model)?;
+        Ok(Arc::new(Self {
+            description: m,
+            compiled: Arc::new(compiled),
+            outputs,
+        }))
+    }
+
+    /// The model description.
+    pub fn description(&self) -> &sprung_model::Model {
+        &self.description
+    }
+
+    /// The compiled model.
+    pub fn compiled(&self) -> &Arc<CompiledModel> {
+        &self.compiled
+    }
+
+    /// The output channels.
+    pub fn outputs(&self) -> &OutputSet {
+        &self.outputs
+    }
+
+    /// Names of the inputs in index order.
+    pub fn input_names(&self) -> Vec<&str> {
+        self.compiled
+            .inputs
+            .iter()
+            .map(|u| u.name.as_str())
+            .collect()
+    }
+
+    /// Names and units of the output channels in order.
+    pub fn channel_names(&self) -> Vec<(&str, &str)> {
+        self.outputs
+            .channels
+            .iter()
+            .map(|c| (c.name.as_str(), c.unit))
+            .collect()
+    }
+
+    /// The run settings of the model's `[solver]` table (t0 = 0).
+    pub fn default_settings(&self) -> RunSettings {
+        let s = &self.description.solver;
+        RunSettings {
+            method: s.method.to_lowercase(),
+            step: s.step,
+            t0: 0.0,
+            t_end: s.t_end,
+            output_interval: s.output_interval(),
+            relinearise_every: (s.relinearise_every as u64).max(1),
+            rtol: s.rtol,
+            atol: s.atol,
+            linear_solver: match s.linear_solver {
+                sprung_model::LinearSolver::Dense => LinearSolverKind::Dense,
+                sprung_model::LinearSolver::BlockSparse => LinearSolverKind::BlockSparse,
+            },
+            adaptive: None,
+        }
+    }
+}
