@@ -8,7 +8,9 @@
 //! channels in order.
 //!
 //! ẋ = A x + B u,  y = C x + D u, with
-//! * A_pp = diag(0, −[ω]×) per body (the body-axes perturbation turns with ω), A_pv = I;
+//! * A_pp = diag(0, −½[ω]×) per body and A_pv = I: in the fixed chart R = R₀ exp([δθ]×) about the
+//!   current attitude, δθ̇ = J_r(δθ)⁻¹ ω = ω + ½ δθ × ω + O(δθ²) (J_r the right Jacobian of
+//!   SO(3)) — the Jacobian of the state derivative in these coordinates, as `linmod` returns it;
 //! * the velocity and state rows from the analytic linearisation of the pipeline (document 000,
 //!   eqs. 4-5): A_vp = J_r K (its columns are exactly the tangent coordinates above), A_vv = J_v
 //!   (with the element-state columns), B = J_u;
@@ -158,14 +160,14 @@ impl Simulation {
             for k in 0..6 {
                 a.push((6 * bi + k, nbv + 6 * bi + k, 1.0));
             }
-            // −[ω]× on δθ.
+            // −½[ω]× on δθ.
             let sk = [
-                (0, 1, w.z),
-                (0, 2, -w.y),
-                (1, 0, -w.z),
-                (1, 2, w.x),
-                (2, 0, w.y),
-                (2, 1, -w.x),
+                (0, 1, 0.5 * w.z),
+                (0, 2, -0.5 * w.y),
+                (1, 0, -0.5 * w.z),
+                (1, 2, 0.5 * w.x),
+                (2, 0, 0.5 * w.y),
+                (2, 1, -0.5 * w.x),
             ];
             for (i, j, val) in sk {
                 a.push((6 * bi + 3 + i, 6 * bi + 3 + j, val));

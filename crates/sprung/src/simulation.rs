@@ -269,6 +269,29 @@ impl Simulation {
         &self.v
     }
 
+    /// The state derivatives at the current state: accelerations of the bodies (6 per body: ẍ
+    /// global, ω̇ body axes), then the rates of the element states (without padding) — the
+    /// velocity rows of the state-space model of [`Simulation::linearise`].
+    pub fn accelerations(&mut self) -> Vec<f64> {
+        let t = self.time();
+        let cm = self.model.compiled().clone();
+        let mut q = vec![0.0; cm.n_v()];
+        sprung_solve::mech::MechanicalSystem::accelerations(
+            &mut self.sys,
+            t,
+            &self.r,
+            &self.v,
+            &mut q,
+        );
+        let mut out = q[..cm.n_body_v()].to_vec();
+        for (e, el) in cm.open_elements.iter().enumerate() {
+            for j in 0..el.law.n_states() {
+                out.push(q[cm.state_index(e, j)]);
+            }
+        }
+        out
+    }
+
     /// The states of open element `name`.
     pub fn element_states(&self, name: &str) -> Result<&[f64], Error> {
         let cm = self.model.compiled();
