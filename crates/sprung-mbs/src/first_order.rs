@@ -59,8 +59,9 @@ impl OdeSystem for FirstOrder {
         let (r, v) = y.split_at(nr);
         self.sys.linearise(t, r, v, &mut self.lin);
         jac.fill(0.0);
+        // Blocks of v: the bodies (6 each, with 7 position coordinates), then element states.
         let nb = nv / 6;
-        for b in 0..nb {
+        for b in 0..nr / 7 {
             // ∂(K v)/∂r and K for body b.
             for k in 0..3 {
                 jac[(7 * b + k, nr + 6 * b + k)] = 1.0;
