@@ -251,12 +251,13 @@ impl Simulation {
     }
 
     fn stepper_mut(&mut self) -> Result<&mut FixedStepper, Error> {
-        let method = self.settings.method.clone();
-        self.stepper.as_mut().ok_or_else(|| {
-            Error::Settings(format!(
-                "{method} runs adaptively; step() and advance_to() need a fixed-step method (lsrt2, lie, ros2, ros3p, ros34pw2, rodas3, rodas4, rodas5p, rk4); run() takes any"
-            ))
-        })
+        match self.stepper.as_mut() {
+            Some(st) => Ok(st),
+            None => Err(Error::Settings(format!(
+                "{} runs adaptively; step() and advance_to() need a fixed-step method (lsrt2, lie, ros2, ros3p, ros34pw2, rodas3, rodas4, rodas5p, rk4); run() takes any",
+                self.settings.method
+            ))),
+        }
     }
 
     /// Positions r (7 per body).

@@ -1,0 +1,80 @@
+//! The facade's stepping loop does not allocate: `set_input`, `step` and `channel_values` on
+//! the double wishbone (runtime wheel force) and on the Maxwell model (an element state), after a
+//! warm-up, counted by a thread-local counting allocator.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+
+use sprung::{Model, Simulation};
+
+struct Counting;
+
+thread_local! {
+    static ALLOCS: Cell<u64> = const { Cell::new(0) };
+}
+
+// SAFETY: forwards every call unchanged to the system allocator; the counter is a
+// const-initialised thread-local `Cell`, whose access never allocates.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        let _ = ALLOCS.try_with(|c| c.set(c.get() + 1));
+        // SAFETY: same contract as the caller's.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        let _ = ALLOCS.try_with(|c| c.set(c.get() + 1));
+        // SAFETY: same contract as the caller's.
+        unsafe { System.alloc_zeroed(layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        let _ = ALLOCS.try_with(|c| c.set(c.get() + 1));
+        // SAFETY: same contract as the caller's.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: same contract as the caller's.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+fn allocations() -> u64 {
+    ALLOCS.with(|c| c.get())
+}
+
+fn count(file: &str, runtime: Option<&str>, every: u64) -> u64 {
+    let path = format!("{}/../../models/{file}", env!("CARGO_MANIFEST_DIR"));
+    let mut d = sprung_model::load(std::path::Path::new(&path)).unwrap();
+    if let Some(name) = runtime {
+        for u in d.inputs.iter_mut().filter(|u| u.name == name) {
+            u.signal = sprung_model::Signal::Runtime { default: 5000.0 };
+        }
+    }
+    let model = Model::from_description(d).unwrap();
+    let mut s = model.default_settings();
+    s.relinearise_every = every;
+    let mut sim = Simulation::with_settings(model, s).unwrap();
+    let mut run = |sim: &mut Simulation, n: usize| {
+        for k in 0..n {
+            if let Some(name) = runtime {
+                sim.set_input(name, 5000.0 + (k % 7) as f64).unwrap();
+            }
+            sim.step().unwrap();
+            std::hint::black_box(sim.channel_values());
+        }
+    };
+    run(&mut sim, 20);
+    let before = allocations();
+    run(&mut sim, 500);
+    allocations() - before
+}
+
+#[test]
+fn facade_steps_do_not_allocate() {
+    for every in [1, 5] {
+        assert_eq!(count("double_wishbone.toml", Some("Fz_L"), every), 0);
+        assert_eq!(count("maxwell_solid.toml", None, every), 0);
+    }
+}
