@@ -57,8 +57,12 @@ mod rosenbrock;
 pub mod tableau;
 mod trbdf2;
 
-use faer::MatMut;
 use thiserror::Error;
+
+/// The linear-algebra crate of the public API (Jacobians and mass matrices are `faer` matrices),
+/// re-exported so that users need not add `faer` themselves.
+pub use faer;
+pub use faer::{Mat, MatMut, MatRef};
 
 pub use catalogue::{MethodInfo, MethodKind, StepControl, catalogue};
 
@@ -111,6 +115,55 @@ impl<F: FnMut(f64, &[f64], &mut [f64])> OdeSystem for FnSystem<F> {
     }
 }
 
+/// Closure adapter with an analytic Jacobian:
+/// `FnJacSystem::new(dim, |t, y, dy| ..., |t, y, jac| ...)`, where the second closure writes
+/// `∂f/∂y` (dim × dim) into `jac`.
+///
+/// ```
+/// use sprung_solve::ode::{self, FnJacSystem, Method, Options};
+/// // y' = -1000 (y - cos t), stiff; the Jacobian is -1000
+/// let mut sys = FnJacSystem::new(
+///     1,
+///     |t: f64, y: &[f64], dy: &mut [f64]| dy[0] = -1000.0 * (y[0] - t.cos()),
+///     |_t: f64, _y: &[f64], mut j: ode::MatMut<'_, f64>| j[(0, 0)] = -1000.0,
+/// );
+/// let sol = ode::solve(Method::Rodas4, &mut sys, 0.0, &[1.0], 1.0, Options::default()).unwrap();
+/// assert!((sol.y_final[0] - 1f64.cos()).abs() < 1e-2);
+/// ```
+pub struct FnJacSystem<F, J> {
+    dim: usize,
+    f: F,
+    jac: J,
+}
+
+impl<F, J> FnJacSystem<F, J>
+where
+    F: FnMut(f64, &[f64], &mut [f64]),
+    J: FnMut(f64, &[f64], MatMut<'_, f64>),
+{
+    /// Wraps the right-hand side `f(t, y, dy)` and its Jacobian `jac(t, y, J)`.
+    pub fn new(dim: usize, f: F, jac: J) -> Self {
+        Self { dim, f, jac }
+    }
+}
+
+impl<F, J> OdeSystem for FnJacSystem<F, J>
+where
+    F: FnMut(f64, &[f64], &mut [f64]),
+    J: FnMut(f64, &[f64], MatMut<'_, f64>),
+{
+    fn dim(&self) -> usize {
+        self.dim
+    }
+    fn rhs(&mut self, t: f64, y: &[f64], dy: &mut [f64]) {
+        (self.f)(t, y, dy)
+    }
+    fn jacobian(&mut self, t: f64, y: &[f64], jac: MatMut<'_, f64>) -> bool {
+        (self.jac)(t, y, jac);
+        true
+    }
+}
+
 /// Answer of the observer callback.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Control {
@@ -131,6 +184,74 @@ pub enum Tolerance {
 
 /// Observer callback: called with `(t, y)` at every output time.
 pub type Observer<'a> = Box<dyn FnMut(f64, &[f64]) -> Control + 'a>;
+
+/// Mass-matrix function `M(t, y)`: writes the `dim × dim` matrix into the third argument.
+pub type MassFn<'a> = Box<dyn FnMut(f64, &[f64], MatMut<'_, f64>) + 'a>;
+
+/// Mass matrix of `M(t, y) y' = f(t, y)` (MATLAB's `odeset('Mass', ...)`).
+///
+/// Which methods accept which kind (the same restrictions as MATLAB's suite and Hairer's codes):
+///
+/// | method | constant `M` | `M(t)`, `M(t, y)` | singular `M` (index-1 DAE) |
+/// |---|---|---|---|
+/// | `ode15s` | yes | yes | yes |
+/// | `radau5`, `rodas4`, `rodas5p`, `rodas3`, `ros3p`, `ros34pw2`, `ros2`, `lsrt2`, `lie` | yes | no | yes |
+/// | `ode23s` | yes | no | no (MATLAB: "ode23s cannot solve DAEs") |
+/// | every other method | no | no | no |
+///
+/// An unsupported combination returns [`OdeError::InvalidInput`] naming the methods that accept
+/// it. See `docs/dae.md` for the formulas.
+pub enum Mass<'a> {
+    /// Constant matrix (`dim × dim`).
+    Constant(Mat<f64>),
+    /// Matrix function `M(t, y)`; how it depends on `y` is given by
+    /// [`Options::m_state_dependence`].
+    Function(MassFn<'a>),
+}
+
+/// MATLAB's `MStateDependence`: how a [`Mass::Function`] depends on `y`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum MStateDependence {
+    /// `M(t)` only (MATLAB `'none'`): evaluated once per step attempt.
+    None,
+    /// `M(t, y)` with weak dependence (MATLAB `'weak'`, the default): `M` is re-evaluated at
+    /// every Newton iterate, the iteration matrix uses `M` frozen at the Jacobian's point.
+    #[default]
+    Weak,
+    /// `M(t, y)` with strong dependence (MATLAB `'strong'`). Accepted and treated as
+    /// [`MStateDependence::Weak`]: the iteration matrix omits `∂(M(t,y) v)/∂y`; the simplified
+    /// Newton iteration converges more slowly (more Jacobian refreshes), not to another solution.
+    Strong,
+}
+
+/// MATLAB's `MassSingular`: whether `M` is singular (a DAE).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum MassSingular {
+    /// `M` is singular: the initial state is made consistent (see [`Options::mass`]).
+    Yes,
+    /// `M` is nonsingular; no consistency check.
+    No,
+    /// Decide from the singular values of `M(t0, y0)` (MATLAB's default `'maybe'`): singular when
+    /// the smallest is below `n · 1e3 · eps` times the largest.
+    #[default]
+    Maybe,
+}
+
+/// Step-size controller of the adaptive one-step methods.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum StepController {
+    /// Predictive for `radau5` and the Rosenbrock family (`rodas*`, `ros*`), standard for all
+    /// others (the choice of Hairer's RADAU5/RODAS and MATLAB's suite).
+    #[default]
+    Auto,
+    /// Standard (asymptotic) controller: `h_new = h · min(f_max, max(f_min, s · err^(-1/(q+1))))`.
+    Standard,
+    /// Predictive controller of Gustafsson (Hairer & Wanner II, IV.8, eq. (8.21)), as in
+    /// RADAU5 and RODAS: after an accepted step the factor is the smaller of the standard one and
+    /// `s · (h_n/h_{n-1}) · (err_{n-1}/err_n²)^(1/(q+1))` (with `err_{n-1} ≥ 0.01`).
+    /// Ignored by methods without a one-step error estimate (`ode15s`, `ode113`, fixed step).
+    Predictive,
+}
 
 /// Solver options. `Options::default()` gives MATLAB's defaults (`rtol = 1e-3`, `atol = 1e-6`).
 pub struct Options<'a> {
@@ -160,6 +281,23 @@ pub struct Options<'a> {
     /// Store output points in the [`Solution`] (default true). Switch off for long runs that only
     /// use the observer.
     pub record: bool,
+    /// Mass matrix: solve `M(t, y) y' = f(t, y)` (MATLAB option `Mass`); `None` means `M = I`.
+    ///
+    /// With a singular `M` (an index-1 DAE, see [`Options::mass_singular`]) the initial state is
+    /// made consistent before the first step, as MATLAB's ode15s does: the components in the range
+    /// of `M`'s right singular vectors with nonzero singular value ("differential" part) are kept,
+    /// the others are corrected by Newton's method until the algebraic equations
+    /// `U₂ᵀ f(t0, y) = 0` (`U₂` = left null space of `M(t0, y0)`) hold to `1e-3·rtol` in the
+    /// error norm; the initial slope then solves `U₁ᵀ M y' = U₁ᵀ f`, `U₂ᵀ (J y' + f_t) = 0`.
+    /// The corrected state is the first output point. Error control applies to all components
+    /// (as in MATLAB and RADAU5, index-1 variables need no scaling).
+    pub mass: Option<Mass<'a>>,
+    /// MATLAB option `MStateDependence` for [`Mass::Function`] (default `Weak`).
+    pub m_state_dependence: MStateDependence,
+    /// MATLAB option `MassSingular` (default `Maybe`).
+    pub mass_singular: MassSingular,
+    /// Step-size controller (default [`StepController::Auto`]).
+    pub controller: StepController,
 }
 
 impl Default for Options<'_> {
@@ -175,6 +313,10 @@ impl Default for Options<'_> {
             tstops: Vec::new(),
             observer: None,
             record: true,
+            mass: None,
+            m_state_dependence: MStateDependence::Weak,
+            mass_singular: MassSingular::Maybe,
+            controller: StepController::Auto,
         }
     }
 }
@@ -292,6 +434,46 @@ pub enum OdeError {
         /// Step size.
         h: f64,
     },
+    /// No consistent initial state of a DAE (singular mass matrix) was found.
+    #[error(
+        "inconsistent initial state of the DAE at t = {t}: Newton on the algebraic equations did not converge (residual {residual:e}); give a better y0 or check that the DAE has index 1 (U2' J V2 nonsingular)"
+    )]
+    InconsistentInitialState {
+        /// Initial time.
+        t: f64,
+        /// Remaining scaled residual of the algebraic equations.
+        residual: f64,
+    },
+}
+
+/// A failed run of [`solve_detailed`]: the error together with the statistics and the solution up
+/// to the last accepted step (`solution.t_final`, `solution.y_final`; the output points produced
+/// before the failure are stored when [`Options::record`] is set).
+#[derive(Clone, Debug)]
+pub struct Failure {
+    /// What went wrong.
+    pub error: OdeError,
+    /// Everything computed before the failure.
+    pub solution: Solution,
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} (after {} steps, {} rejected, reached t = {})",
+            self.error,
+            self.solution.stats.steps,
+            self.solution.stats.rejected,
+            self.solution.t_final
+        )
+    }
+}
+
+impl std::error::Error for Failure {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.error)
+    }
 }
 
 /// Solver method. Parameterised variants carry their settings; [`Method::from_name`] gives the
@@ -369,5 +551,28 @@ pub fn solve(
     t_end: f64,
     options: Options<'_>,
 ) -> Result<Solution, OdeError> {
+    core::run(method, system, t0, y0, t_end, options).map_err(|f| f.error)
+}
+
+/// Like [`solve`], but a failed run returns a [`Failure`] that keeps the statistics and the
+/// solution so far together with the error (for diagnosis or to restart from `t_final`).
+///
+/// ```
+/// use sprung_solve::ode::{self, FnSystem, Method, Options};
+/// // y' = y², y(0) = 1 blows up at t = 1
+/// let mut sys = FnSystem::new(1, |_t: f64, y: &[f64], dy: &mut [f64]| dy[0] = y[0] * y[0]);
+/// let fail = ode::solve_detailed(Method::Ode45, &mut sys, 0.0, &[1.0], 2.0, Options::default())
+///     .unwrap_err();
+/// assert!(fail.solution.t_final > 0.99 && fail.solution.t_final < 1.0);
+/// assert!(fail.solution.stats.steps > 10);
+/// ```
+pub fn solve_detailed(
+    method: Method,
+    system: &mut dyn OdeSystem,
+    t0: f64,
+    y0: &[f64],
+    t_end: f64,
+    options: Options<'_>,
+) -> Result<Solution, Failure> {
     core::run(method, system, t0, y0, t_end, options)
 }

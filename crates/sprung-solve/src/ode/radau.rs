@@ -42,6 +42,7 @@ pub(crate) struct Radau5 {
     ytmp: Vec<f64>,
     cont: Vec<f64>,
     f2: Vec<f64>,
+    mtmp: Vec<f64>,
     zprev: Vec<f64>,
     hprev: f64,
     have_prev: bool,
@@ -94,6 +95,7 @@ impl Radau5 {
             ytmp: vec![0.0; n],
             cont: vec![0.0; n],
             f2: vec![0.0; n],
+            mtmp: vec![0.0; n],
             zprev: vec![0.0; 3 * n],
             hprev: 0.0,
             have_prev: false,
@@ -153,10 +155,23 @@ impl OneStep for Radau5 {
         self.jac_fresh = false;
     }
     fn step_factor(&self, err: f64, _q: usize, after_reject: bool) -> f64 {
+        step_factor(
+            err,
+            4.0,
+            self.safety(),
+            0.2,
+            if after_reject { 1.0 } else { 8.0 },
+        )
+    }
+    fn safety(&self) -> f64 {
         let nit = MAX_NEWTON as f64;
-        let fac = 0.9_f64.min(0.9 * (2.0 * nit + 1.0) / (self.newt as f64 + 2.0 * nit));
-        let f = step_factor(err, 4.0, fac, 0.2, if after_reject { 1.0 } else { 8.0 });
+        0.9_f64.min(0.9 * (2.0 * nit + 1.0) / (self.newt as f64 + 2.0 * nit))
+    }
+    fn hold(&self, f: f64) -> f64 {
         if (1.0..=1.2).contains(&f) { 1.0 } else { f }
+    }
+    fn predictive_default(&self) -> bool {
+        true
     }
 
     fn attempt(&mut self, ctx: &mut Ctx, step: Step<'_>) -> Result<Attempt, OdeError> {
@@ -195,10 +210,14 @@ impl OneStep for Radau5 {
         let mut err = 0.0;
         if adaptive {
             for cc in 0..n {
-                self.f2[cc] = (self.dd[0] * self.z[cc]
+                self.mtmp[cc] = (self.dd[0] * self.z[cc]
                     + self.dd[1] * self.z[n + cc]
                     + self.dd[2] * self.z[2 * n + cc])
                     / h;
+            }
+            // F2 = M (Σ e_i z_i)/h (RADAU5's ESTRAD with mass matrix)
+            ctx.mass_mul_last(&self.mtmp, &mut self.f2);
+            for cc in 0..n {
                 self.cont[cc] = self.f2[cc] + f0[cc];
             }
             self.m.lu.solve(&mut self.cont, &mut ctx.stats);
@@ -245,15 +264,18 @@ impl Radau5 {
             self.jac_fresh = true;
         }
         if self.m.lu_stale(h) {
-            // block of the complex pair: [[B00/h I - J, B01/h I], [B10/h I, B11/h I - J]]
+            // block of the complex pair: [[B00/h M - J, B01/h M], [B10/h M, B11/h M - J]]
+            // (M = I without mass matrix)
             for bi in 0..2 {
                 for bj in 0..2 {
                     let l = self.lam[bi + 1][bj + 1] / h;
                     for cc in 0..n {
                         for r in 0..n {
                             let mut v = if bi == bj { -self.m.jac[(r, cc)] } else { 0.0 };
-                            if r == cc {
-                                v += l;
+                            match &self.m.mass {
+                                Some(mm) => v += l * mm[(r, cc)],
+                                None if r == cc => v += l,
+                                None => {}
                             }
                             self.pair.a[(bi * n + r, bj * n + cc)] = v;
                         }
@@ -329,13 +351,20 @@ impl Radau5 {
                 let (lo, hi) = (i * n, (i + 1) * n);
                 ctx.f(t + self.c[i] * h, &self.ytmp, &mut self.f[lo..hi]);
             }
-            // right-hand side -(Λ/h ⊗ I) W + (T⁻¹ ⊗ I) F
+            // right-hand side -(Λ/h ⊗ M) W + (T⁻¹ ⊗ I) F
             for k in 0..3 {
                 for cc in 0..n {
                     let mut v = 0.0;
                     for i in 0..3 {
-                        v += self.ti[k][i] * self.f[i * n + cc]
-                            - self.lam[k][i] / h * self.w[i * n + cc];
+                        v += self.lam[k][i] / h * self.w[i * n + cc];
+                    }
+                    self.ytmp[cc] = v;
+                }
+                ctx.mass_mul_last(&self.ytmp, &mut self.mtmp);
+                for cc in 0..n {
+                    let mut v = -self.mtmp[cc];
+                    for i in 0..3 {
+                        v += self.ti[k][i] * self.f[i * n + cc];
                     }
                     self.dz[k * n + cc] = v;
                 }
