@@ -336,6 +336,10 @@ pub struct Stats {
     pub lu_factorisations: usize,
     /// Linear solves with an LU factorisation.
     pub lu_solves: usize,
+    /// ode23t only: accepted steps in which ringing of stiff components (the trapezoidal rule's
+    /// `R(∞) = -1`) larger than the tolerance was detected and removed (see `docs/solvers.md`);
+    /// 0 for every other method.
+    pub ringing_damped: usize,
 }
 
 /// Result of [`solve`].

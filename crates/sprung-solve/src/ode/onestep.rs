@@ -57,6 +57,13 @@ pub(crate) trait OneStep {
     }
     /// Notification: the last attempt was rejected.
     fn rejected(&mut self) {}
+    /// The projection hook moved the accepted `y1` to `yp`; a method whose `f1` is not
+    /// `f(t1, y1)` but an algebraically recovered slope may correct `f1` itself and return true.
+    /// Default false: the driver re-evaluates `f(t1, yp)`.
+    fn correct_slope(&mut self, y1: &[f64], yp: &[f64], f1: &mut [f64]) -> bool {
+        let _ = (y1, yp, f1);
+        false
+    }
     /// Step factor from the error; default is the standard controller.
     fn step_factor(&self, err: f64, q: usize, after_reject: bool) -> f64 {
         let fmax = if after_reject { 1.0 } else { 5.0 };
@@ -277,10 +284,12 @@ pub(crate) fn run(
             yproj.copy_from_slice(&y1);
             ctx.project(&mut yproj);
             let projected = yproj != y1;
+            let mut need_f = !fsal;
             if projected {
+                need_f |= !(fsal && m.correct_slope(&y1, &yproj, &mut f1));
                 y1.copy_from_slice(&yproj);
             }
-            if !fsal || projected {
+            if need_f {
                 ctx.f(t_new, &y1, &mut f1);
             }
             if !all_finite(&f1) {
