@@ -253,6 +253,20 @@ pub enum StepController {
     Predictive,
 }
 
+/// How `radau5` uses `rtol`/`atol` (see [`Method::Radau5`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum RadauTolerances {
+    /// RADAU5's transformation (Hairer & Wanner's code, the default): the error test and the
+    /// Newton stopping criterion use `rtol' = 0.1·rtol^(2/3)` and `atol' = atol·rtol'/rtol`, so
+    /// that the achieved global error is roughly proportional to `rtol` (the estimate is only of
+    /// order 3 for a method of order 5). Tighter than given for `rtol > 1e-3`, looser for
+    /// `rtol < 1e-3` (1e-4 -> 2.2e-4, 1e-7 -> 2.2e-6, 1e-10 -> 4.6e-8).
+    #[default]
+    Hairer,
+    /// The user's `rtol`/`atol` as every other method uses them (document 001, eq. 14).
+    AsGiven,
+}
+
 /// Solver options. `Options::default()` gives MATLAB's defaults (`rtol = 1e-3`, `atol = 1e-6`).
 pub struct Options<'a> {
     /// Fixed step size. Required for fixed-step-only methods; for adaptive one-step methods it
@@ -298,6 +312,9 @@ pub struct Options<'a> {
     pub mass_singular: MassSingular,
     /// Step-size controller (default [`StepController::Auto`]).
     pub controller: StepController,
+    /// Tolerance semantics of `radau5` (default [`RadauTolerances::Hairer`]); ignored by the
+    /// other methods.
+    pub radau_tolerances: RadauTolerances,
 }
 
 impl Default for Options<'_> {
@@ -317,6 +334,7 @@ impl Default for Options<'_> {
             m_state_dependence: MStateDependence::Weak,
             mass_singular: MassSingular::Maybe,
             controller: StepController::Auto,
+            radau_tolerances: RadauTolerances::Hairer,
         }
     }
 }
@@ -482,64 +500,92 @@ impl std::error::Error for Failure {
 
 /// Solver method. Parameterised variants carry their settings; [`Method::from_name`] gives the
 /// defaults.
+///
+/// # How `rtol` and `atol` are used
+///
+/// Every adaptive method accepts a step when its local error estimate `e` satisfies
+/// `max_i |e_i| / max(rtol·max(|y0_i|, |y1_i|), atol_i) <= 1` (document 001, eq. 14;
+/// `../shared/seeds/001_e61a2f17b5c7d9dc.txt`). The variants below say which estimate `e` is and
+/// whether the tolerances are transformed. The tolerances bound the *local* error per step; the
+/// global error that results is measured per method in `docs/solvers.md` ("achieved error /
+/// requested tolerance"). Fixed-step methods ignore `rtol`/`atol` except where stated.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Method {
-    /// Explicit Euler, order 1, fixed step.
+    /// Explicit Euler, order 1, fixed step. `rtol`/`atol` unused.
     Ode1,
-    /// Heun, order 2, fixed step.
+    /// Heun, order 2, fixed step. `rtol`/`atol` unused.
     Ode2,
-    /// Bogacki–Shampine, order 3, fixed step.
+    /// Bogacki–Shampine, order 3, fixed step. `rtol`/`atol` unused.
     Ode3,
-    /// Classical Runge–Kutta, order 4, fixed step.
+    /// Classical Runge–Kutta, order 4, fixed step. `rtol`/`atol` unused.
     Ode4,
-    /// Dormand–Prince, order 5, fixed step.
+    /// Dormand–Prince, order 5, fixed step. `rtol`/`atol` unused.
     Ode5,
-    /// Dormand–Prince RK8(7)13M, order 8, fixed step.
+    /// Dormand–Prince RK8(7)13M, order 8, fixed step. `rtol`/`atol` unused.
     Ode8,
     /// Implicit Euler with `newton_iters` Newton iterations and extrapolation of order
     /// `extrapolation_order` (1..=4) over the harmonic sub-step sequence 1, 2, 3, 4; fixed step.
+    /// `rtol`/`atol` unused (a fixed number of Newton iterations).
     Ode14x {
         /// Newton iterations per implicit Euler sub-step (1 = linear-implicit Euler).
         newton_iters: usize,
         /// Extrapolation order 1..=4 (number of sub-step sequences combined).
         extrapolation_order: usize,
     },
-    /// Dormand–Prince 5(4), adaptive.
+    /// Dormand–Prince 5(4), adaptive. `e` = difference of the 5th- and 4th-order solutions
+    /// (the 5th-order one is propagated), tolerances as given.
     Ode45,
-    /// Bogacki–Shampine 3(2), adaptive.
+    /// Bogacki–Shampine 3(2), adaptive. `e` = difference of the 3rd- and 2nd-order solutions,
+    /// tolerances as given.
     Ode23,
-    /// Variable-order (1..=12) Adams–Bashforth–Moulton PECE, adaptive.
+    /// Variable-order (1..=12) Adams–Bashforth–Moulton PECE, adaptive. `e` = the last term of the
+    /// corrector's Newton form (the order-k difference term), tolerances as given.
     Ode113,
-    /// Variable-order NDF (or BDF) orders 1..=`max_order` (≤ 5), adaptive.
+    /// Variable-order NDF (or BDF) orders 1..=`max_order` (≤ 5), adaptive. `e` =
+    /// `(κγ_k + 1/(k+1))·(y_{n+1} - y⁽⁰⁾)` (corrector minus predictor, Shampine & Reichelt),
+    /// tolerances as given; the Newton iteration stops at an estimated error of 0.5 in the same
+    /// norm (rate-based, at most 4 iterations).
     Ode15s {
         /// Highest order used (1..=5).
         max_order: usize,
         /// Use plain BDF (κ = 0) instead of NDF.
         bdf: bool,
     },
-    /// Modified Rosenbrock 2(3) (Shampine–Reichelt), adaptive.
+    /// Modified Rosenbrock 2(3) (Shampine–Reichelt), adaptive. `e = (h/6)(k1 - 2k2 + k3)`,
+    /// tolerances as given.
     Ode23s,
-    /// Trapezoidal rule, adaptive.
+    /// Trapezoidal rule, adaptive. `e = -(h³/12) y‴` from the last four states, filtered twice
+    /// by `(M - (h/2)J)⁻¹` (which removes the error of stiff components), tolerances as given;
+    /// ringing of stiff components above the tolerance is removed and counted in
+    /// [`Stats::ringing_damped`]. Newton stops at 0.5 of the tolerance.
     Ode23t,
-    /// TR-BDF2, adaptive.
+    /// TR-BDF2, adaptive. `e = h Σ (b_i - b̂_i) f_i` (unfiltered; filtered once on the step after
+    /// a projection), tolerances as given; Newton stops at 0.05 of the tolerance.
     Ode23tb,
-    /// LSRT2 linear-implicit Runge–Kutta (Bursi et al.), order 2, fixed step.
+    /// LSRT2 linear-implicit Runge–Kutta (Bursi et al.), order 2, fixed step. `rtol`/`atol`
+    /// unused.
     Lsrt2,
-    /// Linear-implicit Euler, order 1, fixed step.
+    /// Linear-implicit Euler, order 1, fixed step. `rtol`/`atol` unused.
     Lie,
-    /// ROS2 (Verwer), order 2(1).
+    /// ROS2 (Verwer), order 2(1). Rosenbrock family: `e = Σ (m_i - m̂_i) u_i` (propagated minus
+    /// embedded solution), tolerances as given; no Newton iteration.
     Ros2,
-    /// ROS3P (Lang & Verwer), order 3(2).
+    /// ROS3P (Lang & Verwer), order 3(2). Tolerances as for [`Method::Ros2`].
     Ros3p,
-    /// ROS34PW2 (Rang & Angermann), order 3(2), W-method.
+    /// ROS34PW2 (Rang & Angermann), order 3(2), W-method. Tolerances as for [`Method::Ros2`].
     Ros34pw2,
-    /// RODAS3 (Sandu et al.), order 3(2).
+    /// RODAS3 (Sandu et al.), order 3(2). Tolerances as for [`Method::Ros2`].
     Rodas3,
-    /// RODAS4 (Hairer & Wanner), order 4(3).
+    /// RODAS4 (Hairer & Wanner), order 4(3). Tolerances as for [`Method::Ros2`].
     Rodas4,
-    /// Rodas5P (Steinebach), order 5(4).
+    /// Rodas5P (Steinebach), order 5(4). Tolerances as for [`Method::Ros2`].
     Rodas5p,
-    /// Radau IIA, 3 stages, order 5, simplified Newton.
+    /// Radau IIA, 3 stages, order 5, simplified Newton. `e` = RADAU5's estimate
+    /// `(γ₀/h M - J)⁻¹ (f0 + M Σ e_i z_i / h)` (order 3). By default the tolerances are
+    /// transformed as in RADAU5, `rtol' = 0.1·rtol^(2/3)`, `atol' = atol·rtol'/rtol`, for the
+    /// error test and the Newton stopping criterion ([`RadauTolerances::Hairer`]); with
+    /// [`Options::radau_tolerances`] = [`RadauTolerances::AsGiven`] they are used as given, like
+    /// every other method.
     Radau5,
 }
 

@@ -38,6 +38,8 @@ pub(crate) struct Ctx<'s> {
     pub predictive: Option<bool>,
     /// With a mass matrix: the consistent initial slope `y'(t0)`.
     pub yp0: Option<Vec<f64>>,
+    /// radau5 uses `rtol`/`atol` as given (no RADAU5 transformation).
+    pub radau_as_given: bool,
 }
 
 /// Kind of mass matrix.
@@ -74,6 +76,7 @@ impl<'s> Ctx<'s> {
             mass: None,
             predictive: None,
             yp0: None,
+            radau_as_given: false,
         }
     }
 
@@ -1052,6 +1055,7 @@ pub(crate) fn run(
         StepController::Standard => Some(false),
         StepController::Predictive => Some(true),
     };
+    ctx.radau_as_given = opts.radau_tolerances == super::RadauTolerances::AsGiven;
     let mut y = y0.to_vec();
     if let Some(mass) = opts.mass.take() {
         let res = install_mass(

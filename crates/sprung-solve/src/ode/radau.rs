@@ -12,7 +12,8 @@
 //! * Error estimate of RADAU5: `err = (γ₀⁻¹/h I - J)⁻¹ (f(t0, y0) + (e₁z₁ + e₂z₂ + e₃z₃)/h)`,
 //!   refined once by another evaluation after a rejection or on the first step.
 //! * Tolerances are transformed as in RADAU5 (`rtol' = 0.1 rtol^(2/3)`, `atol' = rtol'·atol/rtol`)
-//!   so the achieved accuracy is proportional to `rtol` (document 001 eq. 14 norm otherwise).
+//!   so the achieved accuracy is proportional to `rtol` (document 001 eq. 14 norm otherwise);
+//!   `Options::radau_tolerances = RadauTolerances::AsGiven` uses `rtol`/`atol` unchanged.
 //! * Starting values and dense output come from the collocation polynomial of the last step.
 
 use super::OdeError;
@@ -119,6 +120,9 @@ impl Radau5 {
     }
 
     fn tolerances(ctx: &Ctx) -> (f64, f64) {
+        if ctx.radau_as_given {
+            return (ctx.rtol, 1.0);
+        }
         let rt = 0.1 * ctx.rtol.powf(2.0 / 3.0);
         (rt, rt / ctx.rtol)
     }
