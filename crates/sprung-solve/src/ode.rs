@@ -604,8 +604,8 @@ pub fn solve(
     core::run(method, system, t0, y0, t_end, options).map_err(|f| f.error)
 }
 
-/// Like [`solve`], but a failed run returns a [`Failure`] that keeps the statistics and the
-/// solution so far together with the error (for diagnosis or to restart from `t_final`).
+/// Like [`solve`], but a failed run returns a (boxed) [`Failure`] that keeps the statistics and
+/// the solution so far together with the error (for diagnosis or to restart from `t_final`).
 ///
 /// ```
 /// use sprung_solve::ode::{self, FnSystem, Method, Options};
@@ -623,6 +623,6 @@ pub fn solve_detailed(
     y0: &[f64],
     t_end: f64,
     options: Options<'_>,
-) -> Result<Solution, Failure> {
+) -> Result<Solution, Box<Failure>> {
     core::run(method, system, t0, y0, t_end, options)
 }

@@ -85,14 +85,6 @@ impl<'s> Ctx<'s> {
         self.mass.as_ref().map(|m| m.kind)
     }
 
-    /// The constant mass matrix (`None` for the identity or a variable one).
-    pub fn mass_constant(&self) -> Option<&Mat<f64>> {
-        self.mass
-            .as_ref()
-            .filter(|m| m.kind == MassKind::Constant)
-            .map(|m| &m.m)
-    }
-
     /// True when the mass matrix is singular (a DAE).
     pub fn mass_singular(&self) -> bool {
         self.mass.as_ref().is_some_and(|m| m.singular)
@@ -907,7 +899,7 @@ fn null_spaces(m: &Mat<f64>) -> Result<(Mat<f64>, Mat<f64>, usize), OdeError> {
     let s = svd.S().column_vector();
     let smax = s[0];
     let tol = n as f64 * 1e3 * f64::EPSILON * smax;
-    let k = (0..n).filter(|&i| !(s[i] > tol)).count();
+    let k = (0..n).filter(|&i| s[i] <= tol || s[i].is_nan()).count();
     Ok((svd.U().to_owned(), svd.V().to_owned(), k))
 }
 
@@ -1033,7 +1025,7 @@ pub(crate) fn run(
     y0: &[f64],
     t_end: f64,
     mut opts: Options<'_>,
-) -> Result<Solution, Failure> {
+) -> Result<Solution, Box<Failure>> {
     let n = system.dim();
     let empty = |error: OdeError| Failure {
         error,
@@ -1047,7 +1039,7 @@ pub(crate) fn run(
             stats: Stats::default(),
         },
     };
-    let (setup, atol) = validate(n, t0, y0, t_end, &mut opts).map_err(empty)?;
+    let (setup, atol) = validate(n, t0, y0, t_end, &mut opts).map_err(|e| Box::new(empty(e)))?;
     let rtol = opts.rtol.max(100.0 * f64::EPSILON);
     let mut ctx = Ctx::new(system, rtol, atol, setup.stops[0]);
     ctx.predictive = match opts.controller {
@@ -1076,7 +1068,7 @@ pub(crate) fn run(
         if let Err(error) = res {
             let mut f = empty(error);
             f.solution.stats = ctx.stats;
-            return Err(f);
+            return Err(Box::new(f));
         }
     }
     let mut rec = Recorder::new(
@@ -1102,7 +1094,7 @@ pub(crate) fn run(
     };
     match res {
         Ok(_) => Ok(solution),
-        Err(error) => Err(Failure { error, solution }),
+        Err(error) => Err(Box::new(Failure { error, solution })),
     }
 }
 
