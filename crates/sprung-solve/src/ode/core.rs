@@ -811,6 +811,9 @@ fn mass_support(method: Method) -> (bool, bool, bool) {
         | Method::Lsrt2
         | Method::Lie => (true, false, true),
         Method::Ode23s => (true, false, false),
+        // MATLAB: ode23t solves M(t, y) y' = f including DAEs, ode23tb only nonsingular M
+        Method::Ode23t => (true, true, true),
+        Method::Ode23tb => (true, true, false),
         _ => (false, false, false),
     }
 }
