@@ -194,9 +194,9 @@ pub type MassFn<'a> = Box<dyn FnMut(f64, &[f64], MatMut<'_, f64>) + 'a>;
 ///
 /// | method | constant `M` | `M(t)`, `M(t, y)` | singular `M` (index-1 DAE) |
 /// |---|---|---|---|
-/// | `ode15s`, `ode23t` | yes | yes | yes |
+/// | `ode15s`, `ode23t`, `radau5` | yes | yes | yes |
 /// | `ode23tb` | yes | yes | no (as MATLAB) |
-/// | `radau5`, `rodas4`, `rodas5p`, `rodas3`, `ros3p`, `ros34pw2`, `ros2`, `lsrt2`, `lie` | yes | no | yes |
+/// | `rodas4`, `rodas5p`, `rodas3`, `ros3p`, `ros34pw2`, `ros2`, `lsrt2`, `lie` | yes | no | yes |
 /// | `ode23s` | yes | no | no (MATLAB: "ode23s cannot solve DAEs") |
 /// | every other method | no | no | no |
 ///

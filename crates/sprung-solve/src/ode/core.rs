@@ -801,8 +801,9 @@ fn mass_support(method: Method) -> (bool, bool, bool) {
     // (constant, variable, singular)
     match method {
         Method::Ode15s { .. } => (true, true, true),
-        Method::Radau5
-        | Method::Rodas3
+        // radau5: the stage residuals take M(t_i, Y_i) per stage (RADAU5 itself: constant only)
+        Method::Radau5 => (true, true, true),
+        Method::Rodas3
         | Method::Rodas4
         | Method::Rodas5p
         | Method::Ros2

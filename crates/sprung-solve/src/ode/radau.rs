@@ -17,7 +17,7 @@
 //! * Starting values and dense output come from the collocation polynomial of the last step.
 
 use super::OdeError;
-use super::core::{Accepted, Ctx, Factored, IterationMatrix, Lu, step_factor};
+use super::core::{Accepted, Ctx, Factored, IterationMatrix, Lu, MassKind, step_factor};
 use super::onestep::{Attempt, OneStep, Step};
 
 const MAX_NEWTON: usize = 7;
@@ -219,8 +219,12 @@ impl OneStep for Radau5 {
                     + self.dd[2] * self.z[2 * n + cc])
                     / h;
             }
-            // F2 = M (Σ e_i z_i)/h (RADAU5's ESTRAD with mass matrix)
-            ctx.mass_mul_last(&self.mtmp, &mut self.f2);
+            // F2 = M (Σ e_i z_i)/h (RADAU5's ESTRAD with mass matrix; M(t0, y0) if variable)
+            if matches!(ctx.mass_kind(), Some(MassKind::Time | MassKind::State)) {
+                ctx.mass_mul(t, y0, &self.mtmp, &mut self.f2);
+            } else {
+                ctx.mass_mul_last(&self.mtmp, &mut self.f2);
+            }
             for cc in 0..n {
                 self.cont[cc] = self.f2[cc] + f0[cc];
             }
@@ -297,6 +301,28 @@ impl Radau5 {
         true
     }
 
+    /// Newton right-hand side `-(Λ/h ⊗ M) W + (T⁻¹ ⊗ I) F` into `dz` for `M` = I or constant.
+    fn rhs_constant_mass(&mut self, ctx: &mut Ctx, h: f64) {
+        let n = self.n;
+        for k in 0..3 {
+            for cc in 0..n {
+                let mut v = 0.0;
+                for i in 0..3 {
+                    v += self.lam[k][i] / h * self.w[i * n + cc];
+                }
+                self.ytmp[cc] = v;
+            }
+            ctx.mass_mul_last(&self.ytmp, &mut self.mtmp);
+            for cc in 0..n {
+                let mut v = -self.mtmp[cc];
+                for i in 0..3 {
+                    v += self.ti[k][i] * self.f[i * n + cc];
+                }
+                self.dz[k * n + cc] = v;
+            }
+        }
+    }
+
     /// Simplified Newton iteration for the stage increments; false on divergence.
     #[allow(clippy::too_many_arguments)]
     fn newton(
@@ -356,22 +382,34 @@ impl Radau5 {
                 ctx.f(t + self.c[i] * h, &self.ytmp, &mut self.f[lo..hi]);
             }
             // right-hand side -(Λ/h ⊗ M) W + (T⁻¹ ⊗ I) F
-            for k in 0..3 {
-                for cc in 0..n {
-                    let mut v = 0.0;
-                    for i in 0..3 {
-                        v += self.lam[k][i] / h * self.w[i * n + cc];
+            if matches!(ctx.mass_kind(), Some(MassKind::Time | MassKind::State)) {
+                // M(t, y) differs per stage: (T⁻¹ ⊗ I)(F_i - M(t_i, Y_i) Y'_i) with the stage
+                // slopes Y' = (A⁻¹ ⊗ I) Z / h = (T Λ ⊗ I) W / h of the collocation polynomial
+                for k in 0..3 {
+                    for cc in 0..n {
+                        self.dzz[k * n + cc] = (0..3)
+                            .map(|i| self.lam[k][i] / h * self.w[i * n + cc])
+                            .sum();
                     }
-                    self.ytmp[cc] = v;
                 }
-                ctx.mass_mul_last(&self.ytmp, &mut self.mtmp);
-                for cc in 0..n {
-                    let mut v = -self.mtmp[cc];
-                    for i in 0..3 {
-                        v += self.ti[k][i] * self.f[i * n + cc];
+                for i in 0..3 {
+                    for cc in 0..n {
+                        self.ytmp[cc] = y0[cc] + self.z[i * n + cc];
+                        self.cont[cc] = (0..3).map(|k| self.tm[i][k] * self.dzz[k * n + cc]).sum();
                     }
-                    self.dz[k * n + cc] = v;
+                    ctx.mass_mul(t + self.c[i] * h, &self.ytmp, &self.cont, &mut self.mtmp);
+                    for cc in 0..n {
+                        self.f[i * n + cc] -= self.mtmp[cc];
+                    }
                 }
+                for k in 0..3 {
+                    for cc in 0..n {
+                        self.dz[k * n + cc] =
+                            (0..3).map(|i| self.ti[k][i] * self.f[i * n + cc]).sum();
+                    }
+                }
+            } else {
+                self.rhs_constant_mass(ctx, h);
             }
             self.m.lu.solve(&mut self.dz[..n], &mut ctx.stats);
             self.pair.solve(&mut self.dz[n..], &mut ctx.stats);
