@@ -1,12 +1,20 @@
-//! General first-order ODE solver suite `y' = f(t, y)` (source document 001, the MATLAB/Simulink
-//! solver course text, Tabelle 1, plus the Rosenbrock family of `integrators.md`).
+//! General first-order ODE solver suite `y' = f(t, y)` and `M(t, y) y' = f(t, y)` (source
+//! document 001, the MATLAB/Simulink solver course text, Tabelle 1,
+//! `../shared/seeds/001_e61a2f17b5c7d9dc.txt`, plus the Rosenbrock family of `integrators.md`).
 //!
 //! # Overview
 //!
 //! * [`OdeSystem`] is the problem interface (right-hand side, optional analytic Jacobian and
-//!   time derivative, projection after accepted steps); [`FnSystem`] adapts a closure.
+//!   time derivative, projection after accepted steps); [`FnSystem`] adapts a closure,
+//!   [`FnJacSystem`] a closure with its Jacobian. The matrix types are `faer`'s, re-exported
+//!   here ([`Mat`], [`MatMut`], [`MatRef`], [`faer`]).
 //! * [`solve`] integrates with any [`Method`] from `t0` to `t_end` under [`Options`] and returns
-//!   a [`Solution`] (output times, states, [`Stats`]) or an [`OdeError`].
+//!   a [`Solution`] (output times, states, [`Stats`]) or an [`OdeError`]; [`solve_detailed`]
+//!   returns a [`Failure`] with the statistics and the solution so far instead.
+//! * Mass matrices and index-1 DAEs: [`Options::mass`] with MATLAB's option semantics
+//!   ([`Mass`], [`MStateDependence`], [`MassSingular`]); which methods accept which kind is
+//!   listed at [`Mass`], the formulas in `docs/dae.md`.
+//! * Step-size control: standard or predictive (Gustafsson) controller, [`StepController`].
 //! * [`catalogue()`] lists every method with order, kind, step control and stiffness suitability;
 //!   [`Method::from_name`] parses the names printed there (MATLAB names where one exists).
 //! * [`problems`] holds smooth problems with analytic solutions and the stiff reference problems
@@ -19,7 +27,10 @@
 //! `err_i = max(rtol·|y_i|, atol_i)` (eq. 14, with `|y_i|` the larger of the magnitudes at the
 //! start and end of the step) and accept a step when `max_i |e_i| / err_i <= 1`; a single
 //! component exceeding its allowance rejects the step, as described in the document. `atol` is a
-//! scalar or one value per component ([`Tolerance`]).
+//! scalar or one value per component ([`Tolerance`]). Which estimate each method uses, and that
+//! only `radau5` transforms the tolerances (RADAU5's `0.1·rtol^(2/3)`, switchable with
+//! [`RadauTolerances`]), is documented on each [`Method`] variant; `docs/solvers.md` lists the
+//! achieved global error per requested tolerance for every method.
 //!
 //! # Breakpoints (`tstops`)
 //!

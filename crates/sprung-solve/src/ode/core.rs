@@ -3,7 +3,9 @@
 //! [`Ctx::err_norm_scaled`]), the asymptotic step-size controller ([`step_factor`]), the
 //! Jacobian + LU refresh of the iteration matrix `alpha·I - beta·J` ([`IterationMatrix`]), the
 //! automatic initial step, the driver preamble (pieces between breakpoints, attempt counting),
-//! output recording and the top-level dispatch of [`super::solve`].
+//! output recording and the top-level dispatch of [`super::solve`]; the mass matrix `M(t, y)`
+//! (evaluation, products, which methods accept which kind) and the consistent initialisation of
+//! index-1 DAEs ([`consistent_start`], the algorithm of `docs/dae.md`).
 
 use super::{
     Control, Failure, Mass, MassFn, MassSingular, Method, Observer, OdeError, OdeSystem, Options,

@@ -5,7 +5,15 @@
 //! Step-size update after an attempt with scaled error `err` and controller order `q`
 //! (the error estimate behaves like `h^(q+1)`):
 //! `h_new = h · min(fac_max, max(0.2, 0.9 · err^(-1/(q+1))))`, with `fac_max = 5`, and 1 right
-//! after a rejection.
+//! after a rejection (standard controller). The predictive controller of Gustafsson (Hairer &
+//! Wanner II, IV.8, eq. (8.21); RADAU5 and RODAS) takes, after an accepted step, the smaller of
+//! that factor and `s · (h_n/h_{n-1}) · (err_{n-1}/err_n²)^(1/(q+1))` with `err_{n-1} ≥ 0.01`
+//! (history reset at every breakpoint); it is the default for radau5 and the Rosenbrock family.
+//!
+//! With a mass matrix `f` is not `y'`: the automatic initial step uses the consistent slope and
+//! the default dense output is linear between the step points (methods with their own
+//! interpolant — radau5 — keep it). After a projection a method with algebraically recovered
+//! slopes may correct `f1` itself (`OneStep::correct_slope`) instead of re-evaluating it.
 
 use super::core::{Accepted, Ctx, Recorder, Setup, all_finite, hermite, min_step, step_factor};
 use super::{Method, OdeError};
