@@ -1,12 +1,20 @@
-//! General first-order ODE solver suite `y' = f(t, y)` (source document 001, the MATLAB/Simulink
-//! solver course text, Tabelle 1, plus the Rosenbrock family of `integrators.md`).
+//! General first-order ODE solver suite `y' = f(t, y)` and `M(t, y) y' = f(t, y)` (source
+//! document 001, the MATLAB/Simulink solver course text, Tabelle 1,
+//! `../shared/seeds/001_e61a2f17b5c7d9dc.txt`, plus the Rosenbrock family of `integrators.md`).
 //!
 //! # Overview
 //!
 //! * [`OdeSystem`] is the problem interface (right-hand side, optional analytic Jacobian and
-//!   time derivative, projection after accepted steps); [`FnSystem`] adapts a closure.
+//!   time derivative, projection after accepted steps); [`FnSystem`] adapts a closure,
+//!   [`FnJacSystem`] a closure with its Jacobian. The matrix types are `faer`'s, re-exported
+//!   here ([`Mat`], [`MatMut`], [`MatRef`], [`faer`]).
 //! * [`solve`] integrates with any [`Method`] from `t0` to `t_end` under [`Options`] and returns
-//!   a [`Solution`] (output times, states, [`Stats`]) or an [`OdeError`].
+//!   a [`Solution`] (output times, states, [`Stats`]) or an [`OdeError`]; [`solve_detailed`]
+//!   returns a [`Failure`] with the statistics and the solution so far instead.
+//! * Mass matrices and index-1 DAEs: [`Options::mass`] with MATLAB's option semantics
+//!   ([`Mass`], [`MStateDependence`], [`MassSingular`]); which methods accept which kind is
+//!   listed at [`Mass`], the formulas in `docs/dae.md`.
+//! * Step-size control: standard or predictive (Gustafsson) controller, [`StepController`].
 //! * [`catalogue()`] lists every method with order, kind, step control and stiffness suitability;
 //!   [`Method::from_name`] parses the names printed there (MATLAB names where one exists).
 //! * [`problems`] holds smooth problems with analytic solutions and the stiff reference problems
@@ -19,7 +27,10 @@
 //! `err_i = max(rtol·|y_i|, atol_i)` (eq. 14, with `|y_i|` the larger of the magnitudes at the
 //! start and end of the step) and accept a step when `max_i |e_i| / err_i <= 1`; a single
 //! component exceeding its allowance rejects the step, as described in the document. `atol` is a
-//! scalar or one value per component ([`Tolerance`]).
+//! scalar or one value per component ([`Tolerance`]). Which estimate each method uses, and that
+//! only `radau5` transforms the tolerances (RADAU5's `0.1·rtol^(2/3)`, switchable with
+//! [`RadauTolerances`]), is documented on each [`Method`] variant; `docs/solvers.md` lists the
+//! achieved global error per requested tolerance for every method.
 //!
 //! # Breakpoints (`tstops`)
 //!
@@ -57,8 +68,12 @@ mod rosenbrock;
 pub mod tableau;
 mod trbdf2;
 
-use faer::MatMut;
 use thiserror::Error;
+
+/// The linear-algebra crate of the public API (Jacobians and mass matrices are `faer` matrices),
+/// re-exported so that users need not add `faer` themselves.
+pub use faer;
+pub use faer::{Mat, MatMut, MatRef};
 
 pub use catalogue::{MethodInfo, MethodKind, StepControl, catalogue};
 
@@ -111,6 +126,55 @@ impl<F: FnMut(f64, &[f64], &mut [f64])> OdeSystem for FnSystem<F> {
     }
 }
 
+/// Closure adapter with an analytic Jacobian:
+/// `FnJacSystem::new(dim, |t, y, dy| ..., |t, y, jac| ...)`, where the second closure writes
+/// `∂f/∂y` (dim × dim) into `jac`.
+///
+/// ```
+/// use sprung_solve::ode::{self, FnJacSystem, Method, Options};
+/// // y' = -1000 (y - cos t), stiff; the Jacobian is -1000
+/// let mut sys = FnJacSystem::new(
+///     1,
+///     |t: f64, y: &[f64], dy: &mut [f64]| dy[0] = -1000.0 * (y[0] - t.cos()),
+///     |_t: f64, _y: &[f64], mut j: ode::MatMut<'_, f64>| j[(0, 0)] = -1000.0,
+/// );
+/// let sol = ode::solve(Method::Rodas4, &mut sys, 0.0, &[1.0], 1.0, Options::default()).unwrap();
+/// assert!((sol.y_final[0] - 1f64.cos()).abs() < 1e-2);
+/// ```
+pub struct FnJacSystem<F, J> {
+    dim: usize,
+    f: F,
+    jac: J,
+}
+
+impl<F, J> FnJacSystem<F, J>
+where
+    F: FnMut(f64, &[f64], &mut [f64]),
+    J: FnMut(f64, &[f64], MatMut<'_, f64>),
+{
+    /// Wraps the right-hand side `f(t, y, dy)` and its Jacobian `jac(t, y, J)`.
+    pub fn new(dim: usize, f: F, jac: J) -> Self {
+        Self { dim, f, jac }
+    }
+}
+
+impl<F, J> OdeSystem for FnJacSystem<F, J>
+where
+    F: FnMut(f64, &[f64], &mut [f64]),
+    J: FnMut(f64, &[f64], MatMut<'_, f64>),
+{
+    fn dim(&self) -> usize {
+        self.dim
+    }
+    fn rhs(&mut self, t: f64, y: &[f64], dy: &mut [f64]) {
+        (self.f)(t, y, dy)
+    }
+    fn jacobian(&mut self, t: f64, y: &[f64], jac: MatMut<'_, f64>) -> bool {
+        (self.jac)(t, y, jac);
+        true
+    }
+}
+
 /// Answer of the observer callback.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Control {
@@ -131,6 +195,89 @@ pub enum Tolerance {
 
 /// Observer callback: called with `(t, y)` at every output time.
 pub type Observer<'a> = Box<dyn FnMut(f64, &[f64]) -> Control + 'a>;
+
+/// Mass-matrix function `M(t, y)`: writes the `dim × dim` matrix into the third argument.
+pub type MassFn<'a> = Box<dyn FnMut(f64, &[f64], MatMut<'_, f64>) + 'a>;
+
+/// Mass matrix of `M(t, y) y' = f(t, y)` (MATLAB's `odeset('Mass', ...)`).
+///
+/// Which methods accept which kind (the same restrictions as MATLAB's suite and Hairer's codes):
+///
+/// | method | constant `M` | `M(t)`, `M(t, y)` | singular `M` (index-1 DAE) |
+/// |---|---|---|---|
+/// | `ode15s`, `ode23t`, `radau5` | yes | yes | yes |
+/// | `ode23tb` | yes | yes | no (as MATLAB) |
+/// | `rodas4`, `rodas5p`, `rodas3`, `ros3p`, `ros34pw2`, `ros2`, `lsrt2`, `lie` | yes | no | yes |
+/// | `ode23s` | yes | no | no (MATLAB: "ode23s cannot solve DAEs") |
+/// | every other method | no | no | no |
+///
+/// An unsupported combination returns [`OdeError::InvalidInput`] naming the methods that accept
+/// it. See `docs/dae.md` for the formulas.
+pub enum Mass<'a> {
+    /// Constant matrix (`dim × dim`).
+    Constant(Mat<f64>),
+    /// Matrix function `M(t, y)`; how it depends on `y` is given by
+    /// [`Options::m_state_dependence`].
+    Function(MassFn<'a>),
+}
+
+/// MATLAB's `MStateDependence`: how a [`Mass::Function`] depends on `y`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum MStateDependence {
+    /// `M(t)` only (MATLAB `'none'`): evaluated once per step attempt.
+    None,
+    /// `M(t, y)` with weak dependence (MATLAB `'weak'`, the default): `M` is re-evaluated at
+    /// every Newton iterate, the iteration matrix uses `M` frozen at the Jacobian's point.
+    #[default]
+    Weak,
+    /// `M(t, y)` with strong dependence (MATLAB `'strong'`). Accepted and treated as
+    /// [`MStateDependence::Weak`]: the iteration matrix omits `∂(M(t,y) v)/∂y`; the simplified
+    /// Newton iteration converges more slowly (more Jacobian refreshes), not to another solution.
+    Strong,
+}
+
+/// MATLAB's `MassSingular`: whether `M` is singular (a DAE).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum MassSingular {
+    /// `M` is singular: the initial state is made consistent (see [`Options::mass`]).
+    Yes,
+    /// `M` is nonsingular; no consistency check.
+    No,
+    /// Decide from the singular values of `M(t0, y0)` (MATLAB's default `'maybe'`): singular when
+    /// the smallest is below `n · 1e3 · eps` times the largest.
+    #[default]
+    Maybe,
+}
+
+/// Step-size controller of the adaptive one-step methods.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum StepController {
+    /// Predictive for `radau5` and the Rosenbrock family (`rodas*`, `ros*`), standard for all
+    /// others (the choice of Hairer's RADAU5/RODAS and MATLAB's suite).
+    #[default]
+    Auto,
+    /// Standard (asymptotic) controller: `h_new = h · min(f_max, max(f_min, s · err^(-1/(q+1))))`.
+    Standard,
+    /// Predictive controller of Gustafsson (Hairer & Wanner II, IV.8, eq. (8.21)), as in
+    /// RADAU5 and RODAS: after an accepted step the factor is the smaller of the standard one and
+    /// `s · (h_n/h_{n-1}) · (err_{n-1}/err_n²)^(1/(q+1))` (with `err_{n-1} ≥ 0.01`).
+    /// Ignored by methods without a one-step error estimate (`ode15s`, `ode113`, fixed step).
+    Predictive,
+}
+
+/// How `radau5` uses `rtol`/`atol` (see [`Method::Radau5`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum RadauTolerances {
+    /// RADAU5's transformation (Hairer & Wanner's code, the default): the error test and the
+    /// Newton stopping criterion use `rtol' = 0.1·rtol^(2/3)` and `atol' = atol·rtol'/rtol`, so
+    /// that the achieved global error is roughly proportional to `rtol` (the estimate is only of
+    /// order 3 for a method of order 5). Tighter than given for `rtol > 1e-3`, looser for
+    /// `rtol < 1e-3` (1e-4 -> 2.2e-4, 1e-7 -> 2.2e-6, 1e-10 -> 4.6e-8).
+    #[default]
+    Hairer,
+    /// The user's `rtol`/`atol` as every other method uses them (document 001, eq. 14).
+    AsGiven,
+}
 
 /// Solver options. `Options::default()` gives MATLAB's defaults (`rtol = 1e-3`, `atol = 1e-6`).
 pub struct Options<'a> {
@@ -160,6 +307,26 @@ pub struct Options<'a> {
     /// Store output points in the [`Solution`] (default true). Switch off for long runs that only
     /// use the observer.
     pub record: bool,
+    /// Mass matrix: solve `M(t, y) y' = f(t, y)` (MATLAB option `Mass`); `None` means `M = I`.
+    ///
+    /// With a singular `M` (an index-1 DAE, see [`Options::mass_singular`]) the initial state is
+    /// made consistent before the first step, as MATLAB's ode15s does: the components in the range
+    /// of `M`'s right singular vectors with nonzero singular value ("differential" part) are kept,
+    /// the others are corrected by Newton's method until the algebraic equations
+    /// `U₂ᵀ f(t0, y) = 0` (`U₂` = left null space of `M(t0, y0)`) hold to `1e-3·rtol` in the
+    /// error norm; the initial slope then solves `U₁ᵀ M y' = U₁ᵀ f`, `U₂ᵀ (J y' + f_t) = 0`.
+    /// The corrected state is the first output point. Error control applies to all components
+    /// (as in MATLAB and RADAU5, index-1 variables need no scaling).
+    pub mass: Option<Mass<'a>>,
+    /// MATLAB option `MStateDependence` for [`Mass::Function`] (default `Weak`).
+    pub m_state_dependence: MStateDependence,
+    /// MATLAB option `MassSingular` (default `Maybe`).
+    pub mass_singular: MassSingular,
+    /// Step-size controller (default [`StepController::Auto`]).
+    pub controller: StepController,
+    /// Tolerance semantics of `radau5` (default [`RadauTolerances::Hairer`]); ignored by the
+    /// other methods.
+    pub radau_tolerances: RadauTolerances,
 }
 
 impl Default for Options<'_> {
@@ -175,6 +342,11 @@ impl Default for Options<'_> {
             tstops: Vec::new(),
             observer: None,
             record: true,
+            mass: None,
+            m_state_dependence: MStateDependence::Weak,
+            mass_singular: MassSingular::Maybe,
+            controller: StepController::Auto,
+            radau_tolerances: RadauTolerances::Hairer,
         }
     }
 }
@@ -194,6 +366,10 @@ pub struct Stats {
     pub lu_factorisations: usize,
     /// Linear solves with an LU factorisation.
     pub lu_solves: usize,
+    /// ode23t only: accepted steps in which ringing of stiff components (the trapezoidal rule's
+    /// `R(∞) = -1`) larger than the tolerance was detected and removed (see `docs/solvers.md`);
+    /// 0 for every other method.
+    pub ringing_damped: usize,
 }
 
 /// Result of [`solve`].
@@ -292,68 +468,136 @@ pub enum OdeError {
         /// Step size.
         h: f64,
     },
+    /// No consistent initial state of a DAE (singular mass matrix) was found.
+    #[error(
+        "inconsistent initial state of the DAE at t = {t}: Newton on the algebraic equations did not converge (residual {residual:e}); give a better y0 or check that the DAE has index 1 (U2' J V2 nonsingular)"
+    )]
+    InconsistentInitialState {
+        /// Initial time.
+        t: f64,
+        /// Remaining scaled residual of the algebraic equations.
+        residual: f64,
+    },
+}
+
+/// A failed run of [`solve_detailed`]: the error together with the statistics and the solution up
+/// to the last accepted step (`solution.t_final`, `solution.y_final`; the output points produced
+/// before the failure are stored when [`Options::record`] is set).
+#[derive(Clone, Debug)]
+pub struct Failure {
+    /// What went wrong.
+    pub error: OdeError,
+    /// Everything computed before the failure.
+    pub solution: Solution,
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} (after {} steps, {} rejected, reached t = {})",
+            self.error,
+            self.solution.stats.steps,
+            self.solution.stats.rejected,
+            self.solution.t_final
+        )
+    }
+}
+
+impl std::error::Error for Failure {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.error)
+    }
 }
 
 /// Solver method. Parameterised variants carry their settings; [`Method::from_name`] gives the
 /// defaults.
+///
+/// # How `rtol` and `atol` are used
+///
+/// Every adaptive method accepts a step when its local error estimate `e` satisfies
+/// `max_i |e_i| / max(rtol·max(|y0_i|, |y1_i|), atol_i) <= 1` (document 001, eq. 14;
+/// `../shared/seeds/001_e61a2f17b5c7d9dc.txt`). The variants below say which estimate `e` is and
+/// whether the tolerances are transformed. The tolerances bound the *local* error per step; the
+/// global error that results is measured per method in `docs/solvers.md` ("achieved error /
+/// requested tolerance"). Fixed-step methods ignore `rtol`/`atol` except where stated.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Method {
-    /// Explicit Euler, order 1, fixed step.
+    /// Explicit Euler, order 1, fixed step. `rtol`/`atol` unused.
     Ode1,
-    /// Heun, order 2, fixed step.
+    /// Heun, order 2, fixed step. `rtol`/`atol` unused.
     Ode2,
-    /// Bogacki–Shampine, order 3, fixed step.
+    /// Bogacki–Shampine, order 3, fixed step. `rtol`/`atol` unused.
     Ode3,
-    /// Classical Runge–Kutta, order 4, fixed step.
+    /// Classical Runge–Kutta, order 4, fixed step. `rtol`/`atol` unused.
     Ode4,
-    /// Dormand–Prince, order 5, fixed step.
+    /// Dormand–Prince, order 5, fixed step. `rtol`/`atol` unused.
     Ode5,
-    /// Dormand–Prince RK8(7)13M, order 8, fixed step.
+    /// Dormand–Prince RK8(7)13M, order 8, fixed step. `rtol`/`atol` unused.
     Ode8,
     /// Implicit Euler with `newton_iters` Newton iterations and extrapolation of order
     /// `extrapolation_order` (1..=4) over the harmonic sub-step sequence 1, 2, 3, 4; fixed step.
+    /// `rtol`/`atol` unused (a fixed number of Newton iterations).
     Ode14x {
         /// Newton iterations per implicit Euler sub-step (1 = linear-implicit Euler).
         newton_iters: usize,
         /// Extrapolation order 1..=4 (number of sub-step sequences combined).
         extrapolation_order: usize,
     },
-    /// Dormand–Prince 5(4), adaptive.
+    /// Dormand–Prince 5(4), adaptive. `e` = difference of the 5th- and 4th-order solutions
+    /// (the 5th-order one is propagated), tolerances as given.
     Ode45,
-    /// Bogacki–Shampine 3(2), adaptive.
+    /// Bogacki–Shampine 3(2), adaptive. `e` = difference of the 3rd- and 2nd-order solutions,
+    /// tolerances as given.
     Ode23,
-    /// Variable-order (1..=12) Adams–Bashforth–Moulton PECE, adaptive.
+    /// Variable-order (1..=12) Adams–Bashforth–Moulton PECE, adaptive. `e` = the last term of the
+    /// corrector's Newton form (the order-k difference term), tolerances as given.
     Ode113,
-    /// Variable-order NDF (or BDF) orders 1..=`max_order` (≤ 5), adaptive.
+    /// Variable-order NDF (or BDF) orders 1..=`max_order` (≤ 5), adaptive. `e` =
+    /// `(κγ_k + 1/(k+1))·(y_{n+1} - y⁽⁰⁾)` (corrector minus predictor, Shampine & Reichelt),
+    /// tolerances as given; the Newton iteration stops at an estimated error of 0.5 in the same
+    /// norm (rate-based, at most 4 iterations).
     Ode15s {
         /// Highest order used (1..=5).
         max_order: usize,
         /// Use plain BDF (κ = 0) instead of NDF.
         bdf: bool,
     },
-    /// Modified Rosenbrock 2(3) (Shampine–Reichelt), adaptive.
+    /// Modified Rosenbrock 2(3) (Shampine–Reichelt), adaptive. `e = (h/6)(k1 - 2k2 + k3)`,
+    /// tolerances as given.
     Ode23s,
-    /// Trapezoidal rule, adaptive.
+    /// Trapezoidal rule, adaptive. `e = -(h³/12) y‴` from the last four states, filtered twice
+    /// by `(M - (h/2)J)⁻¹` (which removes the error of stiff components), tolerances as given;
+    /// ringing of stiff components above the tolerance is removed and counted in
+    /// [`Stats::ringing_damped`]. Newton stops at 0.5 of the tolerance.
     Ode23t,
-    /// TR-BDF2, adaptive.
+    /// TR-BDF2, adaptive. `e = h Σ (b_i - b̂_i) f_i` (unfiltered; filtered once on the step after
+    /// a projection), tolerances as given; Newton stops at 0.05 of the tolerance.
     Ode23tb,
-    /// LSRT2 linear-implicit Runge–Kutta (Bursi et al.), order 2, fixed step.
+    /// LSRT2 linear-implicit Runge–Kutta (Bursi et al.), order 2, fixed step. `rtol`/`atol`
+    /// unused.
     Lsrt2,
-    /// Linear-implicit Euler, order 1, fixed step.
+    /// Linear-implicit Euler, order 1, fixed step. `rtol`/`atol` unused.
     Lie,
-    /// ROS2 (Verwer), order 2(1).
+    /// ROS2 (Verwer), order 2(1). Rosenbrock family: `e = Σ (m_i - m̂_i) u_i` (propagated minus
+    /// embedded solution), tolerances as given; no Newton iteration.
     Ros2,
-    /// ROS3P (Lang & Verwer), order 3(2).
+    /// ROS3P (Lang & Verwer), order 3(2). Tolerances as for [`Method::Ros2`].
     Ros3p,
-    /// ROS34PW2 (Rang & Angermann), order 3(2), W-method.
+    /// ROS34PW2 (Rang & Angermann), order 3(2), W-method. Tolerances as for [`Method::Ros2`].
     Ros34pw2,
-    /// RODAS3 (Sandu et al.), order 3(2).
+    /// RODAS3 (Sandu et al.), order 3(2). Tolerances as for [`Method::Ros2`].
     Rodas3,
-    /// RODAS4 (Hairer & Wanner), order 4(3).
+    /// RODAS4 (Hairer & Wanner), order 4(3). Tolerances as for [`Method::Ros2`].
     Rodas4,
-    /// Rodas5P (Steinebach), order 5(4).
+    /// Rodas5P (Steinebach), order 5(4). Tolerances as for [`Method::Ros2`].
     Rodas5p,
-    /// Radau IIA, 3 stages, order 5, simplified Newton.
+    /// Radau IIA, 3 stages, order 5, simplified Newton. `e` = RADAU5's estimate
+    /// `(γ₀/h M - J)⁻¹ (f0 + M Σ e_i z_i / h)` (order 3). By default the tolerances are
+    /// transformed as in RADAU5, `rtol' = 0.1·rtol^(2/3)`, `atol' = atol·rtol'/rtol`, for the
+    /// error test and the Newton stopping criterion ([`RadauTolerances::Hairer`]); with
+    /// [`Options::radau_tolerances`] = [`RadauTolerances::AsGiven`] they are used as given, like
+    /// every other method.
     Radau5,
 }
 
@@ -369,5 +613,28 @@ pub fn solve(
     t_end: f64,
     options: Options<'_>,
 ) -> Result<Solution, OdeError> {
+    core::run(method, system, t0, y0, t_end, options).map_err(|f| f.error)
+}
+
+/// Like [`solve`], but a failed run returns a (boxed) [`Failure`] that keeps the statistics and
+/// the solution so far together with the error (for diagnosis or to restart from `t_final`).
+///
+/// ```
+/// use sprung_solve::ode::{self, FnSystem, Method, Options};
+/// // y' = y², y(0) = 1 blows up at t = 1
+/// let mut sys = FnSystem::new(1, |_t: f64, y: &[f64], dy: &mut [f64]| dy[0] = y[0] * y[0]);
+/// let fail = ode::solve_detailed(Method::Ode45, &mut sys, 0.0, &[1.0], 2.0, Options::default())
+///     .unwrap_err();
+/// assert!(fail.solution.t_final > 0.99 && fail.solution.t_final < 1.0);
+/// assert!(fail.solution.stats.steps > 10);
+/// ```
+pub fn solve_detailed(
+    method: Method,
+    system: &mut dyn OdeSystem,
+    t0: f64,
+    y0: &[f64],
+    t_end: f64,
+    options: Options<'_>,
+) -> Result<Solution, Box<Failure>> {
     core::run(method, system, t0, y0, t_end, options)
 }

@@ -3,9 +3,14 @@
 //! [`Ctx::err_norm_scaled`]), the asymptotic step-size controller ([`step_factor`]), the
 //! Jacobian + LU refresh of the iteration matrix `alpha·I - beta·J` ([`IterationMatrix`]), the
 //! automatic initial step, the driver preamble (pieces between breakpoints, attempt counting),
-//! output recording and the top-level dispatch of [`super::solve`].
+//! output recording and the top-level dispatch of [`super::solve`]; the mass matrix `M(t, y)`
+//! (evaluation, products, which methods accept which kind) and the consistent initialisation of
+//! index-1 DAEs ([`consistent_start`], the algorithm of `docs/dae.md`).
 
-use super::{Control, Method, Observer, OdeError, OdeSystem, Options, Solution, Stats, Tolerance};
+use super::{
+    Control, Failure, Mass, MassFn, MassSingular, Method, Observer, OdeError, OdeSystem, Options,
+    Solution, Stats, StepController, Tolerance,
+};
 use faer::dyn_stack::{MemBuffer, MemStack, StackReq};
 use faer::linalg::lu::partial_pivoting::{factor, solve as lusolve};
 use faer::perm::PermRef;
@@ -28,6 +33,33 @@ pub(crate) struct Ctx<'s> {
     attempts: usize,
     ytmp: Vec<f64>,
     ftmp: Vec<f64>,
+    /// Mass matrix `M(t, y)`; `None` is the identity.
+    mass: Option<MassState<'s>>,
+    /// Predictive step-size control requested (`Some(true)`), refused (`Some(false)`) or left to
+    /// the method (`None`).
+    pub predictive: Option<bool>,
+    /// With a mass matrix: the consistent initial slope `y'(t0)`.
+    pub yp0: Option<Vec<f64>>,
+    /// radau5 uses `rtol`/`atol` as given (no RADAU5 transformation).
+    pub radau_as_given: bool,
+}
+
+/// Kind of mass matrix.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum MassKind {
+    Constant,
+    Time,
+    State,
+}
+
+/// Mass matrix of the run.
+pub(crate) struct MassState<'s> {
+    pub kind: MassKind,
+    /// The constant matrix, or the last evaluated one.
+    pub m: Mat<f64>,
+    fun: Option<MassFn<'s>>,
+    /// `M` is singular (a DAE).
+    pub singular: bool,
 }
 
 impl<'s> Ctx<'s> {
@@ -43,6 +75,53 @@ impl<'s> Ctx<'s> {
             attempts: 0,
             ytmp: vec![0.0; n],
             ftmp: vec![0.0; n],
+            mass: None,
+            predictive: None,
+            yp0: None,
+            radau_as_given: false,
+        }
+    }
+
+    /// Kind of mass matrix; `None` for the identity.
+    pub fn mass_kind(&self) -> Option<MassKind> {
+        self.mass.as_ref().map(|m| m.kind)
+    }
+
+    /// True when the mass matrix is singular (a DAE).
+    pub fn mass_singular(&self) -> bool {
+        self.mass.as_ref().is_some_and(|m| m.singular)
+    }
+
+    /// Evaluates `M(t, y)` into `out` (identity without mass matrix).
+    pub fn mass_into(&mut self, t: f64, y: &[f64], mut out: MatMut<'_, f64>) {
+        let tc = self.clamp_t(t);
+        match self.mass.as_mut() {
+            None => {
+                out.fill(0.0);
+                for i in 0..self.n {
+                    out[(i, i)] = 1.0;
+                }
+            }
+            Some(ms) => {
+                if let Some(f) = ms.fun.as_mut() {
+                    f(tc, y, ms.m.as_mut());
+                }
+                out.copy_from(&ms.m);
+            }
+        }
+    }
+
+    /// `out = M(t, y) v` (`out = v` without mass matrix).
+    pub fn mass_mul(&mut self, t: f64, y: &[f64], v: &[f64], out: &mut [f64]) {
+        let tc = self.clamp_t(t);
+        match self.mass.as_mut() {
+            None => out.copy_from_slice(v),
+            Some(ms) => {
+                if let Some(f) = ms.fun.as_mut() {
+                    f(tc, y, ms.m.as_mut());
+                }
+                mat_vec(&ms.m, v, out);
+            }
         }
     }
 
@@ -90,6 +169,14 @@ impl<'s> Ctx<'s> {
     /// Projection hook of the system.
     pub fn project(&mut self, y: &mut [f64]) {
         self.sys.project(y);
+    }
+
+    /// `out = M v` with the mass matrix evaluated last (or the constant one); `out = v` without.
+    pub fn mass_mul_last(&self, v: &[f64], out: &mut [f64]) {
+        match self.mass.as_ref() {
+            None => out.copy_from_slice(v),
+            Some(ms) => mat_vec(&ms.m, v, out),
+        }
     }
 
     /// Jacobian `∂f/∂y` at `(t, y)`; `f0 = f(t, y)` is used for forward differences.
@@ -208,6 +295,19 @@ impl<'s> Ctx<'s> {
     }
 }
 
+/// `out = a v`.
+pub(crate) fn mat_vec(a: &Mat<f64>, v: &[f64], out: &mut [f64]) {
+    out.fill(0.0);
+    for j in 0..a.ncols() {
+        let vj = v[j];
+        if vj != 0.0 {
+            for i in 0..a.nrows() {
+                out[i] += a[(i, j)] * vj;
+            }
+        }
+    }
+}
+
 /// Smallest step size allowed at `t` (16 units in the last place of `t`).
 pub(crate) fn min_step(t: f64) -> f64 {
     16.0 * f64::EPSILON * t.abs().max(f64::MIN_POSITIVE)
@@ -319,12 +419,32 @@ impl Lu {
         jac: &Mat<f64>,
         stats: &mut Stats,
     ) -> bool {
+        self.factor_shifted_mass(alpha, beta, jac, None, stats)
+    }
+
+    /// Fills `a = alpha·M - beta·J` (`M = I` when `mass` is `None`) and factors it; false when
+    /// singular.
+    pub fn factor_shifted_mass(
+        &mut self,
+        alpha: f64,
+        beta: f64,
+        jac: &Mat<f64>,
+        mass: Option<&Mat<f64>>,
+        stats: &mut Stats,
+    ) -> bool {
         let n = jac.nrows();
         for j in 0..n {
             for i in 0..n {
                 self.a[(i, j)] = -beta * jac[(i, j)];
             }
-            self.a[(j, j)] += alpha;
+            match mass {
+                None => self.a[(j, j)] += alpha,
+                Some(m) => {
+                    for i in 0..n {
+                        self.a[(i, j)] += alpha * m[(i, j)];
+                    }
+                }
+            }
         }
         self.factor(stats)
     }
@@ -342,11 +462,14 @@ pub(crate) enum Factored {
 }
 
 /// Jacobian `J = ∂f/∂y` kept over steps together with the LU of an iteration matrix
-/// `alpha·I - beta·J` (Rosenbrock `I/(γh) - J`, implicit stages `I - h d J`). The Jacobian is
-/// evaluated only when invalidated; the LU only when the step key or the Jacobian changes.
+/// `alpha·M - beta·J` (Rosenbrock `M/(γh) - J`, implicit stages `M - h d J`; `M = I` without
+/// mass matrix, else `M` evaluated with the Jacobian). The Jacobian is evaluated only when
+/// invalidated; the LU only when the step key or the Jacobian changes.
 pub(crate) struct IterationMatrix {
     /// The Jacobian.
     pub jac: Mat<f64>,
+    /// Mass matrix at the Jacobian's point (`None`: identity).
+    pub mass: Option<Mat<f64>>,
     /// LU factors of the iteration matrix.
     pub lu: Lu,
     jac_valid: bool,
@@ -357,6 +480,7 @@ impl IterationMatrix {
     pub fn new(n: usize) -> Self {
         Self {
             jac: Mat::zeros(n, n),
+            mass: None,
             lu: Lu::new(n),
             jac_valid: false,
             lu_key: f64::NAN,
@@ -392,6 +516,11 @@ impl IterationMatrix {
     /// Evaluates `J` at `(t, y0)` now (`f0 = f(t, y0)`); the LU becomes stale.
     pub fn evaluate_jacobian(&mut self, ctx: &mut Ctx, t: f64, y0: &[f64], f0: &[f64]) {
         ctx.jacobian(t, y0, f0, self.jac.as_mut());
+        if ctx.mass_kind().is_some() {
+            let n = ctx.n;
+            let m = self.mass.get_or_insert_with(|| Mat::zeros(n, n));
+            ctx.mass_into(t, y0, m.as_mut());
+        }
         self.jac_valid = true;
         self.lu_key = f64::NAN;
     }
@@ -402,7 +531,10 @@ impl IterationMatrix {
         if self.lu_key == key {
             return Factored::Kept;
         }
-        if !self.lu.factor_shifted(alpha, beta, &self.jac, stats) {
+        if !self
+            .lu
+            .factor_shifted_mass(alpha, beta, &self.jac, self.mass.as_ref(), stats)
+        {
             self.lu_key = f64::NAN;
             return Factored::Singular;
         }
@@ -455,6 +587,8 @@ pub(crate) struct Recorder<'a> {
     pub y: Vec<f64>,
     buf: Vec<f64>,
     pub stopped: bool,
+    /// End of the last accepted step (or the start).
+    pub t_last: f64,
 }
 
 impl<'a> Recorder<'a> {
@@ -475,6 +609,7 @@ impl<'a> Recorder<'a> {
             y: Vec::new(),
             buf: vec![0.0; n],
             stopped: false,
+            t_last: f64::NAN,
         }
     }
 
@@ -492,6 +627,7 @@ impl<'a> Recorder<'a> {
 
     /// Initial point. Returns true when the observer asked to stop.
     pub fn start(&mut self, t0: f64, y0: &[f64]) -> bool {
+        self.t_last = t0;
         if self.every_step {
             self.emit(t0, y0);
         } else {
@@ -509,6 +645,7 @@ impl<'a> Recorder<'a> {
     /// A step `(t0, t1]` ending in `y1`; `interp(t, out)` gives the dense output inside.
     /// Returns true when the observer asked to stop.
     pub fn step(&mut self, t1: f64, y1: &[f64], interp: &mut dyn FnMut(f64, &mut [f64])) -> bool {
+        self.t_last = t1;
         if self.every_step {
             self.emit(t1, y1);
         } else {
@@ -660,7 +797,233 @@ fn validate(
     ))
 }
 
-/// Top-level dispatch of [`super::solve`].
+/// Methods that accept a mass matrix: every kind (`ode15s`), constant including singular
+/// (radau5, Rosenbrock family), constant nonsingular (ode23s).
+fn mass_support(method: Method) -> (bool, bool, bool) {
+    // (constant, variable, singular)
+    match method {
+        Method::Ode15s { .. } => (true, true, true),
+        // radau5: the stage residuals take M(t_i, Y_i) per stage (RADAU5 itself: constant only)
+        Method::Radau5 => (true, true, true),
+        Method::Rodas3
+        | Method::Rodas4
+        | Method::Rodas5p
+        | Method::Ros2
+        | Method::Ros3p
+        | Method::Ros34pw2
+        | Method::Lsrt2
+        | Method::Lie => (true, false, true),
+        Method::Ode23s => (true, false, false),
+        // MATLAB: ode23t solves M(t, y) y' = f including DAEs, ode23tb only nonsingular M
+        Method::Ode23t => (true, true, true),
+        Method::Ode23tb => (true, true, false),
+        _ => (false, false, false),
+    }
+}
+
+/// Validates the mass option against the method and installs it in `ctx`; decides whether `M`
+/// is singular (MATLAB's `MassSingular`).
+fn install_mass<'s>(
+    ctx: &mut Ctx<'s>,
+    method: Method,
+    mass: Mass<'s>,
+    dep: super::MStateDependence,
+    singular: MassSingular,
+    t0: f64,
+    y0: &[f64],
+) -> Result<(), OdeError> {
+    let n = ctx.n;
+    let (kind, m, fun) = match mass {
+        Mass::Constant(m) => {
+            if m.nrows() != n || m.ncols() != n {
+                return Err(OdeError::InvalidInput(format!(
+                    "mass matrix is {}x{} but the system dimension is {n}",
+                    m.nrows(),
+                    m.ncols()
+                )));
+            }
+            (MassKind::Constant, m, None)
+        }
+        Mass::Function(f) => {
+            let kind = if dep == super::MStateDependence::None {
+                MassKind::Time
+            } else {
+                MassKind::State
+            };
+            (kind, Mat::zeros(n, n), Some(f))
+        }
+    };
+    let name = method.info().name;
+    let (c, v, _) = mass_support(method);
+    if !c {
+        return Err(OdeError::InvalidInput(format!(
+            "{name} does not accept a mass matrix; use ode15s, radau5, rodas4, rodas5p (or another Rosenbrock method) or ode23s"
+        )));
+    }
+    if kind != MassKind::Constant && !v {
+        return Err(OdeError::InvalidInput(format!(
+            "{name} accepts only a constant mass matrix (Mass::Constant); use ode15s for M(t) or M(t, y)"
+        )));
+    }
+    ctx.mass = Some(MassState {
+        kind,
+        m,
+        fun,
+        singular: false,
+    });
+    let mut m0 = Mat::zeros(n, n);
+    ctx.mass_into(t0, y0, m0.as_mut());
+    if (0..n).any(|j| (0..n).any(|i| !m0[(i, j)].is_finite())) {
+        return Err(OdeError::InvalidInput(
+            "mass matrix contains NaN or Inf".into(),
+        ));
+    }
+    let is_singular = match singular {
+        MassSingular::Yes => true,
+        MassSingular::No => false,
+        MassSingular::Maybe => null_spaces(&m0)?.2 > 0,
+    };
+    if is_singular && !mass_support(method).2 {
+        return Err(OdeError::InvalidInput(format!(
+            "{name} cannot solve DAEs (singular mass matrix); use ode15s, radau5 or rodas4"
+        )));
+    }
+    if let Some(ms) = ctx.mass.as_mut() {
+        ms.singular = is_singular;
+    }
+    Ok(())
+}
+
+/// SVD of `m`: `(U, V, k)` with `k` the number of singular values below
+/// `n · 1e3 · eps · σ_max` (the last `k` columns of `U` and `V` span the left and right null
+/// spaces).
+fn null_spaces(m: &Mat<f64>) -> Result<(Mat<f64>, Mat<f64>, usize), OdeError> {
+    let n = m.nrows();
+    let svd = m
+        .svd()
+        .map_err(|_| OdeError::InvalidInput("SVD of the mass matrix did not converge".into()))?;
+    let s = svd.S().column_vector();
+    let smax = s[0];
+    let tol = n as f64 * 1e3 * f64::EPSILON * smax;
+    let k = (0..n).filter(|&i| s[i] <= tol || s[i].is_nan()).count();
+    Ok((svd.U().to_owned(), svd.V().to_owned(), k))
+}
+
+/// Makes the initial state of an index-1 DAE `M y' = f` consistent (see [`super::Options::mass`]):
+/// with `M(t, y) = U S Vᵀ` and null spaces `U₂`, `V₂`, Newton on `U₂ᵀ f(t, y + V₂ δ) = 0` with the
+/// matrix `U₂ᵀ J V₂`. Returns the initial slope `y'` with
+/// `U₁ᵀ M y' = U₁ᵀ f`, `U₂ᵀ (J y' + f_t) = 0` (for nonsingular `M`: `M y' = f`).
+pub(crate) fn consistent_start(
+    ctx: &mut Ctx,
+    t: f64,
+    y: &mut [f64],
+    fix: bool,
+    yp: &mut [f64],
+) -> Result<(), OdeError> {
+    let n = ctx.n;
+    let mut m = Mat::zeros(n, n);
+    ctx.mass_into(t, y, m.as_mut());
+    let (u, v, k) = if ctx.mass_singular() {
+        null_spaces(&m)?
+    } else {
+        (Mat::identity(n, n), Mat::identity(n, n), 0)
+    };
+    let r = n - k;
+    let mut f0 = vec![0.0; n];
+    let mut jac = Mat::zeros(n, n);
+    let mut lu_k = Lu::new(k.max(1));
+    let mut g = vec![0.0; k];
+    let mut dy = vec![0.0; n];
+    if fix && k > 0 {
+        let mut converged = false;
+        let mut res = f64::INFINITY;
+        for it in 0..20 {
+            ctx.f(t, y, &mut f0);
+            if !all_finite(&f0) {
+                return Err(OdeError::NonFinite { t });
+            }
+            if it % 4 == 0 {
+                ctx.jacobian(t, y, &f0, jac.as_mut());
+                // G = U2ᵀ J V2
+                for a in 0..k {
+                    for b in 0..k {
+                        let mut acc = 0.0;
+                        for i in 0..n {
+                            let mut jv = 0.0;
+                            for j in 0..n {
+                                jv += jac[(i, j)] * v[(j, r + b)];
+                            }
+                            acc += u[(i, r + a)] * jv;
+                        }
+                        lu_k.a[(a, b)] = acc;
+                    }
+                }
+                if !lu_k.factor(&mut ctx.stats) {
+                    return Err(OdeError::InconsistentInitialState {
+                        t,
+                        residual: f64::INFINITY,
+                    });
+                }
+            }
+            for a in 0..k {
+                g[a] = (0..n).map(|i| u[(i, r + a)] * f0[i]).sum();
+            }
+            lu_k.solve(&mut g, &mut ctx.stats);
+            for i in 0..n {
+                dy[i] = (0..k).map(|a| v[(i, r + a)] * g[a]).sum();
+            }
+            for i in 0..n {
+                y[i] -= dy[i];
+            }
+            res = ctx.norm1(&dy, y);
+            if !res.is_finite() {
+                break;
+            }
+            if res <= 1e-3 {
+                converged = true;
+                break;
+            }
+        }
+        if !converged {
+            return Err(OdeError::InconsistentInitialState { t, residual: res });
+        }
+    }
+    // initial slope
+    ctx.f(t, y, &mut f0);
+    if !all_finite(&f0) {
+        return Err(OdeError::NonFinite { t });
+    }
+    let mut ft = vec![0.0; n];
+    if k > 0 {
+        ctx.jacobian(t, y, &f0, jac.as_mut());
+        ctx.dfdt(t, y, &f0, &mut ft);
+        ctx.mass_into(t, y, m.as_mut());
+    }
+    let mut lu = Lu::new(n);
+    for i in 0..n {
+        for j in 0..n {
+            // row a < r: (U1ᵀ M)[a, j]; row a >= r: (U2ᵀ J)[a, j]
+            let src = if i < r { &m } else { &jac };
+            lu.a[(i, j)] = (0..n).map(|l| u[(l, i)] * src[(l, j)]).sum();
+        }
+    }
+    for i in 0..n {
+        yp[i] = if i < r {
+            (0..n).map(|l| u[(l, i)] * f0[l]).sum()
+        } else {
+            -(0..n).map(|l| u[(l, i)] * ft[l]).sum::<f64>()
+        };
+    }
+    if !lu.factor(&mut ctx.stats) {
+        return Err(OdeError::InvalidInput(format!(
+            "cannot compute the initial slope at t = {t}: [U1' M; U2' J] is singular (mass matrix singular beyond the algebraic part, or the DAE has index > 1)"
+        )));
+    }
+    lu.solve(yp, &mut ctx.stats);
+    Ok(())
+}
+
+/// Top-level dispatch of [`super::solve`] and [`super::solve_detailed`].
 pub(crate) fn run(
     method: Method,
     system: &mut dyn OdeSystem,
@@ -668,19 +1031,89 @@ pub(crate) fn run(
     y0: &[f64],
     t_end: f64,
     mut opts: Options<'_>,
-) -> Result<Solution, OdeError> {
+) -> Result<Solution, Box<Failure>> {
     let n = system.dim();
-    let (setup, atol) = validate(n, t0, y0, t_end, &mut opts)?;
+    let empty = |error: OdeError| Failure {
+        error,
+        solution: Solution {
+            t: Vec::new(),
+            y: Vec::new(),
+            dim: n,
+            t_final: t0,
+            y_final: y0.to_vec(),
+            stopped: false,
+            stats: Stats::default(),
+        },
+    };
+    let (setup, atol) = validate(n, t0, y0, t_end, &mut opts).map_err(|e| Box::new(empty(e)))?;
     let rtol = opts.rtol.max(100.0 * f64::EPSILON);
     let mut ctx = Ctx::new(system, rtol, atol, setup.stops[0]);
+    ctx.predictive = match opts.controller {
+        StepController::Auto => None,
+        StepController::Standard => Some(false),
+        StepController::Predictive => Some(true),
+    };
+    ctx.radau_as_given = opts.radau_tolerances == super::RadauTolerances::AsGiven;
+    let mut y = y0.to_vec();
+    if let Some(mass) = opts.mass.take() {
+        let res = install_mass(
+            &mut ctx,
+            method,
+            mass,
+            opts.m_state_dependence,
+            opts.mass_singular,
+            t0,
+            y0,
+        )
+        .and_then(|()| {
+            let mut yp = vec![0.0; n];
+            consistent_start(&mut ctx, t0, &mut y, true, &mut yp)?;
+            ctx.yp0 = Some(yp);
+            Ok(())
+        });
+        if let Err(error) = res {
+            let mut f = empty(error);
+            f.solution.stats = ctx.stats;
+            return Err(Box::new(f));
+        }
+    }
     let mut rec = Recorder::new(
         n,
         opts.output_times.take(),
         opts.observer.take(),
         opts.record,
     );
-    let mut y = y0.to_vec();
-    let t_final = match method {
+    let res = dispatch(method, &mut ctx, &setup, &mut rec, t0, &mut y);
+    let t_final = match &res {
+        Ok(t) => *t,
+        Err(_) if rec.t_last.is_nan() => t0,
+        Err(_) => rec.t_last,
+    };
+    let solution = Solution {
+        t: rec.t,
+        y: rec.y,
+        dim: n,
+        t_final,
+        y_final: y,
+        stopped: rec.stopped,
+        stats: ctx.stats,
+    };
+    match res {
+        Ok(_) => Ok(solution),
+        Err(error) => Err(Box::new(Failure { error, solution })),
+    }
+}
+
+fn dispatch(
+    method: Method,
+    ctx: &mut Ctx,
+    setup: &Setup,
+    rec: &mut Recorder,
+    t0: f64,
+    y: &mut [f64],
+) -> Result<f64, OdeError> {
+    let n = ctx.n;
+    Ok(match method {
         Method::Ode15s { max_order, bdf } => {
             if setup.step.is_some() {
                 return Err(OdeError::InvalidInput(
@@ -692,7 +1125,7 @@ pub(crate) fn run(
                     "ode15s max_order must be 1..=5, got {max_order}"
                 )));
             }
-            super::ndf::run(&mut ctx, &setup, &mut rec, t0, &mut y, max_order, bdf)?
+            super::ndf::run(ctx, setup, rec, t0, y, max_order, bdf)?
         }
         Method::Ode113 => {
             if setup.step.is_some() {
@@ -700,20 +1133,11 @@ pub(crate) fn run(
                     "ode113 is a variable-step multistep method; remove options.step or choose a fixed-step method".into(),
                 ));
             }
-            super::adams::run(&mut ctx, &setup, &mut rec, t0, &mut y)?
+            super::adams::run(ctx, setup, rec, t0, y)?
         }
         _ => {
             let mut stepper = super::onestep::make(method, n)?;
-            super::onestep::run(stepper.as_mut(), &mut ctx, &setup, &mut rec, t0, &mut y)?
+            super::onestep::run(stepper.as_mut(), ctx, setup, rec, t0, y)?
         }
-    };
-    Ok(Solution {
-        t: rec.t,
-        y: rec.y,
-        dim: n,
-        t_final,
-        y_final: y,
-        stopped: rec.stopped,
-        stats: ctx.stats,
     })
 }

@@ -15,7 +15,9 @@
 //! * Dense output: the interpolating polynomial of the backward differences.
 
 use super::OdeError;
-use super::core::{Ctx, Factored, IterationMatrix, Recorder, Setup, min_step, step_factor};
+use super::core::{
+    Ctx, Factored, IterationMatrix, Recorder, Setup, consistent_start, min_step, step_factor,
+};
 
 const MAXIT: usize = 4;
 const G: [f64; 6] = [0.0, 1.0, 1.5, 11.0 / 6.0, 25.0 / 12.0, 137.0 / 60.0];
@@ -120,6 +122,9 @@ pub(crate) fn run(
     let mut difkp1 = vec![0.0; n];
     let mut del = vec![0.0; n];
     let mut tmp = vec![0.0; n];
+    let mass = ctx.mass_kind().is_some();
+    let mut slope = vec![0.0; n];
+    let mut mbuf = vec![0.0; n];
     if rec.start(t0, y) {
         return Ok(t0);
     }
@@ -127,9 +132,19 @@ pub(crate) fn run(
     let mut absh_next = 0.0f64;
     for (piece, &b) in setup.stops.iter().enumerate() {
         ctx.start_piece(b, t, y, &mut f0)?;
+        // initial slope y' (M y' = f with a mass matrix, consistent for a DAE)
+        if !mass {
+            slope.copy_from_slice(&f0);
+        } else if piece == 0
+            && let Some(yp) = ctx.yp0.as_ref()
+        {
+            slope.copy_from_slice(yp);
+        } else {
+            consistent_start(ctx, t, y, false, &mut slope)?;
+        }
         let hmax = setup.hmax.min(b - t);
         let mut absh: f64 = if piece == 0 {
-            setup.first_step(ctx, t, y, &f0, 1, hmax)
+            setup.first_step(ctx, t, y, &slope, 1, hmax)
         } else {
             absh_next.min(hmax)
         };
@@ -139,7 +154,7 @@ pub(crate) fn run(
             col.fill(0.0);
         }
         for c in 0..n {
-            st.dif[0][c] = absh * f0[c];
+            st.dif[0][c] = absh * slope[c];
         }
         st.w.evaluate_jacobian(ctx, t, y, &f0);
         let mut jcurrent = true;
@@ -191,8 +206,19 @@ pub(crate) fn run(
                 let mut oldnrm = 0.0;
                 for iter in 0..MAXIT {
                     ctx.f(tnew, &ynew, &mut tmp);
-                    for c in 0..n {
-                        del[c] = hinv_gak * tmp[c] - (psi[c] + difkp1[c]);
+                    if mass {
+                        // hinv_gak f - M(t, y) (ψ + d) (MATLAB's ode15s with mass matrix)
+                        for c in 0..n {
+                            del[c] = psi[c] + difkp1[c];
+                        }
+                        ctx.mass_mul(tnew, &ynew, &del, &mut mbuf);
+                        for c in 0..n {
+                            del[c] = hinv_gak * tmp[c] - mbuf[c];
+                        }
+                    } else {
+                        for c in 0..n {
+                            del[c] = hinv_gak * tmp[c] - (psi[c] + difkp1[c]);
+                        }
                     }
                     st.w.lu.solve(&mut del, &mut ctx.stats);
                     let newnrm = ctx.norm1(&del, y);

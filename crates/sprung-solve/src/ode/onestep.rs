@@ -5,7 +5,15 @@
 //! Step-size update after an attempt with scaled error `err` and controller order `q`
 //! (the error estimate behaves like `h^(q+1)`):
 //! `h_new = h · min(fac_max, max(0.2, 0.9 · err^(-1/(q+1))))`, with `fac_max = 5`, and 1 right
-//! after a rejection.
+//! after a rejection (standard controller). The predictive controller of Gustafsson (Hairer &
+//! Wanner II, IV.8, eq. (8.21); RADAU5 and RODAS) takes, after an accepted step, the smaller of
+//! that factor and `s · (h_n/h_{n-1}) · (err_{n-1}/err_n²)^(1/(q+1))` with `err_{n-1} ≥ 0.01`
+//! (history reset at every breakpoint); it is the default for radau5 and the Rosenbrock family.
+//!
+//! With a mass matrix `f` is not `y'`: the automatic initial step uses the consistent slope and
+//! the default dense output is linear between the step points (methods with their own
+//! interpolant — radau5 — keep it). After a projection a method with algebraically recovered
+//! slopes may correct `f1` itself (`OneStep::correct_slope`) instead of re-evaluating it.
 
 use super::core::{Accepted, Ctx, Recorder, Setup, all_finite, hermite, min_step, step_factor};
 use super::{Method, OdeError};
@@ -57,10 +65,29 @@ pub(crate) trait OneStep {
     }
     /// Notification: the last attempt was rejected.
     fn rejected(&mut self) {}
+    /// The projection hook moved the accepted `y1` to `yp`; a method whose `f1` is not
+    /// `f(t1, y1)` but an algebraically recovered slope may correct `f1` itself and return true.
+    /// Default false: the driver re-evaluates `f(t1, yp)`.
+    fn correct_slope(&mut self, y1: &[f64], yp: &[f64], f1: &mut [f64]) -> bool {
+        let _ = (y1, yp, f1);
+        false
+    }
     /// Step factor from the error; default is the standard controller.
     fn step_factor(&self, err: f64, q: usize, after_reject: bool) -> f64 {
         let fmax = if after_reject { 1.0 } else { 5.0 };
-        step_factor(err, q as f64 + 1.0, 0.9, 0.2, fmax)
+        step_factor(err, q as f64 + 1.0, self.safety(), 0.2, fmax)
+    }
+    /// Safety factor of the controllers (default 0.9).
+    fn safety(&self) -> f64 {
+        0.9
+    }
+    /// Final adjustment of an accepted step's factor (e.g. keep `h` to reuse an LU).
+    fn hold(&self, fac: f64) -> f64 {
+        fac
+    }
+    /// True when [`super::StepController::Auto`] means the predictive controller.
+    fn predictive_default(&self) -> bool {
+        false
     }
     /// Dense output inside the last accepted step; default cubic Hermite.
     fn interpolate(&self, step: &Accepted<'_>, t: f64, out: &mut [f64]) {
@@ -135,6 +162,13 @@ pub(crate) fn run(
     let mut y1 = vec![0.0; n];
     let mut f1 = vec![0.0; n];
     let mut yproj = vec![0.0; n];
+    // with a mass matrix f is not y': dense output from the secant (linear) unless the method
+    // has its own interpolant
+    let mass = ctx.mass_kind().is_some();
+    let mut secant = vec![0.0; if mass { n } else { 0 }];
+    let predictive = ctx.predictive.unwrap_or_else(|| m.predictive_default());
+    // Gustafsson controller memory: (h, max(err, 0.01)) of the last accepted step
+    let mut gus: Option<(f64, f64)>;
     if rec.start(t0, y) {
         return Ok(t0);
     }
@@ -147,11 +181,15 @@ pub(crate) fn run(
             h_prop = match (fixed, setup.h_init) {
                 (Some(h), _) => h,
                 (None, Some(h)) => h.min(setup.hmax),
-                (None, None) => ctx.initial_step(t, y, &f0, m.order(), setup.hmax.min(b - t)),
+                (None, None) => {
+                    let slope = ctx.yp0.clone().unwrap_or_else(|| f0.clone());
+                    ctx.initial_step(t, y, &slope, m.order(), setup.hmax.min(b - t))
+                }
             };
         }
         let mut after_reject = false;
         let mut nonfinite = 0usize;
+        gus = None;
         // Fixed-step grid: t = a + k h within the piece.
         let a = t;
         let mut k = 0usize;
@@ -224,7 +262,22 @@ pub(crate) fn run(
                     after_reject = true;
                     continue;
                 }
-                let fac = m.step_factor(err, qq, after_reject);
+                let mut fac = m.step_factor(err, qq, after_reject);
+                if predictive {
+                    // Gustafsson (Hairer & Wanner II, IV.8 (8.21); RADAU5 / RODAS)
+                    if let Some((hacc, erracc)) = gus {
+                        let fg = if err == 0.0 {
+                            f64::INFINITY
+                        } else {
+                            m.safety()
+                                * (h / hacc)
+                                * (erracc / (err * err)).powf(1.0 / (qq as f64 + 1.0))
+                        };
+                        fac = fac.min(fg.max(0.2));
+                    }
+                    gus = Some((h, err.max(1e-2)));
+                }
+                let fac = m.hold(fac);
                 // keep the proposal of a full step when the step was shortened to land
                 if t_new < b || h >= h_prop {
                     h_prop = h * fac;
@@ -239,10 +292,12 @@ pub(crate) fn run(
             yproj.copy_from_slice(&y1);
             ctx.project(&mut yproj);
             let projected = yproj != y1;
+            let mut need_f = !fsal;
             if projected {
+                need_f |= !(fsal && m.correct_slope(&y1, &yproj, &mut f1));
                 y1.copy_from_slice(&yproj);
             }
-            if !fsal || projected {
+            if need_f {
                 ctx.f(t_new, &y1, &mut f1);
             }
             if !all_finite(&f1) {
@@ -250,13 +305,19 @@ pub(crate) fn run(
             }
             m.accepted(t, h, y, &y1);
             {
+                if mass {
+                    for c in 0..n {
+                        secant[c] = (y1[c] - y[c]) / h;
+                    }
+                }
+                let (s0, s1) = if mass { (&secant, &secant) } else { (&f0, &f1) };
                 let step = Accepted {
                     t0: t,
                     h,
                     y0: y,
-                    f0: &f0,
+                    f0: s0,
                     y1: &y1,
-                    f1: &f1,
+                    f1: s1,
                 };
                 let mm = &*m;
                 let stop = rec.step(t_new, &y1, &mut |tau, out| mm.interpolate(&step, tau, out));

@@ -12,11 +12,12 @@
 //! * Error estimate of RADAU5: `err = (γ₀⁻¹/h I - J)⁻¹ (f(t0, y0) + (e₁z₁ + e₂z₂ + e₃z₃)/h)`,
 //!   refined once by another evaluation after a rejection or on the first step.
 //! * Tolerances are transformed as in RADAU5 (`rtol' = 0.1 rtol^(2/3)`, `atol' = rtol'·atol/rtol`)
-//!   so the achieved accuracy is proportional to `rtol` (document 001 eq. 14 norm otherwise).
+//!   so the achieved accuracy is proportional to `rtol` (document 001 eq. 14 norm otherwise);
+//!   `Options::radau_tolerances = RadauTolerances::AsGiven` uses `rtol`/`atol` unchanged.
 //! * Starting values and dense output come from the collocation polynomial of the last step.
 
 use super::OdeError;
-use super::core::{Accepted, Ctx, Factored, IterationMatrix, Lu, step_factor};
+use super::core::{Accepted, Ctx, Factored, IterationMatrix, Lu, MassKind, step_factor};
 use super::onestep::{Attempt, OneStep, Step};
 
 const MAX_NEWTON: usize = 7;
@@ -42,6 +43,7 @@ pub(crate) struct Radau5 {
     ytmp: Vec<f64>,
     cont: Vec<f64>,
     f2: Vec<f64>,
+    mtmp: Vec<f64>,
     zprev: Vec<f64>,
     hprev: f64,
     have_prev: bool,
@@ -94,6 +96,7 @@ impl Radau5 {
             ytmp: vec![0.0; n],
             cont: vec![0.0; n],
             f2: vec![0.0; n],
+            mtmp: vec![0.0; n],
             zprev: vec![0.0; 3 * n],
             hprev: 0.0,
             have_prev: false,
@@ -117,6 +120,9 @@ impl Radau5 {
     }
 
     fn tolerances(ctx: &Ctx) -> (f64, f64) {
+        if ctx.radau_as_given {
+            return (ctx.rtol, 1.0);
+        }
         let rt = 0.1 * ctx.rtol.powf(2.0 / 3.0);
         (rt, rt / ctx.rtol)
     }
@@ -153,10 +159,23 @@ impl OneStep for Radau5 {
         self.jac_fresh = false;
     }
     fn step_factor(&self, err: f64, _q: usize, after_reject: bool) -> f64 {
+        step_factor(
+            err,
+            4.0,
+            self.safety(),
+            0.2,
+            if after_reject { 1.0 } else { 8.0 },
+        )
+    }
+    fn safety(&self) -> f64 {
         let nit = MAX_NEWTON as f64;
-        let fac = 0.9_f64.min(0.9 * (2.0 * nit + 1.0) / (self.newt as f64 + 2.0 * nit));
-        let f = step_factor(err, 4.0, fac, 0.2, if after_reject { 1.0 } else { 8.0 });
+        0.9_f64.min(0.9 * (2.0 * nit + 1.0) / (self.newt as f64 + 2.0 * nit))
+    }
+    fn hold(&self, f: f64) -> f64 {
         if (1.0..=1.2).contains(&f) { 1.0 } else { f }
+    }
+    fn predictive_default(&self) -> bool {
+        true
     }
 
     fn attempt(&mut self, ctx: &mut Ctx, step: Step<'_>) -> Result<Attempt, OdeError> {
@@ -195,10 +214,18 @@ impl OneStep for Radau5 {
         let mut err = 0.0;
         if adaptive {
             for cc in 0..n {
-                self.f2[cc] = (self.dd[0] * self.z[cc]
+                self.mtmp[cc] = (self.dd[0] * self.z[cc]
                     + self.dd[1] * self.z[n + cc]
                     + self.dd[2] * self.z[2 * n + cc])
                     / h;
+            }
+            // F2 = M (Σ e_i z_i)/h (RADAU5's ESTRAD with mass matrix; M(t0, y0) if variable)
+            if matches!(ctx.mass_kind(), Some(MassKind::Time | MassKind::State)) {
+                ctx.mass_mul(t, y0, &self.mtmp, &mut self.f2);
+            } else {
+                ctx.mass_mul_last(&self.mtmp, &mut self.f2);
+            }
+            for cc in 0..n {
                 self.cont[cc] = self.f2[cc] + f0[cc];
             }
             self.m.lu.solve(&mut self.cont, &mut ctx.stats);
@@ -245,15 +272,18 @@ impl Radau5 {
             self.jac_fresh = true;
         }
         if self.m.lu_stale(h) {
-            // block of the complex pair: [[B00/h I - J, B01/h I], [B10/h I, B11/h I - J]]
+            // block of the complex pair: [[B00/h M - J, B01/h M], [B10/h M, B11/h M - J]]
+            // (M = I without mass matrix)
             for bi in 0..2 {
                 for bj in 0..2 {
                     let l = self.lam[bi + 1][bj + 1] / h;
                     for cc in 0..n {
                         for r in 0..n {
                             let mut v = if bi == bj { -self.m.jac[(r, cc)] } else { 0.0 };
-                            if r == cc {
-                                v += l;
+                            match &self.m.mass {
+                                Some(mm) => v += l * mm[(r, cc)],
+                                None if r == cc => v += l,
+                                None => {}
                             }
                             self.pair.a[(bi * n + r, bj * n + cc)] = v;
                         }
@@ -269,6 +299,28 @@ impl Radau5 {
             }
         }
         true
+    }
+
+    /// Newton right-hand side `-(Λ/h ⊗ M) W + (T⁻¹ ⊗ I) F` into `dz` for `M` = I or constant.
+    fn rhs_constant_mass(&mut self, ctx: &mut Ctx, h: f64) {
+        let n = self.n;
+        for k in 0..3 {
+            for cc in 0..n {
+                let mut v = 0.0;
+                for i in 0..3 {
+                    v += self.lam[k][i] / h * self.w[i * n + cc];
+                }
+                self.ytmp[cc] = v;
+            }
+            ctx.mass_mul_last(&self.ytmp, &mut self.mtmp);
+            for cc in 0..n {
+                let mut v = -self.mtmp[cc];
+                for i in 0..3 {
+                    v += self.ti[k][i] * self.f[i * n + cc];
+                }
+                self.dz[k * n + cc] = v;
+            }
+        }
     }
 
     /// Simplified Newton iteration for the stage increments; false on divergence.
@@ -329,16 +381,35 @@ impl Radau5 {
                 let (lo, hi) = (i * n, (i + 1) * n);
                 ctx.f(t + self.c[i] * h, &self.ytmp, &mut self.f[lo..hi]);
             }
-            // right-hand side -(Λ/h ⊗ I) W + (T⁻¹ ⊗ I) F
-            for k in 0..3 {
-                for cc in 0..n {
-                    let mut v = 0.0;
-                    for i in 0..3 {
-                        v += self.ti[k][i] * self.f[i * n + cc]
-                            - self.lam[k][i] / h * self.w[i * n + cc];
+            // right-hand side -(Λ/h ⊗ M) W + (T⁻¹ ⊗ I) F
+            if matches!(ctx.mass_kind(), Some(MassKind::Time | MassKind::State)) {
+                // M(t, y) differs per stage: (T⁻¹ ⊗ I)(F_i - M(t_i, Y_i) Y'_i) with the stage
+                // slopes Y' = (A⁻¹ ⊗ I) Z / h = (T Λ ⊗ I) W / h of the collocation polynomial
+                for k in 0..3 {
+                    for cc in 0..n {
+                        self.dzz[k * n + cc] = (0..3)
+                            .map(|i| self.lam[k][i] / h * self.w[i * n + cc])
+                            .sum();
                     }
-                    self.dz[k * n + cc] = v;
                 }
+                for i in 0..3 {
+                    for cc in 0..n {
+                        self.ytmp[cc] = y0[cc] + self.z[i * n + cc];
+                        self.cont[cc] = (0..3).map(|k| self.tm[i][k] * self.dzz[k * n + cc]).sum();
+                    }
+                    ctx.mass_mul(t + self.c[i] * h, &self.ytmp, &self.cont, &mut self.mtmp);
+                    for cc in 0..n {
+                        self.f[i * n + cc] -= self.mtmp[cc];
+                    }
+                }
+                for k in 0..3 {
+                    for cc in 0..n {
+                        self.dz[k * n + cc] =
+                            (0..3).map(|i| self.ti[k][i] * self.f[i * n + cc]).sum();
+                    }
+                }
+            } else {
+                self.rhs_constant_mass(ctx, h);
             }
             self.m.lu.solve(&mut self.dz[..n], &mut ctx.stats);
             self.pair.solve(&mut self.dz[n..], &mut ctx.stats);

@@ -62,6 +62,8 @@ pub(crate) struct Rosenbrock {
     u: Vec<Vec<f64>>,
     ytmp: Vec<f64>,
     fbuf: Vec<f64>,
+    sbuf: Vec<f64>,
+    mbuf: Vec<f64>,
 }
 
 impl Rosenbrock {
@@ -74,6 +76,8 @@ impl Rosenbrock {
             u: vec![vec![0.0; n]; s],
             ytmp: vec![0.0; n],
             fbuf: vec![0.0; n],
+            sbuf: vec![0.0; n],
+            mbuf: vec![0.0; n],
         }
     }
 }
@@ -94,6 +98,9 @@ impl OneStep for Rosenbrock {
     fn accepted(&mut self, _t: f64, _h: f64, _y0: &[f64], _y1: &[f64]) {
         self.m.invalidate();
     }
+    fn predictive_default(&self) -> bool {
+        true
+    }
 
     fn attempt(&mut self, ctx: &mut Ctx, step: Step<'_>) -> Result<Attempt, OdeError> {
         let Step {
@@ -107,6 +114,7 @@ impl OneStep for Rosenbrock {
         } = step;
         let n = ctx.n;
         let s = self.t.stages();
+        let mass = ctx.mass_kind().is_some();
         let alpha = 1.0 / (self.t.gamma * h);
         if !self.m.prepare(ctx, t, h, y0, f0, alpha, 1.0, adaptive)? {
             return Ok(Attempt::Failed { factor: 0.25 });
@@ -130,15 +138,24 @@ impl OneStep for Rosenbrock {
             let hd = h * self.t.d[i];
             let (prev, cur) = self.u.split_at_mut(i);
             let ui = &mut cur[0];
+            // M Σ_j (c_ij/h) u_j (Hairer & Wanner II, VI.4 (4.8) with constant M)
             for c in 0..n {
-                let mut acc = self.fbuf[c] + hd * self.m.ft[c];
+                let mut acc = 0.0;
                 for (j, pj) in prev.iter().enumerate() {
                     let cij = self.t.cmat[i][j];
                     if cij != 0.0 {
                         acc += cij / h * pj[c];
                     }
                 }
-                ui[c] = acc;
+                self.sbuf[c] = acc;
+            }
+            if mass {
+                ctx.mass_mul_last(&self.sbuf, &mut self.mbuf);
+            } else {
+                self.mbuf.copy_from_slice(&self.sbuf);
+            }
+            for c in 0..n {
+                ui[c] = self.fbuf[c] + hd * self.m.ft[c] + self.mbuf[c];
             }
             self.m.w.lu.solve(ui, &mut ctx.stats);
         }
@@ -166,6 +183,8 @@ pub(crate) struct Ode23s {
     k3: Vec<f64>,
     f1: Vec<f64>,
     ytmp: Vec<f64>,
+    mk1: Vec<f64>,
+    mk2: Vec<f64>,
 }
 
 impl Ode23s {
@@ -177,6 +196,8 @@ impl Ode23s {
             k3: vec![0.0; n],
             f1: vec![0.0; n],
             ytmp: vec![0.0; n],
+            mk1: vec![0.0; n],
+            mk2: vec![0.0; n],
         }
     }
 }
@@ -223,8 +244,10 @@ impl OneStep for Ode23s {
             self.ytmp[c] = y0[c] + 0.5 * h * self.k1[c];
         }
         ctx.f(t + 0.5 * h, &self.ytmp, &mut self.f1);
+        // with a constant mass matrix M: W = M - h d J and M k in place of k (MATLAB's ode23s)
+        ctx.mass_mul_last(&self.k1, &mut self.mk1);
         for c in 0..n {
-            self.k2[c] = self.f1[c] - self.k1[c];
+            self.k2[c] = self.f1[c] - self.mk1[c];
         }
         self.m.w.lu.solve(&mut self.k2, &mut ctx.stats);
         for c in 0..n {
@@ -234,8 +257,9 @@ impl OneStep for Ode23s {
         ctx.f(t + h, y1, f2);
         let mut err = 0.0;
         if adaptive {
+            ctx.mass_mul_last(&self.k2, &mut self.mk2);
             for c in 0..n {
-                self.k3[c] = f2[c] - e32 * (self.k2[c] - self.f1[c]) - 2.0 * (self.k1[c] - f0[c])
+                self.k3[c] = f2[c] - e32 * (self.mk2[c] - self.f1[c]) - 2.0 * (self.mk1[c] - f0[c])
                     + hd * self.m.ft[c];
             }
             self.m.w.lu.solve(&mut self.k3, &mut ctx.stats);

@@ -929,4 +929,149 @@ mod tests {
         let exact = (1.0 + (2f64.sqrt() - 1.0) * z) / (1.0 - g * z).powi(2);
         assert!((r - exact).abs() < 1e-14);
     }
+
+    /// Rooted tree: the list of its children.
+    #[derive(Clone, Debug, PartialEq)]
+    struct Tree(Vec<Tree>);
+
+    impl Tree {
+        fn order(&self) -> usize {
+            1 + self.0.iter().map(Tree::order).sum::<usize>()
+        }
+        /// Density γ(t) = |t| · Π γ(t_k).
+        fn density(&self) -> f64 {
+            self.order() as f64 * self.0.iter().map(Tree::density).product::<f64>()
+        }
+    }
+
+    /// All rooted trees of order `n` (children as non-increasing sequences of tree indices, so
+    /// every tree appears once).
+    fn trees(n: usize, all: &mut Vec<Vec<Tree>>) {
+        // all[k] holds the trees of order k (k < n)
+        fn forests(
+            rest: usize,
+            max_order: usize,
+            max_idx: usize,
+            all: &[Vec<Tree>],
+            cur: &mut Vec<Tree>,
+            out: &mut Vec<Tree>,
+        ) {
+            if rest == 0 {
+                out.push(Tree(cur.clone()));
+                return;
+            }
+            for o in (1..=rest.min(max_order)).rev() {
+                let lim = if o == max_order {
+                    max_idx.min(all[o].len())
+                } else {
+                    all[o].len()
+                };
+                for i in 0..lim {
+                    cur.push(all[o][i].clone());
+                    forests(rest - o, o, i + 1, all, cur, out);
+                    cur.pop();
+                }
+            }
+        }
+        let mut out = Vec::new();
+        forests(n - 1, n - 1, usize::MAX, all, &mut Vec::new(), &mut out);
+        all.push(out);
+    }
+
+    /// Elementary weight of a Rosenbrock method (Hairer & Wanner II, IV.7, Theorem 7.3 in the
+    /// form without simplification): `Φ(τ) = 𝟙`; for a node with a single child `Φ = (α + Γ)Φ(t₁)`
+    /// (the Jacobian acts, Γ with its diagonal); for `m ≥ 2` children `Φ = Π_k αΦ(t_k)`
+    /// component-wise. Order `p` iff `bᵀΦ(t) = 1/γ(t)` for all trees with `|t| ≤ p`.
+    fn phi(cl: &ClassicalRosenbrock, t: &Tree) -> Vec<f64> {
+        let s = cl.b.len();
+        let mv = |m: &dyn Fn(usize, usize) -> f64, v: &[f64]| -> Vec<f64> {
+            (0..s)
+                .map(|i| (0..=i).map(|j| m(i, j) * v[j]).sum())
+                .collect()
+        };
+        if t.0.is_empty() {
+            return vec![1.0; s];
+        }
+        if t.0.len() == 1 {
+            let c = phi(cl, &t.0[0]);
+            return mv(&|i, j| cl.alpha[i][j] + cl.gam[i][j], &c);
+        }
+        let mut r = vec![1.0; s];
+        for child in &t.0 {
+            let c = mv(&|i, j| cl.alpha[i][j], &phi(cl, child));
+            for i in 0..s {
+                r[i] *= c[i];
+            }
+        }
+        r
+    }
+
+    /// Largest residual `|bᵀΦ(t) - 1/γ(t)|` over the trees of order `p` exactly.
+    fn tree_residual(cl: &ClassicalRosenbrock, b: &[f64], p: usize) -> f64 {
+        let mut all: Vec<Vec<Tree>> = vec![Vec::new(), vec![Tree(Vec::new())]];
+        for n in 2..=p {
+            trees(n, &mut all);
+        }
+        all[p]
+            .iter()
+            .map(|t| {
+                let ph = phi(cl, t);
+                let v: f64 = (0..b.len()).map(|i| b[i] * ph[i]).sum();
+                (v - 1.0 / t.density()).abs()
+            })
+            .fold(0.0, f64::max)
+    }
+
+    #[test]
+    fn tree_counts() {
+        let mut all: Vec<Vec<Tree>> = vec![Vec::new(), vec![Tree(Vec::new())]];
+        for n in 2..=6 {
+            trees(n, &mut all);
+        }
+        let counts: Vec<usize> = all.iter().skip(1).map(Vec::len).collect();
+        assert_eq!(counts, [1, 1, 2, 4, 9, 20]);
+        assert!(all[5].iter().all(|t| t.order() == 5));
+    }
+
+    #[test]
+    fn rosenbrock_tableaux_satisfy_tree_order_conditions() {
+        // Independent of `order_residuals` (which lists the conditions of Table IV.7.1 up to
+        // order 4 in simplified form): the elementary weights are built from the trees, so this
+        // checks Rodas5P's order-5 conditions too (the published coefficients, Steinebach 2023,
+        // as printed in OrdinaryDiffEq.jl's Rodas5PTableau, reproduced digit for digit).
+        for (name, t) in [
+            ("lie", lin_impl_euler()),
+            ("lsrt2", lsrt2()),
+            ("ros2", ros2()),
+            ("ros3p", ros3p()),
+            ("ros34pw2", ros34pw2()),
+            ("rodas3", rodas3()),
+            ("rodas4", rodas4()),
+            ("rodas5p", rodas5p()),
+        ] {
+            let cl = t.to_classical();
+            for p in 1..=t.order {
+                let r = tree_residual(&cl, &cl.b, p);
+                // coefficients are printed with 16 digits; sums of products of entries up to
+                // ~100 (rodas5p's C) lose about 3 digits
+                assert!(r < 1e-10, "{name}: order-{p} trees, residual {r:e}");
+            }
+            // the order is not higher than claimed (else the embedded estimate would be off)
+            let r = tree_residual(&cl, &cl.b, t.order + 1);
+            assert!(
+                r > 1e-6,
+                "{name}: order {} conditions hold too",
+                t.order + 1
+            );
+            if let Some(bh) = &cl.bhat {
+                for p in 1..=t.est_order {
+                    let r = tree_residual(&cl, bh, p);
+                    assert!(
+                        r < 1e-10,
+                        "{name} embedded: order-{p} trees, residual {r:e}"
+                    );
+                }
+            }
+        }
+    }
 }
