@@ -851,10 +851,10 @@ fn chain_open_element(
     for i in 0..ns {
         let (bi, row) = state_block(i);
         let r = 6 * m + i;
-        for kc in 0..m {
+        for (kc, mk) in markers.iter().enumerate() {
             let Some(cc) = body(kc) else { continue };
-            let arm = markers[kc].x - bodies[cc].x;
-            let w = markers[kc].w;
+            let arm = mk.x - bodies[cc].x;
+            let w = mk.w;
             let slot = pattern
                 .slot(bi, cc)
                 .expect("state blocks are in the pattern");

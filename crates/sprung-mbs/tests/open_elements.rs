@@ -50,8 +50,8 @@ fn worst_jacobian_error(model: &Arc<CompiledModel>, congruent: bool, seed: u64) 
     let mut worst = 0.0f64;
     for _ in 0..4 {
         let (r, mut v) = random_state(&sys, &mut rng, 3e-3, 0.05, 0.4);
-        for k in model.n_body_v()..nv {
-            v[k] = rng.sym(0.01);
+        for x in &mut v[model.n_body_v()..] {
+            *x = rng.sym(0.01);
         }
         if congruent {
             sys.linearise_congruent(t, &r, &v, &mut lin);

@@ -56,7 +56,7 @@ fn count(file: &str, runtime: Option<&str>, every: u64) -> u64 {
     let mut s = model.default_settings();
     s.relinearise_every = every;
     let mut sim = Simulation::with_settings(model, s).unwrap();
-    let mut run = |sim: &mut Simulation, n: usize| {
+    let run = |sim: &mut Simulation, n: usize| {
         for k in 0..n {
             if let Some(name) = runtime {
                 sim.set_input(name, 5000.0 + (k % 7) as f64).unwrap();

@@ -139,11 +139,10 @@ fn check_linearisation(path: &str, runtime_input: Option<&str>) {
             .map(|(a, b)| (a - b) / (2.0 * h))
             .collect();
         let scale = fd.iter().fold(0.0f64, |m, x| m.max(x.abs()));
-        for i in 0..n {
+        for (i, f) in fd.iter().enumerate() {
             assert!(
-                (fd[i] - lin.b[(i, k)]).abs() <= 1e-7 * scale,
-                "B row {i}: {} vs {}",
-                fd[i],
+                (f - lin.b[(i, k)]).abs() <= 1e-7 * scale,
+                "B row {i}: {f} vs {}",
                 lin.b[(i, k)]
             );
         }
