@@ -28,17 +28,36 @@ pub fn run(path: &Path) -> anyhow::Result<()> {
         c.elements.len(),
         types.join(", ")
     );
+    if !c.open_elements.is_empty() {
+        println!("elements:        {} (open kinds)", c.open_elements.len());
+        for e in &c.open_elements {
+            println!(
+                "  {:<24} {} on {} markers, {} states",
+                e.name,
+                e.law.kind(),
+                e.markers.len(),
+                e.law.n_states()
+            );
+        }
+    }
     println!("curves:          {}", c.curves.len());
     println!(
         "DOF:             {} (= 6 x {} bodies; {} position coordinates with quaternions)",
-        c.n_v(),
+        c.n_body_v(),
         c.bodies.len(),
         c.n_r()
     );
+    if c.n_states() > 0 {
+        println!(
+            "element states:  {} (in {} blocks of 6 after the bodies' velocities)",
+            c.n_states(),
+            c.n_state_blocks
+        );
+    }
     println!(
-        "coupling blocks: {} of {} (6x6 body blocks)",
+        "coupling blocks: {} of {} (6x6 blocks: bodies, then element states)",
         c.pattern.n_stored(),
-        c.bodies.len() * c.bodies.len()
+        c.pattern.n_blocks() * c.pattern.n_blocks()
     );
     println!("inputs:          {}", c.inputs.len());
     for u in &m.inputs {
@@ -47,20 +66,22 @@ pub fn run(path: &Path) -> anyhow::Result<()> {
             u.name, u.kind, u.marker, u.frame
         );
     }
+    // Resolving the channels catches what would only fail at run time.
+    let outputs = sprung_mbs::outputs::OutputSet::new(&m, &c)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
     println!("outputs:         {}", m.outputs.len());
-    for o in &m.outputs {
+    for (o, ch) in m.outputs.iter().zip(&outputs.channels) {
         let what = o
             .marker
             .as_deref()
             .or(o.body.as_deref())
             .or(o.element.as_deref())
             .unwrap_or("");
-        println!(
-            "  {:<24} [{}] {:?} of {what}",
-            o.name,
-            o.quantity.unit(),
-            o.quantity
-        );
+        let quantity = match &o.output {
+            Some(out) => format!("output '{out}'"),
+            None => format!("{:?}", o.quantity),
+        };
+        println!("  {:<24} [{}] {quantity} of {what}", o.name, ch.unit);
     }
     let s = &m.solver;
     println!(
