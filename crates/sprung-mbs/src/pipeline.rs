@@ -681,16 +681,12 @@ impl Evaluator {
     }
 }
 
-/// The AVX2 token unless the environment variable `SPRUNG_PORTABLE` is set (it selects the
-/// portable copies of the pipeline, e.g. for profiling under valgrind, which does not decode all
-/// AVX instructions).
+/// The AVX2 token where the CPU has AVX2 and FMA. The library reads no environment variables:
+/// faces select the portable copies through [`Evaluator::force_portable`] (the `sprung` command
+/// maps `SPRUNG_PORTABLE` onto it, e.g. for profiling under valgrind).
 #[cfg(target_arch = "x86_64")]
 fn detect_avx2() -> Option<Avx2> {
-    if std::env::var_os("SPRUNG_PORTABLE").is_some() {
-        None
-    } else {
-        Avx2::detect()
-    }
+    Avx2::detect()
 }
 
 /// Marker kinematics of both ends of element `el` and the element's law (with partials if

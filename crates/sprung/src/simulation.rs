@@ -228,6 +228,12 @@ impl Simulation {
         })
     }
 
+    /// Uses the portable (non-AVX2) copies of the evaluation pipeline even where the CPU has
+    /// AVX2 (same results to round-off; for profiling tools that do not decode AVX).
+    pub fn force_portable(&mut self, portable: bool) {
+        self.sys.eval.force_portable(portable);
+    }
+
     /// The shared model.
     pub fn model(&self) -> &Arc<Model> {
         &self.model

@@ -148,6 +148,7 @@ impl Case {
         let (mut r0, mut v0) = compiled.design_state();
         if model.initial_state.kind == InitialStateKind::Equilibrium {
             let mut sys = MbsSystem::new(compiled.clone());
+            sys.eval.force_portable(super::portable_requested());
             r0 = equilibrium::solve(&mut sys, 0.0, &r0, EquilibriumOptions::default())
                 .with_context(|| format!("initial static equilibrium of {}", file.display()))?
                 .r;
@@ -192,6 +193,7 @@ impl Case {
         settings: &RunSettings,
     ) -> anyhow::Result<(simulate::RunSummary, Trace, Vec<Vec<f64>>)> {
         let mut sys = MbsSystem::new(self.compiled.clone());
+        sys.eval.force_portable(super::portable_requested());
         let mut eval = sys.eval.clone();
         let (mut r, mut v) = (self.r0.clone(), self.v0.clone());
         let n = ((settings.t_end - settings.t0) / settings.output_interval).round() as usize + 2;

@@ -442,6 +442,7 @@ impl AxleBench {
         };
         let channels = [find(&case.channel)?, find(&case.force_channel)?];
         let mut sys = MbsSystem::new(compiled.clone());
+        sys.eval.force_portable(super::portable_requested());
         let (r0, _) = compiled.design_state();
         let eq = equilibrium::solve(&mut sys, 0.0, &r0, EquilibriumOptions::default())
             .with_context(|| format!("static equilibrium of {}", case.model.display()))?;
@@ -553,6 +554,7 @@ impl AxleBench {
             adaptive: Some(rtol.is_some()),
         };
         let mut sys = MbsSystem::new(self.compiled.clone());
+        sys.eval.force_portable(super::portable_requested());
         let outputs = OutputSet::new(&self.model, &self.compiled).map_err(anyhow::Error::msg)?;
         let mut eval = sys.eval.clone();
         let mut row = vec![0.0; outputs.len()];

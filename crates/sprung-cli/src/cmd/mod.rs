@@ -24,3 +24,9 @@ pub fn load_model(path: &Path) -> anyhow::Result<(sprung_model::Model, Arc<Compi
     let c = sprung_mbs::compile(&m).with_context(|| format!("compiling {}", path.display()))?;
     Ok((m, Arc::new(c)))
 }
+
+/// Whether the environment asks for the portable (non-AVX2) pipeline: `SPRUNG_PORTABLE` set,
+/// e.g. for profiling under valgrind. The libraries read no environment; the command maps it.
+pub fn portable_requested() -> bool {
+    std::env::var_os("SPRUNG_PORTABLE").is_some()
+}

@@ -16,6 +16,7 @@ use super::load_model;
 pub fn run(path: &Path, count: usize) -> anyhow::Result<()> {
     let (m, model) = load_model(path)?;
     let mut sys = MbsSystem::new(model.clone());
+    sys.eval.force_portable(super::portable_requested());
     let (mut r, v) = model.design_state();
     let at = if m.initial_state.kind == InitialStateKind::Equilibrium {
         let eq = equilibrium::solve(&mut sys, 0.0, &r, EquilibriumOptions::default())

@@ -168,6 +168,7 @@ pub fn run(a: &RunArgs) -> anyhow::Result<()> {
     simulate::route(&s.method, s.adaptive)?;
     let model = sprung::Model::from_description(m.clone())?;
     let mut sim = sprung::Simulation::with_settings(model.clone(), s.clone())?;
+    sim.force_portable(super::portable_requested());
     let table = match &a.inputs {
         Some(file) => Some(super::inputs_table::InputTable::load(file, &model)?),
         None => None,
