@@ -57,10 +57,20 @@ fn a_table_feeds_runtime_inputs_zero_order_hold() {
     assert!(o.status.success(), "{}", text(&o));
     let fed = sprung_io::read_results(dir.join("fed/results.csv")).unwrap();
     let step = sprung_io::read_results(dir.join("step/results.csv")).unwrap();
-    assert_eq!(fed.len(), 3001, "one row per output time, none repeated at the switch");
+    assert_eq!(
+        fed.len(),
+        3001,
+        "one row per output time, none repeated at the switch"
+    );
     let (xf, xs) = (fed.column("x").unwrap(), step.column("x").unwrap());
     for k in 0..=1500 {
-        assert_eq!(xf[k].to_bits(), xs[k].to_bits(), "row {k}: {} vs {}", xf[k], xs[k]);
+        assert_eq!(
+            xf[k].to_bits(),
+            xs[k].to_bits(),
+            "row {k}: {} vs {}",
+            xf[k],
+            xs[k]
+        );
     }
     // After the release at 1.5 s the mass swings about 0 (decay rate ζ ω0 = 1/s): at 3 s the
     // amplitude is below 0.1 m · e^{-1.5} ≈ 0.022 m while the held force keeps it near −0.1 m.

@@ -30,4 +30,7 @@ pub enum Error {
     /// Modal analysis failed.
     #[error("{0}")]
     Modes(String),
+    /// A benchmark could not run (files, settings).
+    #[error("{0}")]
+    Bench(String),
 }

@@ -39,6 +39,7 @@ mod error;
 pub mod linearise;
 mod model;
 mod simulation;
+pub mod workprecision;
 
 pub use error::Error;
 pub use linearise::{SparseStateSpace, StateSpace};

@@ -1,16 +1,12 @@
-//! Fast checks of the work-precision benchmark (`sprung bench solvers`) on a tiny ladder: the
-//! module is compiled directly into this test (it depends only on the library crates).
+//! Fast checks of the work-precision benchmark (`sprung bench solvers`, library module
+//! `sprung::workprecision`) on a tiny ladder.
 //!
 //! Independent truth: the published reference values of the Test Set for IVP Solvers (through
 //! `scd`) and, on the axle, a RODAS4 reference at a tighter tolerance.
 
-#[allow(dead_code)]
-#[path = "../src/cmd/bench_solvers.rs"]
-mod bench_solvers;
-
 use std::path::PathBuf;
 
-use bench_solvers::{
+use sprung::workprecision::{
     AxleBench, AxleCase, BenchPoint, StiffProblem, format_table, plot, stiff_ladder,
 };
 use sprung_io::metrics::Window;
@@ -109,6 +105,7 @@ fn axle_ladder_measures_against_a_cached_reference() {
         force_channel: "tl_bushing_fx_L".into(),
         reference_rtol: 1e-6,
         cache_dir: dir.clone(),
+        portable: false,
     };
     let mut log = Vec::new();
     let bench = AxleBench::new(case.clone(), &mut |s| log.push(s.to_string())).unwrap();
