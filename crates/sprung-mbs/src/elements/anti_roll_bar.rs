@@ -16,12 +16,13 @@
 //! T₀ = −M (h₁ − h₂) on the chassis — force and moment balance hold exactly (the law depends only
 //! on the relative positions, so it is invariant under a rigid motion of all three markers).
 //!
-//! Partials: the velocity columns are analytic (M depends on the velocities only through τ̇);
-//! the position columns are differenced by the interface (they need the Hessian of θ).
+//! Partials are analytic: the velocity columns through τ̇ alone; the position columns with the
+//! Hessian of θ, H_k = ∂g_k/∂d_k = (n_z n_xᵀ − n_x n_zᵀ)/ρ_k² − 2 g_k (x_k n_x + z_k n_z)ᵀ/ρ_k², and
+//! its frame derivative ∂g_k/∂φ₀ = −[g_k]× + H_k [d_k]× (g is equivariant: g(Qd, QR) = Q g(d, R)).
 
 use std::sync::Arc;
 
-use nalgebra::Vector3;
+use nalgebra::{Matrix3, Vector3};
 
 use super::registry::{ElementParams, KindInfo, ParamInfo};
 use crate::element_law::{
@@ -145,10 +146,12 @@ impl ElementLaw for AntiRollBar {
     }
 
     fn partials(&self, x: &ElementInput, jac: &mut ElementJacobian) -> Provided {
-        // ∂M/∂(velocity columns) = c_t ∂τ̇/∂(...): v₀ → −(g₁ − g₂), ω₀ → h₁ − h₂, v₁ → g₁,
-        // v₂ → −g₂; each force row block is its direction times that row vector.
-        let (_, _, g1, g2, dh) = self.kinematics(x);
-        let c = self.torsional_damping;
+        let m = x.markers;
+        let (tau, tau_dot, g1, g2, dh) = self.kinematics(x);
+        let (k, c) = (self.torsional_stiffness, self.torsional_damping);
+        let moment = k * tau + c * tau_dot;
+        // Velocity columns: ∂M = c ∂τ̇ with v₀ → −(g₁ − g₂), ω₀ → h₁ − h₂, v₁ → g₁, v₂ → −g₂;
+        // each force row block is its direction times that row vector.
         let dm: [(usize, Vector3<f64>); 4] = [(0, -(g1 - g2)), (3, dh), (6, g1), (12, -g2)];
         let rows: [(usize, Vector3<f64>); 4] = [(0, g1 - g2), (3, -dh), (6, -g1), (12, g2)];
         for (r0, dir) in rows {
@@ -157,9 +160,61 @@ impl ElementLaw for AntiRollBar {
                 jac.velocity.fixed_view_mut::<3, 3>(r0, c0).copy_from(&blk);
             }
         }
-        Provided {
-            position: false,
-            velocity: true,
+        // Position columns (module docs): per arm end k the Hessian pieces H_k = ∂g_k/∂d_k and
+        // G_k = ∂g_k/∂φ₀ = −[g_k]× + H_k [d_k]×, ∂h_k/∂d_k = −[d_k]× H_k + [g_k]×,
+        // ∂h_k/∂φ₀ = −[d_k]× G_k.
+        let (nx, nz) = (
+            m[0].rot.column(0).into_owned(),
+            m[0].rot.column(2).into_owned(),
+        );
+        let arm_end = |kk: usize| {
+            let d = m[kk].x - m[0].x;
+            let (xx, zz) = (d.dot(&nx), d.dot(&nz));
+            let rho2 = (xx * xx + zz * zz).max(1e-18);
+            let g = (xx * nz - zz * nx) / rho2;
+            let hess = (nz * nx.transpose() - nx * nz.transpose()) / rho2
+                - 2.0 * g * (xx * nx + zz * nz).transpose() / rho2;
+            let gphi = -skew(&g) + hess * skew(&d);
+            let dh_dd = -skew(&d) * hess + skew(&g);
+            let dh_dphi = -skew(&d) * gphi;
+            let u = m[kk].v - m[0].v;
+            // ∇(g·u + h·ω₀) with respect to d_k and to φ₀.
+            let grad_d = hess.transpose() * u + dh_dd.transpose() * m[0].w;
+            let grad_phi = gphi.transpose() * u + dh_dphi.transpose() * m[0].w;
+            (g, d, hess, gphi, dh_dd, dh_dphi, grad_d, grad_phi)
+        };
+        let (g1_, _, h1, gp1, hd1, hp1, gd1, gph1) = arm_end(1);
+        let (g2_, _, h2, gp2, hd2, hp2, gd2, gph2) = arm_end(2);
+        debug_assert!((g1_ - g1).norm() <= 1e-12 * g1.norm().max(1.0));
+        debug_assert!((g2_ - g2).norm() <= 1e-12 * g2.norm().max(1.0));
+        // Per column group J: ∇M_J, ∂g₁_J, ∂g₂_J, ∂h₁_J, ∂h₂_J.
+        let z = Matrix3::zeros();
+        let groups: [(usize, Vector3<f64>, [Matrix3<f64>; 4]); 4] = [
+            // δp₀: d_k moves by −δp₀.
+            (
+                0,
+                k * (-(g1 - g2)) + c * (-gd1 + gd2),
+                [-h1, -h2, -hd1, -hd2],
+            ),
+            (3, k * dh + c * (gph1 - gph2), [gp1, gp2, hp1, hp2]),
+            (6, k * g1 + c * gd1, [h1, z, hd1, z]),
+            (12, k * (-g2) + c * (-gd2), [z, h2, z, hd2]),
+        ];
+        for (c0, grad_m, [dg1, dg2, dh1, dh2]) in groups {
+            let df1 = -g1 * grad_m.transpose() - moment * dg1;
+            let df2 = g2 * grad_m.transpose() + moment * dg2;
+            let df0 = -(df1 + df2);
+            let dt0 = -dh * grad_m.transpose() - moment * (dh1 - dh2);
+            jac.position.fixed_view_mut::<3, 3>(0, c0).copy_from(&df0);
+            jac.position.fixed_view_mut::<3, 3>(3, c0).copy_from(&dt0);
+            jac.position.fixed_view_mut::<3, 3>(6, c0).copy_from(&df1);
+            jac.position.fixed_view_mut::<3, 3>(12, c0).copy_from(&df2);
         }
+        Provided::ALL
     }
+}
+
+/// [x]×, the cross-product matrix.
+fn skew(x: &Vector3<f64>) -> Matrix3<f64> {
+    Matrix3::new(0.0, -x.z, x.y, x.z, 0.0, -x.x, -x.y, x.x, 0.0)
 }
