@@ -99,18 +99,10 @@ impl Lanes for Portable {
     }
 }
 
-/// 256-bit AVX registers. Only [`Avx2::detect`] creates the token.
+/// 256-bit AVX registers: the workspace's one SIMD token ([`sprung_solve::cpu::Avx2Fma`]), only
+/// created by its `detect`.
 #[cfg(target_arch = "x86_64")]
-#[derive(Debug, Clone, Copy)]
-pub struct Avx2(());
-
-#[cfg(target_arch = "x86_64")]
-impl Avx2 {
-    /// The token if the CPU supports AVX2 and FMA (the feature set of the compiled copies).
-    pub fn detect() -> Option<Self> {
-        sprung_solve::cpu::has_avx2_fma().then_some(Self(()))
-    }
-}
+pub use sprung_solve::cpu::Avx2Fma as Avx2;
 
 // SAFETY (all methods): an `Avx2` token exists only after `detect` confirmed AVX2 support; `L4`
 // is 32 bytes and `M3` rows are 32-byte aligned, but the loads and stores are unaligned anyway.

@@ -3,6 +3,23 @@
 //! that the binary runs on any machine; hot kernels that profit from 256-bit vectors and fused
 //! multiply-add exist a second time, compiled with those features, and are chosen at run time.
 
+/// The one SIMD dispatch idiom of the workspace: a zero-sized token that only
+/// [`Avx2Fma::detect`] creates, on CPUs with AVX2 and FMA. Code with an AVX2 + FMA compiled copy
+/// keeps an `Option<Avx2Fma>` and dispatches with
+/// `if let Some(t) = token { unsafe { f_avx2(t, …) } } else { f(…) }`, where `f_avx2` is the same
+/// body under `#[target_feature(enable = "avx2,fma")]`; holding the token is the proof that the
+/// `unsafe` call is sound. The pipeline's lane arithmetic (`sprung_mbs::m3`), the Rosenbrock
+/// stages and the block LU all use it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Avx2Fma(());
+
+impl Avx2Fma {
+    /// The token if the CPU running this process supports AVX2 and FMA.
+    pub fn detect() -> Option<Self> {
+        has_avx2_fma().then_some(Self(()))
+    }
+}
+
 /// Whether the CPU running this process supports AVX2 and FMA (always false off x86-64).
 pub fn has_avx2_fma() -> bool {
     #[cfg(target_arch = "x86_64")]

@@ -95,7 +95,7 @@ pub(crate) struct StageWork {
     pub sr: Vec<f64>,
     pub tsv: Vec<f64>,
     /// AVX2 + FMA are available (x86-64, detected at run time): selects the SIMD block product.
-    pub simd: bool,
+    pub simd: Option<crate::cpu::Avx2Fma>,
 }
 
 impl StageWork {
@@ -116,7 +116,7 @@ impl StageWork {
             u: vec![0.0; n_r],
             sr: vec![0.0; n_r],
             tsv: vec![0.0; n_v],
-            simd: crate::cpu::has_avx2_fma(),
+            simd: crate::cpu::Avx2Fma::detect(),
         }
     }
 }
@@ -164,9 +164,9 @@ pub(crate) fn stages<S: MechanicalSystem + ?Sized>(
     stats: &mut Stats,
 ) {
     #[cfg(target_arch = "x86_64")]
-    if w.simd {
-        // SAFETY: `simd` is set only where AVX2 and FMA were detected.
-        unsafe { stages_avx2(sys, tab, lin, lu, start, w, stats) };
+    if let Some(token) = w.simd {
+        // SAFETY: the token exists only where AVX2 and FMA were detected.
+        unsafe { stages_avx2(token, sys, tab, lin, lu, start, w, stats) };
         return;
     }
     stages_impl(sys, tab, lin, lu, start, w, stats);
@@ -175,7 +175,9 @@ pub(crate) fn stages<S: MechanicalSystem + ?Sized>(
 /// [`stages_impl`] compiled with AVX2 enabled.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
+#[allow(clippy::too_many_arguments)] // the token plus the arguments of `stages_impl`
 fn stages_avx2<S: MechanicalSystem + ?Sized>(
+    _token: crate::cpu::Avx2Fma,
     sys: &mut S,
     tab: &Tableau,
     lin: &Linearisation,
@@ -358,7 +360,7 @@ fn stages_impl<S: MechanicalSystem + ?Sized>(
 /// with AVX2 and FMA (`simd`) the kernel uses 4 + 2 wide fused multiply-adds. Same sums as two
 /// `BlockMatrix::gemv` calls up to the order of additions.
 fn gemv_add(
-    simd: bool,
+    simd: Option<crate::cpu::Avx2Fma>,
     a: &BlockMatrix,
     x: &[f64],
     b: Option<(&BlockMatrix, f64, &[f64])>,
@@ -384,9 +386,9 @@ fn gemv_add(
         );
     }
     #[cfg(target_arch = "x86_64")]
-    if simd {
-        // SAFETY: `simd` is only set after run-time detection of AVX2 and FMA; the lengths were
-        // checked above and the pattern's column indices are below `n_blocks`.
+    if let Some(_token) = simd {
+        // SAFETY: the token exists only after run-time detection of AVX2 and FMA; the lengths
+        // were checked above and the pattern's column indices are below `n_blocks`.
         unsafe { gemv6_add_avx2_fma(a, x, b, y) };
         return;
     }
@@ -753,13 +755,13 @@ mod tests {
         b.gemv(0.25, &z, 1.0, &mut expect);
         let mut expect_a = y0.clone();
         a.gemv(1.0, &x, 1.0, &mut expect_a);
-        for simd in [false, crate::cpu::has_avx2_fma()] {
+        for simd in [None, crate::cpu::Avx2Fma::detect()] {
             let mut y = y0.clone();
             gemv_add(simd, &a, &x, Some((&b, 0.25, &z)), &mut y);
             for (u, v) in y.iter().zip(&expect) {
                 assert!(
                     (u - v).abs() < 1e-13 * (1.0 + v.abs()),
-                    "simd {simd}: {u} vs {v}"
+                    "simd {simd:?}: {u} vs {v}"
                 );
             }
             let mut y = y0.clone();
@@ -767,7 +769,7 @@ mod tests {
             for (u, v) in y.iter().zip(&expect_a) {
                 assert!(
                     (u - v).abs() < 1e-13 * (1.0 + v.abs()),
-                    "simd {simd}: {u} vs {v}"
+                    "simd {simd:?}: {u} vs {v}"
                 );
             }
         }
