@@ -350,14 +350,18 @@ fn chain_modes_by_shift_invert_match_dense() {
     );
 }
 
-/// The 2000-body chain of the performance notes (`docs/performance.md`, "Statics at scale").
-/// Run with `cargo test --release -p sprung-mbs --test statics_at_scale -- --ignored`.
+/// The 2000-body chain of the performance notes (`docs/performance.md`, "Statics at scale"):
+/// about 0.35 s in release (0.3 s of it building the model from TOML), so it stays in the suite.
 #[test]
-#[ignore = "measurement: 2000-body chain, see docs/performance.md"]
 fn chain_2000_equilibrium() {
     let c = Chain::new(2000);
     let t = std::time::Instant::now();
-    let model = model_from_toml(&bushing_chain_toml(&c));
+    let toml = bushing_chain_toml(&c);
+    // For the command-line measurement (`sprung static`): write the model file on request.
+    if let Some(path) = std::env::var_os("SPRUNG_WRITE_CHAIN") {
+        std::fs::write(path, &toml).unwrap();
+    }
+    let model = model_from_toml(&toml);
     let t_load = t.elapsed();
     let mut sys = MbsSystem::new(model.clone());
     let (r0, _) = model.design_state();
@@ -380,5 +384,8 @@ fn chain_2000_equilibrium() {
         t_eq.as_secs_f64(),
         eq.iterations
     );
-    assert!(err < 1e-9 && drift < 1e-12);
+    // The residual stalls at ~1.6e-10 of the load (rounding of 200 m coordinates times 5e7 N/m,
+    // see `stall_at_round_off_is_accepted_with_the_reason`); summed over 2000 soft bushings that
+    // leaves ~1e-8 of the largest displacement (measured 7.7e-9).
+    assert!(err < 3e-8 && drift < 1e-12, "{err:e} {drift:e}");
 }
