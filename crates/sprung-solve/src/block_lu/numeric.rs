@@ -24,6 +24,10 @@ impl BlockSparseLu {
     #[target_feature(enable = "avx2,fma")]
     pub(super) fn solve6_avx2_fma(&mut self, x: &mut [f64]) {
         let sym = &*self.sym;
+        // Slices held in locals (the analysis sits behind an `Arc`).
+        let (n_steps, order, region) = (sym.n, &sym.order[..], &sym.region[..]);
+        let (nbr_ptr, nbr_all) = (&sym.nbr_ptr[..], &sym.nbr[..]);
+        let (pivoted, ipiv_all, inv_all) = (&self.pivoted[..], &self.ipiv[..], &self.inv_diag[..]);
         // The operations of `solve_impl` for b = 6 in the same order, on fixed-size arrays held
         // in registers (no scratch vector, no row exchanges for blocks that did not pivot).
         let values = &self.values[..];
@@ -31,15 +35,15 @@ impl BlockSparseLu {
             values[36 * s..36 * s + 36].try_into().expect("6 x 6 block")
         };
         // Forward substitution, eq. (15).
-        for k in 0..sym.n {
-            let nbr = &sym.nbr[sym.nbr_ptr[k]..sym.nbr_ptr[k + 1]];
+        for k in 0..n_steps {
+            let nbr = &nbr_all[nbr_ptr[k]..nbr_ptr[k + 1]];
             let m = nbr.len();
-            let r0 = sym.region[k];
+            let r0 = region[k];
             let diag = block(r0);
-            let ok = sym.order[k];
+            let ok = order[k];
             let xk: &mut [f64; 6] = (&mut x[6 * ok..6 * ok + 6]).try_into().expect("6-vector");
-            if self.pivoted[k] {
-                for (c, &p) in self.ipiv[6 * k..6 * k + 6].iter().enumerate() {
+            if pivoted[k] {
+                for (c, &p) in ipiv_all[6 * k..6 * k + 6].iter().enumerate() {
                     xk.swap(c, p);
                 }
             }
@@ -59,17 +63,15 @@ impl BlockSparseLu {
             }
         }
         // Back substitution, eqs. (16), (17).
-        for k in (0..sym.n).rev() {
-            let nbr = &sym.nbr[sym.nbr_ptr[k]..sym.nbr_ptr[k + 1]];
+        for k in (0..n_steps).rev() {
+            let nbr = &nbr_all[nbr_ptr[k]..nbr_ptr[k + 1]];
             let m = nbr.len();
-            let r0 = sym.region[k];
-            let ok = sym.order[k];
+            let r0 = region[k];
+            let ok = order[k];
             let mut y: [f64; 6] = x[6 * ok..6 * ok + 6].try_into().expect("6-vector");
             avx6::gemv_rows_sub(&mut y, &values[36 * (r0 + 1)..36 * (r0 + 1 + m)], nbr, x);
             let diag = block(r0);
-            let inv: &[f64; 6] = self.inv_diag[6 * k..6 * k + 6]
-                .try_into()
-                .expect("6 pivots");
+            let inv: &[f64; 6] = inv_all[6 * k..6 * k + 6].try_into().expect("6 pivots");
             for r in (0..6).rev() {
                 let mut acc = y[r];
                 for c in r + 1..6 {
@@ -88,20 +90,24 @@ impl BlockSparseLu {
         input: &[f64],
     ) -> Result<(), SingularMatrix> {
         let sym = &*self.sym;
+        // Slices held in locals (the analysis sits behind an `Arc`).
+        let (n_steps, order, region) = (sym.n, &sym.order[..], &sym.region[..]);
+        let (nbr_ptr, fill, scatter) = (&sym.nbr_ptr[..], &sym.fill[..], &sym.scatter[..]);
+        let (upd_ptr, upd_all) = (&sym.upd_ptr[..], &sym.upd[..]);
         let b = d.get();
         let bb = b * b;
         if bb == 0 {
             return Ok(());
         }
         let values = &mut self.values[..];
-        for &s in &sym.fill {
+        for &s in fill {
             values[s * bb..(s + 1) * bb].fill(0.0);
         }
         // Scatter into the factor storage and, in the same pass, the largest magnitude and a
         // finiteness probe (x·0 is ±0 for finite x and NaN otherwise) over independent lanes.
         let mut max = [0.0f64; 4];
         let mut probe = [0.0f64; 4];
-        for (src, &st) in input.chunks_exact(bb).zip(&sym.scatter) {
+        for (src, &st) in input.chunks_exact(bb).zip(scatter) {
             let (src4, src_rest) = src.as_chunks::<4>();
             for c in src4 {
                 for l in 0..4 {
@@ -127,16 +133,16 @@ impl BlockSparseLu {
             return Err(self.find_non_finite(input));
         }
         let max_abs = max.iter().fold(0.0, |m: f64, &x| m.max(x));
-        let tol = pivot_tolerance(sym.n * b, max_abs);
-        for k in 0..sym.n {
-            let m = sym.nbr_ptr[k + 1] - sym.nbr_ptr[k];
-            let (head, rest) = values.split_at_mut(sym.region[k + 1] * bb);
-            let reg = &mut head[sym.region[k] * bb..];
+        let tol = pivot_tolerance(n_steps * b, max_abs);
+        for k in 0..n_steps {
+            let m = nbr_ptr[k + 1] - nbr_ptr[k];
+            let (head, rest) = values.split_at_mut(region[k + 1] * bb);
+            let reg = &mut head[region[k] * bb..];
             let (diag, panel) = reg.split_at_mut(bb);
             let ipiv = &mut self.ipiv[k * b..(k + 1) * b];
             let inv = &mut self.inv_diag[k * b..(k + 1) * b];
             if let Err((c, pivot)) = d.lu_block(diag, ipiv, inv, tol) {
-                let block = sym.order[k];
+                let block = order[k];
                 return Err(SingularMatrix::ZeroPivot {
                     row: block * b + c,
                     block: Some(block),
@@ -161,8 +167,8 @@ impl BlockSparseLu {
             }
             let upanel = &*upanel;
             let lpanel = &*lpanel;
-            let upd = &sym.upd[sym.upd_ptr[k]..sym.upd_ptr[k + 1]];
-            let off = sym.region[k + 1];
+            let upd = &upd_all[upd_ptr[k]..upd_ptr[k + 1]];
+            let off = region[k + 1];
             for (l, targets) in lpanel.chunks_exact(bb).zip(upd.chunks_exact(m)) {
                 for (u, &tt) in upanel.chunks_exact(bb).zip(targets) {
                     let t = (tt >> 1) - off;
@@ -208,6 +214,10 @@ impl BlockSparseLu {
     #[inline(always)]
     pub(super) fn solve_impl<D: Dim>(&mut self, d: D, x: &mut [f64]) {
         let sym = &*self.sym;
+        // Slices held in locals (the analysis sits behind an `Arc`).
+        let (n_steps, order, region) = (sym.n, &sym.order[..], &sym.region[..]);
+        let (nbr_ptr, nbr_all) = (&sym.nbr_ptr[..], &sym.nbr[..]);
+        let (pivoted, ipiv_all, inv_all) = (&self.pivoted[..], &self.ipiv[..], &self.inv_diag[..]);
         let b = d.get();
         let bb = b * b;
         if bb == 0 {
@@ -215,14 +225,14 @@ impl BlockSparseLu {
         }
         let tmp = &mut self.tmp[..b];
         // Forward substitution: y_k = L_k⁻¹ P_k (x_k - Σ L_ki y_i), eq. (15).
-        for k in 0..sym.n {
-            let m = sym.nbr_ptr[k + 1] - sym.nbr_ptr[k];
-            let ok = sym.order[k];
-            let r0 = sym.region[k];
+        for k in 0..n_steps {
+            let m = nbr_ptr[k + 1] - nbr_ptr[k];
+            let ok = order[k];
+            let r0 = region[k];
             let diag = &self.values[r0 * bb..(r0 + 1) * bb];
             let xk = &mut x[ok * b..(ok + 1) * b];
-            let ipiv = &self.ipiv[k * b..(k + 1) * b];
-            if self.pivoted[k] {
+            let ipiv = &ipiv_all[k * b..(k + 1) * b];
+            if pivoted[k] {
                 for (c, &p) in ipiv[..b].iter().enumerate() {
                     xk.swap(c, p);
                 }
@@ -236,22 +246,22 @@ impl BlockSparseLu {
             }
             tmp.copy_from_slice(xk);
             let lpanel = &self.values[(r0 + 1 + m) * bb..(r0 + 1 + 2 * m) * bb];
-            let nbr = &sym.nbr[sym.nbr_ptr[k]..sym.nbr_ptr[k + 1]];
+            let nbr = &nbr_all[nbr_ptr[k]..nbr_ptr[k + 1]];
             for (lt, &i) in lpanel.chunks_exact(bb).zip(nbr) {
                 d.gemv_t_sub(&mut x[i * b..(i + 1) * b], lt, tmp);
             }
         }
         // Back substitution: x_k = U_k⁻¹ (y_k - Σ U_kj x_j), eqs. (16), (17).
-        for k in (0..sym.n).rev() {
-            let m = sym.nbr_ptr[k + 1] - sym.nbr_ptr[k];
-            let ok = sym.order[k];
-            let r0 = sym.region[k];
+        for k in (0..n_steps).rev() {
+            let m = nbr_ptr[k + 1] - nbr_ptr[k];
+            let ok = order[k];
+            let r0 = region[k];
             tmp.copy_from_slice(&x[ok * b..(ok + 1) * b]);
             let upanel = &self.values[(r0 + 1) * bb..(r0 + 1 + m) * bb];
-            let nbr = &sym.nbr[sym.nbr_ptr[k]..sym.nbr_ptr[k + 1]];
+            let nbr = &nbr_all[nbr_ptr[k]..nbr_ptr[k + 1]];
             d.gemv_rows_sub(tmp, upanel, nbr, x);
             let diag = &self.values[r0 * bb..(r0 + 1) * bb];
-            let inv = &self.inv_diag[k * b..(k + 1) * b];
+            let inv = &inv_all[k * b..(k + 1) * b];
             for r in (0..b).rev() {
                 let mut acc = tmp[r];
                 for c in r + 1..b {
