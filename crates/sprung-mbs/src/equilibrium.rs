@@ -158,37 +158,42 @@ pub enum EquilibriumError {
         /// Degree of freedom of that body.
         dof: &'static str,
     },
-    /// Newton did not converge.
-    #[error(
-        "static equilibrium did not converge in {iterations} iterations: relative residual {residual:.3e} \
-         against a tolerance of {tolerance:.1e} (residual history {}); last step {step:.2e} (scaled), \
-         line-search factor {alpha}; largest residual at body '{body}' ({what} of {worst:.3e} {unit}); {diagnosis}",
-        history_text(.history)
-    )]
-    NoConvergence {
-        /// Iterations done.
-        iterations: usize,
-        /// Final relative residual.
-        residual: f64,
-        /// The tolerance that was asked for.
-        tolerance: f64,
-        /// Relative residual before the first and after every iteration.
-        history: Vec<f64>,
-        /// Last scaled Newton step.
-        step: f64,
-        /// Line-search factor of the last step.
-        alpha: f64,
-        /// Body with the largest residual wrench.
-        body: String,
-        /// "force" or "moment".
-        what: &'static str,
-        /// "N" or "N m".
-        unit: &'static str,
-        /// Its residual force or moment (N or N·m).
-        worst: f64,
-        /// What the history suggests.
-        diagnosis: String,
-    },
+    /// Newton did not converge (the details are boxed to keep the error small).
+    #[error(transparent)]
+    NoConvergence(Box<NoConvergence>),
+}
+
+/// What happened in a search that did not converge (see [`EquilibriumError::NoConvergence`]).
+#[derive(Debug, Clone, thiserror::Error)]
+#[error(
+    "static equilibrium did not converge in {iterations} iterations: relative residual {residual:.3e} \
+     against a tolerance of {tolerance:.1e} (residual history {}); last step {step:.2e} (scaled), \
+     line-search factor {alpha}; largest residual at body '{body}' ({what} of {worst:.3e} {unit}); {diagnosis}",
+    history_text(.history)
+)]
+pub struct NoConvergence {
+    /// Iterations done.
+    pub iterations: usize,
+    /// Final relative residual.
+    pub residual: f64,
+    /// The tolerance that was asked for.
+    pub tolerance: f64,
+    /// Relative residual before the first and after every iteration.
+    pub history: Vec<f64>,
+    /// Last scaled Newton step.
+    pub step: f64,
+    /// Line-search factor of the last step.
+    pub alpha: f64,
+    /// Body with the largest residual wrench.
+    pub body: String,
+    /// "force" or "moment".
+    pub what: &'static str,
+    /// "N" or "N m".
+    pub unit: &'static str,
+    /// Its residual force or moment (N or N·m).
+    pub worst: f64,
+    /// What the history suggests.
+    pub diagnosis: String,
 }
 
 fn history_text(h: &[f64]) -> String {
@@ -471,7 +476,7 @@ pub fn solve_observed(
             (b.mass * Vector3::new(qf[6 * i], qf[6 * i + 1], qf[6 * i + 2])).norm()
         }
     };
-    Err(EquilibriumError::NoConvergence {
+    Err(EquilibriumError::NoConvergence(Box::new(NoConvergence {
         iterations: opts.max_iterations,
         residual: res,
         tolerance: opts.tolerance,
@@ -483,5 +488,5 @@ pub fn solve_observed(
         unit: if worst_moment { "N m" } else { "N" },
         worst,
         diagnosis,
-    })
+    })))
 }
