@@ -820,13 +820,22 @@ impl Modes {
                 c.body, c.element, a[0], a[1], a[2]
             );
         }
-        let _ = writeln!(
-            s,
-            "first-order eigenvalues: {} (spin removed), {} (full, {} numerically zero)",
-            self.eigenvalues.len(),
-            self.full_eigenvalues.len(),
-            self.full_zero_count
-        );
+        if self.lambda_abs_max.is_nan() {
+            let _ = writeln!(
+                s,
+                "first-order eigenvalues: lowest {} of the full system ({} numerically zero)",
+                self.full_eigenvalues.len(),
+                self.full_zero_count
+            );
+        } else {
+            let _ = writeln!(
+                s,
+                "first-order eigenvalues: {} (spin removed), {} (full, {} numerically zero)",
+                self.eigenvalues.len(),
+                self.full_eigenvalues.len(),
+                self.full_zero_count
+            );
+        }
         if self.lambda_abs_max.is_nan() {
             let _ = writeln!(
                 s,
@@ -846,7 +855,15 @@ impl Modes {
             );
         }
         let _ = writeln!(s, "max real part = {:.6e} 1/s", self.max_real_part);
-        let _ = writeln!(s, "smallest |lambda| (spin removed):");
+        let _ = writeln!(
+            s,
+            "smallest |lambda|{}:",
+            if self.lambda_abs_max.is_nan() {
+                " (full system)"
+            } else {
+                " (spin removed)"
+            }
+        );
         let _ = writeln!(s, "  {:>14} {:>14} {:>14}", "|lambda|", "re", "im");
         for l in self.eigenvalues.iter().take(count) {
             let _ = writeln!(s, "  {:>14.6e} {:>14.6e} {:>14.6e}", l.norm(), l.re, l.im);
