@@ -304,6 +304,14 @@ fn free_bodies_have_zero_frequency_modes_not_nan() {
                 .iter()
                 .all(|l| l.re.is_finite() && l.im.is_finite())
         );
+        assert!(
+            m.oscillatory
+                .iter()
+                .all(|o| o.frequency_hz.is_finite() && o.damping_ratio.is_finite()),
+            "{method:?}: {:?}",
+            m.oscillatory
+        );
+        assert!(m.max_real_part.is_finite());
     }
 }
 
