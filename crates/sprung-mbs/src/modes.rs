@@ -62,6 +62,10 @@
 //! reduced one plus m exact zeros: the spin columns of J_r K vanish), and the figures that need
 //! the top of the spectrum (`lambda_abs_max`, the stiffness ratios) are NaN: not computed.
 //!
+//! The undamped mode shapes come with the frequencies in this mode
+//! ([`Modes::undamped_mode_shapes`]: Ritz vectors Q y of the converged subspace, y from inverse
+//! iteration on the small Rayleigh quotient).
+//!
 //! Free bodies give zero-frequency modes (ω² = 0, f = 0 Hz, λ = 0), never NaN; an empty model
 //! (no bodies) is an error ([`ModesError::Empty`]).
 
@@ -117,6 +121,10 @@ pub struct Modes {
     pub oscillatory: Vec<OscillatoryMode>,
     /// Undamped natural frequencies (eigenvalues of −Tᵀ J_r K T at v = 0), ascending, Hz.
     pub undamped_frequencies_hz: Vec<f64>,
+    /// Mode shapes of [`Modes::undamped_frequencies_hz`], same order, in tangent coordinates
+    /// (δx, δθ per body, largest entry +1): computed by the shift-invert path (Ritz vectors);
+    /// empty on the dense path, and an empty vector for a value that came out complex.
+    pub undamped_mode_shapes: Vec<Vec<f64>>,
     /// Largest |Im ω²| / max|ω²| of the undamped problem (asymmetry indicator, ~0 for a
     /// conservative system).
     pub undamped_imag_rel: f64,
@@ -354,6 +362,7 @@ pub fn modal_analysis(sys: &mut MbsSystem, t: f64, r: &[f64], v: &[f64]) -> Mode
         spin_coordinates: Vec::new(),
         oscillatory: Vec::new(),
         undamped_frequencies_hz: Vec::new(),
+        undamped_mode_shapes: Vec::new(),
         undamped_imag_rel: f64::NAN,
         lambda_abs_min: f64::NAN,
         lambda_abs_max: f64::NAN,
@@ -502,6 +511,7 @@ pub fn modal_analysis_with(
         spin_coordinates,
         oscillatory,
         undamped_frequencies_hz,
+        undamped_mode_shapes: Vec::new(),
         undamped_imag_rel,
         lambda_abs_min,
         lambda_abs_max,
@@ -560,20 +570,24 @@ fn shift_invert_analysis(
         &|u| u.inv() - s * s,
         1e-3 * s * s,
     )?;
-    let mut omega2: Vec<Complex<f64>> = mu.iter().map(|u| u.inv() - s * s).collect();
-    omega2.sort_by(by_modulus);
-    let omega2: Vec<Complex<f64>> = omega2.into_iter().skip(m).take(k).collect();
+    // (omega^2, mu) by |omega^2|; the m smallest are the spin zeros.
+    let mut pairs: Vec<(Complex<f64>, Complex<f64>)> =
+        mu.values.iter().map(|&u| (u.inv() - s * s, u)).collect();
+    pairs.sort_by(|a, b| by_modulus(&a.0, &b.0));
+    let mut pairs: Vec<(Complex<f64>, Complex<f64>)> = pairs.into_iter().skip(m).take(k).collect();
+    pairs.sort_by(|a, b| a.0.re.max(0.0).total_cmp(&b.0.re.max(0.0)));
+    let undamped_mode_shapes = mu.real_ritz_vectors(&pairs.iter().map(|p| p.1).collect::<Vec<_>>());
+    let omega2: Vec<Complex<f64>> = pairs.iter().map(|p| p.0).collect();
     let w2_max = omega2.iter().map(|l| l.norm()).fold(0.0, f64::max);
     let undamped_imag_rel = if w2_max > 0.0 {
         omega2.iter().map(|l| l.im.abs()).fold(0.0, f64::max) / w2_max
     } else {
         0.0
     };
-    let mut undamped_frequencies_hz: Vec<f64> = omega2
+    let undamped_frequencies_hz: Vec<f64> = omega2
         .iter()
         .map(|l| l.re.max(0.0).sqrt() / (2.0 * PI))
         .collect();
-    undamped_frequencies_hz.sort_by(f64::total_cmp);
 
     // First order: R = J_rK + sigma J_v - sigma^2 I with sigma = -s.
     let sigma = -s;
@@ -611,7 +625,7 @@ fn shift_invert_analysis(
         &|u| u.inv() + sigma,
         1e-3 * s,
     )?;
-    let mut lambdas: Vec<Complex<f64>> = mu1.iter().map(|u| u.inv() + sigma).collect();
+    let mut lambdas: Vec<Complex<f64>> = mu1.values.iter().map(|u| u.inv() + sigma).collect();
     lambdas.sort_by(by_modulus);
     lambdas.truncate(k);
     let max_abs = lambdas.iter().map(|l| l.norm()).fold(0.0, f64::max);
@@ -642,6 +656,7 @@ fn shift_invert_analysis(
         spin_coordinates,
         oscillatory,
         undamped_frequencies_hz,
+        undamped_mode_shapes,
         undamped_imag_rel,
         lambda_abs_min,
         lambda_abs_max: f64::NAN,
@@ -712,6 +727,82 @@ fn orthonormalise(q: &mut [f64], n: usize, p: usize) {
     }
 }
 
+/// Converged subspace: the wanted Ritz values (decreasing modulus), the orthonormal basis
+/// (`p` columns of length `n`, one after the other) and the Rayleigh quotient H = Qᵀ Op Q.
+struct Subspace {
+    values: Vec<Complex<f64>>,
+    q: Vec<f64>,
+    h: DMatrix<f64>,
+}
+
+impl Subspace {
+    /// Ritz vectors Q y of real Ritz values μ (H y = μ y by inverse iteration on the small H),
+    /// scaled to a largest entry of +1; an empty vector for a complex value. Within a multiple
+    /// value the vectors are made orthogonal (each iterate is orthogonalised against the earlier
+    /// vectors of the same value), so they span its eigenspace.
+    fn real_ritz_vectors(&self, mus: &[Complex<f64>]) -> Vec<Vec<f64>> {
+        let p = self.h.nrows();
+        let n = self.q.len() / p.max(1);
+        let mut done: Vec<(Complex<f64>, nalgebra::DVector<f64>)> = Vec::new();
+        let mut out = Vec::with_capacity(mus.len());
+        for (idx, &mu) in mus.iter().enumerate() {
+            if p == 0 || mu.im.abs() > 1e-8 * mu.norm() {
+                out.push(Vec::new());
+                continue;
+            }
+            let shift = mu.re * (1.0 + 1e-10) + f64::MIN_POSITIVE;
+            let lu = (&self.h - DMatrix::identity(p, p) * shift).lu();
+            let same: Vec<&nalgebra::DVector<f64>> = done
+                .iter()
+                .filter(|(m, _)| (m - mu).norm() <= 1e-8 * mu.norm())
+                .map(|(_, y)| y)
+                .collect();
+            let mut y =
+                nalgebra::DVector::from_fn(p, |i, _| 1.0 + 0.1 * ((7 * i + 13 * idx) % 11) as f64);
+            let mut ok = true;
+            for _ in 0..3 {
+                match lu.solve(&y) {
+                    Some(z) => y = z,
+                    None => {
+                        ok = false;
+                        break;
+                    }
+                }
+                for e in &same {
+                    let d = e.dot(&y);
+                    y -= *e * d;
+                }
+                let norm = y.norm();
+                if !(norm.is_finite() && norm > 0.0) {
+                    ok = false;
+                    break;
+                }
+                y /= norm;
+            }
+            if !ok {
+                out.push(Vec::new());
+                continue;
+            }
+            let mut x = vec![0.0; n];
+            for (j, yj) in y.iter().enumerate() {
+                for (xi, qi) in x.iter_mut().zip(&self.q[j * n..(j + 1) * n]) {
+                    *xi += yj * qi;
+                }
+            }
+            done.push((mu, y));
+            let big = x
+                .iter()
+                .copied()
+                .fold(0.0f64, |m, v| if v.abs() > m.abs() { v } else { m });
+            if big != 0.0 && big.is_finite() {
+                x.iter_mut().for_each(|v| *v /= big);
+            }
+            out.push(x);
+        }
+        out
+    }
+}
+
 /// The `k` eigenvalues of largest modulus of the operator `op` (dimension `n`) by subspace
 /// iteration with Rayleigh–Ritz extraction; sorted by decreasing modulus.
 ///
@@ -729,11 +820,15 @@ fn subspace_iteration(
     op: &mut dyn FnMut(&[f64], &mut [f64]),
     to_lambda: &dyn Fn(Complex<f64>) -> Complex<f64>,
     zero_level: f64,
-) -> Result<Vec<Complex<f64>>, ModesError> {
+) -> Result<Subspace, ModesError> {
     const MAX_ITERATIONS: usize = 2000;
     const TOL: f64 = 1e-13;
     if k == 0 {
-        return Ok(Vec::new());
+        return Ok(Subspace {
+            values: Vec::new(),
+            q: Vec::new(),
+            h: DMatrix::zeros(0, 0),
+        });
     }
     let p = (2 * k).max(k + 10).min(n);
     let k = k.min(p);
@@ -759,7 +854,7 @@ fn subspace_iteration(
                     .sum::<f64>();
             }
         }
-        let mut ritz = eigenvalues(h)?;
+        let mut ritz = eigenvalues(h.clone())?;
         ritz.reverse();
         let lambdas: Vec<Complex<f64>> = ritz.iter().map(|&m| to_lambda(m)).collect();
         if !prev.is_empty() {
@@ -786,7 +881,7 @@ fn subspace_iteration(
             settled = if change <= 1.0 { settled + 1 } else { 0 };
             if settled >= 3 {
                 ritz.truncate(k);
-                return Ok(ritz);
+                return Ok(Subspace { values: ritz, q, h });
             }
         }
         prev = lambdas;
