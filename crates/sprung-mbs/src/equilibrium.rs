@@ -31,7 +31,7 @@
 //! * **Stall at round-off** (the answer to a search that "fails" at 1.01 × the tolerance): the
 //!   residual cannot fall below the rounding error of evaluating q, which grows with the internal
 //!   forces and the coordinates' magnitude (a long chain, stiff preloaded bushings) and with the
-//!   conditioning of J_r K. When the last Newton step is below
+//!   conditioning of J_r K. When the last full Newton correction (before the line search) is below
 //!   [`EquilibriumOptions::step_tolerance`] (translations divided by the model's length scale, the
 //!   largest body distance from the centroid but at least 0.1 m; rotations in rad), the residual
 //!   no longer drops by at least a factor 2 per iteration, and it is within
@@ -103,7 +103,7 @@ pub enum Convergence {
     /// The residual stalled at round-off level above the tolerance (but within
     /// `stall_factor` × tolerance) while the Newton steps had become negligible.
     Stalled {
-        /// The last scaled Newton step.
+        /// The last scaled Newton correction (before the line search).
         step: f64,
     },
 }
@@ -331,7 +331,7 @@ pub fn solve_observed(
     let mut trial = r.clone();
     let mut q_trial = vec![0.0; nv];
     let mut delta = vec![0.0; nv];
-    let (mut last_step, mut last_alpha) = (f64::INFINITY, 1.0);
+    let (mut last_step, mut last_alpha, mut last_newton) = (f64::INFINITY, 1.0, f64::INFINITY);
     let singular = |row: usize| EquilibriumError::Singular {
         row,
         body: model.bodies[(row / 6).min(nb.saturating_sub(1))]
@@ -404,6 +404,7 @@ pub fn solve_observed(
             alpha *= 0.5;
         }
         last_step = alpha * full_step;
+        last_newton = full_step;
         last_alpha = alpha;
         history.push(res);
         observer(&EquilibriumProgress {
@@ -414,7 +415,7 @@ pub fn solve_observed(
             elapsed: start.elapsed(),
         });
         if res > opts.tolerance
-            && last_step <= opts.step_tolerance
+            && full_step <= opts.step_tolerance
             && res > 0.5 * res_old
             && res <= opts.stall_factor * opts.tolerance
         {
@@ -422,7 +423,7 @@ pub fn solve_observed(
                 r,
                 it + 1,
                 res,
-                Convergence::Stalled { step: last_step },
+                Convergence::Stalled { step: full_step },
                 history,
             ));
         }
@@ -449,7 +450,7 @@ pub fn solve_observed(
             "the residual was still falling (by a factor {rate:.2} per iteration): \
              allow more iterations (max_iterations)"
         )
-    } else if last_step <= opts.step_tolerance {
+    } else if last_newton <= opts.step_tolerance {
         format!(
             "the residual stalled while the steps became negligible: it sits at the round-off \
              level of this model, above {:.0} x the tolerance; ask for a tolerance near {:.0e}",
