@@ -71,6 +71,9 @@ enum Command {
         #[arg(long, default_value_t = 12)]
         count: usize,
     },
+    /// Static equilibrium: print the output channels and the body displacements (with or
+    /// without gravity, at a time or at given input values).
+    Static(cmd::statics::StaticArgs),
 }
 
 fn main() -> ExitCode {
@@ -90,6 +93,7 @@ fn main() -> ExitCode {
         Command::Loadcase(args) => cmd::loadcase::run(&args),
         Command::Bench(args) => cmd::bench::run(&args),
         Command::Modes { model, count } => cmd::modes::run(&model, count),
+        Command::Static(args) => cmd::statics::run(&args),
     };
     match res {
         Ok(()) => ExitCode::SUCCESS,

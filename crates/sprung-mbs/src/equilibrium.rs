@@ -4,29 +4,83 @@
 //! At v = 0 the derivative of q with respect to the body perturbations (δx global, δθ body frame)
 //! is exactly J_r K from the pipeline, so every Newton step solves (J_r K) δ = −q and applies δ to
 //! positions and quaternions (q ← q ⊗ exp(δθ/2)). A backtracking line search on the residual keeps
-//! the iteration robust for progressive (stiffening) characteristics. Directions without any
-//! stiffness but also without load (a wheel free to spin in its bearing) make J_r K singular while
-//! the equilibrium is still well defined up to that free motion; a tiny diagonal shift
-//! (1e-12 of the largest diagonal entry, i.e. a negligible artificial stiffness) keeps the step
-//! finite there and zero along the free motion. A genuinely unrestrained *loaded* direction shows
-//! up as a huge step and is reported as singular, naming the body and direction. Convergence is measured on
-//! the residual wrench (M q: N and N·m) relative to the applied load scale (gravity plus inputs), so
-//! "q = 0 to 1e-9 relative to the applied loads" is the stopping rule.
+//! the iteration robust for progressive (stiffening) characteristics.
+//!
+//! # Linear algebra
+//! J_r K has the block pattern of the body-coupling graph (document 000, section 3, Bild 3), so
+//! the Newton steps are solved with the block-sparse LU of `sprung_solve::block_lu` (eqs. 12-17
+//! there): the ordering and symbolic analysis ([`BlockSymbolic`]) is done once per search and
+//! reused by every iteration; time and memory are linear in the number of bodies for chain- and
+//! tree-like models (a 2000-body chain: milliseconds per iteration, a few MB; see
+//! `docs/performance.md`, "Statics at scale"). [`EquilibriumSolver::Dense`] keeps the dense LU
+//! (faer) as the reference path (quadratic memory, cubic time).
+//!
+//! Directions without any stiffness but also without load (a wheel free to spin in its bearing)
+//! make J_r K singular while the equilibrium is still well defined up to that free motion; a tiny
+//! diagonal shift (the larger of 1e-12 and 10 n ε of the largest diagonal entry, i.e. a negligible
+//! artificial stiffness, above the pivot tolerance n ε max|a| of both LU solvers) keeps the step
+//! finite there and zero along the free motion. The shift changes only the Newton matrix, never
+//! the residual, so it does not move the converged equilibrium. A genuinely unrestrained *loaded*
+//! direction shows up as a huge step and is reported as singular, naming the body and direction.
+//!
+//! # Convergence criterion
+//! * **Residual** (the meaning of [`EquilibriumOptions::tolerance`]): the largest residual wrench
+//!   over the bodies, max_i max(|m_i q_f,i|, |I_i q_τ,i|) (N and N·m, i.e. the out-of-balance force
+//!   and moment of each body), divided by the load scale (total weight plus the magnitudes of the
+//!   applied input forces/torques at t0, at least 1). Converged when it is ≤ `tolerance`.
+//! * **Stall at round-off** (the answer to a search that "fails" at 1.01 × the tolerance): the
+//!   residual cannot fall below the rounding error of evaluating q, which grows with the internal
+//!   forces and the coordinates' magnitude (a long chain, stiff preloaded bushings) and with the
+//!   conditioning of J_r K. When the last full Newton correction (before the line search) is below
+//!   [`EquilibriumOptions::step_tolerance`] (translations divided by the model's length scale, the
+//!   largest body distance from the centroid but at least 0.1 m; rotations in rad), the residual
+//!   no longer drops by at least a factor 2 per iteration, and it is within
+//!   [`EquilibriumOptions::stall_factor`] × `tolerance`, the positions are as accurate as the
+//!   residual can tell and the search ends with [`Convergence::Stalled`] (the reason is recorded
+//!   in [`Equilibrium::convergence`]).
+//! * Otherwise the search fails after `max_iterations` with [`EquilibriumError::NoConvergence`],
+//!   which gives the residual history, the last step, the body with the largest residual and
+//!   what the history suggests (still converging, stalled above the tolerance, or not
+//!   converging).
+//!
+//! Long searches report every iteration to an observer ([`solve_observed`]); the library never
+//! prints.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use nalgebra::Vector3;
-use sprung_solve::dense::{DenseLu, LinearSolver};
+use sprung_solve::block_lu::{BlockSparseLu, BlockSymbolic};
+use sprung_solve::dense::{DenseLu, LinearSolver, SingularMatrix};
 use sprung_solve::mech::{Linearisation, MechanicalSystem};
 
 use crate::rotation::quat_apply_body_increment;
 use crate::system::MbsSystem;
 
+/// Linear solver for the Newton steps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum EquilibriumSolver {
+    /// Block-sparse LU along the body-coupling graph, symbolic analysis reused (default).
+    #[default]
+    BlockSparse,
+    /// Dense LU (faer): the reference path; quadratic memory, cubic time in the body count.
+    Dense,
+}
+
 /// Settings of the equilibrium search.
 #[derive(Debug, Clone, Copy)]
 pub struct EquilibriumOptions {
-    /// Required residual wrench relative to the load scale.
+    /// Required residual wrench relative to the load scale (see the module documentation).
     pub tolerance: f64,
     /// Maximum Newton iterations.
     pub max_iterations: usize,
+    /// Scaled Newton step (translation / length scale, rotation in rad) below which a residual
+    /// that no longer decreases counts as stalled at round-off level.
+    pub step_tolerance: f64,
+    /// A stalled search is accepted only with a residual ≤ `stall_factor` × `tolerance`.
+    pub stall_factor: f64,
+    /// Linear solver for the Newton steps.
+    pub solver: EquilibriumSolver,
 }
 
 impl Default for EquilibriumOptions {
@@ -34,8 +88,24 @@ impl Default for EquilibriumOptions {
         Self {
             tolerance: 1e-10,
             max_iterations: 50,
+            step_tolerance: 1e-10,
+            stall_factor: 100.0,
+            solver: EquilibriumSolver::BlockSparse,
         }
     }
+}
+
+/// How the search ended successfully.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Convergence {
+    /// The relative residual reached the tolerance.
+    Residual,
+    /// The residual stalled at round-off level above the tolerance (but within
+    /// `stall_factor` × tolerance) while the Newton steps had become negligible.
+    Stalled {
+        /// The last scaled Newton correction (before the line search).
+        step: f64,
+    },
 }
 
 /// Result of a successful search.
@@ -49,6 +119,25 @@ pub struct Equilibrium {
     pub relative_residual: f64,
     /// Load scale used (N): total weight plus the magnitudes of all input forces/torques at t0.
     pub load_scale: f64,
+    /// Why the search stopped.
+    pub convergence: Convergence,
+    /// Relative residual before the first and after every iteration.
+    pub history: Vec<f64>,
+}
+
+/// One Newton iteration, reported to the observer of [`solve_observed`].
+#[derive(Debug, Clone, Copy)]
+pub struct EquilibriumProgress {
+    /// Iterations done (1 after the first).
+    pub iteration: usize,
+    /// Relative residual after this iteration.
+    pub relative_residual: f64,
+    /// Scaled size of the step taken (see [`EquilibriumOptions::step_tolerance`]).
+    pub step: f64,
+    /// Line-search factor of the step (1 = full Newton step).
+    pub alpha: f64,
+    /// Wall time since the search started.
+    pub elapsed: Duration,
 }
 
 /// Why the search failed.
@@ -69,17 +158,53 @@ pub enum EquilibriumError {
         /// Degree of freedom of that body.
         dof: &'static str,
     },
-    /// Newton did not converge.
-    #[error(
-        "static equilibrium did not converge in {iterations} iterations (relative residual {residual:e}); \
-         the loads may exceed what the force elements can carry or the model is nearly singular"
-    )]
-    NoConvergence {
-        /// Iterations done.
-        iterations: usize,
-        /// Final relative residual.
-        residual: f64,
-    },
+    /// Newton did not converge (the details are boxed to keep the error small).
+    #[error(transparent)]
+    NoConvergence(Box<NoConvergence>),
+}
+
+/// What happened in a search that did not converge (see [`EquilibriumError::NoConvergence`]).
+#[derive(Debug, Clone, thiserror::Error)]
+#[error(
+    "static equilibrium did not converge in {iterations} iterations: relative residual {residual:.3e} \
+     against a tolerance of {tolerance:.1e} (residual history {}); last step {step:.2e} (scaled), \
+     line-search factor {alpha}; largest residual at body '{body}' ({what} of {worst:.3e} {unit}); {diagnosis}",
+    history_text(.history)
+)]
+pub struct NoConvergence {
+    /// Iterations done.
+    pub iterations: usize,
+    /// Final relative residual.
+    pub residual: f64,
+    /// The tolerance that was asked for.
+    pub tolerance: f64,
+    /// Relative residual before the first and after every iteration.
+    pub history: Vec<f64>,
+    /// Last scaled Newton step.
+    pub step: f64,
+    /// Line-search factor of the last step.
+    pub alpha: f64,
+    /// Body with the largest residual wrench.
+    pub body: String,
+    /// "force" or "moment".
+    pub what: &'static str,
+    /// "N" or "N m".
+    pub unit: &'static str,
+    /// Its residual force or moment (N or N·m).
+    pub worst: f64,
+    /// What the history suggests.
+    pub diagnosis: String,
+}
+
+fn history_text(h: &[f64]) -> String {
+    let fmt = |x: &f64| format!("{x:.2e}");
+    if h.len() <= 12 {
+        h.iter().map(fmt).collect::<Vec<_>>().join(", ")
+    } else {
+        let head: Vec<_> = h[..6].iter().map(fmt).collect();
+        let tail: Vec<_> = h[h.len() - 5..].iter().map(fmt).collect();
+        format!("{}, ..., {}", head.join(", "), tail.join(", "))
+    }
 }
 
 /// Largest sensible Newton step component (m or rad).
@@ -94,15 +219,61 @@ const DOF_NAMES: [&str; 6] = [
     "rotation about body z",
 ];
 
-/// Residual wrench norm (max over bodies of |m a| and |I α|).
-fn residual(sys: &MbsSystem, q: &[f64]) -> f64 {
-    let mut m = 0.0f64;
+/// Largest residual wrench over bodies (max of |m a| and |I α|), the body and whether it is the
+/// moment (`true`).
+fn residual(sys: &MbsSystem, q: &[f64]) -> (f64, usize, bool) {
+    let mut worst = (0.0f64, 0, false);
     for (i, b) in sys.model().bodies.iter().enumerate() {
-        let f = b.mass * Vector3::new(q[6 * i], q[6 * i + 1], q[6 * i + 2]);
-        let t = b.inertia * Vector3::new(q[6 * i + 3], q[6 * i + 4], q[6 * i + 5]);
-        m = m.max(f.norm()).max(t.norm());
+        let f = (b.mass * Vector3::new(q[6 * i], q[6 * i + 1], q[6 * i + 2])).norm();
+        let t = (b.inertia * Vector3::new(q[6 * i + 3], q[6 * i + 4], q[6 * i + 5])).norm();
+        // NaN propagates (a non-finite residual must not look converged).
+        if f.is_nan() || t.is_nan() {
+            return (f64::NAN, i, t.is_nan());
+        }
+        if f > worst.0 {
+            worst = (f, i, false);
+        }
+        if t > worst.0 {
+            worst = (t, i, true);
+        }
     }
-    m
+    worst
+}
+
+/// Length scale of the model for the step criterion: the largest distance of a body from the
+/// centroid of all bodies, at least 0.1 m.
+fn length_scale(r: &[f64], n_bodies: usize) -> f64 {
+    if n_bodies == 0 {
+        return 0.1;
+    }
+    let mut c = Vector3::zeros();
+    for i in 0..n_bodies {
+        c += Vector3::new(r[7 * i], r[7 * i + 1], r[7 * i + 2]);
+    }
+    c /= n_bodies as f64;
+    (0..n_bodies)
+        .map(|i| (Vector3::new(r[7 * i], r[7 * i + 1], r[7 * i + 2]) - c).norm())
+        .fold(0.1, f64::max)
+}
+
+enum Factor {
+    Sparse(BlockSparseLu),
+    Dense(DenseLu),
+}
+
+impl Factor {
+    fn factor(&mut self, a: &sprung_solve::block::BlockMatrix) -> Result<(), SingularMatrix> {
+        match self {
+            Self::Sparse(lu) => lu.factor(a),
+            Self::Dense(lu) => LinearSolver::factor(lu, a),
+        }
+    }
+    fn solve_in_place(&mut self, x: &mut [f64]) {
+        match self {
+            Self::Sparse(lu) => lu.solve_in_place(x),
+            Self::Dense(lu) => lu.solve_in_place(x),
+        }
+    }
 }
 
 /// Solves q(t0, r, 0) = 0 starting from `r0`.
@@ -112,12 +283,32 @@ pub fn solve(
     r0: &[f64],
     opts: EquilibriumOptions,
 ) -> Result<Equilibrium, EquilibriumError> {
+    solve_observed(sys, t0, r0, &opts, &mut |_| {})
+}
+
+/// Like [`solve`], and calls `observer` after every Newton iteration (for progress output of
+/// long searches; the library itself never prints).
+pub fn solve_observed(
+    sys: &mut MbsSystem,
+    t0: f64,
+    r0: &[f64],
+    opts: &EquilibriumOptions,
+    observer: &mut dyn FnMut(&EquilibriumProgress),
+) -> Result<Equilibrium, EquilibriumError> {
+    let start = Instant::now();
     let model = sys.model().clone();
+    let nb = model.bodies.len();
     let (nr, nv) = (sys.n_r(), sys.n_v());
     let v = vec![0.0; nv];
     let mut r = r0.to_vec();
-    let mut lin = Linearisation::new(nr, sys.pattern());
-    let mut lu = DenseLu::new(nv);
+    let pattern = sys.pattern();
+    let mut lin = Linearisation::new(nr, pattern.clone());
+    let mut lu = match opts.solver {
+        EquilibriumSolver::BlockSparse => Factor::Sparse(BlockSparseLu::from_symbolic(Arc::new(
+            BlockSymbolic::new(&pattern),
+        ))),
+        EquilibriumSolver::Dense => Factor::Dense(DenseLu::new(nv)),
+    };
     let mut q = vec![0.0; nv];
     // Load scale: weight plus applied inputs at t0.
     sys.accelerations(t0, &r, &v, &mut q);
@@ -133,32 +324,46 @@ pub fn solve(
         .map(|(u, val)| (u.direction * *val).norm())
         .sum();
     let load_scale = (weight + inputs).max(1.0);
-    let mut res = residual(sys, &q) / load_scale;
+    let length = length_scale(&r, nb);
+    let (res0, mut worst_body, mut worst_moment) = residual(sys, &q);
+    let mut res = res0 / load_scale;
+    let mut history = vec![res];
     let mut trial = r.clone();
     let mut q_trial = vec![0.0; nv];
+    let mut delta = vec![0.0; nv];
+    let (mut last_step, mut last_alpha, mut last_newton) = (f64::INFINITY, 1.0, f64::INFINITY);
+    let singular = |row: usize| EquilibriumError::Singular {
+        row,
+        body: model.bodies[(row / 6).min(nb.saturating_sub(1))]
+            .name
+            .clone(),
+        dof: DOF_NAMES[row % 6],
+    };
+    let done = |r: Vec<f64>, it: usize, res: f64, convergence, history| Equilibrium {
+        r,
+        iterations: it,
+        relative_residual: res,
+        load_scale,
+        convergence,
+        history,
+    };
+    if nv == 0 {
+        return Ok(done(r, 0, 0.0, Convergence::Residual, history));
+    }
     for it in 0..opts.max_iterations {
         if res <= opts.tolerance {
-            return Ok(Equilibrium {
-                r,
-                iterations: it,
-                relative_residual: res,
-                load_scale,
-            });
+            return Ok(done(r, it, res, Convergence::Residual, history));
         }
         sys.linearise(t0, &r, &v, &mut lin);
         let scale = (0..nv)
             .map(|k| lin.j_rk.get(k, k).abs())
             .fold(0.0, f64::max);
-        lin.j_rk.add_identity(-1e-12 * scale);
-        let singular = |row: usize| EquilibriumError::Singular {
-            row,
-            body: model.bodies[(row / 6).min(model.bodies.len() - 1)]
-                .name
-                .clone(),
-            dof: DOF_NAMES[row % 6],
-        };
+        let shift = (1e-12f64).max(10.0 * nv as f64 * f64::EPSILON);
+        lin.j_rk.add_identity(-shift * scale);
         lu.factor(&lin.j_rk).map_err(|e| singular(e.row()))?;
-        let mut delta: Vec<f64> = lin.q.iter().map(|x| -x).collect();
+        for (d, x) in delta.iter_mut().zip(&lin.q) {
+            *d = -x;
+        }
         lu.solve_in_place(&mut delta);
         // A step of more than 10 m or 10 rad means an unrestrained loaded direction.
         if let Some((row, _)) = delta
@@ -168,11 +373,19 @@ pub fn solve(
         {
             return Err(singular(row));
         }
+        let full_step = (0..nb)
+            .map(|i| {
+                let t = Vector3::new(delta[6 * i], delta[6 * i + 1], delta[6 * i + 2]).norm();
+                let a = Vector3::new(delta[6 * i + 3], delta[6 * i + 4], delta[6 * i + 5]).norm();
+                (t / length).max(a)
+            })
+            .fold(0.0, f64::max);
         // Backtracking line search on the residual.
         let mut alpha = 1.0;
+        let res_old = res;
         loop {
             trial.copy_from_slice(&r);
-            for i in 0..model.bodies.len() {
+            for i in 0..nb {
                 for k in 0..3 {
                     trial[7 * i + k] += alpha * delta[6 * i + k];
                 }
@@ -180,25 +393,101 @@ pub fn solve(
                 quat_apply_body_increment(&mut trial[7 * i + 3..7 * i + 7], &th);
             }
             sys.accelerations(t0, &trial, &v, &mut q_trial);
-            let res_trial = residual(sys, &q_trial) / load_scale;
+            let (res_abs, body, moment) = residual(sys, &q_trial);
+            let res_trial = res_abs / load_scale;
             if res_trial.is_finite() && (res_trial < res || alpha < 1e-3) {
                 r.copy_from_slice(&trial);
                 res = res_trial;
+                (worst_body, worst_moment) = (body, moment);
                 break;
             }
             alpha *= 0.5;
         }
+        last_step = alpha * full_step;
+        last_newton = full_step;
+        last_alpha = alpha;
+        history.push(res);
+        observer(&EquilibriumProgress {
+            iteration: it + 1,
+            relative_residual: res,
+            step: last_step,
+            alpha,
+            elapsed: start.elapsed(),
+        });
+        if res > opts.tolerance
+            && full_step <= opts.step_tolerance
+            && res > 0.5 * res_old
+            && res <= opts.stall_factor * opts.tolerance
+        {
+            return Ok(done(
+                r,
+                it + 1,
+                res,
+                Convergence::Stalled { step: full_step },
+                history,
+            ));
+        }
     }
     if res <= opts.tolerance {
-        return Ok(Equilibrium {
+        return Ok(done(
             r,
-            iterations: opts.max_iterations,
-            relative_residual: res,
-            load_scale,
-        });
+            opts.max_iterations,
+            res,
+            Convergence::Residual,
+            history,
+        ));
     }
-    Err(EquilibriumError::NoConvergence {
+    // Diagnosis from the history of the last few iterations.
+    let n = history.len();
+    let recent = &history[n.saturating_sub(4)..];
+    let rate = if recent.len() >= 2 && recent[0] > 0.0 {
+        (recent[recent.len() - 1] / recent[0]).powf(1.0 / (recent.len() - 1) as f64)
+    } else {
+        1.0
+    };
+    let diagnosis = if rate < 0.5 {
+        format!(
+            "the residual was still falling (by a factor {rate:.2} per iteration): \
+             allow more iterations (max_iterations)"
+        )
+    } else if last_newton <= opts.step_tolerance {
+        format!(
+            "the residual stalled while the steps became negligible: it sits at the round-off \
+             level of this model, above {:.0} x the tolerance; ask for a tolerance near {:.0e}",
+            opts.stall_factor,
+            res * 10.0
+        )
+    } else if last_alpha < 1.0 {
+        "the line search had to shorten the Newton steps and the residual stopped falling: the \
+         loads may exceed what the force elements can carry (a characteristic that saturates or \
+         softens), or the model is nearly singular"
+            .to_string()
+    } else {
+        "the Newton iteration is not converging: the model may be nearly singular (a soft or \
+         free direction) or its characteristics not smooth near the equilibrium"
+            .to_string()
+    };
+    let b = &model.bodies[worst_body.min(nb - 1)];
+    let qf = if n > 1 { &q_trial } else { &q };
+    let worst = {
+        let i = worst_body.min(nb - 1);
+        if worst_moment {
+            (b.inertia * Vector3::new(qf[6 * i + 3], qf[6 * i + 4], qf[6 * i + 5])).norm()
+        } else {
+            (b.mass * Vector3::new(qf[6 * i], qf[6 * i + 1], qf[6 * i + 2])).norm()
+        }
+    };
+    Err(EquilibriumError::NoConvergence(Box::new(NoConvergence {
         iterations: opts.max_iterations,
         residual: res,
-    })
+        tolerance: opts.tolerance,
+        history,
+        step: last_step,
+        alpha: last_alpha,
+        body: b.name.clone(),
+        what: if worst_moment { "moment" } else { "force" },
+        unit: if worst_moment { "N m" } else { "N" },
+        worst,
+        diagnosis,
+    })))
 }

@@ -8,7 +8,9 @@
 //! * [`pack`]: q with four elements of a kind side by side in SIMD lanes ([`bushing_pack`],
 //!   [`p2p_pack`]), the same results to round-off;
 //! * [`system`]: the model as a mechanical system r' = K(r) v, v' = q for `sprung-solve`;
-//! * [`equilibrium`]: static equilibrium by Newton with the analytic Jacobian;
+//! * [`equilibrium`]: static equilibrium by Newton with the analytic Jacobian and the block-sparse
+//!   LU (symbolic analysis once per search);
+//! * [`modes`]: eigenvalues of the linearisation, dense or the lowest k by shift-invert;
 //! * [`outputs`]: named output channels with units;
 //! * [`rotation`]: quaternions, SO(3) logarithm, swing-twist.
 

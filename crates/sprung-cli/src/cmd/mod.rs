@@ -11,6 +11,7 @@ pub mod modes;
 pub mod plot;
 pub mod run;
 pub mod solvers;
+pub mod statics;
 
 use std::path::Path;
 use std::sync::Arc;

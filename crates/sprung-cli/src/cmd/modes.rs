@@ -7,7 +7,7 @@ use std::path::Path;
 use anyhow::Context;
 use sprung_mbs::MbsSystem;
 use sprung_mbs::equilibrium::{self, EquilibriumOptions};
-use sprung_mbs::modes::modal_analysis;
+use sprung_mbs::modes::{ModesOptions, modal_analysis_with};
 use sprung_model::InitialStateKind;
 
 use super::load_model;
@@ -31,7 +31,12 @@ pub fn run(path: &Path, count: usize) -> anyhow::Result<()> {
     } else {
         v
     };
-    let modes = modal_analysis(&mut sys, 0.0, &r, &v);
+    let opts = ModesOptions {
+        count: count.max(1),
+        ..ModesOptions::default()
+    };
+    let modes = modal_analysis_with(&mut sys, 0.0, &r, &v, &opts)
+        .with_context(|| format!("modal analysis of '{}'", m.model.name))?;
     println!(
         "model '{}': linearised at {at}, {} DOF, {} first-order states",
         m.model.name,
