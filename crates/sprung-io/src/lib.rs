@@ -18,6 +18,7 @@ pub mod plot;
 mod plot_common;
 mod reader;
 pub mod result_folder;
+pub mod step_response;
 mod writer;
 pub mod xy_plot;
 
@@ -33,6 +34,7 @@ pub use metrics::{ChannelError, MetricsError, Window, compare, format_comparison
 pub use plot::{Layout, LineStyle, Panel, PlotOptions, Series, plot_time_series};
 pub use reader::{Column, ResultSet, read_results};
 pub use result_folder::{LOCK_FILE_NAME, ResultFolder, validate_result_name};
+pub use step_response::{Adjustment, StepOptions, StepResponse, step_response, subtract_datum};
 pub use writer::{
     ResultWriter, STOP_REASON_DROPPED, WriteSummary, WriterOptions, parts_dir_of, write_results,
 };

@@ -96,12 +96,12 @@ struct ParquetBackend {
     row_group_rows: usize,
     /// Rows since the last flush (column-major), written as the next part file.
     part: Vec<Vec<f64>>,
-    /// Folder of the part files.
-    parts_dir: PathBuf,
+    /// Folder of the part files (None: writing to a device or pipe, no parts).
+    parts_dir: Option<PathBuf>,
     /// Number of part files written.
     parts: u32,
-    /// The file being written (renamed to the result path by `finish`).
-    partial: PathBuf,
+    /// The file being written, renamed to the result path by `finish` (None: written directly).
+    partial: Option<PathBuf>,
     schema: Arc<Type>,
 }
 
@@ -192,16 +192,25 @@ impl ResultWriter {
             Format::Parquet => {
                 let schema =
                     Arc::new(parquet_schema(channels).map_err(|e| IoError::parquet(&path, e))?);
-                // Leftovers of an earlier run into the same path would be read as this run's.
-                let parts_dir = parts_dir_of(&path);
-                remove_if_exists(&path)?;
-                remove_if_exists(&sidecar_path(&path))?;
-                if parts_dir.is_dir() {
-                    std::fs::remove_dir_all(&parts_dir).map_err(|e| IoError::io(&parts_dir, e))?;
-                }
-                std::fs::create_dir_all(&parts_dir).map_err(|e| IoError::io(&parts_dir, e))?;
-                let partial = partial_path_of(&path);
-                let file = File::create(&partial).map_err(|e| IoError::io(&partial, e))?;
+                // A device or pipe (e.g. /dev/null) is written directly: no part files, no
+                // rename. Otherwise leftovers of an earlier run into the same path would be read
+                // as this run's, so they are removed (regular files only).
+                let special = std::fs::metadata(&path).is_ok_and(|m| !m.is_file());
+                let (parts_dir, partial) = if special {
+                    (None, None)
+                } else {
+                    let parts_dir = parts_dir_of(&path);
+                    remove_regular_file(&path)?;
+                    remove_regular_file(&sidecar_path(&path))?;
+                    if std::fs::symlink_metadata(&parts_dir).is_ok_and(|m| m.is_dir()) {
+                        std::fs::remove_dir_all(&parts_dir)
+                            .map_err(|e| IoError::io(&parts_dir, e))?;
+                    }
+                    std::fs::create_dir_all(&parts_dir).map_err(|e| IoError::io(&parts_dir, e))?;
+                    (Some(parts_dir), Some(partial_path_of(&path)))
+                };
+                let target = partial.as_deref().unwrap_or(&path);
+                let file = File::create(target).map_err(|e| IoError::io(target, e))?;
                 let writer = SerializedFileWriter::new(
                     file,
                     schema.clone(),
@@ -349,6 +358,10 @@ impl ResultWriter {
             serde_json::json!({ "write_error": message }),
         );
         self.doc.rows = self.rows;
+        if std::fs::metadata(&self.path).is_ok_and(|m| !m.is_file()) {
+            // A device or pipe has no place for a sidecar.
+            return Ok(());
+        }
         write_sidecar(&self.path, &self.doc)
     }
 
@@ -387,10 +400,13 @@ impl ResultWriter {
                 b.write_row_group().map_err(|e| IoError::parquet(path, e))?;
                 append_metadata(&mut b.writer, &self.doc, path)?;
                 b.writer.close().map_err(|e| IoError::parquet(path, e))?;
-                std::fs::rename(&b.partial, path).map_err(|e| IoError::io(path, e))?;
-                // The complete file is in place; the parts (and a failure sidecar) are obsolete.
-                let _ = std::fs::remove_dir_all(&b.parts_dir);
-                let _ = std::fs::remove_file(sidecar_path(path));
+                if let (Some(partial), Some(parts_dir)) = (&b.partial, &b.parts_dir) {
+                    std::fs::rename(partial, path).map_err(|e| IoError::io(path, e))?;
+                    // The complete file is in place; the parts (and a failure sidecar) are
+                    // obsolete.
+                    let _ = std::fs::remove_dir_all(parts_dir);
+                    let _ = remove_regular_file(&sidecar_path(path));
+                }
             }
         }
         Ok(WriteSummary {
@@ -427,12 +443,18 @@ impl CsvBackend {
 impl ParquetBackend {
     /// Writes the rows since the previous flush as the next complete part file.
     fn write_part(&mut self, doc: &MetaDocument, rows: u64) -> Result<(), IoError> {
+        let Some(parts_dir) = &self.parts_dir else {
+            for c in &mut self.part {
+                c.clear();
+            }
+            return Ok(());
+        };
         if self.part[0].is_empty() {
             return Ok(());
         }
         let name = format!("part-{:06}.parquet", self.parts);
-        let final_path = self.parts_dir.join(&name);
-        let tmp = self.parts_dir.join(format!(".{name}.tmp"));
+        let final_path = parts_dir.join(&name);
+        let tmp = parts_dir.join(format!(".{name}.tmp"));
         let mut doc = doc.clone();
         doc.rows = rows;
         let result = (|| -> Result<(), IoError> {
@@ -550,9 +572,10 @@ fn partial_path_of(path: &Path) -> PathBuf {
     PathBuf::from(s)
 }
 
-fn remove_if_exists(path: &Path) -> Result<(), IoError> {
-    match std::fs::remove_file(path) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(IoError::io(path, e)),
+/// Removes `path` if it is a regular file (never a device, pipe, folder or symlink target).
+fn remove_regular_file(path: &Path) -> Result<(), IoError> {
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if m.is_file() => std::fs::remove_file(path).map_err(|e| IoError::io(path, e)),
         _ => Ok(()),
     }
 }

@@ -5,9 +5,11 @@ pub mod bench_solvers;
 pub mod check;
 pub mod compare;
 pub mod loadcase;
+pub mod metrics;
 pub mod modes;
 pub mod plot;
 pub mod run;
+pub mod settings_check;
 pub mod solvers;
 
 use std::path::Path;

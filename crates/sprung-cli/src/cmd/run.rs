@@ -129,9 +129,13 @@ pub fn percentile(values: &[f64], p: f64) -> f64 {
 
 /// Runs the command.
 pub fn run(a: &RunArgs) -> anyhow::Result<()> {
+    // [hardening17] result name checked before anything is loaded or written.
+    sprung_io::validate_result_name(&a.name)?;
     let (m, model) = load_model(&a.model)?;
     let s = settings(&m, a)?;
-    simulate::route(&s.method, s.adaptive)?;
+    let route = simulate::route(&s.method, s.adaptive)?;
+    // [hardening17] one validation path for model-file and command-line settings.
+    super::settings_check::validate(a, &m, &s, &route)?;
     let mut sys = MbsSystem::new(model.clone());
     let mut outputs = OutputSet::new(&m, &model).map_err(anyhow::Error::msg)?;
     let (mut r, mut v) = model.design_state();
@@ -151,17 +155,19 @@ pub fn run(a: &RunArgs) -> anyhow::Result<()> {
             );
         }
     }
+    // [hardening17] Newton iterates of the equilibrium may probe beyond curve tables.
+    sprung_model::clear_out_of_range(&model.curves);
     let out_dir = a
         .out
         .clone()
         .unwrap_or_else(|| Path::new("out").join(&m.model.name));
-    std::fs::create_dir_all(&out_dir)
-        .with_context(|| format!("creating output directory {}", out_dir.display()))?;
-    let (format, ext) = match a.format {
-        FormatArg::Csv => (Format::Csv, "csv"),
-        FormatArg::Parquet => (Format::Parquet, "parquet"),
+    let format = match a.format {
+        FormatArg::Csv => Format::Csv,
+        FormatArg::Parquet => Format::Parquet,
     };
-    let path = out_dir.join(format!("{}.{ext}", a.name));
+    // [hardening17] folder created and locked (lock file with PID) only now, after validation.
+    let folder = sprung_io::ResultFolder::acquire(&out_dir, &a.name, format)?;
+    let path = folder.result_path().to_path_buf();
     let channels: Vec<Channel> = outputs
         .channels
         .iter()
@@ -190,6 +196,7 @@ pub fn run(a: &RunArgs) -> anyhow::Result<()> {
     let wall = Instant::now();
     let mut last_progress = Instant::now();
     let mut write_error: Option<sprung_io::IoError> = None;
+    let mut curve_error: Option<sprung_model::CurveRangeError> = None; // [hardening17]
     let quiet = a.quiet;
     let t_end = s.t_end;
     if !quiet {
@@ -212,6 +219,11 @@ pub fn run(a: &RunArgs) -> anyhow::Result<()> {
         if interrupted.load(Ordering::Relaxed) {
             return Control::Stop;
         }
+        // [hardening17] extrapolation = "error": one relaxed load per curve.
+        if sprung_model::any_out_of_range(&model.curves) {
+            curve_error = sprung_model::check_curve_ranges(&m, &model.curves).err();
+            return Control::Stop;
+        }
         if !quiet && last_progress.elapsed().as_secs_f64() > 2.0 {
             last_progress = Instant::now();
             eprintln!(
@@ -224,7 +236,22 @@ pub fn run(a: &RunArgs) -> anyhow::Result<()> {
     });
     let (summary, stop_reason, failure) = match result {
         Ok(sum) if interrupted.load(Ordering::Relaxed) => {
-            let why = format!("interrupted by the user at t = {} s", sum.t_reached);
+            let why = format!(
+                "interrupted by a signal (Ctrl-C/SIGINT, SIGTERM or SIGHUP) at t = {} s",
+                sum.t_reached
+            );
+            (sum, why.clone(), Some(why))
+        }
+        // [hardening17]
+        Ok(sum) if curve_error.is_some() => {
+            let why = format!(
+                "stopped at t = {} s: {}",
+                sum.t_reached,
+                curve_error
+                    .as_ref()
+                    .map(|e| e.to_string())
+                    .unwrap_or_default()
+            );
             (sum, why.clone(), Some(why))
         }
         Ok(sum) if write_error.is_some() => {
@@ -302,7 +329,7 @@ pub fn run(a: &RunArgs) -> anyhow::Result<()> {
         }
     );
     if a.plot && !channels.is_empty() {
-        let png = out_dir.join(format!("{}.png", a.name));
+        let png = folder.sibling("png");
         let names: Vec<String> = channels.iter().take(4).map(|c| c.name.clone()).collect();
         super::plot::plot_files(
             std::slice::from_ref(&path),
