@@ -9,8 +9,9 @@
 //! * **peak**: the sample farthest from `y0` in the direction of `y_f - y0` (the largest
 //!   `|y - y0|` when `y_f = y0`), its time, and the overshoot `(peak - y_f) / (y_f - y0)` in %;
 //! * **period**: the mean interval between successive *upward crossings of the final value*
-//!   (crossing times by linear interpolation between samples), over every crossing after
-//!   `t_step`; needs at least two crossings, else `None`;
+//!   (crossing times by linear interpolation between samples), over the crossings after
+//!   `t_step` and before the response last leaves ±[`PERIOD_FLOOR`]·|y_f - y0| around `y_f`
+//!   (later crossings are rounding noise); needs at least two crossings, else `None`;
 //! * **settling time**: the first time after which `|y - y_f|` stays within
 //!   `band · |y_f - y0|` (default band 2 %) until the end, measured from `t_step`, with the
 //!   band entry interpolated between the last sample outside and the next sample; `None` if the
@@ -18,6 +19,10 @@
 
 use crate::metrics::{MetricsError, interpolate_linear};
 use crate::reader::ResultSet;
+
+/// Deviation from the final value, relative to the step size, below which crossings of the
+/// final value no longer count for the period.
+pub const PERIOD_FLOOR: f64 = 1e-3;
 
 /// Options of [`step_response`].
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -142,9 +147,14 @@ pub fn step_response(
     } else {
         f64::NAN
     };
-    // Upward crossings of the final value.
+    // Upward crossings of the final value, up to the last sample outside the noise floor.
+    let floor = PERIOD_FLOOR * step.abs();
+    let last_significant = ys
+        .iter()
+        .rposition(|v| (v - final_value).abs() > floor)
+        .map_or(0, |k| (k + 1).min(ys.len() - 1));
     let mut crossings = Vec::new();
-    for k in 1..ys.len() {
+    for k in 1..=last_significant {
         let (a, b) = (ys[k - 1] - final_value, ys[k] - final_value);
         if a < 0.0 && b >= 0.0 {
             crossings.push(ts[k - 1] + (ts[k] - ts[k - 1]) * (-a) / (b - a));
