@@ -102,14 +102,21 @@ fn main() -> ExitCode {
     }
 }
 
-/// Parses the command line. Options that take a value accept negative numbers
-/// (`--step -1e-3`), so they reach the settings validation, which says what is wrong, instead of
-/// clap's hint to put `--` in front (which would make the number a positional argument).
+/// Parses the command line. Numeric options accept negative numbers (`--step -1e-3`, which
+/// clap's own negative-number detection misses for exponents), so they reach the settings
+/// validation, which says what is wrong, instead of clap's hint to put `--` in front (which would
+/// make the number a positional argument).
 fn parse_args() -> Cli {
     fn negatives(c: clap::Command) -> clap::Command {
         c.mut_args(|a| {
-            if a.get_action().takes_values() && !a.is_positional() {
-                a.allow_negative_numbers(true)
+            let id = a.get_value_parser().type_id();
+            let numeric = id == std::any::TypeId::of::<f64>()
+                || id == std::any::TypeId::of::<i64>()
+                || id == std::any::TypeId::of::<u64>()
+                || id == std::any::TypeId::of::<usize>()
+                || id == std::any::TypeId::of::<u32>();
+            if numeric && !a.is_positional() {
+                a.allow_hyphen_values(true)
             } else {
                 a
             }

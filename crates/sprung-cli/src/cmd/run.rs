@@ -99,10 +99,8 @@ fn settings(m: &sprung_model::Model, a: &RunArgs) -> anyhow::Result<RunSettings>
         t0: 0.0,
         t_end: a.t_end.unwrap_or(s.t_end),
         output_interval: a.output_interval.unwrap_or_else(|| s.output_interval()),
-        relinearise_every: a
-            .relinearise_every
-            .unwrap_or(s.relinearise_every as u64)
-            .max(1),
+        // [hardening17] no silent `.max(1)`: 0 is rejected by the settings validation.
+        relinearise_every: a.relinearise_every.unwrap_or(s.relinearise_every as u64),
         rtol: a.rtol.unwrap_or(s.rtol),
         atol: a.atol.unwrap_or(s.atol),
         linear_solver: match a.linear_solver {
