@@ -1,7 +1,7 @@
 //! # sprung-model — the sprung model file format (v1)
 //!
 //! Types, loading, mirror expansion, validation and curve/signal evaluation for the model files
-//! specified in `/work/notes/model-format.md`; conventions and curves after
+//! specified in `docs/model-format.md`; conventions and curves after
 //! `reference-suspensions.md` sections 1–2 (Archut & Corves elastokinematic suspension models:
 //! rigid bodies coupled only by bushings and point-to-point force elements, chassis = ground).
 //!

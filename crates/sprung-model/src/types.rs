@@ -1,4 +1,4 @@
-//! Serde data types of the sprung model format v1 (`/work/notes/model-format.md`).
+//! Serde data types of the sprung model format v1 (`docs/model-format.md`).
 //!
 //! One schema serves TOML and JSON. Every struct denies unknown fields. Units are SI unless a key
 //! ends in `_deg`. Defaults follow the specification; optional alternatives are `Option`s whose
