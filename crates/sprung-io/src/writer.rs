@@ -107,7 +107,7 @@ struct ParquetBackend {
 
 enum Backend {
     Csv(CsvBackend),
-    Parquet(ParquetBackend),
+    Parquet(Box<ParquetBackend>),
 }
 
 /// Writes a result set row by row to a CSV or Parquet file.
@@ -221,7 +221,7 @@ impl ResultWriter {
                     .map(|_| Vec::with_capacity(options.row_group_rows))
                     .collect();
                 let part = (0..=channels.len()).map(|_| Vec::new()).collect();
-                Backend::Parquet(ParquetBackend {
+                Backend::Parquet(Box::new(ParquetBackend {
                     writer,
                     columns,
                     row_group_rows: options.row_group_rows,
@@ -230,7 +230,7 @@ impl ResultWriter {
                     parts: 0,
                     partial,
                     schema,
-                })
+                }))
             }
         };
         Ok(ResultWriter {

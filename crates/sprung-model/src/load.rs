@@ -97,7 +97,7 @@ pub fn parse_raw(src: &str, format: Format, file_label: &str) -> Result<Model, M
                     "this file contains JSON but has the extension .toml; rename it to .json (the syntax is chosen by the extension)".into(),
                 );
             }
-            if let Some(item) = toml_failing_item(src) {
+            if let Some(item) = toml_failing_item(src, e.span().map(|s| s.start)) {
                 return ModelError::Syntax {
                     file: file_label.to_string(),
                     line: item.line,
@@ -232,7 +232,7 @@ fn json_item_checks() -> [ItemCheck<serde_json::Value, serde_json::Error>; 7] {
 /// Finds the first array item (in file order of kinds) that fails to deserialise on its own;
 /// locates the error at the offending key (unknown field) or the item's header, and names the
 /// item. `None` if every item deserialises (the error is elsewhere) or the TOML is malformed.
-fn toml_failing_item(src: &str) -> Option<ItemError> {
+fn toml_failing_item(src: &str, parser_offset: Option<usize>) -> Option<ItemError> {
     let doc: toml::Table = toml::from_str(src).ok()?;
     let mut best: Option<(usize, ItemError)> = None;
     for (kind, check) in toml_item_checks() {
@@ -250,11 +250,19 @@ fn toml_failing_item(src: &str) -> Option<ItemError> {
                 .unwrap_or_default();
             // The (i+1)-th `[[kind]]` header, or the array key for inline arrays.
             let start = nth_toml_header(src, kind, i).unwrap_or(0);
+            let end = next_toml_header(src, start);
             let mut off = start;
             if let Some(k) = unknown_field_key(e.message()).or_else(|| invalid_key(e.message()))
                 && let Some(o) = find_key_forward_toml(src, &k, start)
             {
                 off = o;
+            } else if let Some(p) = parser_offset
+                && p > start
+                && p < end
+            {
+                // The parser's own position is precise when it lies inside this item (plain
+                // structs); for internally tagged items it points elsewhere and is ignored.
+                off = p;
             }
             let (line, column) = line_col(src, off);
             let message = format!("{} (in [[{kind}]] #{}{name})", e.message().trim(), i + 1);
@@ -278,6 +286,20 @@ fn toml_failing_item(src: &str) -> Option<ItemError> {
 fn invalid_key(message: &str) -> Option<String> {
     let rest = message.split("key `").nth(1)?;
     Some(rest.split('`').next()?.to_string())
+}
+
+/// Byte offset of the first table header after the line at `from` (end of source if none).
+fn next_toml_header(src: &str, from: usize) -> usize {
+    let mut pos = from;
+    let mut first = true;
+    for l in src[from.min(src.len())..].split_inclusive('\n') {
+        if !first && l.trim_start().starts_with('[') {
+            return pos;
+        }
+        first = false;
+        pos += l.len();
+    }
+    src.len()
 }
 
 /// Byte offset of the `n`-th (0-based) `[[kind]]` header in TOML source.
