@@ -263,6 +263,8 @@ fn toml_failing_item(src: &str, parser_offset: Option<usize>) -> Option<ItemErro
                 // The parser's own position is precise when it lies inside this item (plain
                 // structs); for internally tagged items it points elsewhere and is ignored.
                 off = p;
+            } else if let Some(o) = offending_value_line(src, start, end, e.message()) {
+                off = o;
             }
             let (line, column) = line_col(src, off);
             let message = format!("{} (in [[{kind}]] #{}{name})", e.message().trim(), i + 1);
@@ -286,6 +288,34 @@ fn toml_failing_item(src: &str, parser_offset: Option<usize>) -> Option<ItemErro
 fn invalid_key(message: &str) -> Option<String> {
     let rest = message.split("key `").nth(1)?;
     Some(rest.split('`').next()?.to_string())
+}
+
+/// For "invalid type: integer `5`, expected ..." (or `string "x"`) inside an item: the offset of
+/// the only `key = value` line in `start..end` whose value is that text. `None` if there is no
+/// such line or more than one.
+fn offending_value_line(src: &str, start: usize, end: usize, message: &str) -> Option<usize> {
+    let rest = message.strip_prefix("invalid type: ")?;
+    let shown = if let Some(q) = rest.split('`').nth(1) {
+        q.to_string()
+    } else {
+        let q = rest.split('"').nth(1)?;
+        format!("\"{q}\"")
+    };
+    let mut found = None;
+    let mut pos = start;
+    for l in src.get(start..end)?.split_inclusive('\n') {
+        if let Some((_, v)) = l.split_once('=') {
+            let v = v.split('#').next().unwrap_or("").trim();
+            if v == shown {
+                if found.is_some() {
+                    return None;
+                }
+                found = Some(pos + (l.len() - l.trim_start().len()));
+            }
+        }
+        pos += l.len();
+    }
+    found
 }
 
 /// Byte offset of the first table header after the line at `from` (end of source if none).

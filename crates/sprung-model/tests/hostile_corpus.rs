@@ -191,6 +191,7 @@ fn dropped_keys_wrong_types_and_non_finite_numbers_are_rejected_where_they_are()
         assert!(required.contains(*k), "schema does not require '{k}'");
     }
     let mut cases = 0;
+    let mut wrong_type_at_line = 0;
     for path in models() {
         let src = std::fs::read_to_string(&path).unwrap();
         let base = path.parent().unwrap();
@@ -235,6 +236,16 @@ fn dropped_keys_wrong_types_and_non_finite_numbers_are_rejected_where_they_are()
                 i + 1,
                 o.message
             );
+            // Type errors point at the offending line itself.
+            if o.message.contains("invalid type") {
+                assert!(
+                    o.message.starts_with(&format!("{label}:{}:", i + 1)),
+                    "{label}:{}: '{key} = {wrong}' located at another line: {}",
+                    i + 1,
+                    o.message
+                );
+                wrong_type_at_line += 1;
+            }
             // 3. Non-finite and absurd numbers in place of every number.
             let is_number = value.parse::<f64>().is_ok();
             if is_number {
@@ -265,6 +276,7 @@ fn dropped_keys_wrong_types_and_non_finite_numbers_are_rejected_where_they_are()
         }
     }
     assert!(cases > 500, "{cases} cases");
+    assert!(wrong_type_at_line > 100, "{wrong_type_at_line} type errors");
 }
 
 #[test]
