@@ -90,15 +90,16 @@ fn model_file_mistakes_fail_check_with_file_and_line() {
     std::fs::write(&m, base.replace("step = 1e-3", "step = 7e-4")).unwrap();
     let t = text(&sprung_output(&["check", &s(&m)]));
     assert!(t.contains("does not divide t_end"), "{t}");
-    // The n-th force element is named, at its own line.
+    // The n-th force element is named, the offending key's line given.
     let m = d.join("fe.toml");
     std::fs::write(&m, base.replace("damping = 2.0", "damping = \"2\"")).unwrap();
     let t = text(&sprung_output(&["check", &s(&m)]));
-    let damper_line = base
+    let key_line = base
         .lines()
-        .position(|l| l.contains("type = \"damper\""))
-        .unwrap();
-    assert!(t.contains(&format!("{}:{damper_line}:", s(&m))), "{t}");
+        .position(|l| l.starts_with("damping = 2.0"))
+        .unwrap()
+        + 1;
+    assert!(t.contains(&format!("{}:{key_line}:", s(&m))), "{t}");
     assert!(t.contains("[[force_elements]] #2 'damper'"), "{t}");
     // JSON/TOML mix-ups and NaN in JSON.
     let m = d.join("json.toml");

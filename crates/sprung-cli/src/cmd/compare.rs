@@ -123,8 +123,12 @@ pub fn run(a: &CompareArgs) -> anyhow::Result<()> {
     println!("{}", format_comparison_table(&errors));
     if let Some(p) = &a.plot {
         let chans: Vec<String> = errors.iter().map(|e| e.channel.clone()).collect();
-        super::plot::plot_files(
-            &[a.result.clone(), a.reference.clone()],
+        // The adjusted data (scale, offset, time shift, datum), as compared.
+        super::plot::plot_sets(
+            &[
+                (a.result.as_path(), &res),
+                (a.reference.as_path(), &reference),
+            ],
             &chans,
             p,
             a.window.as_deref(),
