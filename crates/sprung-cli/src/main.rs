@@ -115,7 +115,10 @@ fn parse_args() -> Cli {
                 || id == std::any::TypeId::of::<u64>()
                 || id == std::any::TypeId::of::<usize>()
                 || id == std::any::TypeId::of::<u32>();
-            if numeric && !a.is_positional() {
+            // Text options that hold numbers: `--window -0.5:1`, `--ref-offset -2.5`.
+            let numbers_in_text =
+                matches!(a.get_id().as_str(), "window" | "ref_scale" | "ref_offset");
+            if (numeric || numbers_in_text) && !a.is_positional() {
                 a.allow_hyphen_values(true)
             } else {
                 a

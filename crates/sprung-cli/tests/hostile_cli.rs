@@ -235,6 +235,18 @@ fn metrics_and_adjusted_compare_match_the_analytic_oscillator() {
     };
     assert!(nmse(&t) < 1e-20, "{t}");
     assert!(nmse(&plain) > 1.0, "{plain}");
+    // Negative numbers in text options reach the option (no clap hint to use `--`).
+    let mut neg = args.to_vec();
+    neg.extend_from_slice(&[
+        "--ref-scale",
+        "-1e-3",
+        "--ref-offset",
+        "-0.0",
+        "--ref-time-shift",
+        "-0.25",
+    ]);
+    let t = text(&sprung_output(&neg));
+    assert!(!t.contains("tip:") && t.contains("x "), "{t}");
     // Datum: both relative to t = 1 s; still identical.
     adj.extend_from_slice(&["--datum", "1"]);
     let t = text(&sprung_output(&adj));
