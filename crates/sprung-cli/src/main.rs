@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 
 mod cmd;
 
@@ -55,6 +55,10 @@ enum Command {
     Compare(cmd::compare::CompareArgs),
     /// Plot result channels (optionally against references) to PNG or SVG.
     Plot(cmd::plot::PlotArgs),
+    /// Step-response metrics of result channels: initial and final value, peak, peak time,
+    /// overshoot, period (mean interval between upward crossings of the final value) and
+    /// settling time.
+    Metrics(cmd::metrics::MetricsArgs),
     /// Document 000's validation study: load case with LSRT2 and the RODAS4 reference on the
     /// reference axles, accuracy (Table 3), real-time factors (Table 2) and a Bild 7-like plot.
     Loadcase(cmd::loadcase::LoadcaseArgs),
@@ -78,7 +82,7 @@ enum Command {
 
 fn main() -> ExitCode {
     restore_sigpipe();
-    let cli = Cli::parse();
+    let cli = parse_args();
     let res = match cli.command {
         Command::Check { model } => cmd::check::run(&model),
         Command::Run(args) => cmd::run::run(&args),
@@ -90,6 +94,7 @@ fn main() -> ExitCode {
         Command::Elements => cmd::elements::run(),
         Command::Compare(args) => cmd::compare::run(&args),
         Command::Plot(args) => cmd::plot::run(&args),
+        Command::Metrics(args) => cmd::metrics::run(&args),
         Command::Loadcase(args) => cmd::loadcase::run(&args),
         Command::Bench(args) => cmd::bench::run(&args),
         Command::Modes { model, count } => cmd::modes::run(&model, count),
@@ -104,6 +109,34 @@ fn main() -> ExitCode {
     }
 }
 
+/// Parses the command line. Numeric options accept negative numbers (`--step -1e-3`, which
+/// clap's own negative-number detection misses for exponents), so they reach the settings
+/// validation, which says what is wrong, instead of clap's hint to put `--` in front (which would
+/// make the number a positional argument).
+fn parse_args() -> Cli {
+    fn negatives(c: clap::Command) -> clap::Command {
+        c.mut_args(|a| {
+            let id = a.get_value_parser().type_id();
+            let numeric = id == std::any::TypeId::of::<f64>()
+                || id == std::any::TypeId::of::<i64>()
+                || id == std::any::TypeId::of::<u64>()
+                || id == std::any::TypeId::of::<usize>()
+                || id == std::any::TypeId::of::<u32>();
+            // Text options that hold numbers: `--window -0.5:1`, `--ref-offset -2.5`.
+            let numbers_in_text =
+                matches!(a.get_id().as_str(), "window" | "ref_scale" | "ref_offset");
+            if (numeric || numbers_in_text) && !a.is_positional() {
+                a.allow_hyphen_values(true)
+            } else {
+                a
+            }
+        })
+        .mut_subcommands(negatives)
+    }
+    let matches = negatives(Cli::command()).get_matches();
+    Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit())
+}
+
 /// Piping the output into `head` must end the program quietly, not panic: restore the default
 /// SIGPIPE action that the Rust runtime replaces.
 fn restore_sigpipe() {
@@ -112,5 +145,8 @@ fn restore_sigpipe() {
     // disposition to its default has no memory-safety implications.
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+        // A file-size limit (`ulimit -f`) then makes writes fail with EFBIG, which the result
+        // writer reports and records like a full disk, instead of killing the process.
+        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
     }
 }

@@ -11,16 +11,26 @@
 //! `yield_now`, then short sleeps) until one comes back; such waits are counted in
 //! [`BackgroundStats::stalls`]. More or larger buffers remove stalls at the cost of memory.
 //!
-//! Errors of the writer thread (disk full, ...) are reported by the next `push_row`, `flush`
+//! Rows reach the file at least every [`FLUSH_INTERVAL`] of wall time: the writer thread raises
+//! a flag when the interval has passed, and the next `push_row` (one relaxed atomic load per
+//! row) hands over its partly filled buffer and asks for a [`ResultWriter::flush`], which makes
+//! the rows readable after a crash (whole CSV rows; a Parquet part file). The writer thread
+//! also flushes after a full buffer once the interval has passed.
+//!
+//! Errors of the writer thread (disk full, ...) are recorded in the metadata
+//! ([`ResultWriter::record_failure`]) when they happen and reported by the next `push_row`, `flush`
 //! or `finish` as [`IoError::WriterThread`] naming the file. Dropping the writer without
 //! `finish` finishes the file (best effort) with stop reason [`crate::STOP_REASON_DROPPED`].
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{Receiver, SyncSender, TryRecvError, sync_channel};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, TryRecvError, sync_channel};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
+
+/// Longest wall time between two flushes of a [`BackgroundWriter`] while rows arrive.
+pub const FLUSH_INTERVAL: Duration = Duration::from_millis(500);
 
 use serde_json::Value;
 
@@ -148,6 +158,7 @@ pub struct BackgroundWriter {
     tx: SyncSender<Msg>,
     free_rx: Receiver<RowBuffer>,
     failed: Arc<AtomicBool>,
+    flush_wanted: Arc<AtomicBool>,
     handle: Option<JoinHandle<Result<WriteSummary, IoError>>>,
     error: Option<String>,
     stats: BackgroundStats,
@@ -198,9 +209,11 @@ impl BackgroundWriter {
         let current = Some(RowBuffer::new(options.rows_per_buffer, channels));
         let failed = Arc::new(AtomicBool::new(false));
         let failed_thread = Arc::clone(&failed);
+        let flush_wanted = Arc::new(AtomicBool::new(false));
+        let flush_thread = Arc::clone(&flush_wanted);
         let handle = std::thread::Builder::new()
             .name("sprung-io-writer".into())
-            .spawn(move || writer_thread(writer, rx, free_tx, failed_thread))
+            .spawn(move || writer_thread(writer, rx, free_tx, failed_thread, flush_thread))
             .map_err(|e| IoError::io(&path, e))?;
         Ok(BackgroundWriter {
             path,
@@ -209,6 +222,7 @@ impl BackgroundWriter {
             tx,
             free_rx,
             failed,
+            flush_wanted,
             handle: Some(handle),
             error: None,
             stats: BackgroundStats::default(),
@@ -246,6 +260,9 @@ impl BackgroundWriter {
         if buf.is_full() {
             self.hand_off()?;
             self.take_free_buffer()?;
+        } else if self.flush_wanted.load(Ordering::Relaxed) {
+            self.flush_wanted.store(false, Ordering::Relaxed);
+            self.flush()?;
         }
         Ok(())
     }
@@ -389,17 +406,33 @@ fn writer_thread(
     rx: Receiver<Msg>,
     free_tx: SyncSender<RowBuffer>,
     failed: Arc<AtomicBool>,
+    flush_wanted: Arc<AtomicBool>,
 ) -> Result<WriteSummary, IoError> {
+    let mut last_flush = Instant::now();
     loop {
-        let step = match rx.recv() {
+        let wait = FLUSH_INTERVAL.saturating_sub(last_flush.elapsed());
+        let step = match rx.recv_timeout(wait.max(Duration::from_millis(1))) {
+            Err(RecvTimeoutError::Timeout) => {
+                // Rows may be waiting in the producer's buffer: ask it to hand them over.
+                flush_wanted.store(true, Ordering::Relaxed);
+                last_flush = Instant::now();
+                Ok(())
+            }
             Ok(Msg::Rows(mut buf)) => {
-                let r = writer.write_rows(buf.times(), buf.values());
+                let mut r = writer.write_rows(buf.times(), buf.values());
                 buf.clear();
                 // The return channel can hold every buffer; a failure means the producer is gone.
                 let _ = free_tx.try_send(buf);
+                if r.is_ok() && last_flush.elapsed() >= FLUSH_INTERVAL {
+                    r = writer.flush();
+                    last_flush = Instant::now();
+                }
                 r
             }
-            Ok(Msg::Flush) => writer.flush(),
+            Ok(Msg::Flush) => {
+                last_flush = Instant::now();
+                writer.flush()
+            }
             Ok(Msg::Finish { stop_reason, extra }) => {
                 let r = writer.finish(&stop_reason, extra);
                 if r.is_err() {
@@ -407,7 +440,7 @@ fn writer_thread(
                 }
                 return r;
             }
-            Err(_) => {
+            Err(RecvTimeoutError::Disconnected) => {
                 let r = writer.finish(STOP_REASON_DROPPED, Value::Null);
                 if r.is_err() {
                     failed.store(true, Ordering::Release);
@@ -416,8 +449,10 @@ fn writer_thread(
             }
         };
         if let Err(e) = step {
+            // Recorded in the metadata now (the run loop learns of it at its next row); the
+            // writer is abandoned, keeping every row flushed before.
+            let _ = writer.record_failure(&e.to_string());
             failed.store(true, Ordering::Release);
-            // `writer` is dropped here, which finishes the file as far as possible.
             return Err(e);
         }
     }

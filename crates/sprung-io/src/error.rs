@@ -111,6 +111,20 @@ pub enum IoError {
     /// A comparison of result channels could not be carried out.
     #[error("{0}")]
     Metrics(#[from] crate::metrics::MetricsError),
+    /// A result name (`--name`) is not a usable file name.
+    #[error("{message}")]
+    InvalidName {
+        /// What is wrong and what to do.
+        message: String,
+    },
+    /// A result folder cannot be used (invalid name, in use by another run, ...).
+    #[error("result folder '{path}': {message}")]
+    Folder {
+        /// Folder (or the rejected name).
+        path: PathBuf,
+        /// What is wrong and what to do.
+        message: String,
+    },
     /// Plotting failed.
     #[error("cannot plot '{path}': {message}")]
     Plot {

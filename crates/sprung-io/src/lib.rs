@@ -17,10 +17,14 @@ pub mod metrics;
 pub mod plot;
 mod plot_common;
 mod reader;
+pub mod result_folder;
+pub mod step_response;
 mod writer;
 pub mod xy_plot;
 
-pub use background::{BackgroundOptions, BackgroundStats, BackgroundWriter, RowBuffer};
+pub use background::{
+    BackgroundOptions, BackgroundStats, BackgroundWriter, FLUSH_INTERVAL, RowBuffer,
+};
 pub use channel::{
     Channel, FORMAT_TAG, FORMAT_VERSION, Format, MetaDocument, PARQUET_META_KEY,
     PARQUET_UNIT_PREFIX, TIME_COLUMN, TIME_UNIT, TimeColumn, sidecar_path,
@@ -29,4 +33,8 @@ pub use error::IoError;
 pub use metrics::{ChannelError, MetricsError, Window, compare, format_comparison_table};
 pub use plot::{Layout, LineStyle, Panel, PlotOptions, Series, plot_time_series};
 pub use reader::{Column, ResultSet, read_results};
-pub use writer::{ResultWriter, STOP_REASON_DROPPED, WriteSummary, WriterOptions, write_results};
+pub use result_folder::{LOCK_FILE_NAME, ResultFolder, validate_result_name};
+pub use step_response::{Adjustment, StepOptions, StepResponse, step_response, subtract_datum};
+pub use writer::{
+    ResultWriter, STOP_REASON_DROPPED, WriteSummary, WriterOptions, parts_dir_of, write_results,
+};

@@ -54,6 +54,12 @@ impl Window {
 /// Errors of a comparison.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum MetricsError {
+    /// Invalid input of a metric or adjustment (message says what and how to fix it).
+    #[error("{message}")]
+    Invalid {
+        /// What is wrong.
+        message: String,
+    },
     /// A requested channel is missing.
     #[error("channel '{channel}' is missing in the {which}; available channels: {available}")]
     MissingChannel {

@@ -150,6 +150,15 @@ pub(crate) fn render(
     painter: &impl PanelPainter,
 ) -> Result<(), IoError> {
     let err = plot_error(path);
+    if let Some(dir) = path.parent()
+        && !dir.as_os_str().is_empty()
+        && !dir.is_dir()
+    {
+        return Err(err(format!(
+            "the folder '{}' does not exist; create it first or write the plot elsewhere",
+            dir.display()
+        )));
+    }
     ensure_font().map_err(&err)?;
     let ext = path
         .extension()
@@ -159,12 +168,14 @@ pub(crate) fn render(
         Some("png") => {
             let root = BitMapBackend::new(path, frame.size).into_drawing_area();
             draw_grid(&root, frame, painter).map_err(&err)?;
-            root.present().map_err(|e| err(e.to_string()))
+            root.present()
+                .map_err(|e| err(format!("writing the image failed: {e}")))
         }
         Some("svg") => {
             let root = SVGBackend::new(path, frame.size).into_drawing_area();
             draw_grid(&root, frame, painter).map_err(&err)?;
-            root.present().map_err(|e| err(e.to_string()))
+            root.present()
+                .map_err(|e| err(format!("writing the image failed: {e}")))
         }
         _ => Err(err(
             "unknown image format; use the extension .png or .svg".into()

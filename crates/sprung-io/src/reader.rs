@@ -4,6 +4,12 @@
 //! The format is selected by the extension (`.csv`, `.parquet`/`.pq`). Units and descriptions
 //! come from the CSV sidecar `<path>.meta.json` or from the Parquet key-value metadata when
 //! present; otherwise they are empty.
+//!
+//! Results of a run that did not finish (killed, disk full) are read as far as they were
+//! flushed, with a warning in [`ResultSet::warnings`]: a CSV file whose last line has no line
+//! end (a row cut by the crash) loses that line; a Parquet result whose file is missing is read
+//! from its part files `<path>.parts/part-*.parquet` (also when the folder itself is given).
+//! Rows with a wrong number of fields or text that is not a number are errors, never skipped.
 
 use std::fs::File;
 use std::path::Path;
@@ -38,6 +44,9 @@ pub struct ResultSet {
     pub time: Vec<f64>,
     /// Channels in file order (without `time`).
     pub columns: Vec<Column>,
+    /// What the reader noticed and repaired (partial last CSV line dropped, unfinished run read
+    /// from its parts, ...). Callers should show these to the user.
+    pub warnings: Vec<String>,
     /// The metadata document, if the file carried one.
     pub meta: Option<MetaDocument>,
 }
@@ -92,10 +101,103 @@ impl ResultSet {
 /// Reads a CSV or Parquet result file (format chosen by extension).
 pub fn read_results(path: impl AsRef<Path>) -> Result<ResultSet, IoError> {
     let path = path.as_ref();
-    match Format::from_path(path)? {
-        Format::Csv => read_csv(path),
-        Format::Parquet => read_parquet(path),
+    if path.is_dir() {
+        return read_parquet_parts(path, None);
     }
+    let mut set = match Format::from_path(path)? {
+        Format::Csv => read_csv(path)?,
+        Format::Parquet => {
+            let parts = crate::writer::parts_dir_of(path);
+            if !path.exists() && parts.is_dir() {
+                return read_parquet_parts(&parts, Some(path));
+            }
+            read_parquet(path)?
+        }
+    };
+    if let Some(m) = &set.meta
+        && !m.complete
+    {
+        set.warnings.push(format!(
+            "'{}' is from a run that did not finish (killed or still running); read {} rows up to t = {} s",
+            path.display(),
+            set.time.len(),
+            set.time.last().copied().unwrap_or(f64::NAN)
+        ));
+    }
+    Ok(set)
+}
+
+/// Reads the part files of an unfinished Parquet result (`<result>.parts/part-*.parquet`, in
+/// name order). Metadata: the sidecar `<result>.meta.json` if present (written on a write
+/// failure), else the last part's.
+fn read_parquet_parts(dir: &Path, result: Option<&Path>) -> Result<ResultSet, IoError> {
+    let mut files: Vec<std::path::PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| IoError::io(dir, e))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("part-") && n.ends_with(".parquet"))
+        })
+        .collect();
+    files.sort();
+    let Some(first) = files.first() else {
+        return Err(IoError::malformed(
+            dir,
+            "no part files (part-*.parquet): the run wrote no rows before it stopped",
+        ));
+    };
+    let mut set = read_parquet(first)?;
+    for f in &files[1..] {
+        let next = read_parquet(f)?;
+        let same = next.columns.len() == set.columns.len()
+            && next
+                .columns
+                .iter()
+                .zip(&set.columns)
+                .all(|(a, b)| a.name == b.name);
+        if !same {
+            return Err(IoError::malformed(
+                f,
+                "the part files have different columns; they are not from one run",
+            ));
+        }
+        set.time.extend_from_slice(&next.time);
+        for (c, n) in set.columns.iter_mut().zip(next.columns) {
+            c.values.extend_from_slice(&n.values);
+        }
+        set.meta = next.meta;
+    }
+    let result_path = match result {
+        Some(p) => p.to_path_buf(),
+        None => {
+            let s = dir.as_os_str().to_string_lossy();
+            std::path::PathBuf::from(s.strip_suffix(".parts").unwrap_or(&s).to_string())
+        }
+    };
+    let side = sidecar_path(&result_path);
+    if side.exists() {
+        let text = std::fs::read(&side).map_err(|e| IoError::io(&side, e))?;
+        let meta: MetaDocument =
+            serde_json::from_slice(&text).map_err(|e| IoError::json(&side, e))?;
+        set.meta = Some(meta);
+    }
+    let reason = set
+        .meta
+        .as_ref()
+        .and_then(|m| m.metadata.get("stop_reason"))
+        .and_then(Value::as_str)
+        .unwrap_or("killed or still running")
+        .to_string();
+    set.warnings.push(format!(
+        "'{}' is missing: read {} rows up to t = {} s from {} part files in '{}' of a run that did not finish ({reason})",
+        result_path.display(),
+        set.time.len(),
+        set.time.last().copied().unwrap_or(f64::NAN),
+        files.len(),
+        dir.display()
+    ));
+    Ok(set)
 }
 
 /// Applies units and descriptions from a metadata document to the columns.
@@ -128,11 +230,29 @@ fn split_time(path: &Path, mut columns: Vec<Column>) -> Result<(Vec<f64>, Vec<Co
 }
 
 fn read_csv(path: &Path) -> Result<ResultSet, IoError> {
-    let file = File::open(path).map_err(|e| IoError::io(path, e))?;
+    let mut bytes = std::fs::read(path).map_err(|e| IoError::io(path, e))?;
+    let mut warnings = Vec::new();
+    // In a file written by sprung (it has the sidecar) a last line without line end is a row
+    // cut by a crash or a full disk (the writer ends every row with '\n'): drop it rather than
+    // accept a row with truncated numbers. Files from elsewhere often omit the final line end.
+    if sidecar_path(path).exists()
+        && let Some(&last) = bytes.last()
+        && last != b'\n'
+        && let Some(nl) = bytes.iter().rposition(|&b| b == b'\n')
+    {
+        let cut = String::from_utf8_lossy(&bytes[nl + 1..]).into_owned();
+        let line = bytes[..=nl].iter().filter(|&&b| b == b'\n').count() + 1;
+        bytes.truncate(nl + 1);
+        warnings.push(format!(
+            "'{}': ignored the incomplete last line {line} ('{}'): it has no line end, so the run was cut off while writing it",
+            path.display(),
+            cut.chars().take(60).collect::<String>()
+        ));
+    }
     let mut reader = csv::ReaderBuilder::new()
         .has_headers(true)
         .trim(csv::Trim::All)
-        .from_reader(std::io::BufReader::new(file));
+        .from_reader(bytes.as_slice());
     let headers = reader.headers().map_err(|e| IoError::csv(path, e))?.clone();
     let mut columns: Vec<Column> = headers
         .iter()
@@ -178,6 +298,7 @@ fn read_csv(path: &Path) -> Result<ResultSet, IoError> {
         time,
         columns,
         meta,
+        warnings,
     })
 }
 
@@ -290,5 +411,6 @@ fn read_parquet(path: &Path) -> Result<ResultSet, IoError> {
         time,
         columns,
         meta,
+        warnings: Vec::new(),
     })
 }

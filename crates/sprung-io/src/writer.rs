@@ -4,11 +4,22 @@
 //!   per output time, every value printed as the shortest decimal string that parses back to
 //!   the identical `f64` (ryu). Units, descriptions and run metadata go to the sidecar
 //!   `<path>.meta.json` ([`crate::MetaDocument`]); the sidecar is written at creation (so a crashed
-//!   run still documents its channels) and rewritten at `finish`.
+//!   run still documents its channels) and rewritten at `finish`. Rows are formatted into memory
+//!   and handed to the operating system only as whole rows (at `flush`, or when about 1 MiB is
+//!   pending), so a process killed at any moment leaves whole rows; only an interrupted system
+//!   call (SIGKILL during the write, disk full) can leave a partial last line, which the reader
+//!   drops with a warning (it has no line end).
 //! * Parquet: one required `DOUBLE` column per channel, `time` first, no compression. Rows are
-//!   collected into row groups of [`WriterOptions::row_group_rows`] rows; `finish` (or `Drop`)
-//!   writes the last partial row group and the footer, so a run that is stopped early still gives
-//!   a valid file. The metadata document is stored as key-value file metadata under
+//!   collected into row groups of [`WriterOptions::row_group_rows`] rows in `<path>.partial`;
+//!   `finish` (or `Drop`) writes the last partial row group and the footer and renames the file
+//!   to `<path>`, so a run that is stopped early still gives a valid file. Because a Parquet file
+//!   is unreadable until its footer is written, every `flush` additionally writes the rows since
+//!   the previous flush as a complete Parquet file `<path>.parts/part-NNNNNN.parquet` (written
+//!   under a hidden temporary name and renamed, so a part is either complete or absent). After a
+//!   SIGKILL or a full disk the folder `<path>.parts` holds every flushed row: the reader of this
+//!   crate reads it when `<path>` is missing, and pyarrow/pandas read it as a dataset
+//!   (`pd.read_parquet("results.parquet.parts")`). `finish` removes the parts once `<path>`
+//!   is in place. The metadata document is stored as key-value file metadata under
 //!   [`crate::PARQUET_META_KEY`], and each unit under `sprung.unit.<column>`. In addition an
 //!   Arrow schema (`ARROW:schema`) gives every field the metadata `unit` (and `description`), so
 //!   Arrow-based readers such as pyarrow show the units as field metadata.
@@ -17,7 +28,7 @@
 //! [`crate::BackgroundWriter`], which moves the I/O to a separate thread.
 
 use std::fs::File;
-use std::io::BufWriter;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -67,8 +78,14 @@ pub struct WriteSummary {
     pub meta: MetaDocument,
 }
 
+/// Pending CSV bytes (whole rows) above which a write to the file happens without a flush.
+const CSV_SPILL_BYTES: usize = 1 << 20;
+
 struct CsvBackend {
-    writer: csv::Writer<BufWriter<File>>,
+    file: File,
+    /// Formatted whole rows not yet handed to the operating system (ryu numbers never need
+    /// CSV quoting).
+    buf: Vec<u8>,
     number: ryu::Buffer,
 }
 
@@ -77,11 +94,20 @@ struct ParquetBackend {
     /// Pending row group, column-major; `columns[0]` is time.
     columns: Vec<Vec<f64>>,
     row_group_rows: usize,
+    /// Rows since the last flush (column-major), written as the next part file.
+    part: Vec<Vec<f64>>,
+    /// Folder of the part files (None: writing to a device or pipe, no parts).
+    parts_dir: Option<PathBuf>,
+    /// Number of part files written.
+    parts: u32,
+    /// The file being written, renamed to the result path by `finish` (None: written directly).
+    partial: Option<PathBuf>,
+    schema: Arc<Type>,
 }
 
 enum Backend {
     Csv(CsvBackend),
-    Parquet(ParquetBackend),
+    Parquet(Box<ParquetBackend>),
 }
 
 /// Writes a result set row by row to a CSV or Parquet file.
@@ -143,38 +169,68 @@ impl ResultWriter {
             });
         }
         let doc = MetaDocument::new(channels, metadata);
-        let file = File::create(&path).map_err(|e| IoError::io(&path, e))?;
         let backend = match format {
             Format::Csv => {
-                let mut writer = csv::Writer::from_writer(BufWriter::new(file));
+                let mut file = File::create(&path).map_err(|e| IoError::io(&path, e))?;
+                let mut writer = csv::Writer::from_writer(Vec::new());
                 let header =
                     std::iter::once(TIME_COLUMN).chain(channels.iter().map(|c| c.name.as_str()));
                 writer
                     .write_record(header)
                     .map_err(|e| IoError::csv(&path, e))?;
-                writer.flush().map_err(|e| IoError::io(&path, e))?;
+                let header = writer
+                    .into_inner()
+                    .map_err(|e| IoError::io(&path, e.into_error()))?;
+                file.write_all(&header).map_err(|e| IoError::io(&path, e))?;
                 write_sidecar(&path, &doc)?;
                 Backend::Csv(CsvBackend {
-                    writer,
+                    file,
+                    buf: Vec::with_capacity(64 * 1024),
                     number: ryu::Buffer::new(),
                 })
             }
             Format::Parquet => {
-                let schema = parquet_schema(channels).map_err(|e| IoError::parquet(&path, e))?;
-                let props = WriterProperties::builder()
-                    .set_max_row_group_size(options.row_group_rows)
-                    .set_created_by(format!("sprung-io {}", env!("CARGO_PKG_VERSION")))
-                    .build();
-                let writer = SerializedFileWriter::new(file, Arc::new(schema), Arc::new(props))
-                    .map_err(|e| IoError::parquet(&path, e))?;
+                let schema =
+                    Arc::new(parquet_schema(channels).map_err(|e| IoError::parquet(&path, e))?);
+                // A device or pipe (e.g. /dev/null) is written directly: no part files, no
+                // rename. Otherwise leftovers of an earlier run into the same path would be read
+                // as this run's, so they are removed (regular files only).
+                let special = std::fs::metadata(&path).is_ok_and(|m| !m.is_file());
+                let (parts_dir, partial) = if special {
+                    (None, None)
+                } else {
+                    let parts_dir = parts_dir_of(&path);
+                    remove_regular_file(&path)?;
+                    remove_regular_file(&sidecar_path(&path))?;
+                    if std::fs::symlink_metadata(&parts_dir).is_ok_and(|m| m.is_dir()) {
+                        std::fs::remove_dir_all(&parts_dir)
+                            .map_err(|e| IoError::io(&parts_dir, e))?;
+                    }
+                    std::fs::create_dir_all(&parts_dir).map_err(|e| IoError::io(&parts_dir, e))?;
+                    (Some(parts_dir), Some(partial_path_of(&path)))
+                };
+                let target = partial.as_deref().unwrap_or(&path);
+                let file = File::create(target).map_err(|e| IoError::io(target, e))?;
+                let writer = SerializedFileWriter::new(
+                    file,
+                    schema.clone(),
+                    Arc::new(parquet_props(options.row_group_rows)),
+                )
+                .map_err(|e| IoError::parquet(&path, e))?;
                 let columns = (0..=channels.len())
                     .map(|_| Vec::with_capacity(options.row_group_rows))
                     .collect();
-                Backend::Parquet(ParquetBackend {
+                let part = (0..=channels.len()).map(|_| Vec::new()).collect();
+                Backend::Parquet(Box::new(ParquetBackend {
                     writer,
                     columns,
                     row_group_rows: options.row_group_rows,
-                })
+                    part,
+                    parts_dir,
+                    parts: 0,
+                    partial,
+                    schema,
+                }))
             }
         };
         Ok(ResultWriter {
@@ -225,21 +281,23 @@ impl ResultWriter {
                 });
             }
             Some(Backend::Csv(b)) => {
-                b.writer
-                    .write_field(b.number.format(t))
-                    .map_err(|e| IoError::csv(path, e))?;
+                b.buf.extend_from_slice(b.number.format(t).as_bytes());
                 for &v in values {
-                    b.writer
-                        .write_field(b.number.format(v))
-                        .map_err(|e| IoError::csv(path, e))?;
+                    b.buf.push(b',');
+                    b.buf.extend_from_slice(b.number.format(v).as_bytes());
                 }
-                b.writer
-                    .write_record(None::<&[u8]>)
-                    .map_err(|e| IoError::csv(path, e))?;
+                b.buf.push(b'\n');
+                if b.buf.len() >= CSV_SPILL_BYTES {
+                    b.spill().map_err(|e| IoError::io(path, e))?;
+                }
             }
             Some(Backend::Parquet(b)) => {
                 b.columns[0].push(t);
+                b.part[0].push(t);
                 for (col, &v) in b.columns[1..].iter_mut().zip(values) {
+                    col.push(v);
+                }
+                for (col, &v) in b.part[1..].iter_mut().zip(values) {
                     col.push(v);
                 }
                 if b.columns[0].len() >= b.row_group_rows {
@@ -273,15 +331,38 @@ impl ResultWriter {
         Ok(())
     }
 
-    /// Pushes buffered data to the operating system (CSV) or writes the pending rows as a row
-    /// group (Parquet; the file only becomes readable after `finish`, which writes the footer).
+    /// Makes every row written so far readable after a crash: hands the pending whole rows to
+    /// the operating system (CSV) or writes the rows since the previous flush as the next part
+    /// file `<path>.parts/part-NNNNNN.parquet` (Parquet; see the module documentation).
     pub fn flush(&mut self) -> Result<(), IoError> {
         let path = &self.path;
         match self.backend.as_mut() {
             None => Ok(()),
-            Some(Backend::Csv(b)) => b.writer.flush().map_err(|e| IoError::io(path, e)),
-            Some(Backend::Parquet(b)) => b.write_row_group().map_err(|e| IoError::parquet(path, e)),
+            Some(Backend::Csv(b)) => b.spill().map_err(|e| IoError::io(path, e)),
+            Some(Backend::Parquet(b)) => b.write_part(&self.doc, self.rows),
         }
+    }
+
+    /// Records that writing failed (e.g. disk full) and abandons the file: no further byte is
+    /// written (so a partly written row is never followed by more data; CSV and Parquet parts
+    /// keep every row flushed before). The reason goes into the metadata (`stop_reason`,
+    /// `write_error`; `complete` stays `false`): the CSV sidecar, or for Parquet the sidecar
+    /// `<path>.meta.json` next to `<path>.parts`, which the reader prefers over the parts'
+    /// own metadata. Best effort: on a full disk this small file may fail as well, which is
+    /// returned.
+    pub fn record_failure(&mut self, message: &str) -> Result<(), IoError> {
+        self.backend = None;
+        merge_metadata(
+            &mut self.doc.metadata,
+            &format!("writing results failed: {message}"),
+            serde_json::json!({ "write_error": message }),
+        );
+        self.doc.rows = self.rows;
+        if std::fs::metadata(&self.path).is_ok_and(|m| !m.is_file()) {
+            // A device or pipe has no place for a sidecar.
+            return Ok(());
+        }
+        write_sidecar(&self.path, &self.doc)
     }
 
     /// Writes the remaining rows, records `stop_reason` and `extra_metadata` (merged into the
@@ -311,46 +392,21 @@ impl ResultWriter {
         let path = &self.path;
         match backend {
             Backend::Csv(mut b) => {
-                // Flushes the CSV buffer and the underlying `BufWriter` into the file.
-                b.writer.flush().map_err(|e| IoError::io(path, e))?;
+                b.spill().map_err(|e| IoError::io(path, e))?;
                 drop(b);
                 write_sidecar(path, &self.doc)?;
             }
             Backend::Parquet(mut b) => {
                 b.write_row_group().map_err(|e| IoError::parquet(path, e))?;
-                let json = serde_json::to_string(&self.doc).map_err(|e| IoError::json(path, e))?;
-                b.writer
-                    .append_key_value_metadata(KeyValue::new(PARQUET_META_KEY.to_string(), json));
-                b.writer.append_key_value_metadata(KeyValue::new(
-                    format!("{PARQUET_UNIT_PREFIX}{TIME_COLUMN}"),
-                    TIME_UNIT.to_string(),
-                ));
-                for c in &self.doc.channels {
-                    b.writer.append_key_value_metadata(KeyValue::new(
-                        format!("{PARQUET_UNIT_PREFIX}{}", c.name),
-                        c.unit.clone(),
-                    ));
-                }
-                // Per-field metadata for Arrow-based readers (pyarrow/pandas, arrow-rs).
-                let mut fields = vec![ArrowField {
-                    name: TIME_COLUMN,
-                    metadata: vec![("unit", TIME_UNIT)],
-                }];
-                for c in &self.doc.channels {
-                    let mut metadata = vec![("unit", c.unit.as_str())];
-                    if !c.description.is_empty() {
-                        metadata.push(("description", c.description.as_str()));
-                    }
-                    fields.push(ArrowField {
-                        name: &c.name,
-                        metadata,
-                    });
-                }
-                b.writer.append_key_value_metadata(KeyValue::new(
-                    "ARROW:schema".to_string(),
-                    base64(&schema_message(&fields)),
-                ));
+                append_metadata(&mut b.writer, &self.doc, path)?;
                 b.writer.close().map_err(|e| IoError::parquet(path, e))?;
+                if let (Some(partial), Some(parts_dir)) = (&b.partial, &b.parts_dir) {
+                    std::fs::rename(partial, path).map_err(|e| IoError::io(path, e))?;
+                    // The complete file is in place; the parts (and a failure sidecar) are
+                    // obsolete.
+                    let _ = std::fs::remove_dir_all(parts_dir);
+                    let _ = remove_regular_file(&sidecar_path(path));
+                }
             }
         }
         Ok(WriteSummary {
@@ -372,7 +428,68 @@ impl Drop for ResultWriter {
     }
 }
 
+impl CsvBackend {
+    /// Writes the pending whole rows to the file.
+    fn spill(&mut self) -> std::io::Result<()> {
+        if !self.buf.is_empty() {
+            let r = self.file.write_all(&self.buf);
+            self.buf.clear();
+            r?;
+        }
+        Ok(())
+    }
+}
+
 impl ParquetBackend {
+    /// Writes the rows since the previous flush as the next complete part file.
+    fn write_part(&mut self, doc: &MetaDocument, rows: u64) -> Result<(), IoError> {
+        let Some(parts_dir) = &self.parts_dir else {
+            for c in &mut self.part {
+                c.clear();
+            }
+            return Ok(());
+        };
+        if self.part[0].is_empty() {
+            return Ok(());
+        }
+        let name = format!("part-{:06}.parquet", self.parts);
+        let final_path = parts_dir.join(&name);
+        let tmp = parts_dir.join(format!(".{name}.tmp"));
+        let mut doc = doc.clone();
+        doc.rows = rows;
+        let result = (|| -> Result<(), IoError> {
+            let file = File::create(&tmp).map_err(|e| IoError::io(&tmp, e))?;
+            let mut w = SerializedFileWriter::new(
+                file,
+                self.schema.clone(),
+                Arc::new(parquet_props(self.part[0].len().max(1))),
+            )
+            .map_err(|e| IoError::parquet(&tmp, e))?;
+            let mut rg = w.next_row_group().map_err(|e| IoError::parquet(&tmp, e))?;
+            let mut k = 0;
+            while let Some(mut col) = rg.next_column().map_err(|e| IoError::parquet(&tmp, e))? {
+                col.typed::<DoubleType>()
+                    .write_batch(&self.part[k], None, None)
+                    .map_err(|e| IoError::parquet(&tmp, e))?;
+                col.close().map_err(|e| IoError::parquet(&tmp, e))?;
+                k += 1;
+            }
+            rg.close().map_err(|e| IoError::parquet(&tmp, e))?;
+            append_metadata(&mut w, &doc, &tmp)?;
+            w.close().map_err(|e| IoError::parquet(&tmp, e))?;
+            std::fs::rename(&tmp, &final_path).map_err(|e| IoError::io(&final_path, e))
+        })();
+        if result.is_err() {
+            let _ = std::fs::remove_file(&tmp);
+        }
+        result?;
+        self.parts += 1;
+        for c in &mut self.part {
+            c.clear();
+        }
+        Ok(())
+    }
+
     fn write_row_group(&mut self) -> Result<(), parquet::errors::ParquetError> {
         if self.columns[0].is_empty() {
             return Ok(());
@@ -390,6 +507,76 @@ impl ParquetBackend {
             c.clear();
         }
         Ok(())
+    }
+}
+
+fn parquet_props(row_group_rows: usize) -> WriterProperties {
+    WriterProperties::builder()
+        .set_max_row_group_size(row_group_rows)
+        .set_created_by(format!("sprung-io {}", env!("CARGO_PKG_VERSION")))
+        .build()
+}
+
+/// Stores the metadata document, the units and the Arrow schema (field metadata `unit`,
+/// `description`) as key-value metadata of a Parquet file.
+fn append_metadata(
+    w: &mut SerializedFileWriter<File>,
+    doc: &MetaDocument,
+    path: &Path,
+) -> Result<(), IoError> {
+    let json = serde_json::to_string(doc).map_err(|e| IoError::json(path, e))?;
+    w.append_key_value_metadata(KeyValue::new(PARQUET_META_KEY.to_string(), json));
+    w.append_key_value_metadata(KeyValue::new(
+        format!("{PARQUET_UNIT_PREFIX}{TIME_COLUMN}"),
+        TIME_UNIT.to_string(),
+    ));
+    for c in &doc.channels {
+        w.append_key_value_metadata(KeyValue::new(
+            format!("{PARQUET_UNIT_PREFIX}{}", c.name),
+            c.unit.clone(),
+        ));
+    }
+    // Per-field metadata for Arrow-based readers (pyarrow/pandas, arrow-rs).
+    let mut fields = vec![ArrowField {
+        name: TIME_COLUMN,
+        metadata: vec![("unit", TIME_UNIT)],
+    }];
+    for c in &doc.channels {
+        let mut metadata = vec![("unit", c.unit.as_str())];
+        if !c.description.is_empty() {
+            metadata.push(("description", c.description.as_str()));
+        }
+        fields.push(ArrowField {
+            name: &c.name,
+            metadata,
+        });
+    }
+    w.append_key_value_metadata(KeyValue::new(
+        "ARROW:schema".to_string(),
+        base64(&schema_message(&fields)),
+    ));
+    Ok(())
+}
+
+/// Folder of the crash-safe part files of a Parquet result `<path>`: `<path>.parts`.
+pub fn parts_dir_of(path: &Path) -> PathBuf {
+    let mut s = path.as_os_str().to_os_string();
+    s.push(".parts");
+    PathBuf::from(s)
+}
+
+/// The Parquet file while it is written: `<path>.partial` (renamed to `<path>` by `finish`).
+fn partial_path_of(path: &Path) -> PathBuf {
+    let mut s = path.as_os_str().to_os_string();
+    s.push(".partial");
+    PathBuf::from(s)
+}
+
+/// Removes `path` if it is a regular file (never a device, pipe, folder or symlink target).
+fn remove_regular_file(path: &Path) -> Result<(), IoError> {
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if m.is_file() => std::fs::remove_file(path).map_err(|e| IoError::io(path, e)),
+        _ => Ok(()),
     }
 }
 

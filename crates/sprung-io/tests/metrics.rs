@@ -16,6 +16,7 @@ fn set(time: Vec<f64>, cols: &[(&str, &str, Vec<f64>)]) -> ResultSet {
             })
             .collect(),
         meta: None,
+        warnings: Vec::new(),
     }
 }
 

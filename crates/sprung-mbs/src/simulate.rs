@@ -125,6 +125,16 @@ pub enum RunError {
     /// A first-order suite solver failed.
     #[error(transparent)]
     Ode(#[from] ode::OdeError),
+    /// A characteristic curve with `extrapolation = "error"` was evaluated outside its table
+    /// (the run loop checks after every fixed step and at every output; the facade names the
+    /// element, curve, value and range with [`sprung_model::check_curve_ranges`]).
+    #[error(
+        "a characteristic curve with extrapolation = \"error\" was evaluated outside its table at t = {t} s"
+    )]
+    CurveOutOfRange {
+        /// Time of the state that left the table, s.
+        t: f64,
+    },
 }
 
 /// Summary of a run.
@@ -264,6 +274,8 @@ fn run_first_order(
     let mut fo = FirstOrder::new(sys.clone());
     let mut obs_time = 0.0;
     let mut last_t = s.t0;
+    let curves = sys.model().clone();
+    let mut curve_t = None;
     let mut last = y0.clone();
     let start = Instant::now();
     let res = {
@@ -276,6 +288,10 @@ fn run_first_order(
             tstops,
             record: false,
             observer: Some(Box::new(|t: f64, y: &[f64]| {
+                if sprung_model::any_out_of_range(&curves.curves) {
+                    curve_t = Some(t);
+                    return ode::Control::Stop;
+                }
                 let o = Instant::now();
                 let c = observer(t, &y[..nr], &y[nr..]);
                 obs_time += o.elapsed().as_secs_f64();
@@ -296,6 +312,9 @@ fn run_first_order(
     summary.t_reached = last_t;
     summary.compute_time = compute;
     let sol = res?;
+    if let Some(t) = curve_t {
+        return Err(RunError::CurveOutOfRange { t });
+    }
     *summary = RunSummary {
         t_reached: sol.t_final,
         stopped_by_observer: sol.stopped,
@@ -405,7 +424,13 @@ fn run_inner(
             let start = Instant::now();
             let mut stopped = false;
             let mut last_t = s.t0;
+            let curves = sys.model().clone();
+            let mut curve_t = None;
             let res = integ.integrate(sys, s.t0, s.t_end, r, v, &times, &mut |t, r, v| {
+                if sprung_model::any_out_of_range(&curves.curves) {
+                    curve_t = Some(t);
+                    return Control::Stop;
+                }
                 let o = Instant::now();
                 let c = observer(t, r, v);
                 obs_time += o.elapsed().as_secs_f64();
@@ -418,6 +443,10 @@ fn run_inner(
             summary.stopped_by_observer = stopped;
             summary.t_reached = *res.as_ref().unwrap_or(&last_t);
             res?;
+            if let Some(t) = curve_t {
+                summary.stopped_by_observer = false;
+                return Err(RunError::CurveOutOfRange { t });
+            }
             return Ok(());
         }
         Route::FirstOrder(method, fixed) => {
@@ -464,6 +493,9 @@ fn run_inner(
         summary.stats = stepper.stats();
         res?;
         let t = s.t0 + (k + 1) as f64 * s.step;
+        if sprung_model::any_out_of_range(&sys.model().curves) {
+            return Err(RunError::CurveOutOfRange { t });
+        }
         summary.t_reached = t;
         if (k + 1) % out_every == 0 && observer(t, r, v) == Control::Stop {
             summary.stopped_by_observer = true;

@@ -13,14 +13,158 @@
 //!   neighbours, evaluation needs no precomputed storage and never allocates.
 //! * extrapolation `linear` continues with the end segment slope (linear) or end tangent
 //!   (smooth); `constant` holds the end value (derivative 0); `error` holds the end value in
-//!   [`Curve::eval`] and reports [`OutOfRange`] from [`Curve::eval_checked`].
+//!   [`Curve::eval`] and records the first offending abscissa in the curve's
+//!   [`OutOfRangeFlag`] (one relaxed atomic store, only on the already out-of-range branch, so
+//!   the in-range hot path is unchanged and nothing allocates); the run loop calls
+//!   [`check_curve_ranges`] after each step and stops with a [`CurveRangeError`] naming the
+//!   element(s), the curve, the value and the table range. [`Curve::eval_checked`] reports
+//!   [`OutOfRange`] directly.
 //! * symmetry `odd`: the table covers x >= 0 starting at (0, 0) and f(-x) = -f(x). For smooth odd
 //!   curves the tangent at 0 uses the mirrored neighbour, so the curve is C1 through the origin.
 //!
 //! All evaluation functions are allocation-free and never panic, also on unvalidated data
 //! (degenerate tables give constant or zero values).
 
-use crate::types::{Curve, Extrapolation, Interpolation, Signal, Symmetry};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::types::{Curve, Extrapolation, Interpolation, Model, Signal, Symmetry};
+
+/// Bits meaning "nothing recorded" (a NaN payload that `f64::to_bits` of a computed value does
+/// not produce in practice; a recorded NaN is stored as the canonical NaN).
+const NOT_RECORDED: u64 = u64::MAX;
+
+/// The first abscissa at which an `extrapolation = "error"` curve was evaluated outside its
+/// table, recorded by [`Curve::eval`] through a shared reference (relaxed atomic; the curves
+/// live in a shared compiled model). Clones copy the record; equality ignores it (it is run
+/// state, not model data).
+#[derive(Debug)]
+pub struct OutOfRangeFlag(AtomicU64);
+
+impl Default for OutOfRangeFlag {
+    fn default() -> Self {
+        OutOfRangeFlag(AtomicU64::new(NOT_RECORDED))
+    }
+}
+
+impl Clone for OutOfRangeFlag {
+    fn clone(&self) -> Self {
+        OutOfRangeFlag(AtomicU64::new(self.0.load(Ordering::Relaxed)))
+    }
+}
+
+impl PartialEq for OutOfRangeFlag {
+    fn eq(&self, _other: &Self) -> bool {
+        true
+    }
+}
+
+impl OutOfRangeFlag {
+    /// Records `x` unless a value is already recorded.
+    #[inline]
+    pub fn record(&self, x: f64) {
+        if self.0.load(Ordering::Relaxed) == NOT_RECORDED {
+            let bits = if x.is_nan() {
+                f64::NAN.to_bits()
+            } else {
+                x.to_bits()
+            };
+            self.0.store(bits, Ordering::Relaxed);
+        }
+    }
+
+    /// The recorded abscissa, if any.
+    #[inline]
+    pub fn get(&self) -> Option<f64> {
+        let b = self.0.load(Ordering::Relaxed);
+        (b != NOT_RECORDED).then(|| f64::from_bits(b))
+    }
+
+    /// Forgets the record (e.g. after a static equilibrium search whose Newton iterates may
+    /// probe beyond the tables).
+    pub fn clear(&self) {
+        self.0.store(NOT_RECORDED, Ordering::Relaxed);
+    }
+}
+
+/// A curve with `extrapolation = "error"` was evaluated outside its table during a run.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error(
+    "{elements}: curve '{curve}' was evaluated at x = {x}, outside its table range [{min}, {max}] (extrapolation = \"error\"); extend the table, or set extrapolation = \"linear\" or \"constant\" if extrapolating is acceptable"
+)]
+pub struct CurveRangeError {
+    /// The force elements using the curve, e.g. `force element 'damper_fl'` (or `curve
+    /// user unknown` when no element of the model refers to it by name).
+    pub elements: String,
+    /// Curve name.
+    pub curve: String,
+    /// Offending abscissa.
+    pub x: f64,
+    /// Lower end of the table range (after symmetry).
+    pub min: f64,
+    /// Upper end of the table range.
+    pub max: f64,
+}
+
+/// `true` if any curve recorded an out-of-range evaluation: one relaxed load per curve, no
+/// allocation. Call after each step; build the message with [`check_curve_ranges`].
+#[inline]
+pub fn any_out_of_range(curves: &[Curve]) -> bool {
+    curves.iter().any(|c| c.out_of_range.get().is_some())
+}
+
+/// Forgets every out-of-range record (see [`OutOfRangeFlag::clear`]).
+pub fn clear_out_of_range(curves: &[Curve]) {
+    for c in curves {
+        c.out_of_range.clear();
+    }
+}
+
+/// Checks the out-of-range records of `curves` (the curves the run evaluates, e.g. the compiled
+/// model's) and names the force elements of `model` that use the first offending curve.
+/// Allocates only when it returns an error.
+pub fn check_curve_ranges(model: &Model, curves: &[Curve]) -> Result<(), CurveRangeError> {
+    let Some((c, x)) = curves
+        .iter()
+        .find_map(|c| c.out_of_range.get().map(|x| (c, x)))
+    else {
+        return Ok(());
+    };
+    let (min, max) = c.range();
+    let users: Vec<String> = model
+        .force_elements
+        .iter()
+        .filter(|fe| {
+            serde_json::to_value(fe)
+                .map(|v| refers_to(&v, &c.name))
+                .unwrap_or(false)
+        })
+        .map(|fe| format!("'{}'", fe.name()))
+        .collect();
+    let elements = match users.len() {
+        0 => "curve user unknown".to_string(),
+        1 => format!("force element {}", users[0]),
+        _ => format!("force elements {}", users.join(", ")),
+    };
+    Err(CurveRangeError {
+        elements,
+        curve: c.name.clone(),
+        x,
+        min,
+        max,
+    })
+}
+
+/// `true` if a string value in `v` equals `name`, other than the element's own `name`.
+fn refers_to(v: &serde_json::Value, name: &str) -> bool {
+    match v {
+        serde_json::Value::Object(m) => m
+            .iter()
+            .any(|(k, x)| k != "name" && k != "type" && refers_to(x, name)),
+        serde_json::Value::Array(a) => a.iter().any(|x| refers_to(x, name)),
+        serde_json::Value::String(s) => s == name,
+        _ => false,
+    }
+}
 
 /// A curve with `extrapolation = "error"` was evaluated outside its table.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -187,8 +331,9 @@ impl Curve {
         }
     }
 
-    /// Value and derivative `(f(x), f'(x))`. Out of range, `extrapolation = "error"` behaves like
-    /// `"constant"` here; use [`Curve::eval_checked`] to detect it. Never allocates.
+    /// Value and derivative `(f(x), f'(x))`. Out of range, `extrapolation = "error"` holds the end
+    /// value and records `x` in [`Curve::out_of_range`] (see [`check_curve_ranges`]). Never
+    /// allocates.
     pub fn eval(&self, x: f64) -> (f64, f64) {
         let (sign, xa) = match self.symmetry {
             Symmetry::Odd if x < 0.0 => (-1.0, -x),
@@ -201,6 +346,9 @@ impl Curve {
         }
         let (lo, hi) = (self.x[0], self.x[n - 1]);
         let (f, df) = if (xa < lo || xa > hi) && self.extrapolation != Extrapolation::Linear {
+            if self.extrapolation == Extrapolation::Error {
+                self.out_of_range.record(x);
+            }
             let end = if xa < lo { 0 } else { n - 1 };
             (self.y[end], 0.0)
         } else {

@@ -1,7 +1,7 @@
 //! # sprung-model — the sprung model file format (v1)
 //!
 //! Types, loading, mirror expansion, validation and curve/signal evaluation for the model files
-//! specified in `/work/notes/model-format.md`; conventions and curves after
+//! specified in `docs/model-format.md`; conventions and curves after
 //! `reference-suspensions.md` sections 1–2 (Archut & Corves elastokinematic suspension models:
 //! rigid bodies coupled only by bushings and point-to-point force elements, chassis = ground).
 //!
@@ -91,12 +91,17 @@ pub mod load;
 pub mod mirror;
 pub mod model;
 pub mod rot;
+pub mod settings;
 pub mod types;
 pub mod validate;
 
 pub use error::{ModelError, Problem};
-pub use interp::OutOfRange;
+pub use interp::{
+    CurveRangeError, OutOfRange, OutOfRangeFlag, any_out_of_range, check_curve_ranges,
+    clear_out_of_range,
+};
 pub use load::{Format, from_json_str, from_str_with_base, from_toml_str, load, parse_raw};
+pub use settings::{SettingProblem, SettingsError, StepMode};
 pub use types::*;
 
 /// Pretty-printed JSON Schema of the model format (printed by `sprung schema`).

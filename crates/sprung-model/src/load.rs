@@ -76,9 +76,35 @@ pub fn from_str_with_base(
 }
 
 /// Parse only (no CSV, expansion or validation): syntax and type errors with line/column.
+///
+/// Errors inside the n-th item of an array (`[[force_elements]]`, ...) are located at that
+/// item and name it: the item is deserialised on its own to find which one fails (serde
+/// reports errors inside internally tagged enums without a usable position). A TOML file that
+/// contains JSON (or the reverse), and `NaN`/`Infinity` in JSON, get a message that says so.
 pub fn parse_raw(src: &str, format: Format, file_label: &str) -> Result<Model, ModelError> {
+    let mixup = |line: usize, column: usize, message: String| ModelError::Syntax {
+        file: file_label.to_string(),
+        line,
+        column,
+        message,
+    };
     match format {
         Format::Toml => toml::from_str::<Model>(src).map_err(|e| {
+            if looks_like_json(src) {
+                return mixup(
+                    1,
+                    1,
+                    "this file contains JSON but has the extension .toml; rename it to .json (the syntax is chosen by the extension)".into(),
+                );
+            }
+            if let Some(item) = toml_failing_item(src, e.span().map(|s| s.start)) {
+                return ModelError::Syntax {
+                    file: file_label.to_string(),
+                    line: item.line,
+                    column: item.column,
+                    message: item.message,
+                };
+            }
             let start = e.span().map(|s| s.start).unwrap_or(0);
             let start = unknown_field_key(e.message())
                 .and_then(|k| find_key_forward_toml(src, &k, start))
@@ -96,8 +122,27 @@ pub fn parse_raw(src: &str, format: Format, file_label: &str) -> Result<Model, M
             }
         }),
         Format::Json => serde_json::from_str::<Model>(src).map_err(|e| {
-            let message = strip_json_position(&e.to_string());
+            let mut message = strip_json_position(&e.to_string());
             let (mut line, mut column) = (e.line().max(1), e.column().max(1));
+            if e.is_syntax() && !looks_like_json(src) && looks_like_toml(src) {
+                return mixup(
+                    line,
+                    column,
+                    "this file contains TOML but has the extension .json; rename it to .toml (the syntax is chosen by the extension)".into(),
+                );
+            }
+            if e.is_syntax() {
+                let off = offset_of(src, line, column);
+                // serde_json points at or just after the offending token.
+                let around = &src[off.saturating_sub(12).min(src.len())..(off + 12).min(src.len())];
+                if ["NaN", "nan", "Infinity", "inf"].iter().any(|w| around.contains(w)) {
+                    message = format!(
+                        "{message}: JSON has no NaN or Infinity; give a finite number (and check how the file was generated)"
+                    );
+                }
+            } else if let Some((kind, index, name)) = json_failing_item(src) {
+                message = format!("{message} (in {kind}[{index}]{name})");
+            }
             // Errors inside internally tagged enums are reported at the end of the object;
             // point at the offending key instead.
             if let Some(key) = unknown_field_key(&message) {
@@ -113,6 +158,256 @@ pub fn parse_raw(src: &str, format: Format, file_label: &str) -> Result<Model, M
                 message,
             }
         }),
+    }
+}
+
+/// `true` if the first significant character opens a JSON object.
+fn looks_like_json(src: &str) -> bool {
+    src.trim_start_matches('\u{feff}')
+        .trim_start()
+        .starts_with('{')
+}
+
+/// `true` if a line starts a TOML table header or a `key = value` pair.
+fn looks_like_toml(src: &str) -> bool {
+    src.lines().map(str::trim).any(|l| {
+        (l.starts_with('[')
+            && l.ends_with(']')
+            && l[1..]
+                .trim_start()
+                .starts_with(|c: char| c.is_ascii_alphabetic() || c == '['))
+            || l.split_once('=').is_some_and(|(k, _)| {
+                let k = k.trim();
+                !k.is_empty()
+                    && k.chars()
+                        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
+            })
+    })
+}
+
+/// A failing array item found by [`toml_failing_item`].
+struct ItemError {
+    line: usize,
+    column: usize,
+    message: String,
+}
+
+/// Array kinds of the model and the type of their items (deserialises one item).
+type ItemCheck<V, E> = (&'static str, fn(V) -> Result<(), E>);
+
+fn toml_item_checks() -> [ItemCheck<toml::Value, toml::de::Error>; 7] {
+    use crate::types::*;
+    use serde::Deserialize;
+    fn ck<T: for<'de> Deserialize<'de>>(v: toml::Value) -> Result<(), toml::de::Error> {
+        T::deserialize(v).map(|_| ())
+    }
+    [
+        ("frames", ck::<Frame>),
+        ("curves", ck::<crate::types::Curve>),
+        ("bodies", ck::<Body>),
+        ("markers", ck::<Marker>),
+        ("force_elements", ck::<ForceElement>),
+        ("inputs", ck::<Input>),
+        ("outputs", ck::<Output>),
+    ]
+}
+
+fn json_item_checks() -> [ItemCheck<serde_json::Value, serde_json::Error>; 7] {
+    use crate::types::*;
+    use serde::Deserialize;
+    fn ck<T: for<'de> Deserialize<'de>>(v: serde_json::Value) -> Result<(), serde_json::Error> {
+        T::deserialize(v).map(|_| ())
+    }
+    [
+        ("frames", ck::<Frame>),
+        ("curves", ck::<crate::types::Curve>),
+        ("bodies", ck::<Body>),
+        ("markers", ck::<Marker>),
+        ("force_elements", ck::<ForceElement>),
+        ("inputs", ck::<Input>),
+        ("outputs", ck::<Output>),
+    ]
+}
+
+/// Finds the first array item (in file order of kinds) that fails to deserialise on its own;
+/// locates the error at the offending key (unknown field) or the item's header, and names the
+/// item. `None` if every item deserialises (the error is elsewhere) or the TOML is malformed.
+fn toml_failing_item(src: &str, parser_offset: Option<usize>) -> Option<ItemError> {
+    let doc: toml::Table = toml::from_str(src).ok()?;
+    let mut best: Option<(usize, ItemError)> = None;
+    for (kind, check) in toml_item_checks() {
+        let Some(toml::Value::Array(items)) = doc.get(kind) else {
+            continue;
+        };
+        for (i, item) in items.iter().enumerate() {
+            let Err(e) = check(item.clone()) else {
+                continue;
+            };
+            let name = item
+                .get("name")
+                .and_then(toml::Value::as_str)
+                .map(|n| format!(" '{n}'"))
+                .unwrap_or_default();
+            // The (i+1)-th `[[kind]]` header, or the array key for inline arrays.
+            let start = nth_toml_header(src, kind, i).unwrap_or(0);
+            let end = next_toml_header(src, start);
+            let mut off = start;
+            if let Some(k) = unknown_field_key(e.message()).or_else(|| invalid_key(e.message()))
+                && let Some(o) = find_key_forward_toml(src, &k, start)
+            {
+                off = o;
+            } else if let Some(p) = parser_offset
+                && p > start
+                && p < end
+            {
+                // The parser's own position is precise when it lies inside this item (plain
+                // structs); for internally tagged items it points elsewhere and is ignored.
+                off = p;
+            } else if let Some(o) = offending_value_line(src, start, end, e.message()) {
+                off = o;
+            }
+            let (line, column) = line_col(src, off);
+            let message = format!("{} (in [[{kind}]] #{}{name})", e.message().trim(), i + 1);
+            if best.as_ref().is_none_or(|(o, _)| start < *o) {
+                best = Some((
+                    start,
+                    ItemError {
+                        line,
+                        column,
+                        message,
+                    },
+                ));
+            }
+            break;
+        }
+    }
+    best.map(|(_, e)| e)
+}
+
+/// The field named in a wrong-type message of the form "... for key `x`" (if any).
+fn invalid_key(message: &str) -> Option<String> {
+    let rest = message.split("key `").nth(1)?;
+    Some(rest.split('`').next()?.to_string())
+}
+
+/// For "invalid type: integer `5`, expected ..." (or `string "x"`) inside an item: the offset of
+/// the only `key = value` line in `start..end` whose value is that text. `None` if there is no
+/// such line or more than one.
+fn offending_value_line(src: &str, start: usize, end: usize, message: &str) -> Option<usize> {
+    let rest = message.strip_prefix("invalid type: ")?;
+    let shown = if let Some(q) = rest.split('`').nth(1) {
+        q.to_string()
+    } else {
+        let q = rest.split('"').nth(1)?;
+        format!("\"{q}\"")
+    };
+    let mut found = None;
+    let mut pos = start;
+    for l in src.get(start..end)?.split_inclusive('\n') {
+        if let Some((_, v)) = l.split_once('=') {
+            let v = v.split('#').next().unwrap_or("").trim();
+            if v == shown {
+                if found.is_some() {
+                    return None;
+                }
+                found = Some(pos + (l.len() - l.trim_start().len()));
+            }
+        }
+        pos += l.len();
+    }
+    found
+}
+
+/// Byte offset of the first table header after the line at `from` (end of source if none).
+fn next_toml_header(src: &str, from: usize) -> usize {
+    let mut pos = from;
+    let mut first = true;
+    for l in src[from.min(src.len())..].split_inclusive('\n') {
+        if !first && l.trim_start().starts_with('[') {
+            return pos;
+        }
+        first = false;
+        pos += l.len();
+    }
+    src.len()
+}
+
+/// Byte offset of the `n`-th (0-based) `[[kind]]` header in TOML source.
+fn nth_toml_header(src: &str, kind: &str, n: usize) -> Option<usize> {
+    let mut pos = 0;
+    let mut seen = 0;
+    for l in src.split_inclusive('\n') {
+        let t = l.trim_start();
+        if let Some(rest) = t.strip_prefix("[[")
+            && rest.split("]]").next().map(str::trim) == Some(kind)
+        {
+            if seen == n {
+                return Some(pos + (l.len() - t.len()));
+            }
+            seen += 1;
+        }
+        pos += l.len();
+    }
+    None
+}
+
+/// The first array item of a JSON model that fails to deserialise on its own: (kind, index,
+/// " 'name'").
+fn json_failing_item(src: &str) -> Option<(&'static str, usize, String)> {
+    let doc: serde_json::Value = serde_json::from_str(src).ok()?;
+    for (kind, check) in json_item_checks() {
+        let Some(items) = doc.get(kind).and_then(serde_json::Value::as_array) else {
+            continue;
+        };
+        for (i, item) in items.iter().enumerate() {
+            if check(item.clone()).is_err() {
+                let name = item
+                    .get("name")
+                    .and_then(serde_json::Value::as_str)
+                    .map(|n| format!(" '{n}'"))
+                    .unwrap_or_default();
+                return Some((kind, i, name));
+            }
+        }
+    }
+    None
+}
+
+/// 1-based line where the item `name` of kind label `kind` (`"output"`, `"solver"`,
+/// `"force element"`, `"curve"`, ...) is defined in model source `src` (the section start when
+/// the name is not found). For errors found after loading, e.g. by the CLI's `check`.
+pub fn locate_in_source(src: &str, format: Format, kind: &str, name: &str) -> Option<usize> {
+    SourceMap::scan(src, format == Format::Toml).locate(kind, name, &HashMap::new())
+}
+
+/// A located [`ModelError::Invalid`] with one problem in the model file `path` (read again to
+/// find the line of `kind` `name`). For checks outside this crate (solver catalogue, outputs).
+pub fn problem_in_file(
+    path: &Path,
+    kind: &str,
+    name: &str,
+    message: impl Into<String>,
+    hint: impl Into<String>,
+) -> ModelError {
+    let label = path.display().to_string();
+    let format = if path
+        .extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| e.eq_ignore_ascii_case("json"))
+    {
+        Format::Json
+    } else {
+        Format::Toml
+    };
+    let line = std::fs::read_to_string(path)
+        .ok()
+        .and_then(|src| locate_in_source(&src, format, kind, name));
+    let mut p = crate::error::Problem::new(kind, name, message, hint);
+    p.file = label.clone();
+    p.line = line;
+    ModelError::Invalid {
+        file: label,
+        problems: vec![p],
     }
 }
 

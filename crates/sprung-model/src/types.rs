@@ -1,4 +1,4 @@
-//! Serde data types of the sprung model format v1 (`/work/notes/model-format.md`).
+//! Serde data types of the sprung model format v1 (`docs/model-format.md`).
 //!
 //! One schema serves TOML and JSON. Every struct denies unknown fields. Units are SI unless a key
 //! ends in `_deg`. Defaults follow the specification; optional alternatives are `Option`s whose
@@ -242,7 +242,9 @@ pub enum Extrapolation {
     Linear,
     /// Hold the end value.
     Constant,
-    /// Out-of-range evaluation is an error ([`Curve::eval_checked`]); [`Curve::eval`] holds the end value.
+    /// Out-of-range evaluation is an error: [`Curve::eval`] holds the end value and records the
+    /// abscissa, which stops a run ([`crate::interp::check_curve_ranges`]); [`Curve::eval_checked`]
+    /// returns it directly.
     Error,
 }
 
@@ -282,6 +284,11 @@ pub struct Curve {
     /// Unit of y (documentation only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub y_unit: Option<String>,
+    /// Run-time record of the first evaluation outside the table of an
+    /// `extrapolation = "error"` curve (not part of the file format); see
+    /// [`crate::interp::check_curve_ranges`].
+    #[serde(skip)]
+    pub out_of_range: crate::interp::OutOfRangeFlag,
 }
 
 /// Inertia of a body about its CoM: exactly one of `tensor` / `principal` (+ optional `euler_zyx_deg`).

@@ -286,65 +286,15 @@ fn model_section(ctx: &mut Ctx) {
 }
 
 fn solver(ctx: &mut Ctx) {
-    let s = ctx.model.solver.clone();
-    let k = "solver";
-    let n = "solver";
-    if ctx.finite(k, n, "step", &[s.step]) && s.step <= 0.0 {
-        ctx.push(
-            k,
-            n,
-            format!("`step` = {} is not positive", s.step),
-            "set step > 0, e.g. 1e-3",
-        );
-    }
-    if ctx.finite(k, n, "t_end", &[s.t_end]) && s.t_end <= 0.0 {
-        ctx.push(
-            k,
-            n,
-            format!("`t_end` = {} is not positive", s.t_end),
-            "set t_end > 0",
-        );
-    }
-    if let Some(oi) = s.output_interval
-        && ctx.finite(k, n, "output_interval", &[oi])
-        && s.step.is_finite()
-        && oi < s.step * (1.0 - 1e-12)
+    // One validation path for model files and command-line overrides.
+    if let Err(e) = ctx
+        .model
+        .solver
+        .validate(crate::settings::StepMode::Unknown)
     {
-        ctx.push(
-            k,
-            n,
-            format!(
-                "`output_interval` = {oi} is smaller than `step` = {}",
-                s.step
-            ),
-            "set output_interval >= step (or omit it: default = step)",
-        );
-    }
-    for (f, v) in [("rtol", s.rtol), ("atol", s.atol)] {
-        if ctx.finite(k, n, f, &[v]) && v <= 0.0 {
-            ctx.push(
-                k,
-                n,
-                format!("`{f}` = {v} is not positive"),
-                format!("set {f} > 0"),
-            );
+        for p in e.problems {
+            ctx.push("solver", "solver", p.message, p.hint);
         }
-    }
-    if s.relinearise_every == 0 {
-        ctx.push(
-            k,
-            n,
-            "`relinearise_every` = 0",
-            "set relinearise_every >= 1 (1 = every step)",
-        );
-    }
-    if s.method.trim().is_empty() {
-        ctx.push(
-            k,
-            n,
-            "`method` is empty",
-            "give a solver name, e.g. \"lsrt2\"",
-        );
     }
 }
 

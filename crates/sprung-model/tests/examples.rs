@@ -1,4 +1,4 @@
-//! The example models in `/work/main/models/` load, validate and round-trip.
+//! The example models in `models/` load, validate and round-trip.
 
 use std::path::PathBuf;
 

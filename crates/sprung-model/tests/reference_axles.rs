@@ -1,5 +1,5 @@
 //! Independent check of mirroring, the Euler convention and the principal-axes inertia form
-//! against the machine-readable reference axles (`/work/shared/data/double_wishbone.json`,
+//! against the machine-readable reference axles (`../shared/data/double_wishbone.json`,
 //! `multilink.json`, see `reference-suspensions.md`), which list both sides explicitly.
 //!
 //! Only the left side and the shared items are converted to the sprung format (with

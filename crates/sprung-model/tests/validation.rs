@@ -595,20 +595,25 @@ fn non_finite_numbers() {
 #[test]
 fn solver_checks() {
     let src = edit(BASE, "step = 1e-3", "step = 0.0");
-    check(&src, "solver", "[solver]", &["`step` = 0 is not positive"]);
+    check(
+        &src,
+        "solver",
+        "[solver]",
+        &["step = 0 is not a positive finite number"],
+    );
     let src = edit(BASE, "t_end = 0.5", "t_end = -1.0");
     check(
         &src,
         "solver",
         "[solver]",
-        &["`t_end` = -1 is not positive"],
+        &["t_end = -1 is not a positive finite number"],
     );
     let src = edit(BASE, "t_end = 0.5", "t_end = 0.5\noutput_interval = 1e-4");
     check(
         &src,
         "solver",
         "[solver]",
-        &["output_interval", "smaller than `step`"],
+        &["output_interval = 0.0001 is smaller than the step 0.001"],
     );
     let src = edit(BASE, "t_end = 0.5", "t_end = 0.5\nrelinearise_every = 0");
     check(&src, "solver", "[solver]", &["relinearise_every"]);
@@ -833,7 +838,7 @@ fn syntax_errors_name_file_line_column() {
         "clearance = 0.04\nclearence = 0.1",
     );
     let msg = from_toml_str(&src, FILE).unwrap_err().to_string();
-    assert!(msg.contains("(in [[force_elements]] 'bump_L')"), "{msg}");
+    assert!(msg.contains("(in [[force_elements]] #5 'bump_L')"), "{msg}");
     // Missing field: reported at the element's table.
     let src = edit(BASE, "mass = 2.5\n", "");
     let msg = from_toml_str(&src, FILE).unwrap_err().to_string();

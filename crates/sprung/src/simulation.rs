@@ -371,6 +371,13 @@ impl Simulation {
         match res {
             Ok(()) => {
                 self.steps += 1;
+                let cm = self.model.compiled();
+                if sprung_model::any_out_of_range(&cm.curves) {
+                    return Err(Error::Step {
+                        t,
+                        message: self.curve_range_message(),
+                    });
+                }
                 Ok(())
             }
             Err(e) => Err(Error::Step {
@@ -390,6 +397,18 @@ impl Simulation {
             .copy_from_slice(self.sys.eval.runtime_inputs());
         for (e, a) in p.algebraic.iter_mut().enumerate() {
             a.copy_from_slice(self.sys.eval.open_element_algebraic(e));
+        }
+    }
+
+    /// The message of a curve evaluated outside its table (`extrapolation = "error"`): element,
+    /// curve, value and table range.
+    fn curve_range_message(&self) -> String {
+        match sprung_model::check_curve_ranges(
+            self.model.description(),
+            &self.model.compiled().curves,
+        ) {
+            Err(e) => e.to_string(),
+            Ok(()) => "a curve was evaluated outside its table".into(),
         }
     }
 
@@ -562,6 +581,8 @@ impl Simulation {
         let eq = equilibrium::solve(&mut self.sys, t, &self.r, EquilibriumOptions::default())
             .map_err(|e| Error::Equilibrium(e.to_string()))?;
         self.r.copy_from_slice(&eq.r);
+        // Newton iterates may probe beyond curve tables; only the run counts.
+        sprung_model::clear_out_of_range(&self.model.compiled().curves);
         let nbv = self.model.compiled().n_body_v();
         self.v[..nbv].fill(0.0);
         if let Some(st) = self.stepper.as_mut() {
@@ -605,6 +626,8 @@ impl Simulation {
     ) -> RunReport {
         let mut settings = settings.clone();
         let t_start = self.time();
+        // A fresh run: out-of-range records of earlier evaluations do not count.
+        sprung_model::clear_out_of_range(&self.model.compiled().curves);
         settings.t0 = t_start;
         settings.t_end = t_end;
         let model = self.model.clone();
@@ -634,6 +657,10 @@ impl Simulation {
         }
         self.lin.valid = false;
         let stop = match res {
+            Err(simulate::RunError::CurveOutOfRange { t }) => StopReason::Failed(format!(
+                "at t = {t} s: {}",
+                self.curve_range_message()
+            )),
             Err(e) => StopReason::Failed(e.to_string()),
             Ok(()) if summary.stopped_by_observer => StopReason::Observer,
             Ok(()) => StopReason::Completed,

@@ -8,6 +8,42 @@ use super::load_model;
 /// Runs the command.
 pub fn run(path: &Path) -> anyhow::Result<()> {
     let (m, c) = load_model(path)?;
+    // [hardening17] what `run` would reject must fail `check` too, located in the file.
+    let method = m.solver.method.to_lowercase();
+    let route = sprung_mbs::simulate::route(&method, None).map_err(|e| {
+        sprung_model::load::problem_in_file(
+            path,
+            "solver",
+            "solver",
+            format!("`method` = \"{}\": {e}", m.solver.method),
+            "use a name listed by `sprung solvers`",
+        )
+    })?;
+    if let Err(e) = m.solver.validate(super::settings_check::step_mode(&route)) {
+        let p = &e.problems[0];
+        return Err(sprung_model::load::problem_in_file(
+            path,
+            "solver",
+            "solver",
+            format!("`{}`: {}", p.field, p.message),
+            p.hint.clone(),
+        )
+        .into());
+    }
+    if let Err(e) = sprung_mbs::outputs::OutputSet::new(&m, &c) {
+        let name = e
+            .strip_prefix("output '")
+            .and_then(|r| r.split('\'').next())
+            .unwrap_or("");
+        return Err(sprung_model::load::problem_in_file(
+            path,
+            "output",
+            name,
+            e.clone(),
+            "refer to a marker, body or element defined in the model",
+        )
+        .into());
+    }
     println!("model '{}' ({}): OK", m.model.name, path.display());
     if let Some(d) = &m.model.description {
         println!("  {d}");

@@ -5,7 +5,9 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 use clap::Args;
-use sprung_io::{Window, compare, format_comparison_table, read_results};
+use sprung_io::{
+    Adjustment, Window, compare, format_comparison_table, read_results, subtract_datum,
+};
 
 /// Arguments of `sprung compare`.
 #[derive(Args, Debug)]
@@ -23,6 +25,33 @@ pub struct CompareArgs {
     /// Also write the comparison plot (PNG/SVG) of the compared channels.
     #[arg(long)]
     pub plot: Option<PathBuf>,
+    /// Multiply the reference values (unit conversion, e.g. 1e-3 for mm to m): `FACTOR` for
+    /// every channel or `CHANNEL=FACTOR` (repeatable; a channel entry wins).
+    #[arg(long = "ref-scale", value_name = "[CHANNEL=]FACTOR")]
+    pub ref_scale: Vec<String>,
+    /// Add to the reference values after scaling: `OFFSET` or `CHANNEL=OFFSET` (repeatable).
+    #[arg(long = "ref-offset", value_name = "[CHANNEL=]OFFSET")]
+    pub ref_offset: Vec<String>,
+    /// Shift the reference in time: reference time + SHIFT (s).
+    #[arg(long = "ref-time-shift", value_name = "SHIFT", default_value_t = 0.0)]
+    pub ref_time_shift: f64,
+    /// Compare deviations from a datum: subtract from every channel of both files its value at
+    /// this time (s, after the time shift).
+    #[arg(long, value_name = "T")]
+    pub datum: Option<f64>,
+}
+
+/// Parses `VALUE` or `CHANNEL=VALUE`.
+fn channel_value(s: &str, what: &str) -> anyhow::Result<(Option<String>, f64)> {
+    let (c, v) = match s.rsplit_once('=') {
+        Some((c, v)) => (Some(c.trim().to_string()), v),
+        None => (None, s),
+    };
+    let x: f64 = v.trim().parse().with_context(|| {
+        format!("{what} '{s}': '{v}' is not a number (give VALUE or CHANNEL=VALUE)")
+    })?;
+    anyhow::ensure!(x.is_finite(), "{what} '{s}' is not finite");
+    Ok((c, x))
 }
 
 /// Parses `t0:t1`.
@@ -44,9 +73,42 @@ pub fn parse_window(s: &str) -> anyhow::Result<Window> {
 
 /// Runs the command.
 pub fn run(a: &CompareArgs) -> anyhow::Result<()> {
-    let res = read_results(&a.result).with_context(|| format!("reading {}", a.result.display()))?;
-    let reference =
+    let adjust = Adjustment {
+        time_shift: a.ref_time_shift,
+        scale: a
+            .ref_scale
+            .iter()
+            .map(|s| channel_value(s, "--ref-scale"))
+            .collect::<anyhow::Result<_>>()?,
+        offset: a
+            .ref_offset
+            .iter()
+            .map(|s| channel_value(s, "--ref-offset"))
+            .collect::<anyhow::Result<_>>()?,
+    };
+    let mut res =
+        read_results(&a.result).with_context(|| format!("reading {}", a.result.display()))?;
+    let mut reference =
         read_results(&a.reference).with_context(|| format!("reading {}", a.reference.display()))?;
+    for w in res.warnings.iter().chain(&reference.warnings) {
+        eprintln!("warning: {w}");
+    }
+    adjust.apply(&mut reference, "reference")?;
+    if let Some(t) = a.datum {
+        subtract_datum(&mut res, t, "result")?;
+        subtract_datum(&mut reference, t, "reference")?;
+    }
+    if !adjust.is_identity() || a.datum.is_some() {
+        println!(
+            "reference adjusted: time + {} s, scale {:?}, offset {:?}{}",
+            a.ref_time_shift,
+            a.ref_scale,
+            a.ref_offset,
+            a.datum
+                .map(|t| format!("; both files relative to their values at t = {t} s"))
+                .unwrap_or_default()
+        );
+    }
     let window = match &a.window {
         Some(w) => parse_window(w)?,
         None => Window::all(),
@@ -61,8 +123,12 @@ pub fn run(a: &CompareArgs) -> anyhow::Result<()> {
     println!("{}", format_comparison_table(&errors));
     if let Some(p) = &a.plot {
         let chans: Vec<String> = errors.iter().map(|e| e.channel.clone()).collect();
-        super::plot::plot_files(
-            &[a.result.clone(), a.reference.clone()],
+        // The adjusted data (scale, offset, time shift, datum), as compared.
+        super::plot::plot_sets(
+            &[
+                (a.result.as_path(), &res),
+                (a.reference.as_path(), &reference),
+            ],
             &chans,
             p,
             a.window.as_deref(),

@@ -7,9 +7,11 @@ pub mod compare;
 pub mod elements;
 pub mod inputs_table;
 pub mod loadcase;
+pub mod metrics;
 pub mod modes;
 pub mod plot;
 pub mod run;
+pub mod settings_check;
 pub mod solvers;
 pub mod statics;
 

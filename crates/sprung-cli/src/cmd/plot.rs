@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use clap::Args;
 use sprung_io::plot::plot_time_series_with;
-use sprung_io::{LineStyle, Panel, PlotOptions, Series, read_results};
+use sprung_io::{LineStyle, Panel, PlotOptions, ResultSet, Series, read_results};
 
 /// Arguments of `sprung plot`.
 #[derive(Args, Debug)]
@@ -39,9 +39,26 @@ pub fn plot_files(
         .iter()
         .map(|f| read_results(f).with_context(|| format!("reading {}", f.display())))
         .collect::<anyhow::Result<Vec<_>>>()?;
+    let labelled: Vec<(&Path, &ResultSet)> = files
+        .iter()
+        .map(PathBuf::as_path)
+        .zip(sets.iter())
+        .collect();
+    plot_sets(&labelled, channels, out, window, title)
+}
+
+/// Plots `channels` of result sets already in memory (e.g. adjusted by `compare`); each set is
+/// labelled by the file it came from.
+pub fn plot_sets(
+    sets: &[(&Path, &ResultSet)],
+    channels: &[String],
+    out: &Path,
+    window: Option<&str>,
+    title: &str,
+) -> anyhow::Result<()> {
     let mut panels = Vec::new();
     for ch in channels {
-        let unit = sets[0].unit(ch).unwrap_or("").to_string();
+        let unit = sets[0].1.unit(ch).unwrap_or("").to_string();
         let mut p = Panel::new(
             ch.clone(),
             if unit.is_empty() {
@@ -50,7 +67,7 @@ pub fn plot_files(
                 format!("{ch} [{unit}]")
             },
         );
-        for (k, (set, file)) in sets.iter().zip(files).enumerate() {
+        for (k, (file, set)) in sets.iter().enumerate() {
             let style = if k == 0 {
                 LineStyle::Solid
             } else {
@@ -60,7 +77,7 @@ pub fn plot_files(
                 .file_stem()
                 .map(|s| s.to_string_lossy().into_owned())
                 .unwrap_or_default();
-            let label = if files.len() > 1 {
+            let label = if sets.len() > 1 {
                 format!("{label} ({})", file.display())
             } else {
                 label

@@ -102,10 +102,8 @@ fn settings(m: &sprung_model::Model, a: &RunArgs) -> anyhow::Result<RunSettings>
         t0: 0.0,
         t_end: a.t_end.unwrap_or(s.t_end),
         output_interval: a.output_interval.unwrap_or_else(|| s.output_interval()),
-        relinearise_every: a
-            .relinearise_every
-            .unwrap_or(s.relinearise_every as u64)
-            .max(1),
+        // No silent `.max(1)`: 0 is rejected by the settings validation.
+        relinearise_every: a.relinearise_every.unwrap_or(s.relinearise_every as u64),
         rtol: a.rtol.unwrap_or(s.rtol),
         atol: a.atol.unwrap_or(s.atol),
         linear_solver: match a.linear_solver {
@@ -163,9 +161,13 @@ pub fn percentile(values: &[f64], p: f64) -> f64 {
 
 /// Runs the command.
 pub fn run(a: &RunArgs) -> anyhow::Result<()> {
+    // Result name and settings are checked before anything is loaded or written; the
+    // command line and the model file go through one validation.
+    sprung_io::validate_result_name(&a.name)?;
     let (m, _) = load_model(&a.model)?;
     let s = settings(&m, a)?;
-    simulate::route(&s.method, s.adaptive)?;
+    let route = simulate::route(&s.method, s.adaptive)?;
+    super::settings_check::validate(a, &m, &s, &route)?;
     let model = sprung::Model::from_description(m.clone())?;
     let mut sim = sprung::Simulation::with_settings(model.clone(), s.clone())?;
     sim.force_portable(super::portable_requested());
@@ -192,13 +194,13 @@ pub fn run(a: &RunArgs) -> anyhow::Result<()> {
         .out
         .clone()
         .unwrap_or_else(|| Path::new("out").join(&m.model.name));
-    std::fs::create_dir_all(&out_dir)
-        .with_context(|| format!("creating output directory {}", out_dir.display()))?;
-    let (format, ext) = match a.format {
-        FormatArg::Csv => (Format::Csv, "csv"),
-        FormatArg::Parquet => (Format::Parquet, "parquet"),
+    let format = match a.format {
+        FormatArg::Csv => Format::Csv,
+        FormatArg::Parquet => Format::Parquet,
     };
-    let path = out_dir.join(format!("{}.{ext}", a.name));
+    // The folder is created and locked (lock file with the PID) only now, after validation.
+    let folder = sprung_io::ResultFolder::acquire(&out_dir, &a.name, format)?;
+    let path = folder.result_path().to_path_buf();
     let channels: Vec<Channel> = model
         .outputs()
         .channels
@@ -264,7 +266,10 @@ pub fn run(a: &RunArgs) -> anyhow::Result<()> {
             (why.clone(), Some(why))
         }
         _ if interrupted.load(Ordering::Relaxed) => {
-            let why = format!("interrupted by the user at t = {} s", summary.t_reached);
+            let why = format!(
+                "interrupted by a signal (Ctrl-C/SIGINT, SIGTERM or SIGHUP) at t = {} s",
+                summary.t_reached
+            );
             (why.clone(), Some(why))
         }
         _ if write_error.is_some() => {
@@ -338,7 +343,7 @@ pub fn run(a: &RunArgs) -> anyhow::Result<()> {
         }
     );
     if a.plot && !channels.is_empty() {
-        let png = out_dir.join(format!("{}.png", a.name));
+        let png = folder.sibling("png");
         let names: Vec<String> = channels.iter().take(4).map(|c| c.name.clone()).collect();
         super::plot::plot_files(
             std::slice::from_ref(&path),
