@@ -16,6 +16,11 @@ use sprung_solve::mech::rosenbrock::Stats;
 
 use crate::{Error, Model};
 
+/// Models up to this many velocity-level coordinates find their static equilibrium with the
+/// dense LU (microseconds for an axle, and the reference path); larger ones with the block-sparse
+/// LU (memory linear in the size).
+pub const DENSE_EQUILIBRIUM_MAX_DOF: usize = 600;
+
 /// An input addressed by name or by index (see [`Simulation::set_input`]).
 pub trait InputRef {
     /// The input's index in `model`, or an error listing the inputs.
@@ -578,7 +583,18 @@ impl Simulation {
     /// to zero (element states are kept) and re-linearises at the next step.
     pub fn equilibrium(&mut self) -> Result<EquilibriumReport, Error> {
         let t = self.time();
-        let eq = equilibrium::solve(&mut self.sys, t, &self.r, EquilibriumOptions::default())
+        // Small models (the axles) keep the dense LU of the first wave's equilibrium: the same
+        // initial state bit for bit; large ones use the block-sparse factorisation.
+        let solver = if self.model.compiled().n_v() <= DENSE_EQUILIBRIUM_MAX_DOF {
+            equilibrium::EquilibriumSolver::Dense
+        } else {
+            equilibrium::EquilibriumSolver::BlockSparse
+        };
+        let opts = EquilibriumOptions {
+            solver,
+            ..Default::default()
+        };
+        let eq = equilibrium::solve(&mut self.sys, t, &self.r, opts)
             .map_err(|e| Error::Equilibrium(e.to_string()))?;
         self.r.copy_from_slice(&eq.r);
         // Newton iterates may probe beyond curve tables; only the run counts.
@@ -657,10 +673,9 @@ impl Simulation {
         }
         self.lin.valid = false;
         let stop = match res {
-            Err(simulate::RunError::CurveOutOfRange { t }) => StopReason::Failed(format!(
-                "at t = {t} s: {}",
-                self.curve_range_message()
-            )),
+            Err(simulate::RunError::CurveOutOfRange { t }) => {
+                StopReason::Failed(format!("at t = {t} s: {}", self.curve_range_message()))
+            }
             Err(e) => StopReason::Failed(e.to_string()),
             Ok(()) if summary.stopped_by_observer => StopReason::Observer,
             Ok(()) => StopReason::Completed,
