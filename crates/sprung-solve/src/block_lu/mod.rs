@@ -93,7 +93,8 @@ pub struct BlockSparseLu {
     tmp: Vec<f64>,
     factored: bool,
     /// The CPU supports AVX2 and FMA (x86-64 only; selects the fused 6 × 6 kernels).
-    avx2_fma: bool,
+    /// The SIMD token ([`crate::cpu::Avx2Fma`]) when the AVX2 + FMA kernels are in use.
+    avx2_fma: Option<crate::cpu::Avx2Fma>,
 }
 
 impl BlockSparseLu {
@@ -125,7 +126,7 @@ impl BlockSparseLu {
             pivoted: vec![false; n],
             tmp: vec![0.0; b],
             factored: false,
-            avx2_fma: crate::cpu::has_avx2_fma(),
+            avx2_fma: crate::cpu::Avx2Fma::detect(),
             sym,
         }
     }
@@ -139,12 +140,16 @@ impl BlockSparseLu {
     /// returns to automatic selection (`false`). Both give the same results up to rounding; this
     /// exists so that tests and benchmarks can exercise and compare both code paths.
     pub fn force_portable_kernels(&mut self, portable: bool) {
-        self.avx2_fma = !portable && crate::cpu::has_avx2_fma();
+        self.avx2_fma = if portable {
+            None
+        } else {
+            crate::cpu::Avx2Fma::detect()
+        };
     }
 
     /// Whether the AVX2 + FMA kernels are in use (block size 6 on a capable x86-64 CPU).
     pub fn uses_simd_kernels(&self) -> bool {
-        self.avx2_fma && self.sym.b == 6
+        self.avx2_fma.is_some() && self.sym.b == 6
     }
 
     /// Scalar dimension of the systems this solver factors.
@@ -208,8 +213,8 @@ impl BlockSparseLu {
         self.factored = false;
         match self.sym.b {
             #[cfg(target_arch = "x86_64")]
-            // SAFETY: `avx2_fma` was set from run-time CPU feature detection.
-            6 if self.avx2_fma => unsafe { self.factor6_avx2_fma(a.values())? },
+            // SAFETY: the token exists only after run-time detection of AVX2 and FMA.
+            6 if self.avx2_fma.is_some() => unsafe { self.factor6_avx2_fma(a.values())? },
             6 => self.factor_impl(Fixed::<6>, a.values())?,
             3 => self.factor_impl(Fixed::<3>, a.values())?,
             1 => self.factor_impl(Fixed::<1>, a.values())?,
@@ -239,8 +244,8 @@ impl BlockSparseLu {
         );
         match self.sym.b {
             #[cfg(target_arch = "x86_64")]
-            // SAFETY: `avx2_fma` was set from run-time CPU feature detection.
-            6 if self.avx2_fma => unsafe { self.solve6_avx2_fma(x) },
+            // SAFETY: the token exists only after run-time detection of AVX2 and FMA.
+            6 if self.avx2_fma.is_some() => unsafe { self.solve6_avx2_fma(x) },
             6 => self.solve_impl(Fixed::<6>, x),
             3 => self.solve_impl(Fixed::<3>, x),
             1 => self.solve_impl(Fixed::<1>, x),
