@@ -2,48 +2,12 @@
 //! per time step allocates). A counting global allocator counts allocations made by the
 //! simulation (test) thread only; the writer thread is free to allocate for its I/O.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
-
 use serde_json::json;
 use sprung_io::{BackgroundOptions, BackgroundWriter, Channel, Format, WriterOptions};
-
-struct Counting;
-
-thread_local! {
-    static TRACK: Cell<bool> = const { Cell::new(false) };
-    static COUNT: Cell<u64> = const { Cell::new(0) };
-}
-
-fn note() {
-    // `try_with` so allocations during thread teardown do not panic.
-    let _ = TRACK.try_with(|t| {
-        if t.get() {
-            let _ = COUNT.try_with(|c| c.set(c.get() + 1));
-        }
-    });
-}
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        note();
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        note();
-        unsafe { System.alloc_zeroed(layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        note();
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
+use sprung_test_support::{CountingAllocator, allocations_in};
 
 #[global_allocator]
-static GLOBAL: Counting = Counting;
+static GLOBAL: CountingAllocator = CountingAllocator;
 
 fn run(format: Format, name: &str) {
     let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
@@ -79,12 +43,11 @@ fn run(format: Format, name: &str) {
     for i in 0..2_000 {
         step(&mut w, i);
     }
-    TRACK.with(|t| t.set(true));
-    for i in 2_000..50_000 {
-        step(&mut w, i);
-    }
-    TRACK.with(|t| t.set(false));
-    let allocations = COUNT.with(|c| c.replace(0));
+    let allocations = allocations_in(|| {
+        for i in 2_000..50_000 {
+            step(&mut w, i);
+        }
+    });
     assert_eq!(
         allocations,
         0,
@@ -105,11 +68,12 @@ fn run(format: Format, name: &str) {
 #[test]
 fn push_row_does_not_allocate_in_steady_state() {
     // The counter itself works: a tracked allocation is seen.
-    TRACK.with(|t| t.set(true));
-    let v = std::hint::black_box(vec![1u8; 16]);
-    TRACK.with(|t| t.set(false));
+    let mut v = Vec::new();
+    assert_eq!(
+        allocations_in(|| v = std::hint::black_box(vec![1u8; 16])),
+        1
+    );
     drop(v);
-    assert_eq!(COUNT.with(|c| c.replace(0)), 1);
 
     run(Format::Parquet, "alloc.parquet");
     run(Format::Csv, "alloc.csv");

@@ -8,8 +8,7 @@
 //! Everything is warmed up first on the same thread: the dense LU (faer) allocates a per-thread
 //! scratch buffer once at its first factorisation.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
+use sprung_test_support::{CountingAllocator, allocations};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -20,45 +19,8 @@ use sprung_solve::block_lu::BlockSparseLu;
 use sprung_solve::dense::{DenseLu, LinearSolver};
 use sprung_solve::mech::{MechanicalSystem, RosenbrockStepper, Tableau};
 
-struct Counting;
-
-thread_local! {
-    static ALLOCS: Cell<u64> = const { Cell::new(0) };
-}
-
-// SAFETY: forwards every call unchanged to the system allocator; the counter is a
-// const-initialised thread-local `Cell`, whose access never allocates.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let _ = ALLOCS.try_with(|c| c.set(c.get() + 1));
-        // SAFETY: same contract as the caller's.
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        let _ = ALLOCS.try_with(|c| c.set(c.get() + 1));
-        // SAFETY: same contract as the caller's.
-        unsafe { System.alloc_zeroed(layout) }
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        let _ = ALLOCS.try_with(|c| c.set(c.get() + 1));
-        // SAFETY: same contract as the caller's.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: same contract as the caller's.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
-
 #[global_allocator]
-static GLOBAL: Counting = Counting;
-
-fn allocations() -> u64 {
-    ALLOCS.with(|c| c.get())
-}
+static GLOBAL: CountingAllocator = CountingAllocator;
 
 fn load(name: &str) -> (sprung_model::Model, Arc<sprung_mbs::CompiledModel>) {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -11,6 +11,7 @@ mod common;
 use common::{ALL_ELEMENTS, Rng, max_rel_diff, model_from_toml, random_state};
 use sprung_mbs::MbsSystem;
 use sprung_solve::mech::{Linearisation, MechanicalSystem};
+use sprung_test_support::column_error;
 
 /// Central difference (f(+h) − f(−h)) / 2h of a vector function evaluated by `f(offset, out)`.
 fn central_difference(h: f64, n: usize, mut f: impl FnMut(f64, &mut [f64])) -> Vec<f64> {
@@ -21,18 +22,6 @@ fn central_difference(h: f64, n: usize, mut f: impl FnMut(f64, &mut [f64])) -> V
         .zip(&minus)
         .map(|(p, m)| (p - m) / (2.0 * h))
         .collect()
-}
-
-fn col_err(analytic: &[f64], fd: &[f64]) -> f64 {
-    let scale = fd
-        .iter()
-        .chain(analytic)
-        .fold(0.0f64, |m, x| m.max(x.abs()));
-    let diff = analytic
-        .iter()
-        .zip(fd)
-        .fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
-    if scale < 1e-9 { diff } else { diff / scale }
 }
 
 #[test]
@@ -69,7 +58,7 @@ fn analytic_partials_match_central_differences() {
             let an: Vec<f64> = (0..nv)
                 .map(|i| (0..nv).map(|j| jrk[i * nv + j] * w[j]).sum())
                 .collect();
-            record(col_err(&an, &fd), format!("J_r column {k}"));
+            record(column_error(&an, &fd), format!("J_r column {k}"));
         }
         for k in 0..nv {
             let fd = central_difference(1e-6 * (1.0 + v[k].abs()), nv, |d, q| {
@@ -78,7 +67,7 @@ fn analytic_partials_match_central_differences() {
                 sys.accelerations(t, &r, &vd, q);
             });
             let an: Vec<f64> = (0..nv).map(|i| jv[i * nv + k]).collect();
-            record(col_err(&an, &fd), format!("J_v column {k}"));
+            record(column_error(&an, &fd), format!("J_v column {k}"));
         }
         // J_u: perturb each input value through a constant signal. q is affine in u, so a large
         // increment has no truncation error and little round-off.
@@ -91,7 +80,7 @@ fn analytic_partials_match_central_differences() {
                 MbsSystem::new(std::sync::Arc::new(m)).accelerations(t, &r, &v, q);
             });
             record(
-                col_err(&ju[k * nv..(k + 1) * nv], &fd),
+                column_error(&ju[k * nv..(k + 1) * nv], &fd),
                 format!("J_u column {k}"),
             );
         }

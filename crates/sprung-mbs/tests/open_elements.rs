@@ -22,23 +22,12 @@ use nalgebra::{Matrix3, Vector3};
 use sprung_mbs::element_law::{ElementInput, ElementScratch, MarkerState, difference_partials};
 use sprung_mbs::{CompiledModel, MbsSystem};
 use sprung_solve::mech::{Linearisation, MechanicalSystem};
+use sprung_test_support::column_error;
 
 fn load(name: &str) -> Arc<CompiledModel> {
     let path = format!("{}/../../models/{name}", env!("CARGO_MANIFEST_DIR"));
     let m = sprung_model::load(std::path::Path::new(&path)).expect("model loads");
     Arc::new(sprung_mbs::compile(&m).expect("model compiles"))
-}
-
-fn col_err(analytic: &[f64], fd: &[f64]) -> f64 {
-    let scale = fd
-        .iter()
-        .chain(analytic)
-        .fold(0.0f64, |m, x| m.max(x.abs()));
-    let diff = analytic
-        .iter()
-        .zip(fd)
-        .fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
-    if scale < 1e-9 { diff } else { diff / scale }
 }
 
 /// Worst column error of J_r (through the tangent map) and J_v against central differences of q.
@@ -83,7 +72,7 @@ fn worst_jacobian_error(model: &Arc<CompiledModel>, congruent: bool, seed: u64) 
             let an: Vec<f64> = (0..nv)
                 .map(|i| (0..nv).map(|j| jrk[i * nv + j] * w[j]).sum())
                 .collect();
-            worst = worst.max(col_err(&an, &fd));
+            worst = worst.max(column_error(&an, &fd));
         }
         for k in 0..nv {
             let h = 1e-6 * (1.0 + v[k].abs());
@@ -98,7 +87,7 @@ fn worst_jacobian_error(model: &Arc<CompiledModel>, congruent: bool, seed: u64) 
                 .map(|(a, b)| (a - b) / (2.0 * h))
                 .collect();
             let an: Vec<f64> = (0..nv).map(|i| jv[i * nv + k]).collect();
-            worst = worst.max(col_err(&an, &fd));
+            worst = worst.max(column_error(&an, &fd));
         }
     }
     worst

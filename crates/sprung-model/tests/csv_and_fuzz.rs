@@ -1,6 +1,7 @@
 //! CSV input signals (loaded relative to the model file into a table; errors name the CSV file
 //! and line) and a fuzz-style robustness test: mutated model files never panic.
 
+use sprung_test_support::Rng;
 use std::path::PathBuf;
 
 use sprung_model::{ModelError, Signal, from_json_str, from_toml_str, load};
@@ -85,20 +86,6 @@ fn csv_errors_name_file_and_line() {
         "{msg}"
     );
     std::fs::remove_dir_all(&d).ok();
-}
-
-/// Deterministic xorshift generator.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
 }
 
 const TOKENS: [&str; 24] = [

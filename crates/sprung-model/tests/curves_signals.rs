@@ -2,17 +2,7 @@
 //! monotonicity, C1 continuity, odd symmetry, extrapolation rules, tabulated reference values.
 
 use sprung_model::{Curve, Extrapolation, Interpolation, Signal, Symmetry};
-
-/// Deterministic xorshift64* generator for test data.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> f64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        (self.0.wrapping_mul(0x2545F4914F6CDD1D) >> 11) as f64 / (1u64 << 53) as f64
-    }
-}
+use sprung_test_support::Rng;
 
 fn curve(x: &[f64], y: &[f64], i: Interpolation, e: Extrapolation, s: Symmetry) -> Curve {
     Curve {
@@ -90,7 +80,7 @@ fn linear_derivative_matches_finite_differences_away_from_knots() {
         let h = 1e-7 * span;
         let mut tested = 0;
         while tested < 500 {
-            let x = lo - 0.2 * span + 1.4 * span * rng.next();
+            let x = lo - 0.2 * span + 1.4 * span * rng.uniform();
             // Away from knots (and from 0 for odd curves).
             let near =
                 c.x.iter()
@@ -119,7 +109,7 @@ fn smooth_derivative_matches_finite_differences_everywhere() {
         let (lo, hi) = c.range();
         let span = hi - lo;
         let mut xs: Vec<f64> = (0..1000)
-            .map(|_| lo - 0.2 * span + 1.4 * span * rng.next())
+            .map(|_| lo - 0.2 * span + 1.4 * span * rng.uniform())
             .collect();
         // Including the knots themselves (C1: the one-sided derivatives agree).
         xs.extend(c.x.iter().copied());
@@ -167,18 +157,20 @@ fn smooth_is_c1_at_knots() {
 fn smooth_preserves_monotonicity() {
     let mut rng = Rng(3);
     for trial in 0..200 {
-        let n = 2 + (rng.next() * 10.0) as usize;
+        let n = 2 + (rng.uniform() * 10.0) as usize;
         let mut x = vec![0.0];
         let mut y = vec![0.0];
         for _ in 1..n {
             x.push(
-                x.last().unwrap() + 1e-3 + rng.next() * (if trial % 2 == 0 { 1.0 } else { 1e-3 }),
+                x.last().unwrap()
+                    + 1e-3
+                    + rng.uniform() * (if trial % 2 == 0 { 1.0 } else { 1e-3 }),
             );
             // Flat pieces and steep jumps included.
-            let step = if rng.next() < 0.2 {
+            let step = if rng.uniform() < 0.2 {
                 0.0
             } else {
-                rng.next().powi(4) * 1e4
+                rng.uniform().powi(4) * 1e4
             };
             y.push(y.last().unwrap() + step);
         }
@@ -214,7 +206,7 @@ fn odd_symmetry() {
     for i in [Interpolation::Linear, Interpolation::Smooth] {
         let c = lca_radial(i);
         for _ in 0..200 {
-            let x = (rng.next() * 2.0 - 1.0) * 8e-3;
+            let x = (rng.uniform() * 2.0 - 1.0) * 8e-3;
             let (fp, dp) = c.eval(x);
             let (fm, dm) = c.eval(-x);
             assert_eq!(fp, -fm);

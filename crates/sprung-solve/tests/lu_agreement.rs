@@ -1,39 +1,12 @@
 //! Block-sparse LU against dense LU (faer) and against manufactured solutions, on random
 //! matrices over many coupling topologies (document 000, section 3, eqs. 10-17).
 
+use sprung_test_support::SplitMix;
 use std::sync::Arc;
 
 use sprung_solve::block::{BlockMatrix, BlockPattern};
 use sprung_solve::block_lu::{BlockSparseLu, LinearSolver, OrderKind};
 use sprung_solve::dense::{DenseLu, SingularMatrix};
-
-/// SplitMix64: small deterministic generator for test data.
-struct Rng(u64);
-
-impl Rng {
-    fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    /// Uniform in [0, 1).
-    fn unit(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
-    }
-    /// Uniform in [-1, 1).
-    fn sym(&mut self) -> f64 {
-        2.0 * self.unit() - 1.0
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next_u64() % n as u64) as usize
-    }
-    /// Log-uniform in [lo, hi].
-    fn log_uniform(&mut self, lo: f64, hi: f64) -> f64 {
-        (lo.ln() + self.unit() * (hi.ln() - lo.ln())).exp()
-    }
-}
 
 /// A named coupling graph.
 struct Topology {
@@ -58,7 +31,7 @@ fn star(n: usize, hub: usize) -> Topology {
     }
 }
 
-fn random_tree(n: usize, rng: &mut Rng) -> Topology {
+fn random_tree(n: usize, rng: &mut SplitMix) -> Topology {
     Topology {
         name: format!("tree{n}"),
         n,
@@ -66,7 +39,7 @@ fn random_tree(n: usize, rng: &mut Rng) -> Topology {
     }
 }
 
-fn random_graph(n: usize, extra: usize, rng: &mut Rng) -> Topology {
+fn random_graph(n: usize, extra: usize, rng: &mut SplitMix) -> Topology {
     let mut t = random_tree(n, rng);
     for _ in 0..extra {
         let (i, j) = (rng.below(n), rng.below(n));
@@ -145,7 +118,7 @@ fn ring(n: usize) -> Topology {
     }
 }
 
-fn topologies(rng: &mut Rng) -> Vec<Topology> {
+fn topologies(rng: &mut SplitMix) -> Vec<Topology> {
     vec![
         Topology {
             name: "single".into(),
@@ -167,7 +140,7 @@ fn topologies(rng: &mut Rng) -> Vec<Topology> {
 }
 
 /// Random matrix with a strictly block-diagonally dominant structure (non-symmetric values).
-fn diagonally_dominant(p: &Arc<BlockPattern>, rng: &mut Rng) -> BlockMatrix {
+fn diagonally_dominant(p: &Arc<BlockPattern>, rng: &mut SplitMix) -> BlockMatrix {
     let mut a = BlockMatrix::zeros(p.clone());
     for v in a.values_mut() {
         *v = rng.sym();
@@ -195,7 +168,7 @@ fn diagonally_dominant(p: &Arc<BlockPattern>, rng: &mut Rng) -> BlockMatrix {
 }
 
 /// Random symmetric positive definite `b × b` matrix with eigenvalue spread `cond`.
-fn spd(b: usize, scale: f64, cond: f64, rng: &mut Rng) -> Vec<f64> {
+fn spd(b: usize, scale: f64, cond: f64, rng: &mut SplitMix) -> Vec<f64> {
     let g: Vec<f64> = (0..b * b).map(|_| rng.sym()).collect();
     let mut s = vec![0.0; b * b];
     for r in 0..b {
@@ -210,7 +183,7 @@ fn spd(b: usize, scale: f64, cond: f64, rng: &mut Rng) -> Vec<f64> {
 /// "Mechanical-like" matrix `I + hγ M⁻¹ C + (hγ)² M⁻¹ K` (document 000, eq. 11 with
 /// `J_v = -M⁻¹ C`, `J_r K = -M⁻¹ K`): block-diagonal SPD mass, and damping/stiffness assembled
 /// from random SPD coupling blocks per edge, with a weak grounding of every body.
-fn mechanical(topo: &Topology, p: &Arc<BlockPattern>, rng: &mut Rng) -> BlockMatrix {
+fn mechanical(topo: &Topology, p: &Arc<BlockPattern>, rng: &mut SplitMix) -> BlockMatrix {
     mechanical_with(topo, p, rng, STIFF)
 }
 
@@ -239,7 +212,7 @@ const VERY_STIFF: Ranges = Ranges {
 fn mechanical_with(
     topo: &Topology,
     p: &Arc<BlockPattern>,
-    rng: &mut Rng,
+    rng: &mut SplitMix,
     ranges: Ranges,
 ) -> BlockMatrix {
     let b = p.block_size();
@@ -320,7 +293,7 @@ fn check(
     a: &BlockMatrix,
     sparse: &mut BlockSparseLu,
     dense: &mut DenseLu,
-    rng: &mut Rng,
+    rng: &mut SplitMix,
     truth_tol: f64,
 ) {
     sparse
@@ -360,7 +333,7 @@ fn check(
 
 #[test]
 fn agrees_with_dense_on_diagonally_dominant_matrices() {
-    let mut rng = Rng(0x5eed_0001);
+    let mut rng = SplitMix(0x5eed_0001);
     for block_size in [6, 3, 1, 4] {
         for topo in topologies(&mut rng) {
             let p = Arc::new(BlockPattern::from_couplings(
@@ -390,7 +363,7 @@ fn agrees_with_dense_on_diagonally_dominant_matrices() {
 
 #[test]
 fn agrees_with_dense_on_mechanical_matrices() {
-    let mut rng = Rng(0x5eed_0002);
+    let mut rng = SplitMix(0x5eed_0002);
     for block_size in [6, 3, 2] {
         for topo in topologies(&mut rng) {
             let p = Arc::new(BlockPattern::from_couplings(
@@ -418,7 +391,7 @@ fn agrees_with_dense_on_mechanical_matrices() {
 
 #[test]
 fn agrees_with_dense_on_very_stiff_mechanical_matrices() {
-    let mut rng = Rng(0x5eed_0004);
+    let mut rng = SplitMix(0x5eed_0004);
     for topo in topologies(&mut rng) {
         let p = Arc::new(BlockPattern::from_couplings(topo.n, 6, &topo.edges));
         let mut sparse = BlockSparseLu::new(&p);
@@ -442,7 +415,7 @@ fn agrees_with_dense_on_very_stiff_mechanical_matrices() {
 fn every_order_gives_the_same_solution() {
     // Natural order, reversed order, the chosen fill-reducing order and document 000's hand
     // partition (eq. 12: eliminate 1 and 5, then 2 and 4, then solve for 3) all solve the system.
-    let mut rng = Rng(0x5eed_0003);
+    let mut rng = SplitMix(0x5eed_0003);
     let topo = chain(5);
     let p = Arc::new(BlockPattern::from_couplings(5, 6, &topo.edges));
     let a = mechanical(&topo, &p, &mut rng);
@@ -553,7 +526,7 @@ fn singular_matrices_are_reported_with_their_block() {
     assert!(dense.factor_block(&a).is_err());
 
     // Non-finite input is located exactly.
-    let mut rng = Rng(7);
+    let mut rng = SplitMix(7);
     let mut a = diagonally_dominant(&p, &mut rng);
     let s = p.slot(2, 1).unwrap();
     a.block_mut(s)[3 * 6 + 4] = f64::NAN;
@@ -614,7 +587,7 @@ fn solve_without_factorisation_panics() {
 
 #[test]
 fn trait_objects_switch_between_solvers() {
-    let mut rng = Rng(11);
+    let mut rng = SplitMix(11);
     let topo = random_graph(10, 5, &mut rng);
     let p = Arc::new(BlockPattern::from_couplings(topo.n, 6, &topo.edges));
     let a = mechanical(&topo, &p, &mut rng);
@@ -646,7 +619,7 @@ fn solvers_can_move_between_threads() {
 /// identically and agree with dense LU and with each other.
 #[test]
 fn pivoting_inside_blocks_on_both_kernel_paths() {
-    let mut rng = Rng(0x5eed_0007);
+    let mut rng = SplitMix(0x5eed_0007);
     for topo in [double_wishbone(), ring(7), random_graph(12, 6, &mut rng)] {
         let p = Arc::new(BlockPattern::from_couplings(topo.n, 6, &topo.edges));
         let base = diagonally_dominant(&p, &mut rng);

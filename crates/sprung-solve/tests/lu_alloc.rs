@@ -1,60 +1,16 @@
 //! After construction, `factor` and `solve_in_place` of both solvers perform no heap allocation
 //! (hot-path rule of the project; document 000 factors once per step and solves twice).
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
 use std::sync::Arc;
+
+use sprung_test_support::{CountingAllocator, allocations_in};
 
 use sprung_solve::block::{BlockMatrix, BlockPattern};
 use sprung_solve::block_lu::{BlockSparseLu, LinearSolver};
 use sprung_solve::dense::DenseLu;
 
-/// Counts allocations made by the current thread while counting is switched on.
-struct CountingAllocator;
-
-thread_local! {
-    static COUNTING: Cell<bool> = const { Cell::new(false) };
-    static COUNT: Cell<usize> = const { Cell::new(0) };
-}
-
-fn note_allocation() {
-    // `try_with` so that allocations during thread teardown are simply ignored.
-    let _ = COUNTING.try_with(|on| {
-        if on.get() {
-            let _ = COUNT.try_with(|c| c.set(c.get() + 1));
-        }
-    });
-}
-
-unsafe impl GlobalAlloc for CountingAllocator {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        note_allocation();
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        note_allocation();
-        unsafe { System.alloc_zeroed(layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        note_allocation();
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
-
 #[global_allocator]
 static GLOBAL: CountingAllocator = CountingAllocator;
-
-/// Number of allocations made by `f` on this thread.
-fn allocations_in(f: impl FnOnce()) -> usize {
-    COUNT.with(|c| c.set(0));
-    COUNTING.with(|on| on.set(true));
-    f();
-    COUNTING.with(|on| on.set(false));
-    COUNT.with(|c| c.get())
-}
 
 /// A coupled pattern with cycles and fill-in, and a diagonally dominant matrix on it.
 fn system(block_size: usize) -> (Arc<BlockPattern>, BlockMatrix, Vec<f64>) {

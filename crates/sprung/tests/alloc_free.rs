@@ -2,47 +2,11 @@
 //! the double wishbone (runtime wheel force) and on the Maxwell model (an element state), after a
 //! warm-up, counted by a thread-local counting allocator.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
-
 use sprung::{Model, Simulation};
-
-struct Counting;
-
-thread_local! {
-    static ALLOCS: Cell<u64> = const { Cell::new(0) };
-}
-
-// SAFETY: forwards every call unchanged to the system allocator; the counter is a
-// const-initialised thread-local `Cell`, whose access never allocates.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let _ = ALLOCS.try_with(|c| c.set(c.get() + 1));
-        // SAFETY: same contract as the caller's.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        let _ = ALLOCS.try_with(|c| c.set(c.get() + 1));
-        // SAFETY: same contract as the caller's.
-        unsafe { System.alloc_zeroed(layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        let _ = ALLOCS.try_with(|c| c.set(c.get() + 1));
-        // SAFETY: same contract as the caller's.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: same contract as the caller's.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
+use sprung_test_support::{CountingAllocator, allocations};
 
 #[global_allocator]
-static GLOBAL: Counting = Counting;
-
-fn allocations() -> u64 {
-    ALLOCS.with(|c| c.get())
-}
+static GLOBAL: CountingAllocator = CountingAllocator;
 
 fn count(file: &str, runtime: Option<&str>, every: u64) -> u64 {
     let path = format!("{}/../../models/{file}", env!("CARGO_MANIFEST_DIR"));

@@ -1,0 +1,201 @@
+//! Shared helpers of the sprung test suites, in one place instead of copies per crate:
+//!
+//! * [`CountingAllocator`] and [`allocations`]: a global allocator that counts the allocations of
+//!   the current thread, for the "no allocation per step" tests. A test binary installs it with
+//!   `#[global_allocator] static A: CountingAllocator = CountingAllocator;`;
+//! * [`Rng`] (xorshift) and [`SplitMix`]: small deterministic generators for reproducible test data;
+//! * [`model_path`], [`model_text`]: the example models under `models/`;
+//! * [`max_rel_diff`], [`column_error`]: the comparisons the finite-difference and agreement tests
+//!   use.
+//!
+//! The crate depends on none of the sprung crates, so every crate's tests can use it without a
+//! dependency cycle; builders that return compiled models live beside the tests that need them.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::path::PathBuf;
+
+/// Forwards to the system allocator and counts the allocations of the calling thread.
+pub struct CountingAllocator;
+
+thread_local! {
+    static ALLOCS: Cell<u64> = const { Cell::new(0) };
+}
+
+fn count() {
+    let _ = ALLOCS.try_with(|c| c.set(c.get() + 1));
+}
+
+// SAFETY: forwards every call unchanged to the system allocator; the counter is a
+// const-initialised thread-local `Cell`, whose access never allocates.
+unsafe impl GlobalAlloc for CountingAllocator {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        count();
+        // SAFETY: same contract as the caller's.
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        count();
+        // SAFETY: same contract as the caller's.
+        unsafe { System.alloc_zeroed(layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        count();
+        // SAFETY: same contract as the caller's.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: same contract as the caller's.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+/// Allocations of the current thread so far (only counted where [`CountingAllocator`] is the
+/// global allocator).
+pub fn allocations() -> u64 {
+    ALLOCS.with(|c| c.get())
+}
+
+/// Allocations made by `f` on the current thread.
+pub fn allocations_in(f: impl FnOnce()) -> u64 {
+    let before = allocations();
+    f();
+    allocations() - before
+}
+
+/// Xorshift (13, 7, 17): a small deterministic generator for reproducible test data.
+#[derive(Debug, Clone)]
+pub struct Rng(pub u64);
+
+impl Rng {
+    /// Next raw 64-bit value.
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    /// Uniform in [0, 1).
+    pub fn uniform(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+    }
+    /// Uniform in [−a, a].
+    pub fn sym(&mut self, a: f64) -> f64 {
+        a * (2.0 * self.uniform() - 1.0)
+    }
+    /// Uniform index below `n` (0 for n = 0).
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next_u64() % n.max(1) as u64) as usize
+    }
+}
+
+/// SplitMix64: a deterministic generator whose outputs are well mixed even for small seeds.
+#[derive(Debug, Clone)]
+pub struct SplitMix(pub u64);
+
+impl SplitMix {
+    /// Next raw 64-bit value.
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+    /// Uniform in [0, 1).
+    pub fn unit(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+    }
+    /// Uniform in [−1, 1).
+    pub fn sym(&mut self) -> f64 {
+        2.0 * self.unit() - 1.0
+    }
+    /// Uniform index below `n` (0 for n = 0).
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next_u64() % n.max(1) as u64) as usize
+    }
+    /// Log-uniform in [lo, hi].
+    pub fn log_uniform(&mut self, lo: f64, hi: f64) -> f64 {
+        (lo.ln() + self.unit() * (hi.ln() - lo.ln())).exp()
+    }
+}
+
+/// The workspace root.
+pub fn workspace_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// Path of an example model, e.g. `model_path("double_wishbone.toml")`.
+pub fn model_path(name: &str) -> PathBuf {
+    workspace_root().join("models").join(name)
+}
+
+/// Text of an example model.
+pub fn model_text(name: &str) -> String {
+    let p = model_path(name);
+    std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+/// Every force-element type (bushings with and without curves and spin axis, linear and curve
+/// springs, characteristic and bilinear dampers, bump and rebound stops), body- and global-frame
+/// inputs, gravity and a spinning wheel: the model of the Jacobian and element-pack tests.
+pub const ALL_ELEMENTS: &str = include_str!("../fixtures/all_elements.toml");
+
+/// Largest entry-wise |a − b| relative to the largest magnitude in `a` (at least the smallest
+/// positive number).
+pub fn max_rel_diff(a: &[f64], b: &[f64]) -> f64 {
+    assert_eq!(a.len(), b.len(), "max_rel_diff: lengths differ");
+    let scale = a.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+    let diff = a
+        .iter()
+        .zip(b)
+        .fold(0.0f64, |m, (x, y)| m.max((x - y).abs()));
+    diff / scale.max(f64::MIN_POSITIVE)
+}
+
+/// Error of an analytic Jacobian column against its finite-difference estimate: the largest
+/// difference relative to the largest entry of either (absolute when both are below 1e-9).
+pub fn column_error(analytic: &[f64], fd: &[f64]) -> f64 {
+    let scale = fd
+        .iter()
+        .chain(analytic)
+        .fold(0.0f64, |m, x| m.max(x.abs()));
+    let diff = analytic
+        .iter()
+        .zip(fd)
+        .fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
+    if scale < 1e-9 { diff } else { diff / scale }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn generators_are_deterministic_and_in_range() {
+        let (mut a, mut b) = (Rng(7), Rng(7));
+        let xs: Vec<f64> = (0..1000).map(|_| a.uniform()).collect();
+        assert!(xs.iter().all(|x| (0.0..1.0).contains(x)));
+        assert!(
+            xs.iter()
+                .zip((0..1000).map(|_| b.uniform()))
+                .all(|(x, y)| *x == y)
+        );
+        let mean = xs.iter().sum::<f64>() / 1000.0;
+        assert!((mean - 0.5).abs() < 0.05, "mean {mean}");
+        let mut s = SplitMix(1);
+        let ys: Vec<f64> = (0..1000).map(|_| s.sym()).collect();
+        assert!(ys.iter().all(|y| (-1.0..1.0).contains(y)));
+        assert!(ys.iter().sum::<f64>().abs() / 1000.0 < 0.1);
+    }
+
+    #[test]
+    fn comparisons() {
+        assert_eq!(max_rel_diff(&[1.0, 4.0], &[1.0, 2.0]), 0.5);
+        assert_eq!(column_error(&[1e-12], &[0.0]), 1e-12);
+        assert_eq!(column_error(&[1.0, 2.0], &[1.0, 1.0]), 0.5);
+    }
+}
