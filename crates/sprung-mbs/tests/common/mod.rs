@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use sprung_mbs::{CompiledModel, MbsSystem, compile};
+#[allow(unused_imports)] // each test binary uses a different subset
 pub use sprung_test_support::{ALL_ELEMENTS, Rng, max_rel_diff};
 
 /// Compiles a TOML model given as a string.
