@@ -123,6 +123,9 @@ pub struct Equilibrium {
     pub convergence: Convergence,
     /// Relative residual before the first and after every iteration.
     pub history: Vec<f64>,
+    /// The state part of v at equilibrium: element states in their 6-wide blocks (zero rates;
+    /// empty for a model without element states).
+    pub states: Vec<f64>,
 }
 
 /// One Newton iteration, reported to the observer of [`solve_observed`].
@@ -287,7 +290,8 @@ pub fn solve(
 }
 
 /// Like [`solve`], and calls `observer` after every Newton iteration (for progress output of
-/// long searches; the library itself never prints).
+/// long searches; the library itself never prints). Element states start from their initial
+/// values ([`crate::element_law::ElementLaw::initial_states`]).
 pub fn solve_observed(
     sys: &mut MbsSystem,
     t0: f64,
@@ -295,11 +299,39 @@ pub fn solve_observed(
     opts: &EquilibriumOptions,
     observer: &mut dyn FnMut(&EquilibriumProgress),
 ) -> Result<Equilibrium, EquilibriumError> {
+    let (_, v0) = sys.model().design_state();
+    solve_from(sys, t0, r0, &v0, opts, observer)
+}
+
+/// Like [`solve_observed`], with the element states starting from the state part of `v0` (the
+/// body velocities in it are ignored: statics has v = 0).
+///
+/// Element states s (force-element states, document 002 eqs. 3, 6, 7) are unknowns of the
+/// search together with the positions: the residual is (q(r, 0, s), ṡ(r, 0, s)), the Newton
+/// matrix is J_r K in the body columns and J_v in the state columns (the same block pattern),
+/// with an identity on the padding coordinates of the 6-wide state blocks. The state residual is
+/// max |ṡ| relative to the model's length scale per second (element states are deflections in
+/// this engine), and must meet the same tolerance.
+pub fn solve_from(
+    sys: &mut MbsSystem,
+    t0: f64,
+    r0: &[f64],
+    v0: &[f64],
+    opts: &EquilibriumOptions,
+    observer: &mut dyn FnMut(&EquilibriumProgress),
+) -> Result<Equilibrium, EquilibriumError> {
     let start = Instant::now();
     let model = sys.model().clone();
     let nb = model.bodies.len();
     let (nr, nv) = (sys.n_r(), sys.n_v());
-    let v = vec![0.0; nv];
+    let nbv = 6 * nb;
+    let mut v = vec![0.0; nv];
+    v[nbv..].copy_from_slice(&v0[nbv..]);
+    // Padding coordinates of the state blocks (neither state nor body): identity rows.
+    let mut padding = vec![true; nv - nbv];
+    for e in &model.open_elements {
+        padding[e.state_offset..e.state_offset + e.law.n_states()].fill(false);
+    }
     let mut r = r0.to_vec();
     let pattern = sys.pattern();
     let mut lin = Linearisation::new(nr, pattern.clone());
@@ -325,8 +357,14 @@ pub fn solve_observed(
         .sum();
     let load_scale = (weight + inputs).max(1.0);
     let length = length_scale(&r, nb);
+    let state_residual = |q: &[f64]| {
+        q[nbv..].iter().fold(
+            0.0f64,
+            |m, x| if x.is_nan() { f64::NAN } else { m.max(x.abs()) },
+        ) / length
+    };
     let (res0, mut worst_body, mut worst_moment) = residual(sys, &q);
-    let mut res = res0 / load_scale;
+    let mut res = (res0 / load_scale).max(state_residual(&q));
     let mut history = vec![res];
     let mut trial = r.clone();
     let mut q_trial = vec![0.0; nv];
@@ -339,22 +377,42 @@ pub fn solve_observed(
             .clone(),
         dof: DOF_NAMES[row % 6],
     };
-    let done = |r: Vec<f64>, it: usize, res: f64, convergence, history| Equilibrium {
+    let done = |r: Vec<f64>, v: &[f64], it: usize, res: f64, convergence, history| Equilibrium {
         r,
         iterations: it,
         relative_residual: res,
         load_scale,
         convergence,
         history,
+        states: v[nbv..].to_vec(),
     };
     if nv == 0 {
-        return Ok(done(r, 0, 0.0, Convergence::Residual, history));
+        return Ok(done(r, &v, 0, 0.0, Convergence::Residual, history));
     }
     for it in 0..opts.max_iterations {
         if res <= opts.tolerance {
-            return Ok(done(r, it, res, Convergence::Residual, history));
+            return Ok(done(r, &v, it, res, Convergence::Residual, history));
         }
         sys.linearise(t0, &r, &v, &mut lin);
+        if nv > nbv {
+            // Element-state columns from J_v (states are unknowns, not positions); identity on
+            // the padding.
+            for bi in 0..pattern.n_blocks() {
+                for sl in pattern.row_ptr()[bi]..pattern.row_ptr()[bi + 1] {
+                    if pattern.col_idx()[sl] >= nb {
+                        let jv: [f64; 36] = lin.j_v.block(sl).try_into().expect("6 x 6 block");
+                        lin.j_rk.block_mut(sl).copy_from_slice(&jv);
+                    }
+                }
+            }
+            for (k, pad) in padding.iter().enumerate() {
+                if *pad {
+                    let i = nbv + k;
+                    let sl = pattern.slot(i / 6, i / 6).expect("diagonal block");
+                    lin.j_rk.block_mut(sl)[7 * (i % 6)] = 1.0;
+                }
+            }
+        }
         let scale = (0..nv)
             .map(|k| lin.j_rk.get(k, k).abs())
             .fold(0.0, f64::max);
@@ -383,7 +441,11 @@ pub fn solve_observed(
         // Backtracking line search on the residual.
         let mut alpha = 1.0;
         let res_old = res;
+        let v_old = v.clone();
         loop {
+            for (k, x) in v[nbv..].iter_mut().enumerate() {
+                *x = v_old[nbv + k] + alpha * delta[nbv + k];
+            }
             trial.copy_from_slice(&r);
             for i in 0..nb {
                 for k in 0..3 {
@@ -394,7 +456,7 @@ pub fn solve_observed(
             }
             sys.accelerations(t0, &trial, &v, &mut q_trial);
             let (res_abs, body, moment) = residual(sys, &q_trial);
-            let res_trial = res_abs / load_scale;
+            let res_trial = (res_abs / load_scale).max(state_residual(&q_trial));
             if res_trial.is_finite() && (res_trial < res || alpha < 1e-3) {
                 r.copy_from_slice(&trial);
                 res = res_trial;
@@ -421,6 +483,7 @@ pub fn solve_observed(
         {
             return Ok(done(
                 r,
+                &v,
                 it + 1,
                 res,
                 Convergence::Stalled { step: full_step },
@@ -431,6 +494,7 @@ pub fn solve_observed(
     if res <= opts.tolerance {
         return Ok(done(
             r,
+            &v,
             opts.max_iterations,
             res,
             Convergence::Residual,

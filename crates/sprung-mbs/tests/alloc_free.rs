@@ -36,16 +36,12 @@ fn count(file: &str, dense: bool, relinearise_every: u64, warmup: u64, steps: u6
     let (m, model) = load(file);
     let mut sys = MbsSystem::new(model.clone());
     let (r0, mut v) = model.design_state();
-    // Models with element states start from the design position (the equilibrium search
-    // covers the bodies only).
-    let mut r = if model.n_states() == 0 {
-        v.fill(0.0);
-        equilibrium::solve(&mut sys, 0.0, &r0, EquilibriumOptions::default())
-            .expect("static equilibrium")
-            .r
-    } else {
-        r0
-    };
+    let eq = equilibrium::solve(&mut sys, 0.0, &r0, EquilibriumOptions::default())
+        .expect("static equilibrium");
+    let mut r = eq.r;
+    v.fill(0.0);
+    let nbv = model.n_body_v();
+    v[nbv..].copy_from_slice(&eq.states);
     let lu: Box<dyn LinearSolver + Send> = if dense {
         Box::new(DenseLu::new(sys.n_v()))
     } else {

@@ -579,8 +579,8 @@ impl Simulation {
         Ok(())
     }
 
-    /// Static equilibrium at the current time and inputs: moves r there, sets the body velocities
-    /// to zero (element states are kept) and re-linearises at the next step.
+    /// Static equilibrium at the current time and inputs: moves r and the element states there
+    /// (all rates zero), sets the body velocities to zero and re-linearises at the next step.
     pub fn equilibrium(&mut self) -> Result<EquilibriumReport, Error> {
         let t = self.time();
         // Small models (the axles) keep the dense LU of the first wave's equilibrium: the same
@@ -594,12 +594,13 @@ impl Simulation {
             solver,
             ..Default::default()
         };
-        let eq = equilibrium::solve(&mut self.sys, t, &self.r, opts)
+        let eq = equilibrium::solve_from(&mut self.sys, t, &self.r, &self.v, &opts, &mut |_| {})
             .map_err(|e| Error::Equilibrium(e.to_string()))?;
         self.r.copy_from_slice(&eq.r);
+        let nbv = self.model.compiled().n_body_v();
+        self.v[nbv..].copy_from_slice(&eq.states);
         // Newton iterates may probe beyond curve tables; only the run counts.
         sprung_model::clear_out_of_range(&self.model.compiled().curves);
-        let nbv = self.model.compiled().n_body_v();
         self.v[..nbv].fill(0.0);
         if let Some(st) = self.stepper.as_mut() {
             st.invalidate();

@@ -119,3 +119,25 @@ fn adaptive_and_first_order_methods_integrate_element_states() {
         assert!(err < 5e-8 * scale, "{method}: error {err:e} of {scale}");
     }
 }
+
+/// Static equilibrium with an element state: under the 100 N load the Maxwell element relaxes
+/// completely (series force 0, damper elongation = displacement) and the parallel spring carries
+/// the load alone: x = F / k_p = 0.1 m. The state is an unknown of the Newton search; the
+/// tolerance 1e-9 m is the search's relative tolerance (1e-10) times the 0.1 m deflection with
+/// a factor 100 of margin (measured: exact to round-off, the problem is linear).
+#[test]
+fn static_equilibrium_solves_for_the_element_state() {
+    let mut sim = Simulation::new(model(C)).unwrap();
+    sim.advance_to(0.01).unwrap();
+    sim.equilibrium().unwrap();
+    let x = sim.channel("x").unwrap();
+    let xd = sim.channel("damper_elongation").unwrap();
+    let f = sim.channel("maxwell_force").unwrap();
+    assert!((x - F / KP).abs() < 1e-9, "x {x}");
+    assert!((xd - F / KP).abs() < 1e-9, "x_d {xd}");
+    assert!(f.abs() < 1e-6, "series force {f}");
+    assert_eq!(sim.element_states("maxwell").unwrap(), &[xd]);
+    // From there nothing moves.
+    sim.advance_to(0.5).unwrap();
+    assert!((sim.channel("x").unwrap() - F / KP).abs() < 1e-9);
+}

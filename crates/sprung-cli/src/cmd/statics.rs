@@ -107,7 +107,7 @@ pub fn run(a: &StaticArgs) -> anyhow::Result<()> {
         "model '{}': {} bodies, {} DOF; static equilibrium at t = {} s, gravity {}, {} LU",
         m.model.name,
         model.bodies.len(),
-        model.n_v(),
+        model.n_body_v(),
         a.time,
         if a.no_gravity { "off" } else { "on" },
         if a.dense { "dense" } else { "block-sparse" }
@@ -142,18 +142,35 @@ pub fn run(a: &StaticArgs) -> anyhow::Result<()> {
         eq.relative_residual,
         eq.load_scale
     );
-    print_channels(&mut outputs, &mut sys, a.time, &eq.r, model.n_v());
+    print_channels(
+        &mut outputs,
+        &mut sys,
+        a.time,
+        &eq.r,
+        model.n_body_v(),
+        &eq.states,
+    );
     print_bodies(&model, &r0, &eq.r, a.bodies);
     Ok(())
 }
 
-fn print_channels(outputs: &mut OutputSet, sys: &mut MbsSystem, t: f64, r: &[f64], n_v: usize) {
+/// Prints the channels at the equilibrium: positions `r`, body velocities zero, element states
+/// `states` (after the `n_body_v` body velocities).
+fn print_channels(
+    outputs: &mut OutputSet,
+    sys: &mut MbsSystem,
+    t: f64,
+    r: &[f64],
+    n_body_v: usize,
+    states: &[f64],
+) {
     if outputs.is_empty() {
         println!("output channels: none");
         return;
     }
     let mut values = vec![0.0; outputs.len()];
-    let v = vec![0.0; n_v];
+    let mut v = vec![0.0; n_body_v];
+    v.extend_from_slice(states);
     outputs.evaluate(&mut sys.eval, t, r, &v, &mut values);
     println!("output channels:");
     let width = outputs
