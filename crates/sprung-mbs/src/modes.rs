@@ -297,14 +297,18 @@ fn reduction_basis(n: usize, spins: &[(usize, Vector3<f64>)]) -> DMatrix<f64> {
     t
 }
 
-fn first_order(jrk: &DMatrix<f64>, jv: &DMatrix<f64>) -> DMatrix<f64> {
+/// The first-order matrix [[0, I, 0], [J_r K, J_v]] of (positions, velocities, element states):
+/// the first `n_pos` velocity-level coordinates have positions (the bodies' 6 each, in tangent
+/// coordinates), the rest are element states (first-order coordinates without positions).
+fn first_order(jrk: &DMatrix<f64>, jv: &DMatrix<f64>, n_pos: usize) -> DMatrix<f64> {
     let n = jrk.nrows();
-    let mut a = DMatrix::zeros(2 * n, 2 * n);
-    for k in 0..n {
-        a[(k, n + k)] = 1.0;
+    let mut a = DMatrix::zeros(n_pos + n, n_pos + n);
+    for k in 0..n_pos {
+        a[(k, n_pos + k)] = 1.0;
     }
-    a.view_mut((n, 0), (n, n)).copy_from(jrk);
-    a.view_mut((n, n), (n, n)).copy_from(jv);
+    a.view_mut((n_pos, 0), (n, n_pos))
+        .copy_from(&jrk.view((0, 0), (n, n_pos)));
+    a.view_mut((n_pos, n_pos), (n, n)).copy_from(jv);
     a
 }
 
@@ -446,12 +450,36 @@ pub fn modal_analysis_with(
     }
     let mut lin = Linearisation::new(n_r, sys.pattern());
     sys.linearise(t, r, v, &mut lin);
-    let jrk = dense(&lin.j_rk, n);
-    let jv = dense(&lin.j_v, n);
-    // J_r K at v = 0 for the undamped problem (velocity-dependent terms vanish there).
-    let jrk0 = if v.iter().any(|x| *x != 0.0) {
-        sys.linearise(t, r, &vec![0.0; n], &mut lin);
-        dense(&lin.j_rk, n)
+    // The bodies' coordinates and the element states in use (not the padding of their blocks).
+    let model = sys.model().clone();
+    let nbv = model.n_body_v();
+    let keep: Vec<usize> = (0..nbv)
+        .chain(
+            model
+                .open_elements
+                .iter()
+                .enumerate()
+                .flat_map(|(e, el)| (0..el.law.n_states()).map(move |j| (e, j)))
+                .map(|(e, j)| model.state_index(e, j)),
+        )
+        .collect();
+    let nk = keep.len();
+    let restrict = |m: DMatrix<f64>| {
+        if nk == n {
+            m
+        } else {
+            DMatrix::from_fn(nk, nk, |i, j| m[(keep[i], keep[j])])
+        }
+    };
+    let jrk = restrict(dense(&lin.j_rk, n));
+    let jv = restrict(dense(&lin.j_v, n));
+    // J_r K at v = 0 (element states kept) for the undamped problem (velocity-dependent terms
+    // vanish there).
+    let jrk0 = if v[..nbv].iter().any(|x| *x != 0.0) {
+        let mut v0 = v.to_vec();
+        v0[..nbv].fill(0.0);
+        sys.linearise(t, r, &v0, &mut lin);
+        restrict(dense(&lin.j_rk, n))
     } else {
         jrk.clone()
     };
@@ -468,11 +496,27 @@ pub fn modal_analysis_with(
         .iter()
         .map(|s| (body_index(&s.body), Vector3::from(s.axis_body)))
         .collect();
-    let tb = reduction_basis(n, &spins);
+    let tb_body = reduction_basis(nbv, &spins);
+    let n_pos = tb_body.ncols();
+    let tb = if nk == nbv {
+        tb_body
+    } else {
+        // Element states are not reduced: identity on them.
+        let mut t = DMatrix::zeros(nk, n_pos + nk - nbv);
+        t.view_mut((0, 0), (nbv, n_pos)).copy_from(&tb_body);
+        for k in 0..nk - nbv {
+            t[(nbv + k, n_pos + k)] = 1.0;
+        }
+        t
+    };
     let tbt = tb.transpose();
 
-    let full_eigenvalues = eigenvalues(first_order(&jrk, &jv))?;
-    let eigenvalues = eigenvalues(first_order(&(&tbt * &jrk * &tb), &(&tbt * &jv * &tb)))?;
+    let full_eigenvalues = eigenvalues(first_order(&jrk, &jv, nbv))?;
+    let eigenvalues = eigenvalues(first_order(
+        &(&tbt * &jrk * &tb),
+        &(&tbt * &jv * &tb),
+        n_pos,
+    ))?;
 
     let mut oscillatory: Vec<OscillatoryMode> = eigenvalues
         .iter()
@@ -485,7 +529,10 @@ pub fn modal_analysis_with(
         .collect();
     oscillatory.sort_by(|a, b| a.frequency_hz.total_cmp(&b.frequency_hz));
 
-    let k_red = -(&tbt * &jrk0 * &tb);
+    // The undamped problem of the bodies (element states held).
+    let k_red = -(&tbt * &jrk0 * &tb)
+        .view((0, 0), (n_pos, n_pos))
+        .into_owned();
     let omega2 = self::eigenvalues(k_red)?;
     let w2_max = omega2.iter().map(|l| l.norm()).fold(0.0, f64::max);
     let undamped_imag_rel = if w2_max > 0.0 {

@@ -141,3 +141,29 @@ fn static_equilibrium_solves_for_the_element_state() {
     sim.advance_to(0.5).unwrap();
     assert!((sim.channel("x").unwrap() - F / KP).abs() < 1e-9);
 }
+
+/// Modes with an element state: the first-order system (x, ẋ, x_d) has the characteristic
+/// polynomial λ³ + (k/c) λ² + ((k_p + k)/m) λ + k_p k/(m c) (from A of the module docs): the
+/// non-zero eigenvalues of `modes()` are its roots (checked by the polynomial's residual), and
+/// there are exactly three of them and 13 in all (6 positions, 6 velocities, 1 state: no
+/// spurious modes from the padding of the state block).
+#[test]
+fn modes_include_the_element_state_without_spurious_ones() {
+    let mut sim = Simulation::new(model(C)).unwrap();
+    let modes = sim.modes().unwrap();
+    let nonzero: Vec<_> = modes
+        .eigenvalues
+        .iter()
+        .filter(|l| l.norm() > 1e-6)
+        .collect();
+    assert_eq!(nonzero.len(), 3, "{nonzero:?}");
+    assert_eq!(modes.eigenvalues.len(), 2 * 6 + 1);
+    let p = |l: nalgebra::Complex<f64>| {
+        l * l * l + (K / C) * l * l + ((KP + K) / M) * l + KP * K / (M * C)
+    };
+    for l in nonzero {
+        // |p'(λ)| ~ 3|λ|² ~ 2500: a residual of 1e-9 of |λ|³ is an eigenvalue error of ~1e-9.
+        let r = p(*l).norm() / l.norm().powi(3);
+        assert!(r < 1e-9, "lambda {l}: residual {r:e}");
+    }
+}

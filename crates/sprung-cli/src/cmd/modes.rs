@@ -38,10 +38,11 @@ pub fn run(path: &Path, count: usize) -> anyhow::Result<()> {
     let modes = modal_analysis_with(&mut sys, 0.0, &r, &v, &opts)
         .with_context(|| format!("modal analysis of '{}'", m.model.name))?;
     println!(
-        "model '{}': linearised at {at}, {} DOF, {} first-order states",
+        "model '{}': linearised at {at}, {} DOF, {} element states, {} first-order states",
         m.model.name,
-        model.n_v(),
-        2 * model.n_v()
+        model.n_body_v(),
+        model.n_states(),
+        2 * model.n_body_v() + model.n_states()
     );
     print!("{}", modes.report(count));
     Ok(())
