@@ -31,21 +31,26 @@ fn runtime_model(dir: &Path) -> PathBuf {
     path
 }
 
+/// `sprung run MODEL --inputs TABLE --out OUT -q`.
+fn run_fed(model: &Path, table: &Path, out: &Path) -> std::process::Output {
+    sprung(&[
+        "run",
+        model.to_str().unwrap(),
+        "--inputs",
+        table.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "-q",
+    ])
+}
+
 #[test]
 fn a_table_feeds_runtime_inputs_zero_order_hold() {
     let dir = tmp("inputs_table");
     let model = runtime_model(&dir);
     let table = dir.join("f.csv");
     std::fs::write(&table, "t,F\n0.0,10.0\n1.5,0.0\n").unwrap();
-    let o = sprung(&[
-        "run",
-        model.to_str().unwrap(),
-        "--inputs",
-        table.to_str().unwrap(),
-        "--out",
-        dir.join("fed").to_str().unwrap(),
-        "-q",
-    ]);
+    let o = run_fed(&model, &table, &dir.join("fed"));
     assert!(o.status.success(), "{}", text(&o));
     let o = sprung(&[
         "run",
@@ -91,30 +96,15 @@ fn bad_tables_are_refused_with_file_line_and_column() {
     ] {
         let table = dir.join("bad.csv");
         std::fs::write(&table, content).unwrap();
-        let o = sprung(&[
-            "run",
-            model.to_str().unwrap(),
-            "--inputs",
-            table.to_str().unwrap(),
-            "--out",
-            dir.join("out").to_str().unwrap(),
-            "-q",
-        ]);
+        let o = run_fed(&model, &table, &dir.join("out"));
         assert!(!o.status.success(), "{content}: accepted");
         assert!(text(&o).contains(expect), "{content}: {}", text(&o));
     }
     // A time-signal input cannot be fed.
     let table = dir.join("bad.csv");
     std::fs::write(&table, "t,F\n0,1\n").unwrap();
-    let o = sprung(&[
-        "run",
-        "models/mass_spring_damper.toml",
-        "--inputs",
-        table.to_str().unwrap(),
-        "--out",
-        dir.join("out2").to_str().unwrap(),
-        "-q",
-    ]);
+    let msd = common::root().join("models/mass_spring_damper.toml");
+    let o = run_fed(&msd, &table, &dir.join("out2"));
     assert!(!o.status.success());
     assert!(text(&o).contains("driven by a time signal"), "{}", text(&o));
 }
