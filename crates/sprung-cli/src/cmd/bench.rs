@@ -64,8 +64,8 @@ pub struct BenchArgs {
     /// Directory of the cached RODAS4 references.
     #[arg(long, default_value = "out/bench")]
     pub out: PathBuf,
-    /// Reaction of LSRT2 to a characteristic changing segment within a step: split (default),
-    /// redo or ignore (`sprung_solve::mech::Breakpoints`).
+    /// Reaction of LSRT2 to a characteristic changing segment within a step: split (default)
+    /// or ignore (`sprung_solve::mech::Breakpoints`).
     #[arg(long, default_value = "split", value_parser = super::parse_breakpoints)]
     pub breakpoints: sprung_solve::mech::Breakpoints,
 }

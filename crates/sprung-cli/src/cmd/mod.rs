@@ -28,14 +28,13 @@ pub fn load_model(path: &Path) -> anyhow::Result<(sprung_model::Model, Arc<Compi
     Ok((m, Arc::new(c)))
 }
 
-/// Parses `--breakpoints` (split, redo, ignore).
+/// Parses `--breakpoints` (split, ignore).
 pub fn parse_breakpoints(s: &str) -> Result<sprung_solve::mech::Breakpoints, String> {
     use sprung_solve::mech::Breakpoints;
     match s {
         "split" => Ok(Breakpoints::Split),
-        "redo" => Ok(Breakpoints::Redo),
         "ignore" | "off" => Ok(Breakpoints::Ignore),
-        _ => Err(format!("'{s}': expected split, redo or ignore")),
+        _ => Err(format!("'{s}': expected split or ignore")),
     }
 }
 

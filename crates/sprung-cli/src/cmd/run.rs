@@ -49,7 +49,7 @@ pub struct RunArgs {
     #[arg(long)]
     pub relinearise_every: Option<u64>,
     /// Fixed-step Rosenbrock methods: reaction to a characteristic changing segment within a
-    /// step: split (default), redo or ignore.
+    /// step: split (default) or ignore.
     #[arg(long, default_value = "split", value_parser = super::parse_breakpoints)]
     pub breakpoints: sprung_solve::mech::Breakpoints,
     /// Linear solver inside linear-implicit methods.
