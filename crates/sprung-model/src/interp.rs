@@ -364,9 +364,9 @@ impl Curve {
     /// changes sign); `min_ratio = 1` counts every change of slope. Smooth curves (C1) are one
     /// segment inside the table. Beyond the table, linear extrapolation continues the end
     /// segment, `constant` and `error` extrapolation (slope 0) are segments of their own. Odd
-    /// curves use |x| (f'(−x) = f'(x)). Two arguments on the same segment see slopes within
-    /// `min_ratio` of each other: a change of segment is a breakpoint crossing (the real-time
-    /// stepper re-linearises or sub-steps there). No division, never allocates.
+    /// curves use |x| (f'(−x) = f'(x)). Within one segment no knot changes the slope by more
+    /// than `min_ratio` (gradual changes may add up): a change of segment is a breakpoint
+    /// crossing (the real-time stepper splits the step there). No division, never allocates.
     #[inline]
     pub fn segment(&self, x: f64, min_ratio: f64) -> u32 {
         let xa = match self.symmetry {
