@@ -652,6 +652,7 @@ impl RosenbrockStepper {
         let h = self.h;
         let watch = self.breakpoints != Breakpoints::Ignore;
         let mut relin = self.relinearises_at(k);
+        let mut off_schedule = false;
         if !relin {
             let c0 = sys.segment_changes();
             sys.accelerations(t, r, v, &mut self.q0);
@@ -659,8 +660,8 @@ impl RosenbrockStepper {
             if watch && sys.segment_changes() != c0 {
                 // The lagged Jacobian holds slopes of other segments than the start state.
                 relin = true;
+                off_schedule = true;
                 self.stats.breakpoint_steps += 1;
-                self.have_lin = false;
             }
         }
         if relin {
@@ -686,7 +687,11 @@ impl RosenbrockStepper {
             self.relinearise(sys, tm, r, v, h2)?;
             self.q0.copy_from_slice(&self.lin.q);
             self.advance(sys, tm, h2, r, v);
-            // The factorisation no longer belongs to the schedule: the next step re-linearises.
+            off_schedule = true;
+        }
+        if off_schedule {
+            // The factorisation no longer belongs to the schedule: the next step re-linearises
+            // (so a snapshot taken now never refers to an off-schedule linearisation).
             self.have_lin = false;
         }
         self.stats.steps += 1;
