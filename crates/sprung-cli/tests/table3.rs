@@ -91,3 +91,89 @@ fn loadcase_command_writes_tables_and_bild7() {
     assert!(std::fs::metadata(out.join("bild7.png")).unwrap().len() > 20_000);
     assert!(out.join("double_wishbone/reference.csv").exists());
 }
+
+/// Issue 18, item 6: on the multilink load case (Fx step at 5 s) both dampers cross the knot of
+/// C_DAMPER_B at −0.01 m/s (6000 → 2667 N s/m) inside a 1 ms step. Without breakpoint handling
+/// (`--breakpoints ignore`) LSRT2 keeps the old slope in the Jacobian and the wheel displacement
+/// is off by up to 7.7 % of the step response for ≈ 0.8 s (NMSE 1.8e-3 / 1.1e-3); with the
+/// default (split the crossing step) it follows RODAS4. Measured (default): NMSE 5.7e-7
+/// (wc_dx_L) / 7.0e-7 (tl_bushing_fx_L); bound 2e-6 (≈ 3× margin for platform round-off through
+/// the stiff modes; the issue asks ≤ 1e-4). Largest displacement error after the step 6.4e-6 m
+/// at 5.041 s = 0.23 % of the peak step response 2.81e-3 m — LSRT2's own truncation error in the
+/// transient (0.5 ms steps: 1.6e-6 m, ÷ 4, with or without breakpoint handling), so the issue's
+/// 0.1 % is NOT met at 1 ms in the first 92 ms; bounds: 0.3 % overall, 0.1 % from 5.1 s on.
+/// The `ignore` run guards that the option still switches it off (and that the test sees the bug).
+#[test]
+fn lsrt2_stays_accurate_across_the_multilink_damper_breakpoint() {
+    let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("breakpoints_multilink");
+    let o = out.to_str().unwrap();
+    let m = "models/multilink.toml";
+    let run = |name: &str, extra: &[&str]| {
+        let mut args = vec!["run", m, "--t-end", "6.0", "--out", o, "--name", name, "-q"];
+        args.extend_from_slice(extra);
+        sprung(&args);
+        read_results(out.join(format!("{name}.csv"))).unwrap()
+    };
+    let split = run("split", &[]);
+    let ignore = run("ignore", &["--breakpoints", "ignore"]);
+    let reference = run(
+        "reference",
+        &["--solver", "rodas4", "--rtol", "1e-8", "--atol", "1e-10"],
+    );
+    let names = ["wc_dx_L", "tl_bushing_fx_L"];
+    let nmse = |res| {
+        let e = compare(res, &reference, &names, Window::new(4.9, 6.0)).unwrap();
+        [e[0].nmse, e[1].nmse]
+    };
+    let (es, ei) = (nmse(&split), nmse(&ignore));
+    // Largest displacement error after the step relative to the step response (largest
+    // deviation of the reference from its value at 4.99 s); both runs write every 1 ms.
+    let (t, x, xr, tr) = (
+        &split.time[..],
+        split.column("wc_dx_L").unwrap(),
+        reference.column("wc_dx_L").unwrap(),
+        &reference.time[..],
+    );
+    let at = |tt: f64| {
+        let k = tr.iter().position(|&s| (s - tt).abs() < 1e-9).unwrap();
+        xr[k]
+    };
+    let x0 = at(4.99);
+    let amplitude = tr
+        .iter()
+        .zip(xr)
+        .filter(|(s, _)| **s >= 5.0)
+        .map(|(_, x)| (x - x0).abs())
+        .fold(0.0, f64::max);
+    let (mut worst, mut worst_late): (f64, f64) = (0.0, 0.0);
+    for (k, &tk) in t.iter().enumerate() {
+        if (5.0..=6.0).contains(&tk) {
+            let e = (x[k] - at(tk)).abs();
+            worst = worst.max(e);
+            if tk >= 5.1 {
+                worst_late = worst_late.max(e);
+            }
+        }
+    }
+    eprintln!(
+        "multilink: NMSE split {:.3e} / {:.3e}, ignore {:.3e} / {:.3e}; worst error after the step {:.3e} m = {:.4} % of {:.3e} m ({:.4} % from 5.1 s)",
+        es[0],
+        es[1],
+        ei[0],
+        ei[1],
+        worst,
+        100.0 * worst / amplitude,
+        amplitude,
+        100.0 * worst_late / amplitude,
+    );
+    assert!(es[0] <= 2e-6 && es[1] <= 2e-6, "split: NMSE {es:?}");
+    assert!(worst <= 3e-3 * amplitude, "worst error {worst} m");
+    assert!(
+        worst_late <= 1e-3 * amplitude,
+        "worst error from 5.1 s {worst_late} m"
+    );
+    assert!(
+        ei[0] > 1e-4,
+        "ignore: NMSE {ei:?} (the bug is no longer visible)"
+    );
+}

@@ -272,7 +272,7 @@ fn curve_laws<L: Lanes>(
     ];
     let mut ft = [to_lanes(l, &f), to_lanes(l, &t)];
     for c in laws {
-        let (y, _) = curves[c.curve].eval(x[c.group][c.axis][c.lane]);
+        let (y, _) = crate::compiled::eval_curve(curves, c.curve, x[c.group][c.axis][c.lane]);
         ft[c.group / 2][c.axis][c.lane] -= y;
     }
     (load3(l, &ft[0]), load3(l, &ft[1]))

@@ -62,9 +62,57 @@ impl Characteristic {
         match *self {
             Characteristic::Zero => (0.0, 0.0),
             Characteristic::Linear(k) => (k * x, k),
-            Characteristic::Curve(i) => curves[i].eval(x),
+            Characteristic::Curve(i) => eval_curve(curves, i, x),
         }
     }
+}
+
+thread_local! {
+    /// Order-independent signature of the curve segments seen by the evaluations on this thread
+    /// since the last [`take_segment_signature`] (see [`eval_curve`]).
+    static SEGMENTS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// SplitMix64 finaliser: spreads (curve, segment) pairs over 64 bits.
+#[inline(always)]
+fn mix64(mut z: u64) -> u64 {
+    z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// Slope ratio at which a knot of a piecewise-linear characteristic counts as a breakpoint for
+/// the real-time stepper ([`Curve::segment`]): the multilink damper's knot at −0.01 m/s
+/// (6000 → 2667 N s/m, ratio 2.25) and the bump stops' last segment are breakpoints; the
+/// progressive bushing tables (ratios 1.1-1.7 per knot), whose Jacobian error a W-method absorbs
+/// like a lagged Jacobian, are not. Counting every slope change made 63 % of the multilink's
+/// steps split (RTF 2.5×); see `docs/performance.md`.
+pub const BREAKPOINT_SLOPE_RATIO: f64 = 2.0;
+
+/// Evaluates curve `i` at `x` and adds its (curve, [`Curve::segment`]) pair to this thread's
+/// segment signature: a wrapping sum of hashed pairs, so it does not depend on the order in
+/// which the q-only path (SIMD packs) and the linearising path (element by element) evaluate
+/// the same characteristics. Two evaluations of the model see the same segments iff their
+/// signatures agree (up to a 2⁻⁶⁴ hash collision, and up to two elements sharing one curve
+/// swapping segments in the same step). Every curve evaluation of the built-in elements goes
+/// through here; one thread-local add, no allocation.
+#[inline(always)]
+pub(crate) fn eval_curve(curves: &[Curve], i: usize, x: f64) -> (f64, f64) {
+    let c = &curves[i];
+    let seg = c.segment(x, BREAKPOINT_SLOPE_RATIO);
+    SEGMENTS.with(|s| {
+        s.set(
+            s.get()
+                .wrapping_add(mix64(((i as u64) << 32) | u64::from(seg))),
+        )
+    });
+    c.eval(x)
+}
+
+/// Returns this thread's segment signature accumulated since the last call and resets it.
+pub(crate) fn take_segment_signature() -> u64 {
+    SEGMENTS.with(|s| s.replace(0))
 }
 
 /// Six-direction bushing in the frame of marker J (document 000, section 2).

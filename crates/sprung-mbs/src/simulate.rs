@@ -21,7 +21,7 @@ use sprung_solve::dense::{DenseLu, LinearSolver};
 use sprung_solve::mech::adaptive::{AdaptiveOptions, AdaptiveRosenbrock, Control, Observer};
 use sprung_solve::mech::explicit::Rk4Stepper;
 use sprung_solve::mech::rosenbrock::Stats;
-use sprung_solve::mech::{MechanicalSystem, RosenbrockStepper, StepError, Tableau};
+use sprung_solve::mech::{Breakpoints, MechanicalSystem, RosenbrockStepper, StepError, Tableau};
 use sprung_solve::ode;
 
 use crate::first_order::FirstOrder;
@@ -100,6 +100,9 @@ pub struct RunSettings {
     pub output_interval: f64,
     /// Re-linearise every N steps (linear-implicit fixed-step methods).
     pub relinearise_every: u64,
+    /// Fixed-step Rosenbrock methods: reaction to a piecewise characteristic changing segment
+    /// within a step ([`Breakpoints`]; default: split the step).
+    pub breakpoints: Breakpoints,
     /// Adaptive tolerances.
     pub rtol: f64,
     /// Adaptive absolute tolerance.
@@ -178,14 +181,18 @@ impl FixedStepper {
         }
         match route(&s.method, Some(false))? {
             Route::Rk4 => Ok(Self::Rk4(Box::new(Rk4Stepper::new(sys, s.step, s.t0)))),
-            Route::RosenbrockFixed(tab) => Ok(Self::Ros(Box::new(RosenbrockStepper::new(
-                sys,
-                tab,
-                s.step,
-                s.t0,
-                s.relinearise_every,
-                linear_solver(sys, s.linear_solver),
-            )))),
+            Route::RosenbrockFixed(tab) => {
+                let mut st = RosenbrockStepper::new(
+                    sys,
+                    tab,
+                    s.step,
+                    s.t0,
+                    s.relinearise_every,
+                    linear_solver(sys, s.linear_solver),
+                );
+                st.breakpoints = s.breakpoints;
+                Ok(Self::Ros(Box::new(st)))
+            }
             _ => Err(RunError::Settings(format!(
                 "{} does not run step by step with a fixed step here; use lsrt2, lie, ros2, ros3p, ros34pw2, rodas3, rodas4, rodas5p or rk4",
                 s.method
@@ -325,6 +332,7 @@ fn run_first_order(
             linearisations: sol.stats.jac_evals as u64,
             factorisations: sol.stats.lu_factorisations as u64,
             solves: sol.stats.lu_solves as u64,
+            breakpoint_steps: 0,
         },
         compute_time: compute,
         ..Default::default()

@@ -17,6 +17,11 @@ use crate::rotation::{quat_increment_to_body_rotation, quat_normalise, quat_rate
 pub struct MbsSystem {
     /// The pipeline (its tables hold the last evaluation).
     pub eval: Evaluator,
+    /// Segment signature of the curves at the last linearisation ([`crate::compiled`]).
+    lin_segments: u64,
+    /// Evaluations of q since creation whose segment signature differed from `lin_segments`
+    /// ([`MechanicalSystem::segment_changes`]).
+    segment_changes: u64,
 }
 
 impl MbsSystem {
@@ -24,6 +29,8 @@ impl MbsSystem {
     pub fn new(model: Arc<CompiledModel>) -> Self {
         Self {
             eval: Evaluator::new(model),
+            lin_segments: 0,
+            segment_changes: 0,
         }
     }
 
@@ -47,15 +54,30 @@ impl MechanicalSystem for MbsSystem {
     }
 
     fn accelerations(&mut self, t: f64, r: &[f64], v: &[f64], q: &mut [f64]) {
+        crate::compiled::take_segment_signature();
         self.eval.accelerations(t, r, v, q);
+        if crate::compiled::take_segment_signature() != self.lin_segments {
+            self.segment_changes += 1;
+        }
     }
 
     fn linearise(&mut self, t: f64, r: &[f64], v: &[f64], lin: &mut Linearisation) {
+        crate::compiled::take_segment_signature();
         self.eval.linearise(t, r, v, lin);
+        self.lin_segments = crate::compiled::take_segment_signature();
     }
 
     fn linearise_congruent(&mut self, t: f64, r: &[f64], v: &[f64], lin: &mut Linearisation) {
+        crate::compiled::take_segment_signature();
         self.eval.linearise_congruent(t, r, v, lin);
+        self.lin_segments = crate::compiled::take_segment_signature();
+    }
+
+    /// Counts the evaluations of q whose curve segments ([`sprung_model::Curve::segment`], a
+    /// signature over all curve evaluations of the built-in elements) differ from those of
+    /// the last linearisation.
+    fn segment_changes(&self) -> u64 {
+        self.segment_changes
     }
 
     fn kinematics(&self, r: &[f64], v: &[f64], r_dot: &mut [f64]) {

@@ -33,6 +33,7 @@ fn settings(method: &str, step: f64, t_end: f64) -> RunSettings {
         t_end,
         output_interval: step,
         relinearise_every: 1,
+        breakpoints: Default::default(),
         rtol: 1e-8,
         atol: 1e-10,
         linear_solver: LinearSolverKind::Dense,

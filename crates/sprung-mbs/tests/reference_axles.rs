@@ -667,6 +667,7 @@ fn step_response_matches_prototype() {
             t_end: 5.12,
             output_interval: 1e-3,
             relinearise_every: 1,
+            breakpoints: Default::default(),
             rtol: 1e-6,
             atol: 1e-9,
             linear_solver: LinearSolverKind::BlockSparse,

@@ -358,6 +358,45 @@ impl Curve {
         (sign * f, df)
     }
 
+    /// The slope segment of the characteristic at `x`: for `linear` interpolation the number of
+    /// interior knots at or below x (knots belong to the segment on their right, as in
+    /// [`Curve::eval`]) at which the slope changes by more than the factor `min_ratio` (or
+    /// changes sign); `min_ratio = 1` counts every change of slope. Smooth curves (C1) are one
+    /// segment inside the table. Beyond the table, linear extrapolation continues the end
+    /// segment, `constant` and `error` extrapolation (slope 0) are segments of their own. Odd
+    /// curves use |x| (f'(−x) = f'(x)). Within one segment no knot changes the slope by more
+    /// than `min_ratio` (gradual changes may add up): a change of segment is a breakpoint
+    /// crossing (the real-time stepper splits the step there). No division, never allocates.
+    #[inline]
+    pub fn segment(&self, x: f64, min_ratio: f64) -> u32 {
+        let xa = match self.symmetry {
+            Symmetry::Odd => x.abs(),
+            Symmetry::None => x,
+        };
+        let n = self.x.len().min(self.y.len());
+        if n < 2 {
+            return 0;
+        }
+        let (xs, ys) = (&self.x[..n], &self.y[..n]);
+        let (lo, hi) = (xs[0], xs[n - 1]);
+        if self.extrapolation != Extrapolation::Linear && (xa < lo || xa > hi) {
+            return if xa < lo { u32::MAX } else { u32::MAX - 1 };
+        }
+        if self.interpolation == Interpolation::Smooth {
+            return 0;
+        }
+        let mut class = 0u32;
+        for j in 1..n - 1 {
+            let (dxa, dya) = (xs[j] - xs[j - 1], ys[j] - ys[j - 1]);
+            let (dxb, dyb) = (xs[j + 1] - xs[j], ys[j + 1] - ys[j]);
+            // |s_a| dx_a dx_b and |s_b| dx_a dx_b (dx > 0): the slope ratio without a division.
+            let (pa, pb) = (dya.abs() * dxb, dyb.abs() * dxa);
+            let kink = dya * dyb < 0.0 || pa > min_ratio * pb || pb > min_ratio * pa;
+            class += u32::from(kink && xs[j] <= xa);
+        }
+        class
+    }
+
     /// Like [`Curve::eval`], but an evaluation outside the table of a curve with
     /// `extrapolation = "error"` returns [`OutOfRange`].
     pub fn eval_checked(&self, x: f64) -> Result<(f64, f64), OutOfRange> {

@@ -383,3 +383,46 @@ fn signal_table() {
     }
     assert_eq!(s.kinks(), vec![0.0, 4.0]);
 }
+
+/// `Curve::segment` names the slope that `eval` uses: with `min_ratio = 1` equal segments ⇒
+/// equal derivatives of a piecewise-linear table; with a ratio r only knots whose slopes differ
+/// by more than r start a new segment; knots belong
+/// to the segment on their right (as in `eval`); smooth curves are one segment inside the
+/// table; constant extrapolation is a segment of its own.
+#[test]
+fn segment_names_the_slope_of_piecewise_linear_tables() {
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    for c in [
+        damper_a(Interpolation::Linear),
+        lca_radial(Interpolation::Linear),
+    ] {
+        let hi = c.range().1;
+        let xs: Vec<f64> = (0..400).map(|_| rng.sym(1.2 * hi)).collect();
+        for &a in &xs {
+            for &b in &xs[..40] {
+                let (da, db) = (c.eval(a).1, c.eval(b).1);
+                if c.segment(a, 1.0) == c.segment(b, 1.0) {
+                    assert!((da - db).abs() <= 1e-12 * da.abs(), "{a} {b}");
+                }
+            }
+        }
+    }
+    let d = damper_a(Interpolation::Linear);
+    assert_ne!(d.segment(-0.010_000_1, 1.0), d.segment(-0.01, 1.0));
+    assert_eq!(d.segment(-0.01, 1.0), d.segment(-0.005, 1.0));
+    assert_eq!(d.segment(-7.0, 1.0), d.segment(-1.2, 1.0)); // linear extrapolation continues
+    let s = damper_a(Interpolation::Smooth);
+    assert_eq!(s.segment(-0.3, 1.0), s.segment(0.7, 1.0));
+    let k = curve(
+        &[0.0, 1.0, 2.0],
+        &[0.0, 1.0, 3.0],
+        Interpolation::Linear,
+        Extrapolation::Constant,
+        Symmetry::None,
+    );
+    assert_ne!(k.segment(2.5, 1.0), k.segment(1.5, 1.0));
+    assert_ne!(k.segment(-0.5, 1.0), k.segment(0.5, 1.0));
+    assert_ne!(k.segment(-0.5, 1.0), k.segment(2.5, 1.0));
+    assert_eq!(k.segment(0.5, 2.5), k.segment(1.5, 2.5)); // slope ratio 2 < 2.5
+    assert_ne!(k.segment(0.5, 1.9), k.segment(1.5, 1.9));
+}

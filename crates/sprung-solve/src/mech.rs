@@ -18,7 +18,7 @@ use std::sync::Arc;
 use crate::block::{BlockMatrix, BlockPattern};
 
 pub use congruence::Congruence;
-pub use rosenbrock::{RosenbrockStepper, StepError};
+pub use rosenbrock::{Breakpoints, RosenbrockStepper, StepError};
 pub use tableau::Tableau;
 
 /// Linearisation of v' = q at one state (document 000, eqs. 4-5).
@@ -112,4 +112,14 @@ pub trait MechanicalSystem {
     /// seen in the tangent coordinates of the reduced system. Must act within each block of the
     /// [`MechanicalSystem::pattern`] (one body's coordinates).
     fn kinematic_tangent_solve(&self, _r: &[f64], _v: &[f64], _c: f64, _y: &mut [f64]) {}
+
+    /// Breakpoint hook of the fixed-step steppers: a counter, never decreasing, of the
+    /// evaluations of q ([`MechanicalSystem::accelerations`]) whose piecewise characteristics
+    /// (e.g. a damper table) were on a different segment than at the last linearisation — the
+    /// Jacobian of that linearisation then holds slopes that no longer apply. The stepper
+    /// compares the counter before and after evaluations; it knows nothing of curves. The
+    /// default (0, never changes) describes a smooth system.
+    fn segment_changes(&self) -> u64 {
+        0
+    }
 }

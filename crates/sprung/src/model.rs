@@ -95,6 +95,7 @@ impl Model {
             t_end: s.t_end,
             output_interval: s.output_interval(),
             relinearise_every: (s.relinearise_every as u64).max(1),
+            breakpoints: Default::default(),
             rtol: s.rtol,
             atol: s.atol,
             linear_solver: match s.linear_solver {

@@ -488,6 +488,7 @@ impl AxleBench {
             t_end: self.case.t_end,
             output_interval: self.output_interval,
             relinearise_every: (self.model.solver.relinearise_every as u64).max(1),
+            breakpoints: Default::default(),
             rtol: rtol.unwrap_or(1e-6),
             atol: rtol.unwrap_or(1e-6) * 1e-2,
             linear_solver: self.linear_solver,

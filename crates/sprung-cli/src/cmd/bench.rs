@@ -64,6 +64,10 @@ pub struct BenchArgs {
     /// Directory of the cached RODAS4 references.
     #[arg(long, default_value = "out/bench")]
     pub out: PathBuf,
+    /// Reaction of LSRT2 to a characteristic changing segment within a step: split (default)
+    /// or ignore (`sprung_solve::mech::Breakpoints`).
+    #[arg(long, default_value = "split", value_parser = super::parse_breakpoints)]
+    pub breakpoints: sprung_solve::mech::Breakpoints,
 }
 
 /// Benchmarks other than the real-time table.
@@ -89,6 +93,7 @@ struct Case {
     v0: Vec<f64>,
     outputs: OutputSet,
     channels: [usize; 2],
+    breakpoints: sprung_solve::mech::Breakpoints,
 }
 
 /// Sampled channels of one run.
@@ -168,6 +173,7 @@ impl Case {
             v0,
             outputs,
             channels,
+            breakpoints: Default::default(),
         })
     }
 
@@ -180,6 +186,7 @@ impl Case {
             t_end,
             output_interval: s.output_interval(),
             relinearise_every: every,
+            breakpoints: self.breakpoints,
             rtol: REF_RTOL,
             atol: REF_ATOL,
             linear_solver: lu,
@@ -347,6 +354,7 @@ pub fn run(a: &BenchArgs) -> anyhow::Result<()> {
     let mut report = Vec::new();
     for file in &models {
         let mut case = Case::load(file, names)?;
+        case.breakpoints = a.breakpoints;
         let reference = case.reference(&a.out, a.t_end, quiet)?;
         let mut rows = Vec::new();
         for (lu, lu_name) in [

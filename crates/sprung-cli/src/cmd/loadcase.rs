@@ -63,6 +63,7 @@ fn run_one(
         t_end: None,
         output_interval: None,
         relinearise_every: None,
+        breakpoints: Default::default(),
         linear_solver: None,
         out: Some(out.to_path_buf()),
         format: FormatArg::Csv,

@@ -28,6 +28,16 @@ pub fn load_model(path: &Path) -> anyhow::Result<(sprung_model::Model, Arc<Compi
     Ok((m, Arc::new(c)))
 }
 
+/// Parses `--breakpoints` (split, ignore).
+pub fn parse_breakpoints(s: &str) -> Result<sprung_solve::mech::Breakpoints, String> {
+    use sprung_solve::mech::Breakpoints;
+    match s {
+        "split" => Ok(Breakpoints::Split),
+        "ignore" | "off" => Ok(Breakpoints::Ignore),
+        _ => Err(format!("'{s}': expected split or ignore")),
+    }
+}
+
 /// Whether the environment asks for the portable (non-AVX2) pipeline: `SPRUNG_PORTABLE` set,
 /// e.g. for profiling under valgrind. The libraries read no environment; the command maps it.
 pub fn portable_requested() -> bool {

@@ -48,6 +48,10 @@ pub struct RunArgs {
     /// Re-linearise every N steps (linear-implicit fixed-step solvers).
     #[arg(long)]
     pub relinearise_every: Option<u64>,
+    /// Fixed-step Rosenbrock methods: reaction to a characteristic changing segment within a
+    /// step: split (default) or ignore.
+    #[arg(long, default_value = "split", value_parser = super::parse_breakpoints)]
+    pub breakpoints: sprung_solve::mech::Breakpoints,
     /// Linear solver inside linear-implicit methods.
     #[arg(long, value_enum)]
     pub linear_solver: Option<LinearSolverArg>,
@@ -104,6 +108,7 @@ fn settings(m: &sprung_model::Model, a: &RunArgs) -> anyhow::Result<RunSettings>
         output_interval: a.output_interval.unwrap_or_else(|| s.output_interval()),
         // No silent `.max(1)`: 0 is rejected by the settings validation.
         relinearise_every: a.relinearise_every.unwrap_or(s.relinearise_every as u64),
+        breakpoints: a.breakpoints,
         rtol: a.rtol.unwrap_or(s.rtol),
         atol: a.atol.unwrap_or(s.atol),
         linear_solver: match a.linear_solver {
@@ -297,6 +302,7 @@ pub fn run(a: &RunArgs) -> anyhow::Result<()> {
         "t_reached": summary.t_reached,
         "steps": stats.steps, "rejected": stats.rejected, "q_evaluations": stats.q_evals,
         "linearisations": stats.linearisations, "factorisations": stats.factorisations,
+        "breakpoint_steps": stats.breakpoint_steps,
         "compute_time_s": summary.compute_time, "real_time_factor": rtf,
         "worst_step_time_s": summary.worst_step_time, "p999_step_time_s": p999,
         "wall_time_s": wall.elapsed().as_secs_f64(),
@@ -314,8 +320,13 @@ pub fn run(a: &RunArgs) -> anyhow::Result<()> {
         summary.t_reached, s.t_end, stop_reason
     );
     println!(
-        "steps:             {} accepted, {} rejected, {} linearisations, {} LU, {} q evaluations",
-        stats.steps, stats.rejected, stats.linearisations, stats.factorisations, stats.q_evals
+        "steps:             {} accepted, {} rejected, {} linearisations, {} LU, {} q evaluations, {} at breakpoints",
+        stats.steps,
+        stats.rejected,
+        stats.linearisations,
+        stats.factorisations,
+        stats.q_evals,
+        stats.breakpoint_steps
     );
     println!(
         "wall time:         {:.3} s (integration {:.3} s)",
