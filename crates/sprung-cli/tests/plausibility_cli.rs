@@ -28,6 +28,9 @@ fn double_wishbone_at_one_second_step_stops_as_diverged() {
         "models/double_wishbone.toml",
         "--step",
         "1.0",
+        // The model's 1 ms output interval is not a multiple of a 1 s step (rejected).
+        "--output-interval",
+        "1.0",
         "--out",
         out.to_str().unwrap(),
         "-q",
