@@ -24,8 +24,11 @@
 //!   ([`model_extent`]: diagonal of the bounding box of the design positions of the bodies, of
 //!   the ground markers and of the body markers), at least [`MIN_DISPLACEMENT_BOUND`] (1 m).
 //!   Bodies coupled by force elements stay within the size of their model; ten times that leaves
-//!   room for large legitimate motion (free bodies, long travel) while an exponentially growing,
-//!   diverging solution passes it within a few steps.
+//!   room for large legitimate motion (long travel) while an exponentially growing, diverging
+//!   solution passes it within a few steps. The default applies to the bodies held to the ground
+//!   through force elements ([`held_bodies`]); free bodies and free groups (no element path to
+//!   the ground) may fly or fall any distance, so only their velocity is bounded by default. A
+//!   bound that is set applies to every body.
 //! * velocity bound = displacement bound / [`VELOCITY_CROSSING_TIME`] (10 ms): a body that would
 //!   cross the whole displacement bound in 10 ms is no suspension motion; this catches velocity
 //!   blow-ups (e.g. an explicit method above its stability limit) before the positions follow.
@@ -181,6 +184,36 @@ pub fn model_extent(cm: &CompiledModel) -> f64 {
     if d.is_finite() { d.sqrt() } else { 0.0 }
 }
 
+/// For each body: whether a chain of force elements (built-in or open) connects it to the
+/// ground (union-find over the element graph).
+pub fn held_bodies(cm: &CompiledModel) -> Vec<bool> {
+    let n = cm.bodies.len();
+    // Node n is the ground.
+    let mut parent: Vec<usize> = (0..=n).collect();
+    fn find(p: &mut [usize], mut i: usize) -> usize {
+        while p[i] != i {
+            p[i] = p[p[i]];
+            i = p[i];
+        }
+        i
+    }
+    let node = |m: usize| cm.markers[m].body.unwrap_or(n);
+    let mut join = |a: usize, b: usize| {
+        let (ra, rb) = (find(&mut parent, a), find(&mut parent, b));
+        parent[ra] = rb;
+    };
+    for e in &cm.elements {
+        join(node(e.marker_i), node(e.marker_j));
+    }
+    for e in &cm.open_elements {
+        for w in e.markers.windows(2) {
+            join(node(w[0]), node(w[1]));
+        }
+    }
+    let ground = find(&mut parent, n);
+    (0..n).map(|i| find(&mut parent, i) == ground).collect()
+}
+
 impl Bounds {
     /// The bounds of a run of `cm`: the given values, the model's defaults for the others.
     pub fn resolve(&self, cm: &CompiledModel) -> Limits {
@@ -198,6 +231,11 @@ impl Bounds {
                 .collect(),
             max_displacement,
             max_velocity,
+            bounded: if self.max_displacement.is_some() {
+                vec![true; cm.bodies.len()]
+            } else {
+                held_bodies(cm)
+            },
             displacement_default: self.max_displacement.is_none(),
             velocity_default: self.max_velocity.is_none(),
             extent,
@@ -212,6 +250,9 @@ pub struct Limits {
     pub design: Vec<[f64; 3]>,
     /// Displacement bound, m.
     pub max_displacement: f64,
+    /// Whether the displacement bound applies to each body (default bound: the bodies held to
+    /// the ground; a set bound: all).
+    pub bounded: Vec<bool>,
     /// Velocity bound, m/s.
     pub max_velocity: f64,
     /// Whether the displacement bound is the model's default.
@@ -254,7 +295,7 @@ impl Limits {
         for (i, p0) in self.design.iter().enumerate() {
             let p = &r[7 * i..7 * i + 3];
             let d2 = (p[0] - p0[0]).powi(2) + (p[1] - p0[1]).powi(2) + (p[2] - p0[2]).powi(2);
-            if d2 > d2max {
+            if d2 > d2max && self.bounded[i] {
                 return Some(Violation {
                     body: i,
                     quantity: Quantity::Displacement,

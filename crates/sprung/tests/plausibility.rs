@@ -47,6 +47,15 @@ fn default_bounds_follow_the_model_extent() {
     assert!((l.max_displacement - 50.0).abs() < 1e-12);
     assert!((l.max_velocity - 5000.0).abs() < 1e-9);
     assert!(l.displacement_default && l.velocity_default);
+    // Without force elements neither body is held to the ground: the default displacement bound
+    // applies to none of them (free flight is legitimate); a set bound applies to all.
+    assert_eq!(l.bounded, vec![false, false]);
+    let mut s = model().default_settings();
+    s.bounds.max_displacement = Some(1.0);
+    assert_eq!(
+        s.bounds.resolve(&model().compiled().clone()).bounded,
+        vec![true, true]
+    );
     // The default run (1 s: the fast body travels 10 m < 50 m) completes.
     let mut sim = Simulation::new(model()).unwrap();
     let report = sim.run(1.0, &mut |_, _| sprung::Control::Continue);
