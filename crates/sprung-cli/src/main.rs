@@ -42,6 +42,12 @@ enum Command {
     Check {
         /// Model file (.toml or .json).
         model: PathBuf,
+        /// Solver to assess the model against (default: the model's [solver] method).
+        #[arg(long)]
+        solver: Option<String>,
+        /// Step in s to assess the model against (default: the model's [solver] step).
+        #[arg(long)]
+        step: Option<f64>,
     },
     /// Simulate a model and write the output channels to a result file.
     Run(cmd::run::RunArgs),
@@ -84,7 +90,11 @@ fn main() -> ExitCode {
     restore_sigpipe();
     let cli = parse_args();
     let res = match cli.command {
-        Command::Check { model } => cmd::check::run(&model),
+        Command::Check {
+            model,
+            solver,
+            step,
+        } => cmd::check::run(&model, solver.as_deref(), step),
         Command::Run(args) => cmd::run::run(&args),
         Command::Schema => {
             println!("{}", sprung_model::json_schema());

@@ -13,6 +13,28 @@
 //! * every other method of the first-order suite (`ode45`, `ode23`, `ode113`, `ode15s`, `ode23s`,
 //!   `ode23t`, `ode23tb`, `radau5`, `ode1`…`ode8`, `ode14x`) on y = (r, v) through
 //!   [`crate::first_order::FirstOrder`] with the analytic Jacobian.
+//!
+//! Divergence by plausibility (issue 17, item 5): besides non-finite values, a run stops with
+//! [`RunError::Implausible`] when a body's centre of mass is farther from its design position
+//! than a displacement bound, or moves faster than a velocity bound ([`Bounds`], resolved per
+//! run into [`Limits`]). Fixed-step runs check after every step, adaptive and first-order runs at
+//! every output time (one pass over the bodies, no allocation); the rows before the failing state
+//! are kept. Defaults derived from the model ([`Bounds::resolve`]):
+//! * displacement bound = [`DISPLACEMENT_EXTENT_FACTOR`] (10) × the model extent
+//!   ([`model_extent`]: diagonal of the bounding box of the design positions of the bodies, of
+//!   the ground markers and of the body markers), at least [`MIN_DISPLACEMENT_BOUND`] (1 m).
+//!   Bodies coupled by force elements stay within the size of their model; ten times that leaves
+//!   room for large legitimate motion (long travel) while an exponentially growing, diverging
+//!   solution passes it within a few steps. The default applies to the bodies held to the ground
+//!   through force elements ([`held_bodies`]); free bodies and free groups (no element path to
+//!   the ground) may fly or fall any distance, so only their velocity is bounded by default. A
+//!   bound that is set applies to every body.
+//! * velocity bound = displacement bound / [`VELOCITY_CROSSING_TIME`] (10 ms): a body that would
+//!   cross the whole displacement bound in 10 ms is no suspension motion; this catches velocity
+//!   blow-ups (e.g. an explicit method above its stability limit) before the positions follow.
+//!
+//! Rotations are not bounded (a wheel may spin for any number of revolutions; the quaternions are
+//! normalised).
 
 use std::time::Instant;
 
@@ -24,6 +46,7 @@ use sprung_solve::mech::rosenbrock::Stats;
 use sprung_solve::mech::{Breakpoints, MechanicalSystem, RosenbrockStepper, StepError, Tableau};
 use sprung_solve::ode;
 
+use crate::CompiledModel;
 use crate::first_order::FirstOrder;
 
 use crate::system::MbsSystem;
@@ -111,6 +134,225 @@ pub struct RunSettings {
     pub linear_solver: LinearSolverKind,
     /// Force adaptive (true) or fixed-step (false) mode; None = the method's natural mode.
     pub adaptive: Option<bool>,
+    /// Plausibility bounds (module docs); the default derives them from the model.
+    pub bounds: Bounds,
+}
+
+/// Factor on the model extent of the default displacement bound (module docs).
+pub const DISPLACEMENT_EXTENT_FACTOR: f64 = 10.0;
+/// Smallest default displacement bound, m (models of point size, e.g. one mass on a spring).
+pub const MIN_DISPLACEMENT_BOUND: f64 = 1.0;
+/// Time in which a body at the default velocity bound crosses the displacement bound, s.
+pub const VELOCITY_CROSSING_TIME: f64 = 0.01;
+
+/// Plausibility bounds of a run (module docs): `None` = the default derived from the model,
+/// `f64::INFINITY` = no bound.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Bounds {
+    /// Largest distance of a body's centre of mass from its design position, m.
+    pub max_displacement: Option<f64>,
+    /// Largest speed of a body's centre of mass, m/s.
+    pub max_velocity: Option<f64>,
+}
+
+/// Size of the model, m: the diagonal of the bounding box of the design positions of the bodies'
+/// centres of mass, of the ground markers and of the body markers (each body marker as a box of
+/// its distance from the body's centre of mass around the design position, which holds it in any
+/// orientation).
+pub fn model_extent(cm: &CompiledModel) -> f64 {
+    let mut lo = [f64::INFINITY; 3];
+    let mut hi = [f64::NEG_INFINITY; 3];
+    let mut add = |p: [f64; 3], radius: f64| {
+        for k in 0..3 {
+            lo[k] = lo[k].min(p[k] - radius);
+            hi[k] = hi[k].max(p[k] + radius);
+        }
+    };
+    for b in &cm.bodies {
+        add([b.position.x, b.position.y, b.position.z], 0.0);
+    }
+    for m in &cm.markers {
+        match m.body {
+            None => add([m.position.x, m.position.y, m.position.z], 0.0),
+            Some(i) => {
+                let b = &cm.bodies[i].position;
+                add([b.x, b.y, b.z], m.position.norm());
+            }
+        }
+    }
+    if lo[0] > hi[0] {
+        return 0.0;
+    }
+    let d: f64 = (0..3).map(|k| (hi[k] - lo[k]).powi(2)).sum();
+    if d.is_finite() { d.sqrt() } else { 0.0 }
+}
+
+/// For each body: whether a chain of force elements (built-in or open) connects it to the
+/// ground (union-find over the element graph).
+pub fn held_bodies(cm: &CompiledModel) -> Vec<bool> {
+    let n = cm.bodies.len();
+    // Node n is the ground.
+    let mut parent: Vec<usize> = (0..=n).collect();
+    fn find(p: &mut [usize], mut i: usize) -> usize {
+        while p[i] != i {
+            p[i] = p[p[i]];
+            i = p[i];
+        }
+        i
+    }
+    let node = |m: usize| cm.markers[m].body.unwrap_or(n);
+    let mut join = |a: usize, b: usize| {
+        let (ra, rb) = (find(&mut parent, a), find(&mut parent, b));
+        parent[ra] = rb;
+    };
+    for e in &cm.elements {
+        join(node(e.marker_i), node(e.marker_j));
+    }
+    for e in &cm.open_elements {
+        for w in e.markers.windows(2) {
+            join(node(w[0]), node(w[1]));
+        }
+    }
+    let ground = find(&mut parent, n);
+    (0..n).map(|i| find(&mut parent, i) == ground).collect()
+}
+
+impl Bounds {
+    /// The bounds of a run of `cm`: the given values, the model's defaults for the others.
+    pub fn resolve(&self, cm: &CompiledModel) -> Limits {
+        let extent = model_extent(cm);
+        let default_disp = (DISPLACEMENT_EXTENT_FACTOR * extent).max(MIN_DISPLACEMENT_BOUND);
+        let max_displacement = self.max_displacement.unwrap_or(default_disp);
+        let max_velocity = self
+            .max_velocity
+            .unwrap_or(max_displacement / VELOCITY_CROSSING_TIME);
+        Limits {
+            design: cm
+                .bodies
+                .iter()
+                .map(|b| [b.position.x, b.position.y, b.position.z])
+                .collect(),
+            max_displacement,
+            max_velocity,
+            bounded: if self.max_displacement.is_some() {
+                vec![true; cm.bodies.len()]
+            } else {
+                held_bodies(cm)
+            },
+            displacement_default: self.max_displacement.is_none(),
+            velocity_default: self.max_velocity.is_none(),
+            extent,
+        }
+    }
+}
+
+/// Resolved plausibility bounds of one run ([`Bounds::resolve`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Limits {
+    /// Design position of each body's centre of mass, m.
+    pub design: Vec<[f64; 3]>,
+    /// Displacement bound, m.
+    pub max_displacement: f64,
+    /// Whether the displacement bound applies to each body (default bound: the bodies held to
+    /// the ground; a set bound: all).
+    pub bounded: Vec<bool>,
+    /// Velocity bound, m/s.
+    pub max_velocity: f64,
+    /// Whether the displacement bound is the model's default.
+    pub displacement_default: bool,
+    /// Whether the velocity bound is the model's default.
+    pub velocity_default: bool,
+    /// The model extent the defaults come from, m.
+    pub extent: f64,
+}
+
+/// What left the plausible range.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Quantity {
+    /// Distance of the centre of mass from its design position.
+    Displacement,
+    /// Speed of the centre of mass.
+    Velocity,
+}
+
+/// The first body (in model order) whose state is outside the [`Limits`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Violation {
+    /// Body index.
+    pub body: usize,
+    /// Displacement or velocity.
+    pub quantity: Quantity,
+    /// The value, m or m/s.
+    pub value: f64,
+    /// The bound, m or m/s.
+    pub bound: f64,
+}
+
+impl Limits {
+    /// One pass over the bodies (no allocation): the first body outside the bounds, if any.
+    /// Non-finite values are left to the integrators' own checks.
+    #[inline]
+    pub fn check(&self, r: &[f64], v: &[f64]) -> Option<Violation> {
+        let d2max = self.max_displacement * self.max_displacement;
+        let v2max = self.max_velocity * self.max_velocity;
+        for (i, p0) in self.design.iter().enumerate() {
+            let p = &r[7 * i..7 * i + 3];
+            let d2 = (p[0] - p0[0]).powi(2) + (p[1] - p0[1]).powi(2) + (p[2] - p0[2]).powi(2);
+            if d2 > d2max && self.bounded[i] {
+                return Some(Violation {
+                    body: i,
+                    quantity: Quantity::Displacement,
+                    value: d2.sqrt(),
+                    bound: self.max_displacement,
+                });
+            }
+            let w = &v[6 * i..6 * i + 3];
+            let s2 = w[0] * w[0] + w[1] * w[1] + w[2] * w[2];
+            if s2 > v2max {
+                return Some(Violation {
+                    body: i,
+                    quantity: Quantity::Velocity,
+                    value: s2.sqrt(),
+                    bound: self.max_velocity,
+                });
+            }
+        }
+        None
+    }
+
+    /// The message of a violation at time `t` of a run of `cm`: body, quantity, value, bound
+    /// and where the bound comes from and is set.
+    pub fn message(&self, cm: &CompiledModel, t: f64, v: &Violation) -> String {
+        let body = cm.bodies.get(v.body).map_or("?", |b| b.name.as_str());
+        match v.quantity {
+            Quantity::Displacement => format!(
+                "diverged: body '{body}' left the plausible range at t = {t} s: its centre of mass is {:.4e} m from its design position, above the displacement bound {:.4e} m ({}); reduce the step or choose a stiffer (implicit) solver, or set [solver] max_displacement / --max-displacement if this motion is intended",
+                v.value,
+                v.bound,
+                if self.displacement_default {
+                    format!(
+                        "default: {DISPLACEMENT_EXTENT_FACTOR} x the model extent {:.3} m, at least {MIN_DISPLACEMENT_BOUND} m",
+                        self.extent
+                    )
+                } else {
+                    "as set".to_string()
+                }
+            ),
+            Quantity::Velocity => format!(
+                "diverged: body '{body}' left the plausible range at t = {t} s: its centre of mass moves at {:.4e} m/s, above the velocity bound {:.4e} m/s ({}); reduce the step or choose a stiffer (implicit) solver, or set [solver] max_velocity / --max-velocity if this motion is intended",
+                v.value,
+                v.bound,
+                if self.velocity_default {
+                    format!(
+                        "default: the displacement bound {:.3e} m per {VELOCITY_CROSSING_TIME} s",
+                        self.max_displacement
+                    )
+                } else {
+                    "as set".to_string()
+                }
+            ),
+        }
+    }
 }
 
 /// Why a run stopped early.
@@ -138,6 +380,10 @@ pub enum RunError {
         /// Time of the state that left the table, s.
         t: f64,
     },
+    /// A body left the plausible range ([`Limits`]); the message names the body, the value, the
+    /// bound and the time.
+    #[error("{0}")]
+    Implausible(String),
 }
 
 /// Summary of a run.
@@ -274,6 +520,7 @@ fn run_first_order(
     v: &mut [f64],
     observer: &mut Observer<'_>,
     summary: &mut RunSummary,
+    limits: &Limits,
 ) -> Result<(), RunError> {
     let nr = r.len();
     let mut y0 = r.to_vec();
@@ -283,6 +530,7 @@ fn run_first_order(
     let mut last_t = s.t0;
     let curves = sys.model().clone();
     let mut curve_t = None;
+    let mut implausible = None;
     let mut last = y0.clone();
     let start = Instant::now();
     let res = {
@@ -297,6 +545,10 @@ fn run_first_order(
             observer: Some(Box::new(|t: f64, y: &[f64]| {
                 if sprung_model::any_out_of_range(&curves.curves) {
                     curve_t = Some(t);
+                    return ode::Control::Stop;
+                }
+                if let Some(x) = limits.check(&y[..nr], &y[nr..]) {
+                    implausible = Some(limits.message(&curves, t, &x));
                     return ode::Control::Stop;
                 }
                 let o = Instant::now();
@@ -321,6 +573,13 @@ fn run_first_order(
     let sol = res?;
     if let Some(t) = curve_t {
         return Err(RunError::CurveOutOfRange { t });
+    }
+    if let Some(m) = implausible {
+        summary.stats = Stats {
+            steps: sol.stats.steps as u64,
+            ..Default::default()
+        };
+        return Err(RunError::Implausible(m));
     }
     *summary = RunSummary {
         t_reached: sol.t_final,
@@ -417,6 +676,7 @@ fn run_inner(
         .into_iter()
         .filter(|&t| t > s.t0 && t < s.t_end)
         .collect();
+    let limits = s.bounds.resolve(sys.model());
     let mut stepper = match route(&s.method, s.adaptive)? {
         Route::RosenbrockAdaptive(tab) => {
             let opts = AdaptiveOptions {
@@ -434,9 +694,14 @@ fn run_inner(
             let mut last_t = s.t0;
             let curves = sys.model().clone();
             let mut curve_t = None;
+            let mut implausible = None;
             let res = integ.integrate(sys, s.t0, s.t_end, r, v, &times, &mut |t, r, v| {
                 if sprung_model::any_out_of_range(&curves.curves) {
                     curve_t = Some(t);
+                    return Control::Stop;
+                }
+                if let Some(x) = limits.check(r, v) {
+                    implausible = Some(limits.message(&curves, t, &x));
                     return Control::Stop;
                 }
                 let o = Instant::now();
@@ -455,6 +720,10 @@ fn run_inner(
                 summary.stopped_by_observer = false;
                 return Err(RunError::CurveOutOfRange { t });
             }
+            if let Some(m) = implausible {
+                summary.stopped_by_observer = false;
+                return Err(RunError::Implausible(m));
+            }
             return Ok(());
         }
         Route::FirstOrder(method, fixed) => {
@@ -469,6 +738,7 @@ fn run_inner(
                 v,
                 observer,
                 summary,
+                &limits,
             );
         }
         Route::Rk4 | Route::RosenbrockFixed(_) => FixedStepper::new(sys, s)?,
@@ -503,6 +773,9 @@ fn run_inner(
         let t = s.t0 + (k + 1) as f64 * s.step;
         if sprung_model::any_out_of_range(&sys.model().curves) {
             return Err(RunError::CurveOutOfRange { t });
+        }
+        if let Some(x) = limits.check(r, v) {
+            return Err(RunError::Implausible(limits.message(sys.model(), t, &x)));
         }
         summary.t_reached = t;
         if (k + 1) % out_every == 0 && observer(t, r, v) == Control::Stop {

@@ -38,6 +38,7 @@ fn settings(method: &str, step: f64, t_end: f64) -> RunSettings {
         atol: 1e-10,
         linear_solver: LinearSolverKind::Dense,
         adaptive: Some(method == "rodas4"),
+        bounds: Default::default(),
     }
 }
 

@@ -672,6 +672,7 @@ fn step_response_matches_prototype() {
             atol: 1e-9,
             linear_solver: LinearSolverKind::BlockSparse,
             adaptive: Some(false),
+            bounds: Default::default(),
         };
         // The Bild 7 channel: global x force on the chassis/subframe (frame = "global", on = "body_j").
         let ch_fx = outputs

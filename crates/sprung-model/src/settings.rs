@@ -4,6 +4,7 @@
 //! Rules ([`SolverSettings::validate`]):
 //! * `step` and `t_end` finite and > 0; `relinearise_every` >= 1; `method` not empty;
 //! * `rtol` finite with 0 < rtol < 1; `atol` finite and > 0;
+//! * `max_displacement`, `max_velocity` (when given) > 0 (`inf` = no bound), not NaN;
 //! * `output_interval` (when given) finite, > 0 and, for fixed-step runs, a whole multiple of
 //!   `step` (relative tolerance [`GRID_TOLERANCE`]);
 //! * for fixed-step runs `step` divides `t_end` (same tolerance), so the last step lands on
@@ -127,6 +128,22 @@ impl SolverSettings {
                 "method is empty".into(),
                 "give a solver name, e.g. \"lsrt2\" (see `sprung solvers`)".into(),
             );
+        }
+        for (field, value, unit) in [
+            ("max_displacement", self.max_displacement, "m"),
+            ("max_velocity", self.max_velocity, "m/s"),
+        ] {
+            if let Some(x) = value
+                && (x.is_nan() || x <= 0.0)
+            {
+                push(
+                    field,
+                    format!("{field} = {x} is not a positive number"),
+                    format!(
+                        "set {field} > 0 in {unit}, `inf` for no bound, or omit it (default derived from the model extent)"
+                    ),
+                );
+            }
         }
         let grid = mode != StepMode::Adaptive;
         if let Some(oi) = self.output_interval {

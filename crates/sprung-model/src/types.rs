@@ -134,6 +134,16 @@ pub struct SolverSettings {
     /// Linear solver, default `block_sparse`.
     #[serde(default)]
     pub linear_solver: LinearSolver,
+    /// Plausibility bound on the distance of a body's centre of mass from its design position,
+    /// m (> 0; `inf` = no bound): a run that passes it stops as diverged, naming the body.
+    /// Default: 10 x the model extent (the diagonal of the bounding box of bodies and markers),
+    /// at least 1 m.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_displacement: Option<f64>,
+    /// Plausibility bound on the speed of a body's centre of mass, m/s (> 0; `inf` = no bound).
+    /// Default: the displacement bound per 10 ms.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_velocity: Option<f64>,
 }
 
 impl Default for SolverSettings {
@@ -147,6 +157,8 @@ impl Default for SolverSettings {
             atol: default_atol(),
             relinearise_every: default_relin(),
             linear_solver: LinearSolver::default(),
+            max_displacement: None,
+            max_velocity: None,
         }
     }
 }

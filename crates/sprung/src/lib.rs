@@ -48,5 +48,5 @@ pub use simulation::{
     ChannelValue, EquilibriumReport, InputRef, LinearisationPoint, RunReport, Simulation, Snapshot,
     StopReason,
 };
-pub use sprung_mbs::simulate::{LinearSolverKind, RunSettings, RunSummary};
+pub use sprung_mbs::simulate::{Bounds, Limits, LinearSolverKind, RunSettings, RunSummary};
 pub use sprung_solve::mech::adaptive::Control;

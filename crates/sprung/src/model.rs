@@ -8,7 +8,7 @@ use std::sync::Arc;
 use sprung_mbs::CompiledModel;
 use sprung_mbs::elements::ElementRegistry;
 use sprung_mbs::outputs::OutputSet;
-use sprung_mbs::simulate::{LinearSolverKind, RunSettings};
+use sprung_mbs::simulate::{Bounds, LinearSolverKind, RunSettings};
 
 use crate::Error;
 
@@ -103,6 +103,10 @@ impl Model {
                 sprung_model::LinearSolver::BlockSparse => LinearSolverKind::BlockSparse,
             },
             adaptive: None,
+            bounds: Bounds {
+                max_displacement: s.max_displacement,
+                max_velocity: s.max_velocity,
+            },
         }
     }
 }

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use sprung_mbs::MbsSystem;
 use sprung_mbs::equilibrium::{self, EquilibriumOptions};
 use sprung_mbs::modes::{Modes, try_modal_analysis};
-use sprung_mbs::simulate::{self, FixedStepper, RunSettings, RunSummary};
+use sprung_mbs::simulate::{self, FixedStepper, Limits, RunSettings, RunSummary};
 use sprung_model::InitialStateKind;
 use sprung_solve::mech::adaptive::Control;
 use sprung_solve::mech::rosenbrock::Stats;
@@ -171,6 +171,9 @@ pub struct Simulation {
     /// Where the current linearisation was taken, and the scratch for the next one.
     lin: LinCopy,
     pending: LinCopy,
+    /// Plausibility bounds checked after every [`Simulation::step`] (the settings' bounds with
+    /// the model's defaults).
+    limits: Limits,
 }
 
 impl std::fmt::Debug for Simulation {
@@ -219,7 +222,9 @@ impl Simulation {
                 .map(|e| sys.eval.open_element_algebraic(e).to_vec())
                 .collect(),
         };
+        let limits = settings.bounds.resolve(model.compiled());
         Ok(Self {
+            limits,
             channel_values: vec![0.0; model.outputs().len()],
             settings,
             sys,
@@ -247,6 +252,12 @@ impl Simulation {
     /// The run settings.
     pub fn settings(&self) -> &RunSettings {
         &self.settings
+    }
+
+    /// The plausibility bounds [`Simulation::step`] checks (resolved from the settings' bounds
+    /// and the model's defaults).
+    pub fn limits(&self) -> &Limits {
+        &self.limits
     }
 
     /// Current time, s: t0 + steps · h (never accumulated).
@@ -359,7 +370,11 @@ impl Simulation {
         })
     }
 
-    /// One fixed step.
+    /// One fixed step. A step that leaves the plausible range (the settings' [`Bounds`]:
+    /// displacement from the design position or speed of a body; `sprung_mbs::simulate` module
+    /// docs) fails with a message naming the body; the state is then the implausible one.
+    ///
+    /// [`Bounds`]: sprung_mbs::simulate::Bounds
     pub fn step(&mut self) -> Result<(), Error> {
         let k = self.steps;
         let relin = self.stepper_mut()?.relinearises_at(k);
@@ -381,6 +396,12 @@ impl Simulation {
                     return Err(Error::Step {
                         t,
                         message: self.curve_range_message(),
+                    });
+                }
+                if let Some(x) = self.limits.check(&self.r, &self.v) {
+                    return Err(Error::Step {
+                        t,
+                        message: self.limits.message(cm, self.time(), &x),
                     });
                 }
                 Ok(())

@@ -493,6 +493,7 @@ impl AxleBench {
             atol: rtol.unwrap_or(1e-6) * 1e-2,
             linear_solver: self.linear_solver,
             adaptive: Some(rtol.is_some()),
+            bounds: Default::default(),
         };
         let mut sys = MbsSystem::new(self.compiled.clone());
         sys.eval.force_portable(self.case.portable);

@@ -5,8 +5,12 @@
 //! step runs the model's load case `--repeat` times from static equilibrium. Reported per row:
 //! the real-time factor (compute time / simulated time; median over the repeats), the mean, p99.9
 //! and maximum step time (pooled over the repeats), and the accuracy as NMSE (document 000,
-//! Table 3; `sprung_io::metrics`) of the wheel displacement and the trailing-link bushing force
-//! against a RODAS4 reference (rtol 1e-8, atol 1e-10) over the window of Bild 7 (4.9–6.0 s).
+//! Table 3; `sprung_io::metrics`) of a displacement and a force channel against a RODAS4
+//! reference (rtol 1e-8, atol 1e-10) over the window of Bild 7 (4.9–6.0 s). The channels are
+//! `--displacement`/`--force` or, by default, each model's first output of quantity
+//! "displacement" and of quantity "force" (the reference axles: the wheel displacement
+//! `wc_dx_L` and the trailing-link bushing force `tl_bushing_fx_L`); a model without one must
+//! name it.
 //!
 //! The reference is computed in the same command and cached as `<out>/<model>/reference.csv`;
 //! it is reused while its metadata (model file hash, end time, tolerances) still matches.
@@ -55,12 +59,14 @@ pub struct BenchArgs {
     /// Comparison window `t0:t1` in s (document 000, Bild 7).
     #[arg(long, default_value = "4.9:6.0")]
     pub window: String,
-    /// Wheel displacement channel.
-    #[arg(long, default_value = "wc_dx_L")]
-    pub displacement: String,
-    /// Trailing-link bushing force channel.
-    #[arg(long, default_value = "tl_bushing_fx_L")]
-    pub force: String,
+    /// Displacement channel compared with the reference (default: the model's first output of
+    /// quantity "displacement"; the reference axles: wc_dx_L).
+    #[arg(long)]
+    pub displacement: Option<String>,
+    /// Force channel compared with the reference (default: the model's first output of quantity
+    /// "force"; the reference axles: tl_bushing_fx_L).
+    #[arg(long)]
+    pub force: Option<String>,
     /// Directory of the cached RODAS4 references.
     #[arg(long, default_value = "out/bench")]
     pub out: PathBuf,
@@ -94,6 +100,8 @@ struct Case {
     outputs: OutputSet,
     channels: [usize; 2],
     breakpoints: sprung_solve::mech::Breakpoints,
+    /// Names of the two compared channels.
+    names: [String; 2],
 }
 
 /// Sampled channels of one run.
@@ -131,8 +139,9 @@ fn file_hash(path: &Path) -> anyhow::Result<String> {
 }
 
 impl Case {
-    fn load(file: &Path, names: [&str; 2]) -> anyhow::Result<Self> {
+    fn load(file: &Path, wanted: [Option<&str>; 2]) -> anyhow::Result<Self> {
         let (model, compiled) = load_model(file)?;
+        let names = super::loadcase::compared_channels(&model, file, wanted[0], wanted[1])?;
         let outputs = OutputSet::new(&model, &compiled).map_err(anyhow::Error::msg)?;
         let mut channels = [0; 2];
         for (k, name) in names.iter().enumerate() {
@@ -174,6 +183,7 @@ impl Case {
             outputs,
             channels,
             breakpoints: Default::default(),
+            names,
         })
     }
 
@@ -191,6 +201,10 @@ impl Case {
             atol: REF_ATOL,
             linear_solver: lu,
             adaptive: None,
+            bounds: sprung_mbs::simulate::Bounds {
+                max_displacement: s.max_displacement,
+                max_velocity: s.max_velocity,
+            },
         }
     }
 
@@ -350,7 +364,7 @@ pub fn run(a: &BenchArgs) -> anyhow::Result<()> {
         );
     }
     let quiet = false;
-    let names = [a.displacement.as_str(), a.force.as_str()];
+    let names = [a.displacement.as_deref(), a.force.as_deref()];
     let mut report = Vec::new();
     for file in &models {
         let mut case = Case::load(file, names)?;
@@ -374,7 +388,7 @@ pub fn run(a: &BenchArgs) -> anyhow::Result<()> {
                     times.extend_from_slice(&summary.step_times);
                     if rep == 0 {
                         for (k, e) in errs.iter_mut().enumerate() {
-                            *e = nmse(names[k], &trace, k, &reference, window)?;
+                            *e = nmse(&case.names[k], &trace, k, &reference, window)?;
                         }
                         counts = (summary.stats.steps, summary.stats.linearisations);
                     }
@@ -429,7 +443,7 @@ pub fn run(a: &BenchArgs) -> anyhow::Result<()> {
                     "max_step_s": r.max,
                     "steps": r.steps,
                     "linearisations": r.linearisations,
-                    "nmse": { names[0]: r.nmse[0], names[1]: r.nmse[1] },
+                    "nmse": { &case.names[0]: r.nmse[0], &case.names[1]: r.nmse[1] },
                 })).collect::<Vec<Value>>(),
             })).collect::<Vec<Value>>(),
         });
@@ -451,8 +465,8 @@ pub fn run(a: &BenchArgs) -> anyhow::Result<()> {
         "mean [us]",
         "p99.9 [us]",
         "max [us]",
-        format!("NMSE {}", short(names[0])),
-        format!("NMSE {}", short(names[1]))
+        "NMSE disp",
+        "NMSE force"
     );
     for (case, rows) in &report {
         for r in rows {
@@ -471,12 +485,13 @@ pub fn run(a: &BenchArgs) -> anyhow::Result<()> {
         }
     }
     println!();
-    println!("NMSE columns: {} and {}", names[0], names[1]);
+    for (case, _) in &report {
+        println!(
+            "NMSE columns of {}: {} and {}",
+            case.stem, case.names[0], case.names[1]
+        );
+    }
     Ok(())
-}
-
-fn short(name: &str) -> &str {
-    &name[..name.len().min(6)]
 }
 
 /// Median of a sorted list.

@@ -1,4 +1,6 @@
-//! `sprung check MODEL`: validate and summarise a model.
+//! `sprung check MODEL [--solver NAME] [--step H]`: validate and summarise a model, then list
+//! plausibility warnings (masses, far positions, the stiffest mode against the step and solver;
+//! [`super::plausibility`]). Warnings do not fail the check.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -6,7 +8,7 @@ use std::path::Path;
 use super::load_model;
 
 /// Runs the command.
-pub fn run(path: &Path) -> anyhow::Result<()> {
+pub fn run(path: &Path, solver: Option<&str>, step: Option<f64>) -> anyhow::Result<()> {
     let (m, c) = load_model(path)?;
     // [hardening17] what `run` would reject must fail `check` too, located in the file.
     let method = m.solver.method.to_lowercase();
@@ -128,5 +130,25 @@ pub fn run(path: &Path) -> anyhow::Result<()> {
         s.output_interval(),
         m.initial_state.kind
     );
+    let method = solver.map_or(method, str::to_lowercase);
+    let h = step.unwrap_or(s.step);
+    if let Err(e) = sprung_mbs::simulate::route(&method, step.map(|_| false)) {
+        anyhow::bail!("--solver {method}: {e}");
+    }
+    if !(h.is_finite() && h > 0.0) {
+        anyhow::bail!("--step {h}: the step must be a positive finite number of seconds");
+    }
+    let model = sprung::Model::from_description(m.clone())?;
+    let f = super::plausibility::assess(&model, &method, step.map(|_| false), h, s.t_end);
+    println!("plausibility ({method}, step {h} s):");
+    for n in &f.notes {
+        println!("  {n}");
+    }
+    if f.warnings.is_empty() {
+        println!("  no warnings");
+    }
+    for w in &f.warnings {
+        println!("warning: {w}");
+    }
     Ok(())
 }

@@ -2,8 +2,11 @@
 //! (default: both reference axles) it runs the model's own load case with LSRT2 at the model's
 //! fixed step and with the RODAS4 reference (rtol 1e-8), writes both result files, prints the
 //! normalised errors over the window of Bild 7 against document 000's Table 3 values and the
-//! real-time factors (Table 2), and draws a Bild 7-like figure: wheel displacement and trailing-link
-//! bushing force over time, LSRT2 against the reference, one row per axle.
+//! real-time factors (Table 2), and draws a Bild 7-like figure: a displacement and a force channel
+//! over time, LSRT2 against the reference, one row per model. The channels are
+//! `--displacement`/`--force` or each model's first output of quantity "displacement" and of
+//! quantity "force" ([`compared_channels`]; the reference axles: the wheel displacement `wc_dx_L`
+//! and the trailing-link bushing force `tl_bushing_fx_L`).
 
 use std::path::{Path, PathBuf};
 
@@ -26,15 +29,50 @@ pub struct LoadcaseArgs {
     /// Comparison window `t0:t1` (document 000, Bild 7: 4.9:6.0).
     #[arg(long, default_value = "4.9:6.0")]
     pub window: String,
-    /// Displacement channel.
-    #[arg(long, default_value = "wc_dx_L")]
-    pub displacement: String,
-    /// Force channel.
-    #[arg(long, default_value = "tl_bushing_fx_L")]
-    pub force: String,
+    /// Displacement channel (default: the model's first output of quantity "displacement").
+    #[arg(long)]
+    pub displacement: Option<String>,
+    /// Force channel (default: the model's first output of quantity "force").
+    #[arg(long)]
+    pub force: Option<String>,
     /// Relative tolerance of the RODAS4 reference.
     #[arg(long, default_value_t = 1e-8)]
     pub rtol: f64,
+}
+
+/// The two compared channels of `model` (file `file`): the given names, else the first output of
+/// quantity "displacement" and the first of quantity "force"; an error names the flag to give
+/// when the model has no such output.
+pub fn compared_channels(
+    model: &sprung_model::Model,
+    file: &Path,
+    displacement: Option<&str>,
+    force: Option<&str>,
+) -> anyhow::Result<[String; 2]> {
+    let pick = |given: Option<&str>, q: sprung_model::Quantity, what: &str| {
+        if let Some(n) = given {
+            return Ok(n.to_string());
+        }
+        model
+            .outputs
+            .iter()
+            .find(|o| o.quantity == q)
+            .map(|o| o.name.clone())
+            .with_context(|| {
+                format!(
+                    "{}: the model has no output of quantity \"{what}\" to compare; name a channel with --{what}",
+                    file.display()
+                )
+            })
+    };
+    Ok([
+        pick(
+            displacement,
+            sprung_model::Quantity::Displacement,
+            "displacement",
+        )?,
+        pick(force, sprung_model::Quantity::Force, "force")?,
+    ])
 }
 
 /// Document 000, Table 3: NMSE of LSRT2 vs the reference (wheel displacement, force) per axle.
@@ -65,6 +103,8 @@ fn run_one(
         relinearise_every: None,
         breakpoints: Default::default(),
         linear_solver: None,
+        max_displacement: None,
+        max_velocity: None,
         out: Some(out.to_path_buf()),
         format: FormatArg::Csv,
         name: name.to_string(),
@@ -96,24 +136,23 @@ pub fn run(a: &LoadcaseArgs) -> anyhow::Result<()> {
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_else(|| "model".into());
         let dir = a.out.join(&stem);
+        let (m, _) = super::load_model(model)?;
+        let [disp, force] =
+            compared_channels(&m, model, a.displacement.as_deref(), a.force.as_deref())?;
+        println!("== {stem}: compared channels {disp} and {force}");
         println!("== {stem}: LSRT2 (model settings)");
         let res = run_one(model, &dir, "lsrt2", None, None)?;
         println!("== {stem}: RODAS4 reference (rtol {:e})", a.rtol);
         let reference = run_one(model, &dir, "reference", Some("rodas4"), Some(a.rtol))?;
         let rs = read_results(&res)?;
         let rf = read_results(&reference)?;
-        let errs = compare(
-            &rs,
-            &rf,
-            &[a.displacement.as_str(), a.force.as_str()],
-            window,
-        )
-        .with_context(|| format!("comparing {} with {}", res.display(), reference.display()))?;
+        let errs = compare(&rs, &rf, &[disp.as_str(), force.as_str()], window)
+            .with_context(|| format!("comparing {} with {}", res.display(), reference.display()))?;
         let rtf = rs.metadata()["real_time_factor"]
             .as_f64()
             .unwrap_or(f64::NAN);
         summary.push((stem.clone(), errs.clone(), rtf, table3(model)));
-        for (ch, scale, unit) in [(&a.displacement, 1e3, "mm"), (&a.force, 1.0, "N")] {
+        for (ch, scale, unit) in [(&disp, 1e3, "mm"), (&force, 1.0, "N")] {
             let mut p = Panel::new(format!("{stem}: {ch}"), format!("{ch} [{unit}]"));
             for (set, label, style) in [
                 (&rs, "LSRT2, 1 ms", LineStyle::Solid),

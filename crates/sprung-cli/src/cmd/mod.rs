@@ -9,6 +9,7 @@ pub mod inputs_table;
 pub mod loadcase;
 pub mod metrics;
 pub mod modes;
+pub mod plausibility;
 pub mod plot;
 pub mod run;
 pub mod settings_check;

@@ -3,7 +3,9 @@
 //! Settings come from the model's `[solver]` table, overridden by command-line flags. The run
 //! writes `<out>/results.<csv|parquet>` through a background writer (the stepping loop only fills
 //! preallocated buffers), prints progress on long runs, stops cleanly on Ctrl-C or divergence
-//! (keeping every row written so far and recording why it stopped), and prints the real-time
+//! (non-finite values, or a body beyond the plausibility bounds `--max-displacement` /
+//! `--max-velocity`, defaults derived from the model; keeping every row written so far and
+//! recording why it stopped), and prints the real-time
 //! factor (compute time / simulated time) and step-time statistics.
 
 use std::path::{Path, PathBuf};
@@ -55,6 +57,15 @@ pub struct RunArgs {
     /// Linear solver inside linear-implicit methods.
     #[arg(long, value_enum)]
     pub linear_solver: Option<LinearSolverArg>,
+    /// Plausibility bound on the distance of a body's centre of mass from its design position,
+    /// m (`inf` = none); a run that passes it stops as diverged. Default: [solver]
+    /// max_displacement, else 10 x the model extent (at least 1 m).
+    #[arg(long, value_name = "M")]
+    pub max_displacement: Option<f64>,
+    /// Plausibility bound on the speed of a body's centre of mass, m/s (`inf` = none). Default:
+    /// [solver] max_velocity, else the displacement bound per 10 ms.
+    #[arg(long, value_name = "M_PER_S")]
+    pub max_velocity: Option<f64>,
     /// Output directory (default: out/<model name>).
     #[arg(long)]
     pub out: Option<PathBuf>,
@@ -111,6 +122,10 @@ fn settings(m: &sprung_model::Model, a: &RunArgs) -> anyhow::Result<RunSettings>
         breakpoints: a.breakpoints,
         rtol: a.rtol.unwrap_or(s.rtol),
         atol: a.atol.unwrap_or(s.atol),
+        bounds: simulate::Bounds {
+            max_displacement: a.max_displacement.or(s.max_displacement),
+            max_velocity: a.max_velocity.or(s.max_velocity),
+        },
         linear_solver: match a.linear_solver {
             Some(LinearSolverArg::Dense) => LinearSolverKind::Dense,
             Some(LinearSolverArg::BlockSparse) => LinearSolverKind::BlockSparse,
@@ -153,6 +168,15 @@ fn observe(
     Control::Continue
 }
 
+/// A JSON number, or null for an infinite bound (JSON has no infinity).
+fn finite_or_null(x: f64) -> serde_json::Value {
+    if x.is_finite() {
+        json!(x)
+    } else {
+        serde_json::Value::Null
+    }
+}
+
 /// Percentile (0..1) of a list of values.
 pub fn percentile(values: &[f64], p: f64) -> f64 {
     if values.is_empty() {
@@ -173,6 +197,27 @@ pub fn run(a: &RunArgs) -> anyhow::Result<()> {
     let s = settings(&m, a)?;
     let route = simulate::route(&s.method, s.adaptive)?;
     super::settings_check::validate(a, &m, &s, &route)?;
+    let adaptive = super::settings_check::step_mode(&route) == sprung_model::StepMode::Adaptive;
+    // What this run actually uses: an adaptive run has tolerances and an initial step, a
+    // fixed-step run a step (and tolerances it ignores are not recorded).
+    let solver_meta = if adaptive {
+        json!({ "method": s.method, "adaptive": true, "rtol": s.rtol, "atol": s.atol,
+                "initial_step": s.step, "linear_solver": format!("{:?}", s.linear_solver) })
+    } else {
+        json!({ "method": s.method, "adaptive": false, "step": s.step,
+                "relinearise_every": s.relinearise_every, "linear_solver": format!("{:?}", s.linear_solver) })
+    };
+    let solver_line = if adaptive {
+        format!(
+            "{} (adaptive, rtol {:e}, atol {:e}, initial step {} s, linear solver {:?})",
+            s.method, s.rtol, s.atol, s.step, s.linear_solver
+        )
+    } else {
+        format!(
+            "{} (fixed step {} s, linear solver {:?}, re-linearise every {})",
+            s.method, s.step, s.linear_solver, s.relinearise_every
+        )
+    };
     let model = sprung::Model::from_description(m.clone())?;
     let mut sim = sprung::Simulation::with_settings(model.clone(), s.clone())?;
     sim.force_portable(super::portable_requested());
@@ -215,10 +260,13 @@ pub fn run(a: &RunArgs) -> anyhow::Result<()> {
     let meta = json!({
         "model": m.model.name,
         "model_file": a.model.display().to_string(),
-        "solver": { "method": s.method, "step": s.step, "rtol": s.rtol, "atol": s.atol,
-                    "relinearise_every": s.relinearise_every, "linear_solver": format!("{:?}", s.linear_solver) },
+        "solver": solver_meta,
         "t_end": s.t_end,
         "output_interval": s.output_interval,
+        // Plausibility bounds of this run (null = no bound); the run stops as diverged beyond them.
+        "bounds": { "max_displacement_m": finite_or_null(sim.limits().max_displacement),
+                    "max_velocity_m_per_s": finite_or_null(sim.limits().max_velocity),
+                    "model_extent_m": sim.limits().extent },
         "inputs_file": a.inputs.as_ref().map(|p| p.display().to_string()),
     });
     let mut writer =
@@ -238,10 +286,8 @@ pub fn run(a: &RunArgs) -> anyhow::Result<()> {
     let t_end = s.t_end;
     if !quiet {
         eprintln!(
-            "running '{}' with {} (step {} s, t_end {} s, {} DOF) -> {}",
+            "running '{}' with {solver_line}, t_end {} s, {} DOF -> {}",
             m.model.name,
-            s.method,
-            s.step,
             s.t_end,
             model.compiled().n_v(),
             path.display()
@@ -311,10 +357,7 @@ pub fn run(a: &RunArgs) -> anyhow::Result<()> {
         .finish(&stop_reason, extra)
         .with_context(|| format!("finishing {}", path.display()))?;
     println!("model:             {}", m.model.name);
-    println!(
-        "solver:            {} (step {} s, linear solver {:?}, re-linearise every {})",
-        s.method, s.step, s.linear_solver, s.relinearise_every
-    );
+    println!("solver:            {solver_line}");
     println!(
         "simulated:         {:.6} s of {} s ({})",
         summary.t_reached, s.t_end, stop_reason

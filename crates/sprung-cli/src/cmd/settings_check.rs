@@ -34,6 +34,8 @@ pub fn merged(m: &Model, s: &RunSettings) -> SolverSettings {
         atol: s.atol,
         relinearise_every: u32::try_from(s.relinearise_every).unwrap_or(u32::MAX),
         linear_solver: m.solver.linear_solver,
+        max_displacement: s.bounds.max_displacement,
+        max_velocity: s.bounds.max_velocity,
     }
 }
 
@@ -51,6 +53,8 @@ pub fn validate(a: &RunArgs, m: &Model, s: &RunSettings, route: &Route) -> anyho
         "atol" => a.atol.is_some(),
         "relinearise_every" => a.relinearise_every.is_some(),
         "method" => a.solver.is_some(),
+        "max_displacement" => a.max_displacement.is_some(),
+        "max_velocity" => a.max_velocity.is_some(),
         _ => false,
     };
     let lines: Vec<String> = e
