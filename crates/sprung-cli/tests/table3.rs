@@ -1,6 +1,12 @@
 //! Issue acceptance (document 000, Table 3): LSRT2 at 1 ms, re-linearised every step, against the
 //! RODAS4 reference (rtol 1e-8) over 4.9-6.0 s, normalised mean squared error of the wheel
-//! displacement and of the trailing-link bushing force below the paper's values; plus the
+//! displacement and of the trailing-link bushing force. The paper's values (0.00243 / 0.00751 and
+//! 0.01286 / 0.01545) are 1e4 times above what the engine reaches, so the test guards today's
+//! accuracy instead: 1.5 × the measured NMSE (double wishbone 3.400e-7 / 4.868e-7, multilink with
+//! breakpoint-aware stepping 5.685e-7 / 7.007e-7; the Xeon of earlier sessions gave the same values
+//! to the digits it printed); the margin
+//! covers the AVX2/portable round-off and the reference's own error (rtol 1e-8), both orders of
+//! magnitude smaller, with room for harmless changes of the order of operations. Plus the
 //! `sprung loadcase` command end to end (tables and the Bild 7 figure).
 
 use std::path::Path;
@@ -13,8 +19,8 @@ use sprung_io::{Window, compare, read_results};
 #[test]
 fn lsrt2_meets_document_000_table_3_on_both_axles() {
     for (model, nmse_disp, nmse_force) in [
-        ("double_wishbone", 0.00243, 0.00751),
-        ("multilink", 0.01286, 0.01545),
+        ("double_wishbone", 1.5 * 3.400e-7, 1.5 * 4.868e-7),
+        ("multilink", 1.5 * 5.685e-7, 1.5 * 7.007e-7),
     ] {
         let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("table3_{model}"));
         let (o, m) = (out.to_str().unwrap(), format!("models/{model}.toml"));
@@ -48,7 +54,7 @@ fn lsrt2_meets_document_000_table_3_on_both_axles() {
         )
         .unwrap();
         eprintln!(
-            "{model}: NMSE displacement {:.3e} (Table 3: {nmse_disp}), force {:.3e} (Table 3: {nmse_force})",
+            "{model}: NMSE displacement {:.3e} (bound {nmse_disp:.3e}), force {:.3e} (bound {nmse_force:.3e})",
             e[0].nmse, e[1].nmse
         );
         assert!(

@@ -58,6 +58,18 @@ impl PartialEq for OutOfRangeFlag {
     }
 }
 
+/// The knots of a curve at which its slope changes by more than a ratio (or changes sign),
+/// computed once on the first [`Curve::segment`] call for that ratio and kept (derived data, not
+/// model data: equality ignores it, clones copy it).
+#[derive(Debug, Clone, Default)]
+pub struct SegmentKnots(std::sync::OnceLock<(f64, Vec<f64>)>);
+
+impl PartialEq for SegmentKnots {
+    fn eq(&self, _other: &Self) -> bool {
+        true
+    }
+}
+
 impl OutOfRangeFlag {
     /// Records `x` unless a value is already recorded.
     #[inline]
@@ -377,24 +389,41 @@ impl Curve {
         if n < 2 {
             return 0;
         }
-        let (xs, ys) = (&self.x[..n], &self.y[..n]);
-        let (lo, hi) = (xs[0], xs[n - 1]);
+        let (lo, hi) = (self.x[0], self.x[n - 1]);
         if self.extrapolation != Extrapolation::Linear && (xa < lo || xa > hi) {
             return if xa < lo { u32::MAX } else { u32::MAX - 1 };
         }
         if self.interpolation == Interpolation::Smooth {
             return 0;
         }
-        let mut class = 0u32;
-        for j in 1..n - 1 {
-            let (dxa, dya) = (xs[j] - xs[j - 1], ys[j] - ys[j - 1]);
-            let (dxb, dyb) = (xs[j + 1] - xs[j], ys[j + 1] - ys[j]);
-            // |s_a| dx_a dx_b and |s_b| dx_a dx_b (dx > 0): the slope ratio without a division.
-            let (pa, pb) = (dya.abs() * dxb, dyb.abs() * dxa);
-            let kink = dya * dyb < 0.0 || pa > min_ratio * pb || pb > min_ratio * pa;
-            class += u32::from(kink && xs[j] <= xa);
+        let (ratio, knots) = self
+            .segment_knots
+            .0
+            .get_or_init(|| (min_ratio, self.kinks(min_ratio)));
+        if *ratio == min_ratio {
+            knots.iter().map(|&k| u32::from(k <= xa)).sum()
+        } else {
+            self.kinks(min_ratio)
+                .iter()
+                .map(|&k| u32::from(k <= xa))
+                .sum()
         }
-        class
+    }
+
+    /// The inner knots at which the slope changes by more than `min_ratio` or changes sign.
+    fn kinks(&self, min_ratio: f64) -> Vec<f64> {
+        let n = self.x.len().min(self.y.len());
+        let (xs, ys) = (&self.x[..n], &self.y[..n]);
+        (1..n.saturating_sub(1))
+            .filter(|&j| {
+                let (dxa, dya) = (xs[j] - xs[j - 1], ys[j] - ys[j - 1]);
+                let (dxb, dyb) = (xs[j + 1] - xs[j], ys[j + 1] - ys[j]);
+                // |s_a| dx_a dx_b and |s_b| dx_a dx_b (dx > 0): the slope ratio without a division.
+                let (pa, pb) = (dya.abs() * dxb, dyb.abs() * dxa);
+                dya * dyb < 0.0 || pa > min_ratio * pb || pb > min_ratio * pa
+            })
+            .map(|j| xs[j])
+            .collect()
     }
 
     /// Like [`Curve::eval`], but an evaluation outside the table of a curve with

@@ -301,6 +301,10 @@ pub struct Curve {
     /// [`crate::interp::check_curve_ranges`].
     #[serde(skip)]
     pub out_of_range: crate::interp::OutOfRangeFlag,
+    /// The knots where the slope changes by more than the breakpoint ratio, cached by
+    /// [`Curve::segment`] (derived data, not part of the file format).
+    #[serde(skip)]
+    pub segment_knots: crate::interp::SegmentKnots,
 }
 
 /// Inertia of a body about its CoM: exactly one of `tensor` / `principal` (+ optional `euler_zyx_deg`).

@@ -15,6 +15,7 @@ fn curve(x: &[f64], y: &[f64], i: Interpolation, e: Extrapolation, s: Symmetry) 
         x_unit: None,
         y_unit: None,
         out_of_range: Default::default(),
+        segment_knots: Default::default(),
     }
 }
 

@@ -132,6 +132,7 @@ fn curve(extrapolation: Extrapolation, symmetry: Symmetry) -> Curve {
         x_unit: None,
         y_unit: None,
         out_of_range: Default::default(),
+        segment_knots: Default::default(),
     }
 }
 
