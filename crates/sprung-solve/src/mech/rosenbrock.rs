@@ -783,20 +783,8 @@ impl RosenbrockStepper {
         r: &[f64],
         v: &[f64],
     ) -> Result<(), StepError> {
-        self.lin.congruent = false;
-        if self.congruent {
-            sys.linearise_congruent(t, r, v, &mut self.lin);
-        } else {
-            sys.linearise(t, r, v, &mut self.lin);
-        }
-        self.stats.linearisations += 1;
-        iteration_matrix(&self.lin, self.h * self.tab.gamma, &mut self.a);
-        self.lu
-            .factor(&self.a)
-            .map_err(|source| StepError::Singular { t, source })?;
-        self.stats.factorisations += 1;
-        self.have_lin = true;
-        Ok(())
+        let h = self.h;
+        self.relinearise(sys, t, r, v, h)
     }
 
     /// Forces a re-linearisation at the next step (e.g. after a discontinuity).
