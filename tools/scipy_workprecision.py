@@ -2,7 +2,7 @@
 """Work-precision reference runs with SciPy's solve_ivp (Radau, BDF, LSODA) on the stiff test
 problems of `sprung bench solvers`: HIRES, Van der Pol (eps = 1e-6, scaled form) and ROBER,
 with the reference values of the Test Set for IVP Solvers (Mazzia & Magherini, release 2.4) as
-listed in /work/shared/data/integrators.md and crates/sprung-solve/src/ode/problems.rs.
+listed in ../shared/data/integrators.md and crates/sprung-solve/src/ode/problems.rs.
 
 Same tolerance ladder and absolute-tolerance scaling as the Rust benchmark:
 atol_i = rtol * scale_i with scale HIRES 1e-4, Van der Pol 1, ROBER (1e-8, 1e-12, 1e-8).
