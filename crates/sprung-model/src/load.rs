@@ -195,37 +195,27 @@ struct ItemError {
 /// Array kinds of the model and the type of their items (deserialises one item).
 type ItemCheck<V, E> = (&'static str, fn(V) -> Result<(), E>);
 
-fn toml_item_checks() -> [ItemCheck<toml::Value, toml::de::Error>; 7] {
+/// The array kinds with their item types, for either value type (TOML or JSON).
+fn item_checks<V, E>() -> [ItemCheck<V, E>; 8]
+where
+    V: for<'de> serde::Deserializer<'de, Error = E>,
+{
     use crate::types::*;
-    use serde::Deserialize;
-    fn ck<T: for<'de> Deserialize<'de>>(v: toml::Value) -> Result<(), toml::de::Error> {
+    fn ck<T: for<'de> serde::Deserialize<'de>, V, E>(v: V) -> Result<(), E>
+    where
+        V: for<'de> serde::Deserializer<'de, Error = E>,
+    {
         T::deserialize(v).map(|_| ())
     }
     [
-        ("frames", ck::<Frame>),
-        ("curves", ck::<crate::types::Curve>),
-        ("bodies", ck::<Body>),
-        ("markers", ck::<Marker>),
-        ("force_elements", ck::<ForceElement>),
-        ("inputs", ck::<Input>),
-        ("outputs", ck::<Output>),
-    ]
-}
-
-fn json_item_checks() -> [ItemCheck<serde_json::Value, serde_json::Error>; 7] {
-    use crate::types::*;
-    use serde::Deserialize;
-    fn ck<T: for<'de> Deserialize<'de>>(v: serde_json::Value) -> Result<(), serde_json::Error> {
-        T::deserialize(v).map(|_| ())
-    }
-    [
-        ("frames", ck::<Frame>),
-        ("curves", ck::<crate::types::Curve>),
-        ("bodies", ck::<Body>),
-        ("markers", ck::<Marker>),
-        ("force_elements", ck::<ForceElement>),
-        ("inputs", ck::<Input>),
-        ("outputs", ck::<Output>),
+        ("frames", ck::<Frame, V, E>),
+        ("curves", ck::<crate::types::Curve, V, E>),
+        ("bodies", ck::<Body, V, E>),
+        ("markers", ck::<Marker, V, E>),
+        ("force_elements", ck::<ForceElement, V, E>),
+        ("elements", ck::<OpenElement, V, E>),
+        ("inputs", ck::<Input, V, E>),
+        ("outputs", ck::<Output, V, E>),
     ]
 }
 
@@ -235,7 +225,7 @@ fn json_item_checks() -> [ItemCheck<serde_json::Value, serde_json::Error>; 7] {
 fn toml_failing_item(src: &str, parser_offset: Option<usize>) -> Option<ItemError> {
     let doc: toml::Table = toml::from_str(src).ok()?;
     let mut best: Option<(usize, ItemError)> = None;
-    for (kind, check) in toml_item_checks() {
+    for (kind, check) in item_checks::<toml::Value, toml::de::Error>() {
         let Some(toml::Value::Array(items)) = doc.get(kind) else {
             continue;
         };
@@ -355,7 +345,7 @@ fn nth_toml_header(src: &str, kind: &str, n: usize) -> Option<usize> {
 /// " 'name'").
 fn json_failing_item(src: &str) -> Option<(&'static str, usize, String)> {
     let doc: serde_json::Value = serde_json::from_str(src).ok()?;
-    for (kind, check) in json_item_checks() {
+    for (kind, check) in item_checks::<serde_json::Value, serde_json::Error>() {
         let Some(items) = doc.get(kind).and_then(serde_json::Value::as_array) else {
             continue;
         };

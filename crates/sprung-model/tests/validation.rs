@@ -881,3 +881,25 @@ fn unsupported_extension_and_missing_file() {
         .to_string();
     assert!(e.contains("/nonexistent/model.toml"), "{e}");
 }
+
+/// A wrong type inside an `[[elements]]` item is reported at that item's key line with its
+/// number and name, like the other arrays.
+#[test]
+fn wrong_type_in_an_open_element_is_located() {
+    let text = sprung_test_support::model_text("maxwell_solid.toml").replace(
+        r#"markers = ["mass_point", "anchor"]"#,
+        r#"markers = "mass_point""#,
+    );
+    let line = text
+        .lines()
+        .position(|l| l.starts_with(r#"markers = "mass_point""#))
+        .unwrap()
+        + 1;
+    let e = sprung_model::from_toml_str(&text, "m.toml")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains(&format!("m.toml:{line}:")) && e.contains("[[elements]] #1 'maxwell'"),
+        "{e}"
+    );
+}
