@@ -321,6 +321,21 @@ fn first_order(jrk: &DMatrix<f64>, jv: &DMatrix<f64>, n_pos: usize) -> DMatrix<f
     a
 }
 
+/// The oscillatory pairs of `eigenvalues` (Im λ > 0), sorted by frequency.
+fn oscillatory_modes(eigenvalues: &[Complex<f64>]) -> Vec<OscillatoryMode> {
+    let mut modes: Vec<OscillatoryMode> = eigenvalues
+        .iter()
+        .filter(|l| l.im > 0.0)
+        .map(|l| OscillatoryMode {
+            eigenvalue: *l,
+            frequency_hz: l.norm() / (2.0 * PI),
+            damping_ratio: -l.re / l.norm(),
+        })
+        .collect();
+    modes.sort_by(|a, b| a.frequency_hz.total_cmp(&b.frequency_hz));
+    modes
+}
+
 fn dense(b: &sprung_solve::block::BlockMatrix, n: usize) -> DMatrix<f64> {
     DMatrix::from_row_slice(n, n, &b.to_dense_row_major())
 }
@@ -528,16 +543,7 @@ pub fn modal_analysis_with(
         n_pos,
     ))?;
 
-    let mut oscillatory: Vec<OscillatoryMode> = eigenvalues
-        .iter()
-        .filter(|l| l.im > 0.0)
-        .map(|l| OscillatoryMode {
-            eigenvalue: *l,
-            frequency_hz: l.norm() / (2.0 * PI),
-            damping_ratio: -l.re / l.norm(),
-        })
-        .collect();
-    oscillatory.sort_by(|a, b| a.frequency_hz.total_cmp(&b.frequency_hz));
+    let oscillatory = oscillatory_modes(&eigenvalues);
 
     // The undamped problem of the bodies (element states held).
     let k_red = -(&tbt * &jrk0 * &tb)
@@ -698,16 +704,7 @@ fn shift_invert_analysis(
         .map(|l| l.norm())
         .filter(|&x| x > zero_tol)
         .fold(f64::INFINITY, f64::min);
-    let mut oscillatory: Vec<OscillatoryMode> = lambdas
-        .iter()
-        .filter(|l| l.im > 0.0)
-        .map(|l| OscillatoryMode {
-            eigenvalue: *l,
-            frequency_hz: l.norm() / (2.0 * PI),
-            damping_ratio: -l.re / l.norm(),
-        })
-        .collect();
-    oscillatory.sort_by(|a, b| a.frequency_hz.total_cmp(&b.frequency_hz));
+    let oscillatory = oscillatory_modes(&lambdas);
     let max_real_part = lambdas
         .iter()
         .map(|l| l.re)
