@@ -14,30 +14,8 @@ use crate::compiled::{
 };
 use crate::element_law::MarkerState;
 use crate::elements::ElementRegistry;
-use crate::rotation::{matrix_to_quat, quat_to_matrix};
-
-/// Kinematics of `marker` with every body at its design pose and initial velocity.
-fn design_marker_state(bodies: &[Body], marker: &Marker) -> MarkerState {
-    match marker.body {
-        None => MarkerState {
-            x: marker.position,
-            rot: marker.axes,
-            ..Default::default()
-        },
-        Some(b) => {
-            let body = &bodies[b];
-            let rot = quat_to_matrix(&body.orientation);
-            let arm = rot * marker.position;
-            let w = rot * body.angular_velocity;
-            MarkerState {
-                x: body.position + arm,
-                rot: rot * marker.axes,
-                v: body.velocity + w.cross(&arm),
-                w,
-            }
-        }
-    }
-}
+use crate::kinematics::{BodyKin, MarkerKin};
+use crate::rotation::matrix_to_quat;
 
 /// A reference the validated model should not contain (compiling an unvalidated model).
 #[derive(Debug, Clone, thiserror::Error)]
@@ -221,6 +199,17 @@ pub fn compile_with(
     // Open elements: the law from the registry, built at the design kinematics of its markers.
     let mut open_elements = Vec::with_capacity(m.elements.len());
     let mut n_state_blocks = 0;
+    // Body kinematics at the design poses and initial velocities (what the laws are built at).
+    let design_kin: Vec<BodyKin> = bodies
+        .iter()
+        .map(|b| {
+            let mut r = b.position.as_slice().to_vec();
+            r.extend_from_slice(&b.orientation);
+            let mut v = b.velocity.as_slice().to_vec();
+            v.extend_from_slice(b.angular_velocity.as_slice());
+            BodyKin::from_state(0, &r, &v)
+        })
+        .collect();
     for e in &m.elements {
         let idx = e
             .markers
@@ -229,7 +218,7 @@ pub fn compile_with(
             .collect::<Result<Vec<_>, _>>()?;
         let design: Vec<MarkerState> = idx
             .iter()
-            .map(|&k| design_marker_state(&bodies, &markers[k]))
+            .map(|&k| MarkerState::of(&MarkerKin::new(&markers[k], &design_kin)))
             .collect();
         let law = registry
             .build(&e.kind, &e.parameters, &design)

@@ -40,6 +40,18 @@ pub struct MarkerState {
     pub w: Vector3<f64>,
 }
 
+impl MarkerState {
+    /// The global kinematics of a marker from the pipeline's marker kinematics.
+    pub fn of(k: &crate::kinematics::MarkerKin) -> Self {
+        Self {
+            x: k.x,
+            rot: k.rot.to_matrix(),
+            v: k.v,
+            w: k.w,
+        }
+    }
+}
+
 impl Default for MarkerState {
     fn default() -> Self {
         Self {

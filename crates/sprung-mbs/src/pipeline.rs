@@ -721,13 +721,7 @@ fn fill_marker_states(
     out: &mut [MarkerState],
 ) {
     for (ms, &mk) in out.iter_mut().zip(markers) {
-        let k = MarkerKin::new(&model.markers[mk], bodies);
-        *ms = MarkerState {
-            x: k.x,
-            rot: k.rot.to_matrix(),
-            v: k.v,
-            w: k.w,
-        };
+        *ms = MarkerState::of(&MarkerKin::new(&model.markers[mk], bodies));
     }
 }
 
