@@ -183,12 +183,7 @@ impl InputTable {
                     s.worst_step_time = s.worst_step_time.max(r.summary.worst_step_time);
                     s.step_times.extend_from_slice(&r.summary.step_times);
                     s.stopped_by_observer |= r.summary.stopped_by_observer;
-                    s.stats.steps += r.summary.stats.steps;
-                    s.stats.rejected += r.summary.stats.rejected;
-                    s.stats.q_evals += r.summary.stats.q_evals;
-                    s.stats.linearisations += r.summary.stats.linearisations;
-                    s.stats.factorisations += r.summary.stats.factorisations;
-                    s.stats.solves += r.summary.stats.solves;
+                    s.stats += r.summary.stats;
                     acc.stop = r.stop;
                     acc
                 }

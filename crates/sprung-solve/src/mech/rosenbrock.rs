@@ -77,6 +77,19 @@ pub struct Stats {
     pub breakpoint_steps: u64,
 }
 
+impl std::ops::AddAssign for Stats {
+    /// Sums the counters of two runs (e.g. the segments of a run fed from an input table).
+    fn add_assign(&mut self, o: Self) {
+        self.steps += o.steps;
+        self.rejected += o.rejected;
+        self.q_evals += o.q_evals;
+        self.linearisations += o.linearisations;
+        self.factorisations += o.factorisations;
+        self.solves += o.solves;
+        self.breakpoint_steps += o.breakpoint_steps;
+    }
+}
+
 /// Workspace of one Rosenbrock stage sequence (allocated once).
 #[derive(Debug)]
 pub(crate) struct StageWork {
