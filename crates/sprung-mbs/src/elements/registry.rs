@@ -78,6 +78,29 @@ impl<'a> ElementParams<'a> {
         }
     }
 
+    /// A string parameter (a file name, a road name, a variant), `None` when absent.
+    pub fn text(&self, name: &str) -> Result<Option<&'a str>, String> {
+        match self.values.get(name) {
+            None => Ok(None),
+            Some(ParamValue::Text(t)) => Ok(Some(t.as_str())),
+            Some(_) => Err(format!("parameter `{name}` must be a string")),
+        }
+    }
+
+    /// A list of numbers (a table, a curve), `None` when absent.
+    pub fn list(&self, name: &str) -> Result<Option<&'a [f64]>, String> {
+        match self.values.get(name) {
+            None => Ok(None),
+            Some(ParamValue::List(v)) => Ok(Some(v.as_slice())),
+            Some(_) => Err(format!("parameter `{name}` must be a list of numbers")),
+        }
+    }
+
+    /// Whether the entry gives `name` explicitly.
+    pub fn has(&self, name: &str) -> bool {
+        self.values.contains_key(name)
+    }
+
     /// A number that must be positive (> 0).
     pub fn positive(&self, name: &str) -> Result<f64, String> {
         let x = self.number(name)?;

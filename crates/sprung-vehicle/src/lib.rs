@@ -1,0 +1,14 @@
+//! Vehicle subsystems built on the open force-element interface of `sprung-mbs`
+//! ([`sprung_mbs::element_law`]): tires on roads first (issue 13; source document 002 and
+//! `../shared/data/vehicle-reference.md`), later steering systems and leaf springs (issue 14).
+//!
+//! Layering (see `ARCHITECTURE.md`):
+//! * [`tire`] — the tire *force laws* (TMeasy, Pacejka 2002) behind one [`tire::TireModel`]
+//!   trait: contact-frame kinematics in, contact-frame forces, state rates and their analytic
+//!   partials out. They know nothing about bodies or roads, so the tire test rig and the unit
+//!   tests drive them directly.
+//! * the wheel–road contact and the roads turn a wheel marker into those kinematics and the
+//!   forces back into a wrench on the wheel body; the tire *element* is the generic
+//!   [`sprung_mbs::element_law::ElementLaw`] that joins them.
+
+pub mod tire;
