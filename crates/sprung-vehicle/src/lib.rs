@@ -11,4 +11,8 @@
 //!   forces back into a wrench on the wheel body; the tire *element* is the generic
 //!   [`sprung_mbs::element_law::ElementLaw`] that joins them.
 
+pub mod contact;
+pub mod rig;
+pub mod road;
 pub mod tire;
+pub mod tire_element;

@@ -209,3 +209,6 @@ pub trait TireModel: Send + Sync + Debug + Sized + 'static {
     /// Analytic partials of [`TireModel::evaluate`] (zeroed on entry). Must not allocate.
     fn partials(&self, k: &SlipKinematics, states: &[f64], jac: &mut TirePartials);
 }
+
+pub mod pac2002;
+pub mod tmeasy;
