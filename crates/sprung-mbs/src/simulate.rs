@@ -533,6 +533,7 @@ fn run_first_order(
     let mut implausible = None;
     let mut last = y0.clone();
     let start = Instant::now();
+    sprung_model::reset_out_of_range();
     let res = {
         let opts = ode::Options {
             step: if fixed { Some(s.step) } else { None },
@@ -695,6 +696,7 @@ fn run_inner(
             let curves = sys.model().clone();
             let mut curve_t = None;
             let mut implausible = None;
+            sprung_model::reset_out_of_range();
             let res = integ.integrate(sys, s.t0, s.t_end, r, v, &times, &mut |t, r, v| {
                 if sprung_model::any_out_of_range(&curves.curves) {
                     curve_t = Some(t);
@@ -761,6 +763,8 @@ fn run_inner(
     }
     for k in 0..n_steps {
         let start = Instant::now();
+        // Curve-range records are per thread (`sprung_model::OutOfRangeFlag`): this step's only.
+        sprung_model::reset_out_of_range();
         let res = stepper.step(sys, k, r, v);
         let dt = start.elapsed().as_secs_f64();
         summary.compute_time += dt;

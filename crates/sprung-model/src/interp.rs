@@ -14,8 +14,9 @@
 //! * extrapolation `linear` continues with the end segment slope (linear) or end tangent
 //!   (smooth); `constant` holds the end value (derivative 0); `error` holds the end value in
 //!   [`Curve::eval`] and records the first offending abscissa in the curve's
-//!   [`OutOfRangeFlag`] (one relaxed atomic store, only on the already out-of-range branch, so
-//!   the in-range hot path is unchanged and nothing allocates); the run loop calls
+//!   [`OutOfRangeFlag`] (a thread-local record, written only on the already out-of-range branch,
+//!   so the in-range hot path is unchanged and nothing allocates; per thread so that simulations
+//!   sharing one compiled model do not see each other's excursions); the run loop calls
 //!   [`check_curve_ranges`] after each step and stops with a [`CurveRangeError`] naming the
 //!   element(s), the curve, the value and the table range. [`Curve::eval_checked`] reports
 //!   [`OutOfRange`] directly.
@@ -25,37 +26,71 @@
 //! All evaluation functions are allocation-free and never panic, also on unvalidated data
 //! (degenerate tables give constant or zero values).
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::cell::Cell;
 
 use crate::types::{Curve, Extrapolation, Interpolation, Model, Signal, Symmetry};
 
-/// Bits meaning "nothing recorded" (a NaN payload that `f64::to_bits` of a computed value does
-/// not produce in practice; a recorded NaN is stored as the canonical NaN).
-const NOT_RECORDED: u64 = u64::MAX;
+thread_local! {
+    /// The first out-of-range evaluation on this thread since the last reset: the address of
+    /// the curve's flag (0 = none) and the abscissa.
+    static OUT_OF_RANGE: Cell<(usize, f64)> = const { Cell::new((0, 0.0)) };
+}
 
-/// The first abscissa at which an `extrapolation = "error"` curve was evaluated outside its
-/// table, recorded by [`Curve::eval`] through a shared reference (relaxed atomic; the curves
-/// live in a shared compiled model). Clones copy the record; equality ignores it (it is run
-/// state, not model data).
-#[derive(Debug)]
-pub struct OutOfRangeFlag(AtomicU64);
+/// Where an `extrapolation = "error"` curve records that it was evaluated outside its table.
+///
+/// The record is *per thread*, not in the curve: the curves live in a compiled model that
+/// several simulations share (threads of a sweep, Python threads), and an excursion in one of
+/// them must not stop another. A simulation step runs on one thread from start to end, so the
+/// run loops reset the thread's record at the start of every step ([`reset_out_of_range`]) and
+/// look at it after the step ([`any_out_of_range`]); the record names the curve by the address
+/// of its flag, so a record of another model's curve is never mistaken for one of these. The
+/// flag itself holds no data (clones and equality are trivial).
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct OutOfRangeFlag {
+    /// Keeps the flag one byte wide so every curve's flag has its own address.
+    _address: u8,
+}
 
-impl Default for OutOfRangeFlag {
-    fn default() -> Self {
-        OutOfRangeFlag(AtomicU64::new(NOT_RECORDED))
+impl OutOfRangeFlag {
+    fn address(&self) -> usize {
+        std::ptr::from_ref(self) as usize
+    }
+
+    /// Records `x` for this curve unless this thread already recorded an excursion since the
+    /// last reset (the first one is kept).
+    #[inline]
+    pub fn record(&self, x: f64) {
+        OUT_OF_RANGE.with(|r| {
+            if r.get().0 == 0 {
+                r.set((self.address(), x));
+            }
+        });
+    }
+
+    /// The abscissa this thread recorded for this curve since the last reset, if any.
+    #[inline]
+    pub fn get(&self) -> Option<f64> {
+        OUT_OF_RANGE.with(|r| {
+            let (a, x) = r.get();
+            (a == self.address()).then_some(x)
+        })
+    }
+
+    /// Forgets this thread's record if it is this curve's.
+    pub fn clear(&self) {
+        OUT_OF_RANGE.with(|r| {
+            if r.get().0 == self.address() {
+                r.set((0, 0.0));
+            }
+        });
     }
 }
 
-impl Clone for OutOfRangeFlag {
-    fn clone(&self) -> Self {
-        OutOfRangeFlag(AtomicU64::new(self.0.load(Ordering::Relaxed)))
-    }
-}
-
-impl PartialEq for OutOfRangeFlag {
-    fn eq(&self, _other: &Self) -> bool {
-        true
-    }
+/// Forgets this thread's out-of-range record, whichever curve made it: called by the run loops
+/// at the start of every step (one thread-local store).
+#[inline]
+pub fn reset_out_of_range() {
+    OUT_OF_RANGE.with(|r| r.set((0, 0.0)));
 }
 
 /// The knots of a curve at which its slope changes by more than a ratio (or changes sign),
@@ -67,34 +102,6 @@ pub struct SegmentKnots(std::sync::OnceLock<(f64, Vec<f64>)>);
 impl PartialEq for SegmentKnots {
     fn eq(&self, _other: &Self) -> bool {
         true
-    }
-}
-
-impl OutOfRangeFlag {
-    /// Records `x` unless a value is already recorded.
-    #[inline]
-    pub fn record(&self, x: f64) {
-        if self.0.load(Ordering::Relaxed) == NOT_RECORDED {
-            let bits = if x.is_nan() {
-                f64::NAN.to_bits()
-            } else {
-                x.to_bits()
-            };
-            self.0.store(bits, Ordering::Relaxed);
-        }
-    }
-
-    /// The recorded abscissa, if any.
-    #[inline]
-    pub fn get(&self) -> Option<f64> {
-        let b = self.0.load(Ordering::Relaxed);
-        (b != NOT_RECORDED).then(|| f64::from_bits(b))
-    }
-
-    /// Forgets the record (e.g. after a static equilibrium search whose Newton iterates may
-    /// probe beyond the tables).
-    pub fn clear(&self) {
-        self.0.store(NOT_RECORDED, Ordering::Relaxed);
     }
 }
 
@@ -117,17 +124,25 @@ pub struct CurveRangeError {
     pub max: f64,
 }
 
-/// `true` if any curve recorded an out-of-range evaluation: one relaxed load per curve, no
-/// allocation. Call after each step; build the message with [`check_curve_ranges`].
+/// `true` if one of `curves` recorded an out-of-range evaluation on this thread since the last
+/// reset: one thread-local load and an address range test, no allocation. Call after each step;
+/// build the message with [`check_curve_ranges`].
 #[inline]
 pub fn any_out_of_range(curves: &[Curve]) -> bool {
-    curves.iter().any(|c| c.out_of_range.get().is_some())
+    let (a, _) = OUT_OF_RANGE.with(Cell::get);
+    match (curves.first(), curves.last()) {
+        (Some(first), Some(last)) if a != 0 => {
+            (first.out_of_range.address()..=last.out_of_range.address()).contains(&a)
+        }
+        _ => false,
+    }
 }
 
-/// Forgets every out-of-range record (see [`OutOfRangeFlag::clear`]).
+/// Forgets the out-of-range record of this thread if it belongs to one of `curves` (see
+/// [`OutOfRangeFlag::clear`]).
 pub fn clear_out_of_range(curves: &[Curve]) {
-    for c in curves {
-        c.out_of_range.clear();
+    if any_out_of_range(curves) {
+        reset_out_of_range();
     }
 }
 

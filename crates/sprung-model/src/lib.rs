@@ -98,7 +98,7 @@ pub mod validate;
 pub use error::{ModelError, Problem};
 pub use interp::{
     CurveRangeError, OutOfRange, OutOfRangeFlag, any_out_of_range, check_curve_ranges,
-    clear_out_of_range,
+    clear_out_of_range, reset_out_of_range,
 };
 pub use load::{Format, from_json_str, from_str_with_base, from_toml_str, load, parse_raw};
 pub use settings::{SettingProblem, SettingsError, StepMode};

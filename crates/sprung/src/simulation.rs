@@ -383,6 +383,8 @@ impl Simulation {
         }
         let t = self.time();
         let stepper = self.stepper.as_mut().expect("checked above");
+        // Curve-range records are per thread (`sprung_model::OutOfRangeFlag`): this step's only.
+        sprung_model::reset_out_of_range();
         let res = stepper.step(&mut self.sys, k, &mut self.r, &mut self.v);
         if relin {
             std::mem::swap(&mut self.lin, &mut self.pending);

@@ -296,3 +296,55 @@ fn snapshots_continue_bit_for_bit_across_breakpoints() {
         );
     }
 }
+
+/// Curve-range records belong to the simulation that made them, not to the shared model: of two
+/// simulations of one model stepped alternately on one thread and then in two threads, the one
+/// whose damper leaves its `extrapolation = "error"` table (a 10 N push through |v| = 0.5 m/s)
+/// stops, the other (held by a zero push) runs to the end. Before, the record lived in the
+/// shared curve and stopped both.
+#[test]
+fn a_curve_excursion_stops_only_the_simulation_that_made_it() {
+    let base = std::fs::read_to_string(models("mass_spring_damper.toml")).unwrap();
+    let src = base.replace("damping = 2.0", "curve = \"C_D\"").replace(
+        "signal = { type = \"step\", time = 0.0, before = 0.0, after = 10.0 }",
+        "signal = { type = \"runtime\", default = 0.0 }",
+    ) + "\n[[curves]]\nname = \"C_D\"\nx = [-0.5, 0.5]\ny = [-1.0, 1.0]\nextrapolation = \"error\"\n";
+    let d = sprung_model::from_toml_str(&src, "curve_excursion.toml").unwrap();
+    let model = Model::from_description(d).unwrap();
+    let sim = |push: f64| {
+        let mut s = Simulation::new(model.clone()).unwrap();
+        s.set_input("F", push).unwrap();
+        s
+    };
+    // Alternately on this thread: the pushed one fails first (|v| = 0.5 m/s at 0.0557 s).
+    let (mut pushed, mut held) = (sim(10.0), sim(0.0));
+    let mut failed_at = None;
+    for _ in 0..300 {
+        if failed_at.is_none()
+            && let Err(e) = pushed.step()
+        {
+            assert!(e.to_string().contains("C_D"), "{e}");
+            failed_at = Some(pushed.time());
+        }
+        held.step()
+            .expect("the held simulation never leaves the table");
+    }
+    let t = failed_at.expect("the pushed simulation leaves the table");
+    assert!((0.054..=0.060).contains(&t), "{t}");
+    // In two threads.
+    let handles: Vec<_> = [10.0, 0.0]
+        .into_iter()
+        .map(|push| {
+            let mut s = sim(push);
+            std::thread::spawn(move || {
+                for _ in 0..300 {
+                    s.step().map_err(|e| e.to_string())?;
+                }
+                Ok::<f64, String>(s.time())
+            })
+        })
+        .collect();
+    let results: Vec<_> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+    assert!(results[0].as_ref().is_err_and(|e| e.contains("C_D")));
+    assert_eq!(results[1], Ok(0.3));
+}
