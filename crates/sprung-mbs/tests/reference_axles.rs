@@ -406,14 +406,39 @@ fn output_channels_at_equilibrium() {
             "{}: {on_base:?} vs {pre_ref:?}",
             ax.file
         );
-        // Camber and toe of the carrier (static, small): equal on both sides (checked above), finite.
-        assert!(
-            ch("camber_L").abs() < 1.0 && ch("toe_L").abs() < 1.0,
-            "{}: camber {} toe {}",
-            ax.file,
-            ch("camber_L"),
-            ch("toe_L")
-        );
+        // Camber and toe channels against known rotations of the carrier: turning the left
+        // carrier by δ about the global −x axis tilts its top outward (+ camber) by δ, about −z
+        // turns its front inward (+ toe-in) by δ; the right carrier mirrors (+x, +z). δ = 1 mrad;
+        // the channels must change by δ in degrees to 1e-3 relative (the cross terms are of the
+        // order of δ and of the static angles, both below 1e-3 rad).
+        let delta: f64 = 1e-3;
+        for (side, sign) in [("L", -1.0), ("R", 1.0)] {
+            for (channel, axis) in [("camber", Vector3::x()), ("toe", Vector3::z())] {
+                let name = format!("{channel}_{side}");
+                let b = body(&c, &format!("carrier_{side}"));
+                let mut rr = r.clone();
+                let rot = sprung_mbs::rotation::quat_to_matrix(&rr[7 * b + 3..7 * b + 7]);
+                let th_body = rot.transpose() * (sign * delta * axis);
+                sprung_mbs::rotation::quat_apply_body_increment(
+                    &mut rr[7 * b + 3..7 * b + 7],
+                    &th_body,
+                );
+                let mut turned = vec![0.0; outputs.len()];
+                outputs.evaluate(&mut sys.eval, 0.0, &rr, &v, &mut turned);
+                let k = outputs
+                    .channels
+                    .iter()
+                    .position(|c| c.name == name)
+                    .unwrap();
+                let change = turned[k] - vals[k];
+                let want = delta.to_degrees();
+                assert!(
+                    (change - want).abs() <= 1e-3 * want,
+                    "{}: {name} changes by {change} deg for a {want} deg turn",
+                    ax.file
+                );
+            }
+        }
         eprintln!(
             "{}: camber {:.4} deg, toe {:.4} deg, spring {:.1} N, {out} local force {:.1?} N",
             ax.file,
