@@ -428,9 +428,3 @@ fn unrestrained_body_gives_singular_equilibrium_error() {
     assert!(msg.contains("singular") && msg.contains("'ball'"), "{msg}");
 }
 
-#[test]
-fn random_state_rng_is_deterministic() {
-    let mut a = Rng(3);
-    let mut b = Rng(3);
-    assert_eq!(a.uniform(), b.uniform());
-}
