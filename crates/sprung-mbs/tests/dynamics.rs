@@ -427,4 +427,3 @@ fn unrestrained_body_gives_singular_equilibrium_error() {
     let msg = err.to_string();
     assert!(msg.contains("singular") && msg.contains("'ball'"), "{msg}");
 }
-

@@ -269,9 +269,20 @@ fn projection_is_applied_after_every_step() {
                 sol.t[i]
             );
         }
-        // the phase is still right to the method's accuracy (Euler: O(h))
+        // The phase is still right to the method's accuracy. Euler with projection turns by
+        // atan(h) per step instead of h: a phase lag of 1000 (h − atan h) = 3.333e-4 rad at
+        // t = 10, i.e. an error of |sin 10| × that in x (to 1 %: the lag's own higher-order
+        // terms). The adaptive methods run at the default rtol 1e-3: measured 0.46e-3 (rodas4)
+        // to 2.6e-3 (ode15s) over the 1.6 periods; bound 5 rtol.
         let e = (sol.y_final[0] - 10f64.cos()).abs();
-        assert!(e < 0.1, "{m:?}: {e}");
+        if m == Method::Ode1 {
+            let h: f64 = 0.01;
+            let lag = 1000.0 * (h - h.atan());
+            let want = 10f64.sin().abs() * lag;
+            assert!((e - want).abs() < 0.01 * want, "{m:?}: {e} vs {want}");
+        } else {
+            assert!(e < 5e-3, "{m:?}: {e}");
+        }
     }
 }
 
