@@ -26,7 +26,7 @@ pub mod params;
 
 use sprung_mbs::elements::{ElementParams, ParamInfo};
 
-use self::dual::Dual;
+use self::dual::{Dual, Real};
 use self::law::{LawIn, LawOut};
 pub use self::params::{Curve, TmeasyParams, VerticalInput};
 use super::{
@@ -36,8 +36,6 @@ use super::{
 
 /// Number of TMeasy states (x_e, y_e, b_e).
 pub const N_STATES: usize = 3;
-/// Derivative components of the forward-mode evaluation: kinematic inputs, then states.
-const N_DUAL: usize = N_KIN + N_STATES;
 
 /// The TMeasy tire force law (module docs).
 #[derive(Debug, Clone, PartialEq)]
@@ -130,11 +128,14 @@ impl TireModel for Tmeasy {
         *out = TireForces { fx, fy, mx, my, mz };
     }
 
+    /// Kinematic columns by forward-mode differentiation of the law; state columns from the
+    /// law's affine dependence on the states (ẋ_e = g_x x_e + …, g_x = −v_t c_x/(v_t d_x + f_sx);
+    /// F_x = c_x x_e + d_x ẋ_e; likewise y and bore; M_z = −F_y L n + M_B).
     fn partials(&self, k: &SlipKinematics, states: &[f64], jac: &mut TirePartials) {
         let kv = k.as_array();
-        let kin: [Dual<N_DUAL>; N_KIN] = std::array::from_fn(|i| Dual::var(kv[i], i));
-        let st: [Dual<N_DUAL>; N_STATES] =
-            std::array::from_fn(|i| Dual::var(states.get(i).copied().unwrap_or(0.0), N_KIN + i));
+        let kin: [Dual<N_KIN>; N_KIN] = std::array::from_fn(|i| Dual::var(kv[i], i));
+        let st: [Dual<N_KIN>; N_STATES] =
+            std::array::from_fn(|i| Dual::cst(states.get(i).copied().unwrap_or(0.0)));
         let r = self.params.law(
             &LawIn {
                 kin,
@@ -145,9 +146,26 @@ impl TireModel for Tmeasy {
         );
         *jac = TirePartials::default();
         for (row, y) in r.forces.iter().chain(r.rates.iter()).enumerate() {
-            debug_assert!(row < N_FORCES + N_STATES);
-            jac.kin[row].copy_from_slice(&y.d[..N_KIN]);
-            jac.states[row][..N_STATES].copy_from_slice(&y.d[N_KIN..]);
+            jac.kin[row] = y.d;
+        }
+        let p = &self.params;
+        let a = r.aux;
+        let g = [
+            -a.vt * p.cx / (a.vt * p.dx + a.fs[0]),
+            -a.vt * p.cy / (a.vt * p.dy + a.fs[1]),
+            -a.vt * p.cy / (a.vt * p.dy + a.fs[2]),
+        ];
+        for (i, gi) in g.iter().enumerate() {
+            jac.states[N_FORCES + i][i] = *gi;
+        }
+        if !a.lifted {
+            let dfx = p.cx + p.dx * g[0];
+            let dfy = p.cy + p.dy * g[1];
+            let dmb = a.rb * (p.cy + p.dy * g[2]);
+            jac.states[0][0] = dfx;
+            jac.states[1][1] = dfy;
+            jac.states[4][1] = -a.trail * dfy;
+            jac.states[4][2] = dmb;
         }
     }
 }

@@ -13,6 +13,24 @@ pub struct LawOut<T> {
     pub forces: [T; 5],
     /// ẋ_e, ẏ_e, ḃ_e.
     pub rates: [T; 3],
+    /// Values the state partials are formed from.
+    pub aux: Aux,
+}
+
+/// Intermediate values of the law: the rates and forces are affine in the states with these
+/// coefficients, so their state partials follow without differentiating the law again.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Aux {
+    /// Transport velocity v_t, m/s.
+    pub vt: f64,
+    /// Secant slopes f_sx, f_sy (N per unit slip) and of the bore characteristic f_sB, N.
+    pub fs: [f64; 3],
+    /// Contact length times normalised trail, L n, m (M_z = −F_y L n + M_B).
+    pub trail: f64,
+    /// Bore radius R_B, m.
+    pub rb: f64,
+    /// Whether the tire is lifted off (all forces zero).
+    pub lifted: bool,
 }
 
 /// The inputs of the law.
@@ -156,24 +174,27 @@ impl TmeasyParams {
         let rx = x.fm / x.df0;
         let ry = y.fm / y.df0;
         let shx = x.sm / (x.sm + y.sm) + rx / (rx + ry);
-        let shy = y.sm / (x.sm + y.sm) + ry / (rx + ry);
-        let nx = sx / shx;
-        let ny = sy / shy;
+        let shy = T::cst(2.0) - shx; // ŝ_x + ŝ_y = 2
+        let (ihx, ihy) = (T::cst(1.0) / shx, T::cst(1.0) / shy);
+        let nx = sx * ihx;
+        let ny = sy * ihy;
         let sn = nx.hypot(ny);
 
         // Secant slopes dF/ds per direction (N per unit slip): F_x = f_sx s_x, F_y = f_sy s_y.
         let (fsx, fsy) = if q.v() <= 0.0 {
             (zero, zero)
         } else if sn.v() > 0.0 {
-            let c = nx / sn;
-            let s = ny / sn;
+            let isn = T::cst(1.0) / sn;
+            let c = nx * isn;
+            let s = ny * isn;
+            let qm = q * mu;
             let df0 = (x.df0 * shx * c).hypot(y.df0 * shy * s) * q;
-            let fm = (x.fm * c).hypot(y.fm * s) * (q * mu);
-            let fs = (x.fs * c).hypot(y.fs * s) * (q * mu);
-            let sm = (x.sm / shx * c).hypot(y.sm / shy * s) * mu;
-            let ss = (x.ss / shx * c).hypot(y.ss / shy * s) * mu;
+            let fm = (x.fm * c).hypot(y.fm * s) * qm;
+            let fs = (x.fs * c).hypot(y.fs * s) * qm;
+            let sm = (x.sm * ihx * c).hypot(y.sm * ihy * s) * mu;
+            let ss = (x.ss * ihx * c).hypot(y.ss * ihy * s) * mu;
             let g = secant(sn, df0, fm, sm, fs, ss);
-            (g / shx, g / shy)
+            (g * ihx, g * ihy)
         } else {
             // Exactly zero slip: the pure-slip initial slopes in each direction (the limits
             // of the secant slopes along the axes; docs, "combined slip").
@@ -214,11 +235,19 @@ impl TmeasyParams {
             (fsx * sx, fsy * sy, rb * fsb * sb, [zero; 3])
         };
 
+        let mut aux = Aux {
+            vt: vt.v(),
+            fs: [fsx.v(), fsy.v(), fsb.v()],
+            trail: 0.0,
+            rb: rb.v(),
+            lifted: true,
+        };
         if fz.v() <= 0.0 {
             // Lifted off: no forces; the deflections relax (f_s = 0 in the rates).
             return LawOut {
                 forces: [zero; 5],
                 rates,
+                aux,
             };
         }
 
@@ -229,13 +258,17 @@ impl TmeasyParams {
             linear(&self.sq0, q),
             linear(&self.sqe, q),
         );
-        let mz = -fy * len * n + mb;
+        let len_n = len * n;
+        aux.trail = len_n.v();
+        aux.lifted = false;
+        let mz = -fy * len_n + mb;
         // Step 9: rolling resistance and overturning moment.
         let my = -(fz * (self.fr * self.r0)) * om.tanh();
         let mx = -((rho * (2.0 * self.d2) + self.d1) * gam) * (self.width * self.width / 12.0);
         LawOut {
             forces: [fx, fy, mx, my, mz],
             rates,
+            aux,
         }
     }
 }
