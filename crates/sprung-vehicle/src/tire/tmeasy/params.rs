@@ -463,17 +463,14 @@ impl TmeasyParams {
                 ("x", &self.dfx0, &self.fxm, &self.fxs, &self.sxm, &self.sxs),
                 ("y", &self.dfy0, &self.fym, &self.fys, &self.sym, &self.sys),
             ] {
-                for (name, c) in [("df", df0), ("f", fm), ("f", fs)] {
+                for (name, c) in [
+                    (format!("df{d}0"), df0),
+                    (format!("f{d}m"), fm),
+                    (format!("f{d}s"), fs),
+                ] {
                     if bracket(c) <= 0.0 {
-                        let which = if std::ptr::eq(c, df0) {
-                            "0"
-                        } else if std::ptr::eq(c, fm) {
-                            "m"
-                        } else {
-                            "s"
-                        };
                         return Err(format!(
-                            "at {at} the load dependence of {name}{d}{which} (values {} and {} at pn and 2 pn) \
+                            "at {at} the load dependence of {name} (values {} and {} at pn and 2 pn) \
                              gives a force ≤ 0; the value at 2 pn must be below 4× the value at pn \
                              (or lower pn_max)",
                             c.pn, c.p2n
