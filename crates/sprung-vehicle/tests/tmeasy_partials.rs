@@ -134,6 +134,15 @@ fn partials_match_central_differences_everywhere() {
                 n += 2;
             }
         }
+        // Between s_M and s* explicitly (the parabola up to s*): s* from the step-6 formula.
+        let (fm, fs, df0, ss) = (p.fxm.pn, p.fxs.pn, p.dfx0.pn, p.sxs.pn);
+        let a = (fm / sxm).powi(2) / (df0 * sxm);
+        let s_star = sxm + (fm - fs) / (a * (ss - sxm));
+        for sign in [1.0, -1.0] {
+            let k = rolling(&t, p.pn, 40.0, sign * 0.5 * (sxm + s_star), 0.0);
+            worst = worst.max(check(&t, &k, &[2e-3, 0.0, 0.0], &format!("{set} s_M..s*")));
+            n += 1;
+        }
         // Standstill (states zero), lifted off, above pn_max.
         let mut k = rolling(&t, p.pn, 0.0, 0.0, 0.0);
         k.vx = 0.0;
@@ -186,6 +195,25 @@ fn partials_match_central_differences_everywhere() {
             k.mu_road = p.mu0 * (0.3 + 0.7 * rng.uniform());
             let s = [rng.sym(5e-3), rng.sym(5e-3), rng.sym(1e-3)];
             worst = worst.max(check(&t, &k, &s, &format!("{set} random {i} {k:?} {s:?}")));
+            n += 1;
+        }
+    }
+    // The cubic branch of step 6 (s* > s_S), which no data-sheet set reaches: the car with
+    // s_S = 0.15 and F_S = F_M / 2 in x.
+    let mut v = tmeasy_common::fixture_values("car_tmeasy.toml");
+    for (key, x) in [
+        ("sxs_pn", 0.15),
+        ("sxs_2pn", 0.15),
+        ("fxs_pn", 1900.0),
+        ("fxs_2pn", 3650.0),
+    ] {
+        v.insert(key.into(), sprung_model::ParamValue::Number(x));
+    }
+    let t = tmeasy_common::build(&v).unwrap();
+    for s in [0.12, 0.13, 0.14, -0.125] {
+        for fz in [t.params.pn, 2.0 * t.params.pn] {
+            let k = rolling(&t, fz, 40.0, s, 0.0);
+            worst = worst.max(check(&t, &k, &[1e-3, 0.0, 0.0], &format!("cubic s={s}")));
             n += 1;
         }
     }

@@ -374,3 +374,65 @@ fn road_friction_scales_maximum_and_sliding_force_and_their_slips() {
         assert!(rel(steady(&t, &k).fx, 0.5 * full.fs) < 1e-9);
     }
 }
+
+/// The car with a short sliding range (s_S = 0.15, F_S = F_M/2): s* > s_S, so the longitudinal
+/// characteristic takes the cubic branch of step 6, which none of the data sheet's sets reaches.
+fn cubic_variant() -> Tmeasy {
+    let mut v = tmeasy_common::fixture_values("car_tmeasy.toml");
+    use sprung_model::ParamValue::Number;
+    for (k, x) in [
+        ("sxs_pn", 0.15),
+        ("sxs_2pn", 0.15),
+        ("fxs_pn", 1900.0),
+        ("fxs_2pn", 3650.0),
+    ] {
+        v.insert(k.into(), Number(x));
+    }
+    tmeasy_common::build(&v).unwrap()
+}
+
+#[test]
+fn every_branch_of_step_6_is_reached_continuous_and_matches_the_formula() {
+    let mut branches = std::collections::BTreeSet::new();
+    let mut tires: Vec<(String, Tmeasy)> = SETS.iter().map(|s| (s.to_string(), tire(s))).collect();
+    tires.push(("car, cubic variant".into(), cubic_variant()));
+    for (name, t) in &tires {
+        let p = &t.params;
+        for lateral in [false, true] {
+            let c = dir(t, lateral, 1.0, 1.0);
+            let sm = sm_eff(&c);
+            let a = (c.fm / sm).powi(2) / (c.df0 * sm);
+            let s_star = sm + (c.fm - c.fs) / (a * (c.ss - sm));
+            let force = |s: f64| {
+                let (sx, sy) = if lateral { (0.0, s) } else { (s, 0.0) };
+                let f = steady(t, &rolling(t, p.pn, 30.0, sx, sy));
+                if lateral { f.fy } else { f.fx }
+            };
+            let mut points = vec![0.5 * sm, sm, c.ss, 1.5 * c.ss];
+            if s_star < c.ss {
+                branches.insert("s_M..s*");
+                branches.insert("s*..s_S");
+                points.extend([0.5 * (sm + s_star), s_star, 0.5 * (s_star + c.ss)]);
+            } else {
+                branches.insert("cubic");
+                points.push(0.5 * (sm + c.ss));
+            }
+            for s in points {
+                // Continuity across each point (and the formula on both sides).
+                let d = 1e-9 * s;
+                let (lo, hi) = (force(s - d), force(s + d));
+                assert!(
+                    (hi - lo).abs() < 1e-6 * c.fm,
+                    "{name} lat={lateral}: jump at s = {s}: {lo} → {hi}"
+                );
+                for x in [s - d, s + d] {
+                    assert!(
+                        rel(force(x), characteristic(x, &c)) < 1e-12,
+                        "{name} lat={lateral} s={x}"
+                    );
+                }
+            }
+        }
+    }
+    assert_eq!(branches.len(), 3, "{branches:?}");
+}
