@@ -3,6 +3,8 @@
 //! the relaxation states converging to the steady state with the first-order response of the
 //! relaxation lengths, standstill without singularity, bad input, and no allocation.
 
+#![allow(clippy::needless_range_loop)] // Jacobian rows and columns read best indexed
+
 use std::path::PathBuf;
 
 use sprung_test_support::{CountingAllocator, Rng, allocations_in, workspace_root};

@@ -94,12 +94,12 @@ coefficients! {
         kpumax "KPUMAX" D(1.5), "maximum valid wheel slip (fitted range, not clamped)";
     }
     "SLIP_ANGLE_RANGE" {
-        alpmin "ALPMIN" D(-1.5708), "minimum valid slip angle, rad (fitted range, not clamped)";
-        alpmax "ALPMAX" D(1.5708), "maximum valid slip angle, rad (fitted range, not clamped)";
+        alpmin "ALPMIN" D(-std::f64::consts::FRAC_PI_2), "minimum valid slip angle, rad (fitted range, not clamped)";
+        alpmax "ALPMAX" D(std::f64::consts::FRAC_PI_2), "maximum valid slip angle, rad (fitted range, not clamped)";
     }
     "INCLINATION_ANGLE_RANGE" {
-        cammin "CAMMIN" D(-1.5708), "minimum valid camber angle, rad (fitted range, not clamped)";
-        cammax "CAMMAX" D(1.5708), "maximum valid camber angle, rad (fitted range, not clamped)";
+        cammin "CAMMIN" D(-std::f64::consts::FRAC_PI_2), "minimum valid camber angle, rad (fitted range, not clamped)";
+        cammax "CAMMAX" D(std::f64::consts::FRAC_PI_2), "maximum valid camber angle, rad (fitted range, not clamped)";
     }
     "VERTICAL_FORCE_RANGE" {
         fzmin "FZMIN" D(0.0), "minimum allowed wheel load, N (fitted range, not clamped)";
@@ -279,6 +279,9 @@ pub enum CombinedMethod {
     FrictionEllipse,
 }
 
+/// A table curve: (deflection m, force N).
+pub type Curve = (Vec<f64>, Vec<f64>);
+
 /// A parsed and checked PAC2002 property file.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Pac2002File {
@@ -291,9 +294,9 @@ pub struct Pac2002File {
     /// How combined slip is formed.
     pub combined: CombinedMethod,
     /// Vertical force over deflection (`[DEFLECTION_LOAD_CURVE]`), if given: (ρ m, Fz N).
-    pub deflection_curve: Option<(Vec<f64>, Vec<f64>)>,
+    pub deflection_curve: Option<Curve>,
     /// Bottoming force over deflection (`[BOTTOMING_CURVE]`), if given.
-    pub bottoming_curve: Option<(Vec<f64>, Vec<f64>)>,
+    pub bottoming_curve: Option<Curve>,
 }
 
 /// The Levenshtein distance of two strings (for "did you mean").
@@ -417,15 +420,15 @@ impl Pac2002File {
                                 ));
                             }
                         }
-                        ("MODEL", "PROPERTY_FILE_FORMAT") => {
-                            if upper != "PAC2002" && upper != "MF_05" {
-                                return Err(err(
-                                    e.line,
-                                    format!(
-                                        "PROPERTY_FILE_FORMAT = '{t}': this model reads 'PAC2002' (MF-Tyre 5.2) files only"
-                                    ),
-                                ));
-                            }
+                        ("MODEL", "PROPERTY_FILE_FORMAT")
+                            if upper != "PAC2002" && upper != "MF_05" =>
+                        {
+                            return Err(err(
+                                e.line,
+                                format!(
+                                    "PROPERTY_FILE_FORMAT = '{t}': this model reads 'PAC2002' (MF-Tyre 5.2) files only"
+                                ),
+                            ));
                         }
                         ("MODEL", "FE_METHOD") => {
                             fe_method = match upper.as_str() {
@@ -540,7 +543,7 @@ impl Pac2002File {
                 None => CombinedMethod::Weighting,
             }
         };
-        let curve = |section: &str| -> Result<Option<(Vec<f64>, Vec<f64>)>, TirError> {
+        let curve = |section: &str| -> Result<Option<Curve>, TirError> {
             let Some(t) = tir.table(section) else {
                 return Ok(None);
             };
@@ -562,8 +565,10 @@ impl Pac2002File {
         };
         let deflection_curve = curve("DEFLECTION_LOAD_CURVE")?;
         let bottoming_curve = curve("BOTTOMING_CURVE")?;
-        if let Some((x, y)) = &deflection_curve {
-            if x[0] != 0.0 || y[0] != 0.0 {
+        if let Some((x, y)) = &deflection_curve
+            && (x[0] != 0.0 || y[0] != 0.0)
+        {
+            {
                 let line = tir.table("DEFLECTION_LOAD_CURVE").map_or(0, |t| t.line);
                 return Err(err(
                     line,
@@ -616,7 +621,7 @@ mod tests {
     #[test]
     fn unknown_key_suggests_the_closest() {
         let e = check(&MINIMAL.replace("PKY2=1.5", "PKY2=1.5\nPKY22=3")).unwrap_err();
-        assert_eq!(e.line, 17);
+        assert_eq!(e.line, 18);
         assert!(e.message.contains("unknown key PKY22"), "{e}");
         assert!(e.message.contains("did you mean PKY2"), "{e}");
         let e = check(&MINIMAL.replace("PDX1=1", "PDX1=1\nPCY1=2")).unwrap_err();

@@ -151,8 +151,8 @@ impl<const N: usize> Mul for Dual<N> {
     #[inline(always)]
     fn mul(self, o: Self) -> Self {
         let mut d = [0.0; N];
-        for i in 0..N {
-            d[i] = self.d[i] * o.v + self.v * o.d[i];
+        for ((x, a), b) in d.iter_mut().zip(self.d).zip(o.d) {
+            *x = a * o.v + self.v * b;
         }
         Self { v: self.v * o.v, d }
     }
@@ -165,8 +165,8 @@ impl<const N: usize> Div for Dual<N> {
         let inv = 1.0 / o.v;
         let q = self.v * inv;
         let mut d = [0.0; N];
-        for i in 0..N {
-            d[i] = (self.d[i] - q * o.d[i]) * inv;
+        for ((x, a), b) in d.iter_mut().zip(self.d).zip(o.d) {
+            *x = (a - q * b) * inv;
         }
         Self { v: q, d }
     }

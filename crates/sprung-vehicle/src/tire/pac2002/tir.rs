@@ -256,8 +256,10 @@ impl TirFile {
                     )
                 })?);
             }
-            if let Some(first) = file.tables[idx].rows.first() {
-                if first.len() != row.len() {
+            if let Some(first) = file.tables[idx].rows.first()
+                && first.len() != row.len()
+            {
+                {
                     return Err(err(
                         line_no,
                         format!(
