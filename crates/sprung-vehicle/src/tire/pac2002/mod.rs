@@ -333,6 +333,10 @@ impl TireModel for Pac2002 {
         }
     }
 
+    fn nominal_load(&self) -> Option<f64> {
+        Some(self.file.c.fnomin)
+    }
+
     fn effective_radius(&self, fz: f64, _rho: f64) -> f64 {
         self.re(fz.max(0.0))
     }
