@@ -108,7 +108,8 @@ impl RigSetup {
         }
     }
 
-    fn check(&self) -> Result<(), String> {
+    /// Checks the setup (positive load, speed and distance, μ ≥ 0, at least 2 points).
+    pub fn check(&self) -> Result<(), String> {
         if !(self.load > 0.0 && self.load.is_finite()) {
             return Err(format!("load {} N must be positive", self.load));
         }
