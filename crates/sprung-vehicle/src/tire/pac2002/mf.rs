@@ -50,6 +50,18 @@ fn sgn(x: f64) -> f64 {
     }
 }
 
+/// cos(atan x) = 1/√(1 + x²) (one square root instead of two transcendental calls).
+#[inline(always)]
+fn cos_atan<T: Real>(x: T) -> T {
+    T::cst(1.0) / (x.sq() + 1.0).sqrt()
+}
+
+/// sin(2 atan x) = 2x/(1 + x²).
+#[inline(always)]
+pub(crate) fn sin_2atan<T: Real>(x: T) -> T {
+    x * 2.0 / (x.sq() + 1.0)
+}
+
 /// The Magic Formula sine version D sin(C atan(B x − E (B x − atan(B x)))) (eq. 4.E9).
 #[inline(always)]
 fn magic_sin<T: Real>(b: T, c: T, d: T, e: T, x: T) -> T {
@@ -64,7 +76,8 @@ fn magic_cos<T: Real>(b: T, c: T, e: T, x: T) -> T {
     (c * (bx - e * (bx - bx.atan())).atan()).cos()
 }
 
-/// Forces and moments on the wheel (Fx, Fy, Mx, My, Mz), contact frame, about the contact point.
+/// Forces and moments on the wheel (Fx, Fy, Mx, 0, Mz), contact frame, about the contact point;
+/// My comes from [`rolling_resistance`].
 /// `inp.fz` must be positive and `set.mu_factor` positive (the caller handles lift-off).
 #[inline(always)]
 pub fn forces<T: Real>(c: &Coefficients, set: &MfSettings, inp: &MfInput<T>) -> [T; 5] {
@@ -107,9 +120,8 @@ pub fn forces<T: Real>(c: &Coefficients, set: &MfSettings, inp: &MfInput<T>) -> 
     let dy = muy * fz;
     let ey = ((dfz * c.pey2 + c.pey1) * (-((gy * c.pey4 + c.pey3) * sgn(ay.val())) + 1.0) * c.ley)
         .min_c(1.0);
-    let kya = ((fz / (c.pky2 * fz0p)).atan() * 2.0).sin()
-        * (-(gy.abs() * c.pky3) + 1.0)
-        * (c.pky1 * fz0p * c.lky);
+    let kya =
+        sin_2atan(fz / (c.pky2 * fz0p)) * (-(gy.abs() * c.pky3) + 1.0) * (c.pky1 * fz0p * c.lky);
     let by = kya / (dy * cy);
     let svy = fz * ((dfz * c.pvy2 + c.pvy1) * c.lvy + (dfz * c.pvy4 + c.pvy3) * gy) * lmuy;
     let fy0 = magic_sin(by, T::cst(cy), dy, ey, ay) + svy;
@@ -121,20 +133,25 @@ pub fn forces<T: Real>(c: &Coefficients, set: &MfSettings, inp: &MfInput<T>) -> 
             // 4.E50–4.E57: Fx = Gxα Fx0.
             let shxa = c.rhx1;
             let a_s = alpha + shxa;
-            let bxa = (kappa * c.rbx2).atan().cos() * (c.rbx1 * c.lxal);
+            let bxa = cos_atan(kappa * c.rbx2) * (c.rbx1 * c.lxal);
             let cxa = T::cst(c.rcx1);
             let exa = (dfz * c.rex2 + c.rex1).min_c(1.0);
             let gxa = magic_cos(bxa, cxa, exa, a_s) / magic_cos(bxa, cxa, exa, T::cst(shxa));
             // 4.E58–4.E67: Fy = Gyκ Fy0 + SVyκ.
             let shyk = dfz * c.rhy2 + c.rhy1;
             let k_s = kappa + shyk;
-            let byk = ((alpha - c.rby3) * c.rby2).atan().cos() * (c.rby1 * c.lyka);
+            let byk = cos_atan((alpha - c.rby3) * c.rby2) * (c.rby1 * c.lyka);
             let cyk = T::cst(c.rcy1);
             let eyk = (dfz * c.rey2 + c.rey1).min_c(1.0);
             let gyk = magic_cos(byk, cyk, eyk, k_s) / magic_cos(byk, cyk, eyk, shyk);
-            let dvyk =
-                muy * fz * (dfz * c.rvy2 + gamma * c.rvy3 + c.rvy1) * (alpha * c.rvy4).atan().cos();
-            let svyk = dvyk * ((kappa * c.rvy6).atan() * c.rvy5).sin() * c.lvyka;
+            // SVyκ vanishes identically when RVY5 or RVY6 is zero (the van file).
+            let svyk = if c.rvy5 == 0.0 || c.rvy6 == 0.0 {
+                T::cst(0.0)
+            } else {
+                let dvyk =
+                    muy * fz * (dfz * c.rvy2 + gamma * c.rvy3 + c.rvy1) * cos_atan(alpha * c.rvy4);
+                dvyk * ((kappa * c.rvy6).atan() * c.rvy5).sin() * c.lvyka
+            };
             (gxa * fx0, gyk * fy0 + svyk, svyk)
         }
         CombinedMethod::FrictionEllipse => {
@@ -162,11 +179,7 @@ pub fn forces<T: Real>(c: &Coefficients, set: &MfSettings, inp: &MfInput<T>) -> 
             (fx0 * gx_fe, fy0 * gy_fe, T::cst(0.0))
         }
     };
-    let (fx, my_on) = if set.use_mode == 2 {
-        (T::cst(0.0), false)
-    } else {
-        (fx, true)
-    };
+    let fx = if set.use_mode == 2 { T::cst(0.0) } else { fx };
     let lat_on = set.use_mode != 1;
 
     // Aligning moment (4.E31–4.E49 pure, 4.E71–4.E78 combined).
@@ -191,8 +204,7 @@ pub fn forces<T: Real>(c: &Coefficients, set: &MfSettings, inp: &MfInput<T>) -> 
         let br = by * cy * c.qbz10 + c.qbz9 * c.lky / lmuy;
         let dr =
             fz * ((dfz * c.qdz7 + c.qdz6) * c.lres + (dfz * c.qdz9 + c.qdz8) * gz) * (r0 * lmuy);
-        let cos_a = (alpha.sq() + 1.0).sqrt();
-        let cos_a = T::cst(1.0) / cos_a;
+        let cos_a = cos_atan(alpha);
         // Equivalent slips: the combined forms reduce to αt, αr at κ = 0 (exactly, here).
         let (at_eq, ar_eq, s_arm) = if set.combined == CombinedMethod::Uncombined
             || kappa.val() == 0.0
@@ -211,7 +223,7 @@ pub fn forces<T: Real>(c: &Coefficients, set: &MfSettings, inp: &MfInput<T>) -> 
             (at_eq, ar_eq, s_arm)
         };
         let t = dt * magic_cos(bt, T::cst(ct), et, at_eq) * cos_a;
-        let mzr = dr * (br * ar_eq).atan().cos() * cos_a;
+        let mzr = dr * cos_atan(br * ar_eq) * cos_a;
         -(t * (fy - svyk)) + mzr + s_arm * fx
     } else {
         T::cst(0.0)
@@ -224,16 +236,28 @@ pub fn forces<T: Real>(c: &Coefficients, set: &MfSettings, inp: &MfInput<T>) -> 
     } else {
         T::cst(0.0)
     };
-    // Rolling resistance (MF 5.2), opposing the rolling direction; the sign is smoothed over
-    // |ω R0| < VXLOW (docs, "Low speed").
-    let my = if my_on {
-        let v = vx / c.longvl;
-        let mag = fz
-            * (fx / fz0p * c.qsy2 + v.abs() * c.qsy3 + v.sq().sq() * c.qsy4 + c.qsy1)
-            * (r0 * c.lmy);
-        -(mag * (omega * (2.0 * r0 / c.vxlow)).tanh())
-    } else {
-        T::cst(0.0)
-    };
-    [fx, fy, mx, my, mz]
+    [fx, fy, mx, T::cst(0.0), mz]
+}
+
+/// Rolling-resistance moment My (MF 5.2), opposing the rolling direction, the sign smoothed as
+/// tanh(2 ω R0/VXLOW) (docs, "Low speed"); zero in USE_MODE 2. Kept apart from [`forces`] so its
+/// partials with respect to vx and ω do not widen the differentiation of the Magic Formula.
+#[inline(always)]
+pub fn rolling_resistance<T: Real>(
+    c: &Coefficients,
+    set: &MfSettings,
+    fz: T,
+    fx: T,
+    vx: T,
+    omega: T,
+) -> T {
+    if set.use_mode == 2 {
+        return T::cst(0.0);
+    }
+    let r0 = c.unloaded_radius;
+    let fz0p = c.fnomin * c.lfzo;
+    let v = vx / c.longvl;
+    let mag =
+        fz * (fx / fz0p * c.qsy2 + v.abs() * c.qsy3 + v.sq().sq() * c.qsy4 + c.qsy1) * (r0 * c.lmy);
+    -(mag * (omega * (2.0 * r0 / c.vxlow)).tanh())
 }

@@ -40,8 +40,10 @@ use super::{
 
 /// Number of seeds of the front part (7 kinematic inputs + 2 states).
 const NF: usize = 9;
-/// Number of seeds of the Magic Formula part (Fz, κ_F, α_F, γ, vx, ω).
+/// Number of seeds of the outputs (Fz, κ_F, α_F, γ, vx, ω).
 const NM: usize = 6;
+/// Number of seeds of the Magic Formula proper (Fz, κ_F, α_F, γ).
+const NM4: usize = 4;
 
 /// The Pacejka 2002 tire law (module docs).
 #[derive(Debug, Clone)]
@@ -190,7 +192,7 @@ impl Pac2002 {
             T::cst(r0)
         } else {
             // MF 5.2: σα = PTY1 sin(2 atan(Fz/(PTY2 Fz0'))) (1 − PKY3 |γ|) R0 LFZO LSGAL.
-            ((fz / (c.pty2 * fz0p)).atan() * 2.0).sin()
+            mf::sin_2atan(fz / (c.pty2 * fz0p))
                 * (-(gamma.abs() * c.pky3) + 1.0)
                 * (c.pty1 * r0 * c.lfzo * c.lsgal)
         };
@@ -257,7 +259,7 @@ impl Pac2002 {
             fx: f[0],
             fy: f[1],
             mx: f[2],
-            my: f[3],
+            my: mf::rolling_resistance(&self.file.c, &set, fz, f[0], vx, omega),
             mz: f[4],
         }
     }
@@ -373,7 +375,7 @@ impl TireModel for Pac2002 {
             fx: f[0],
             fy: f[1],
             mx: f[2],
-            my: f[3],
+            my: mf::rolling_resistance(&self.file.c, &set, fz, f[0], k.vx, k.omega),
             mz: f[4],
         };
     }
@@ -416,20 +418,35 @@ impl TireModel for Pac2002 {
         if lifted || set.mu_factor <= 0.0 {
             return;
         }
-        // Magic Formula in 6 seeds (Fz, κ_F, α_F, γ, vx, ω), then the chain rule to the 9.
-        let s6 = |v: f64, i: usize| Dual::<NM>::seed(v, i);
-        let f = mf::forces(
+        // Magic Formula in 4 seeds (Fz, κ_F, α_F, γ); the rolling resistance in 6 (+ vx, ω);
+        // then the chain rule to the 9.
+        let s4 = |v: f64, i: usize| Dual::<NM4>::seed(v, i);
+        let f4 = mf::forces(
             &self.file.c,
             &set,
             &MfInput {
-                fz: s6(k.fz, 0),
-                kappa: s6(kf.v, 1),
-                alpha: s6(af.v, 2),
-                gamma: s6(k.gamma, 3),
-                vx: s6(k.vx, 4),
-                omega: s6(k.omega, 5),
+                fz: s4(k.fz, 0),
+                kappa: s4(kf.v, 1),
+                alpha: s4(af.v, 2),
+                gamma: s4(k.gamma, 3),
+                vx: Dual::<NM4>::cst(k.vx),
+                omega: Dual::<NM4>::cst(k.omega),
             },
         );
+        let widen = |x: Dual<NM4>| {
+            let mut d = [0.0; NM];
+            d[..NM4].copy_from_slice(&x.d);
+            Dual::<NM>::new(x.v, d)
+        };
+        let my = mf::rolling_resistance(
+            &self.file.c,
+            &set,
+            Dual::<NM>::seed(k.fz, 0),
+            widen(f4[0]),
+            Dual::<NM>::seed(k.vx, 4),
+            Dual::<NM>::seed(k.omega, 5),
+        );
+        let f = [widen(f4[0]), widen(f4[1]), widen(f4[2]), my, widen(f4[4])];
         // ∂u/∂(kin, states) for u = (Fz, κ_F, α_F, γ, vx, ω).
         let mut du = [[0.0; NF]; NM];
         du[0][kin::FZ] = 1.0;
