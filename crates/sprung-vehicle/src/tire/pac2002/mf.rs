@@ -4,7 +4,7 @@
 //!
 //! Inputs are the slips the formulas see: κ (longitudinal slip), α* = tan α · sgn Vcx (the
 //! *tangent* of the slip angle, as MF 5.2 eq. 4.E3), γ (camber, rad), Fz (N), and vx, ω for the
-//! rolling resistance. Sign convention: ISO/TYDEX W-axis, as the `.tir` coefficients
+//! rolling resistance ([`rolling_resistance`]). Sign convention: ISO/TYDEX W-axis, as the `.tir` coefficients
 //! (`docs/tire-pac2002.md` lists every equation with its number and every choice).
 
 use super::coefficients::{Coefficients, CombinedMethod};
@@ -21,10 +21,6 @@ pub struct MfInput<T> {
     pub alpha: T,
     /// Camber γ, rad.
     pub gamma: T,
-    /// Longitudinal speed of the wheel centre, m/s (rolling resistance).
-    pub vx: T,
-    /// Spin rate, rad/s (direction of the rolling resistance).
-    pub omega: T,
 }
 
 /// Fixed settings of one evaluation.
@@ -86,8 +82,6 @@ pub fn forces<T: Real>(c: &Coefficients, set: &MfSettings, inp: &MfInput<T>) -> 
         kappa,
         alpha,
         gamma,
-        vx,
-        omega,
     } = *inp;
     let r0 = c.unloaded_radius;
     let lmux = c.lmux * set.mu_factor;

@@ -251,8 +251,6 @@ impl Pac2002 {
                 kappa,
                 alpha: tan_alpha,
                 gamma,
-                vx,
-                omega,
             },
         );
         TireForces {
@@ -367,8 +365,6 @@ impl TireModel for Pac2002 {
                 kappa: kf,
                 alpha: af,
                 gamma: k.gamma,
-                vx: k.vx,
-                omega: k.omega,
             },
         );
         *out = TireForces {
@@ -429,8 +425,6 @@ impl TireModel for Pac2002 {
                 kappa: s4(kf.v, 1),
                 alpha: s4(af.v, 2),
                 gamma: s4(k.gamma, 3),
-                vx: Dual::<NM4>::cst(k.vx),
-                omega: Dual::<NM4>::cst(k.omega),
             },
         );
         let widen = |x: Dual<NM4>| {
