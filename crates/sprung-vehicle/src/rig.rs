@@ -120,11 +120,16 @@ fn kind_info<T: TireModel>() -> KindInfo {
     }
 }
 
-fn build_pac2002(p: &BTreeMap<String, ParamValue>) -> Result<Box<dyn AnyTire>, String> {
-    let info = kind_info::<Pac2002>();
-    Ok(boxed(Pac2002::from_params(&ElementParams::new(&info, p))?))
+/// Builds any [`TireModel`] from an entry's parameters (its reference load from
+/// [`TireModel::nominal_load`]): the builder of a [`TIRE_KINDS`] entry.
+pub fn build_law<T: TireModel>(
+    p: &BTreeMap<String, ParamValue>,
+) -> Result<Box<dyn AnyTire>, String> {
+    let info = kind_info::<T>();
+    Ok(boxed(T::from_params(&ElementParams::new(&info, p))?))
 }
 
+/// TMeasy with pn as the rig's reference load (until `Tmeasy` provides `nominal_load`).
 fn build_tmeasy(p: &BTreeMap<String, ParamValue>) -> Result<Box<dyn AnyTire>, String> {
     let info = kind_info::<Tmeasy>();
     let law = Tmeasy::from_params(&ElementParams::new(&info, p))?;
@@ -132,14 +137,15 @@ fn build_tmeasy(p: &BTreeMap<String, ParamValue>) -> Result<Box<dyn AnyTire>, St
     Ok(Box::new(Boxed { law, nominal }))
 }
 
-/// The tire kinds of the model format the rig knows.
+/// The tire kinds of the model format the rig knows. A further kind is one entry
+/// `TireKind { kind: T::KIND, build: build_law::<T> }`.
 pub const TIRE_KINDS: &[TireKind] = &[
     TireKind {
-        kind: "pac2002",
-        build: build_pac2002,
+        kind: Pac2002::KIND,
+        build: build_law::<Pac2002>,
     },
     TireKind {
-        kind: "tmeasy",
+        kind: Tmeasy::KIND,
         build: build_tmeasy,
     },
 ];

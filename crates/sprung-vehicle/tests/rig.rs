@@ -193,3 +193,53 @@ fn bad_setup_is_refused() {
         "{e}"
     );
 }
+
+/// The rig dispatches on the element kind: a TMeasy tire (the car set of
+/// `../shared/data/vehicle-reference.md`, BMW E90 front, inline; the tire-dynamics stiffnesses
+/// cx, dx, cy, dy are round values of ours) runs every sweep with finite results, uses pn as
+/// its reference load, and has the sign conventions of the interface.
+#[test]
+fn dispatches_to_tmeasy() {
+    let dir = std::env::temp_dir().join(format!("sprung-rig-tm-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let model = std::fs::read_to_string(van_model()).unwrap().replace(
+        "[[elements]]\ntype = \"pac2002\"\nname = \"tire\"\nmarkers = [\"wheel_centre\"]\nparameters = { tir_file = \"mf_185_80R14.tir\" }",
+        "[[elements]]\ntype = \"tmeasy\"\nname = \"car_tire\"\nmarkers = [\"wheel_centre\"]\n\
+         [elements.parameters]\nr0 = 0.3186\nwidth = 0.225\nrim_radius = 0.2286\npn = 3089.09475\n\
+         pn_max = 10811.831625\ncz = 310526.32\ndz = 186.49\nmu0 = 0.85\nfr = 0.01\n\
+         dfx0_pn = 115219.880802\ndfx0_2pn = 223456.348293\nfxm_pn = 3804.775171\nfxm_2pn = 7315.557946\n\
+         fxs_pn = 2883.743455\nfxs_2pn = 5026.523713\nsxm_pn = 0.106017\nsxm_2pn = 0.100500\n\
+         sxs_pn = 0.95\nsxs_2pn = 0.95\ndfy0_pn = 87137.208230\ndfy0_2pn = 157051.536207\n\
+         fym_pn = 3423.092559\nfym_2pn = 6094.402570\nfys_pn = 2412.660879\nfys_2pn = 3661.371397\n\
+         sym_pn = 0.126939\nsym_2pn = 0.119538\nsys_pn = 1.0\nsys_2pn = 1.0\nnl0_pn = 0.106964\n\
+         nl0_2pn = 0.153714\nsq0_pn = 0.134683\nsq0_2pn = 0.155617\nsqe_pn = 0.134683\nsqe_2pn = 0.155617\n\
+         cx = 200000.0\ndx = 500.0\ncy = 150000.0\ndy = 500.0\n",
+    );
+    assert!(model.contains("tmeasy"));
+    let p = dir.join("car.toml");
+    std::fs::write(&p, model).unwrap();
+    let t = tire_from_model(&p, None).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!((t.element.as_str(), t.law.kind()), ("car_tire", "tmeasy"));
+    assert_eq!(t.law.nominal_load(), Some(3089.09475));
+    let setup = RigSetup {
+        points: 21,
+        ..RigSetup::at_load(3089.09475)
+    };
+    for sweep in Sweep::ALL {
+        let table = run_sweep(t.law.as_ref(), &setup, sweep).unwrap();
+        assert!(
+            table.rows.iter().flatten().all(|x| x.is_finite()),
+            "{sweep:?}"
+        );
+    }
+    let kappa = run_sweep(t.law.as_ref(), &setup, Sweep::Kappa).unwrap();
+    let (k, fx) = (
+        kappa.column("kappa").unwrap(),
+        kappa.column("fx_N").unwrap(),
+    );
+    assert!(
+        k.iter().zip(&fx).all(|(k, f)| k * f >= 0.0),
+        "driving slip gives Fx > 0"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
