@@ -505,6 +505,8 @@ impl Pac2002File {
         positive("FNOMIN", c.fnomin)?;
         positive("VERTICAL_STIFFNESS", c.vertical_stiffness)?;
         positive("LFZO", c.lfzo)?;
+        positive("VXLOW", c.vxlow)?;
+        positive("LONGVL", c.longvl)?;
         if c.pky2 == 0.0 {
             let line = tir
                 .entry("LATERAL_COEFFICIENTS", "PKY2")
@@ -653,5 +655,10 @@ mod tests {
         assert!(e.message.contains("PAC2002"), "{e}");
         let e = check(&format!("{MINIMAL}[MODEL]\nUSE_MODE='x'\n")).unwrap_err();
         assert!(e.message.contains("must be a number"), "{e}");
+        let e = check(&format!("{MINIMAL}[MODEL]\nVXLOW=0\n")).unwrap_err();
+        assert!(
+            e.message.contains("VXLOW = 0 must be positive") && e.line == 19,
+            "{e}"
+        );
     }
 }
