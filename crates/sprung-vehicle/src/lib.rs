@@ -12,6 +12,7 @@
 //!   [`sprung_mbs::element_law::ElementLaw`] that joins them.
 
 pub mod contact;
+pub mod dual;
 pub mod rig;
 pub mod road;
 pub mod tire;

@@ -20,19 +20,19 @@
 //! mode ([`dual::Dual`]), no finite differences.
 
 pub mod chrono_json;
-pub mod dual;
+
 pub mod law;
 pub mod params;
 
 use sprung_mbs::elements::{ElementParams, ParamInfo};
 
-use self::dual::{Dual, Real};
 use self::law::{LawIn, LawOut};
 pub use self::params::{Curve, TmeasyParams, VerticalInput};
 use super::{
     N_FORCES, N_KIN, SlipKinematics, TireForces, TireModel, TirePartials, VerticalLaw,
     VerticalStiffness,
 };
+use crate::dual::{Dual, Real};
 
 /// Number of TMeasy states (x_e, y_e, b_e).
 pub const N_STATES: usize = 3;
@@ -133,7 +133,7 @@ impl TireModel for Tmeasy {
     /// F_x = c_x x_e + d_x ẋ_e; likewise y and bore; M_z = −F_y L n + M_B).
     fn partials(&self, k: &SlipKinematics, states: &[f64], jac: &mut TirePartials) {
         let kv = k.as_array();
-        let kin: [Dual<N_KIN>; N_KIN] = std::array::from_fn(|i| Dual::var(kv[i], i));
+        let kin: [Dual<N_KIN>; N_KIN] = std::array::from_fn(|i| Dual::seed(kv[i], i));
         let st: [Dual<N_KIN>; N_STATES] =
             std::array::from_fn(|i| Dual::cst(states.get(i).copied().unwrap_or(0.0)));
         let r = self.params.law(

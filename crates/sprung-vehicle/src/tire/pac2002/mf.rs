@@ -8,7 +8,7 @@
 //! (`docs/tire-pac2002.md` lists every equation with its number and every choice).
 
 use super::coefficients::{Coefficients, CombinedMethod};
-use super::dual::Real;
+use crate::dual::Real;
 
 /// What the formulas are evaluated at.
 #[derive(Debug, Clone, Copy)]

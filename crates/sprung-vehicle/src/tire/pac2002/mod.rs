@@ -22,7 +22,7 @@
 //! undamped oscillation.
 
 pub mod coefficients;
-pub mod dual;
+
 pub mod mf;
 pub mod tir;
 
@@ -31,12 +31,12 @@ use std::path::Path;
 use sprung_mbs::elements::{ElementParams, ParamInfo};
 
 use self::coefficients::{Coefficients, CombinedMethod, Pac2002File};
-use self::dual::{Dual, Real};
 use self::mf::{MfInput, MfSettings};
 use super::{
     N_FORCES, SlipKinematics, TireForces, TireModel, TirePartials, VerticalLaw, VerticalStiffness,
     kin,
 };
+use crate::dual::{Dual, Real};
 
 /// Number of seeds of the front part (7 kinematic inputs + 2 states).
 const NF: usize = 9;

@@ -3,8 +3,8 @@
 //! written once for any [`Real`] so that the same code gives the forces (`f64`) and their
 //! analytic partials ([`super::dual::Dual`]).
 
-use super::dual::Real;
 use super::params::{Curve, TmeasyParams};
+use crate::dual::Real;
 
 /// Everything the law returns: forces/moments in the contact frame and the state rates.
 #[derive(Debug, Clone, Copy)]
@@ -73,25 +73,25 @@ fn linear<T: Real>(c: &Curve, q: T) -> T {
 #[inline]
 pub fn secant<T: Real>(s: T, df0: T, fm: T, sm: T, fs: T, ss: T) -> T {
     let two_fm = fm * 2.0;
-    let sm = if df0.v() * sm.v() < two_fm.v() {
+    let sm = if df0.val() * sm.val() < two_fm.val() {
         two_fm / df0
     } else {
         sm
     };
     // Guards for combinations the parameter checks exclude in the pure directions.
     let fs = fs.min(fm);
-    let ss = if ss.v() <= sm.v() { sm * 1.001 } else { ss };
-    if s.v() < sm.v() {
+    let ss = if ss.val() <= sm.val() { sm * 1.001 } else { ss };
+    if s.val() < sm.val() {
         let sigma = s / sm;
         let p = df0 * sm / fm - 2.0;
         df0 / ((sigma + p) * sigma + 1.0)
-    } else if s.v() > ss.v() {
+    } else if s.val() > ss.val() {
         fs / s
     } else {
         let a = (fm / sm) * (fm / sm) / (df0 * sm);
         let s_star = sm + (fm - fs) / (a * (ss - sm));
-        let f = if s_star.v() < ss.v() {
-            if s.v() <= s_star.v() {
+        let f = if s_star.val() < ss.val() {
+            if s.val() <= s_star.val() {
                 let d = s - sm;
                 fm - a * d * d
             } else {
@@ -112,11 +112,11 @@ pub fn secant<T: Real>(s: T, df0: T, fm: T, sm: T, fs: T, ss: T) -> T {
 fn trail<T: Real>(sy_abs: T, nl0: T, sq0: T, sqe: T) -> T {
     let sqe = sqe.max(sq0);
     let w = sq0 / sqe;
-    if sy_abs.v() <= sq0.v() {
+    if sy_abs.val() <= sq0.val() {
         let sh = sy_abs / sq0;
         let one = T::cst(1.0);
         nl0 * ((one - w) * (one - sh) + w * (one - (T::cst(3.0) - sh * 2.0) * sh * sh))
-    } else if sy_abs.v() < sqe.v() {
+    } else if sy_abs.val() < sqe.val() {
         let r = (sqe - sy_abs) / (sqe - sq0);
         -nl0 * (T::cst(1.0) - w) * (sy_abs - sq0) / sq0 * r * r
     } else {
@@ -134,9 +134,9 @@ impl TmeasyParams {
         let mu = inp.mu_scale;
 
         // Step 3: load ratio, radii, contact length, transport and slip velocities, slips.
-        let q = if fz.v() <= 0.0 {
+        let q = if fz.val() <= 0.0 {
             zero
-        } else if fz.v() >= self.pn_max {
+        } else if fz.val() >= self.pn_max {
             T::cst(self.pn_max / self.pn)
         } else {
             fz / self.pn
@@ -147,7 +147,7 @@ impl TmeasyParams {
         let vsy = vy;
         let sx = -vsx / vt;
         let sy = -vsy / vt;
-        let len = if rho.v() > 0.0 {
+        let len = if rho.val() > 0.0 {
             (rho * (4.0 * self.r0)).sqrt()
         } else {
             zero
@@ -181,9 +181,9 @@ impl TmeasyParams {
         let sn = nx.hypot(ny);
 
         // Secant slopes dF/ds per direction (N per unit slip): F_x = f_sx s_x, F_y = f_sy s_y.
-        let (fsx, fsy) = if q.v() <= 0.0 {
+        let (fsx, fsy) = if q.val() <= 0.0 {
             (zero, zero)
-        } else if sn.v() > 0.0 {
+        } else if sn.val() > 0.0 {
             let isn = T::cst(1.0) / sn;
             let c = nx * isn;
             let s = ny * isn;
@@ -207,7 +207,7 @@ impl TmeasyParams {
         let omega_n = psid + om * gam.sin();
         let vsb = rb * omega_n;
         let sb = -vsb / vt;
-        let fsb = if q.v() <= 0.0 {
+        let fsb = if q.val() <= 0.0 {
             zero
         } else {
             let h = |a: T, b: T| (a + b) * 0.5;
@@ -236,13 +236,13 @@ impl TmeasyParams {
         };
 
         let mut aux = Aux {
-            vt: vt.v(),
-            fs: [fsx.v(), fsy.v(), fsb.v()],
+            vt: vt.val(),
+            fs: [fsx.val(), fsy.val(), fsb.val()],
             trail: 0.0,
-            rb: rb.v(),
+            rb: rb.val(),
             lifted: true,
         };
-        if fz.v() <= 0.0 {
+        if fz.val() <= 0.0 {
             // Lifted off: no forces; the deflections relax (f_s = 0 in the rates).
             return LawOut {
                 forces: [zero; 5],
@@ -259,7 +259,7 @@ impl TmeasyParams {
             linear(&self.sqe, q),
         );
         let len_n = len * n;
-        aux.trail = len_n.v();
+        aux.trail = len_n.val();
         aux.lifted = false;
         let mz = -fy * len_n + mb;
         // Step 9: rolling resistance and overturning moment.

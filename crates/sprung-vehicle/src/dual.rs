@@ -1,11 +1,13 @@
-//! Forward-mode automatic differentiation for the Magic Formula: a number carrying its value and
-//! its N first derivatives ([`Dual`]), and the [`Real`] trait the formulas in [`super::mf`] are
-//! written against, so one transcription of the equations gives the forces (`f64`) and their exact
-//! partials (`Dual<N>`, the chain rule applied operation by operation; no differencing).
+//! Forward-mode automatic differentiation for the tire laws: a number carrying its value and its
+//! N first derivatives ([`Dual`]), and the [`Real`] trait the laws are written against (TMeasy in
+//! [`crate::tire::tmeasy`], the Magic Formula in [`crate::tire::pac2002`]), so one transcription
+//! of the equations gives the forces (`f64`) and their exact partials (`Dual<N>`, the chain rule
+//! applied operation by operation; no differencing). Branches compare values, so each branch is
+//! differentiated as written. Fixed-size arrays: nothing allocates.
 
 use std::ops::{Add, Div, Mul, Neg, Sub};
 
-/// The scalar operations the Magic Formula needs.
+/// The scalar operations the tire laws need.
 pub trait Real:
     Copy
     + Add<Output = Self>
@@ -34,9 +36,21 @@ pub trait Real:
     fn sqrt(self) -> Self;
     /// tanh x.
     fn tanh(self) -> Self;
-    /// |x| (derivative sgn x, 0 at 0).
+    /// |x| (derivative sgn x; +1 at 0).
     fn abs(self) -> Self {
         if self.val() < 0.0 { -self } else { self }
+    }
+    /// The larger value (ties: `self`).
+    fn max(self, o: Self) -> Self {
+        if o.val() > self.val() { o } else { self }
+    }
+    /// The smaller value (ties: `self`).
+    fn min(self, o: Self) -> Self {
+        if o.val() < self.val() { o } else { self }
+    }
+    /// √(a² + b²), written out so that `f64` and [`Dual`] give the same value bit for bit.
+    fn hypot(self, o: Self) -> Self {
+        (self * self + o * o).sqrt()
     }
     /// min(x, c) for a constant c (the derivative of the chosen branch).
     fn min_c(self, c: f64) -> Self {
@@ -291,5 +305,19 @@ mod tests {
                 dy
             );
         }
+    }
+
+    #[test]
+    fn dual_rules_match_calculus() {
+        // f(x, y) = sqrt(x y) / (x + 2) - tanh(y) sin(x), derivatives by hand.
+        let (x0, y0) = (0.7, 1.3);
+        let x = Dual::<2>::seed(x0, 0);
+        let y = Dual::<2>::seed(y0, 1);
+        let f = (x * y).sqrt() / (x + 2.0) - y.tanh() * x.sin();
+        let s = (x0 * y0).sqrt();
+        let dfdx = 0.5 * y0 / s / (x0 + 2.0) - s / (x0 + 2.0).powi(2) - y0.tanh() * x0.cos();
+        let dfdy = 0.5 * x0 / s / (x0 + 2.0) - (1.0 - y0.tanh().powi(2)) * x0.sin();
+        assert!((f.d[0] - dfdx).abs() < 1e-15);
+        assert!((f.d[1] - dfdy).abs() < 1e-15);
     }
 }
