@@ -257,6 +257,9 @@ pub fn pack(opts: &PackOptions) -> Result<PackReport, FmiError> {
     let mut zip = zip::ZipWriter::new(out);
     let options = SimpleFileOptions::default()
         .compression_method(zip::CompressionMethod::Deflated)
+        // Level 1: the engine library is tens of MB (with debug info); the default level takes
+        // several times longer for a few per cent smaller archives.
+        .compression_level(Some(1))
         .unix_permissions(0o644);
     let werr = |e: &dyn std::fmt::Display| {
         FmiError::Pack(format!("writing {}: {e}", opts.output.display()))

@@ -41,6 +41,7 @@ pub fn write_model(dir: &Path, file: &str, text: &str) -> PathBuf {
 /// Packs `model` and unpacks the FMU's resources folder (what an importer does): returns the
 /// resources folder and the token.
 pub fn unpacked(model: &Path, version: sprung_fmi::FmiVersion, dir: &Path) -> (PathBuf, String) {
+    std::fs::create_dir_all(dir).unwrap();
     let lib = dir.join("libdummy.so");
     std::fs::write(
         &lib,

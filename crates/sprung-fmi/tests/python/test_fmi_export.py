@@ -77,11 +77,11 @@ def test_load_case_matches_sprung_run(wishbone_fmu, sprung_run_reference):
         dtype=[("time", np.float64), ("Fx_L", np.float64), ("Fx_R", np.float64)],
     )
     ref = sprung_run_reference
-    channels = [c for c in ref.columns if c != "t"]
+    channels = [c for c in ref.columns if c != "time"]
     res = simulate_fmu(str(wishbone_fmu), stop_time=T_END, output_interval=DT, input=signals,
                        output=channels)
     assert len(res) == len(ref), (len(res), len(ref))
-    np.testing.assert_allclose(res["time"], ref["t"], rtol=0, atol=1e-9)
+    np.testing.assert_allclose(res["time"], ref["time"], rtol=0, atol=1e-9)
     worst = 0.0
     for c in channels:
         a, b = ref[c].to_numpy(), res[c]
@@ -149,7 +149,7 @@ def test_fmu_state_serialisation(msd_fmu):
     state = fmu.getFMUState() if not v2 else fmu.getFMUstate()
     data = fmu.serializeFMUState(state) if not v2 else fmu.serializeFMUstate(state)
     first = run(0.1, 60)
-    restored = fmu.deserializeFMUState(data) if not v2 else fmu.deserializeFMUstate(data)
+    restored = fmu.deserializeFMUState(data) if not v2 else fmu.deSerializeFMUstate(data)
     if v2:
         fmu.setFMUstate(restored)
     else:
