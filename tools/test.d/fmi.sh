@@ -9,3 +9,5 @@ export SPRUNG_BIN="$PWD/$FMI_TARGET/release/sprung"
 export SPRUNG_FMI_LIB="$PWD/$FMI_TARGET/release/libsprung_fmi.so"
 case "$FMI_TARGET" in /*) SPRUNG_BIN="$FMI_TARGET/release/sprung"; SPRUNG_FMI_LIB="$FMI_TARGET/release/libsprung_fmi.so" ;; esac
 PYTEST_DIRS+=(crates/sprung-fmi/tests/python)
+# The second importer: Ecos (PyPI ecospy; its bundled engine needs oneTBB from the tbb wheel).
+"$VENV/bin/python" -m pip install -q --disable-pip-version-check ecospy tbb
