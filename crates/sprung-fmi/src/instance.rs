@@ -400,14 +400,23 @@ impl Instance {
     }
 
     /// Restores an FMU state taken with [`Instance::get_state`] (of an instance of the same
-    /// model). The instance continues bit for bit as the one the state was taken from.
+    /// model). The instance continues bit for bit as the one the state was taken from; after a
+    /// failed step, restoring a state returns the instance to step mode.
     pub fn set_state(&mut self, s: &Snapshot) -> Result<(), FmiError> {
-        self.require(&[Phase::Initialisation, Phase::Stepping], "set FMU state")?;
-        let sim = self
-            .sim
-            .as_mut()
-            .expect("initialisation mode has a simulation");
+        self.require(
+            &[Phase::Initialisation, Phase::Stepping, Phase::Failed],
+            "set FMU state",
+        )?;
+        let Some(sim) = self.sim.as_mut() else {
+            return Err(FmiError::Sequence(
+                "an FMU state can be restored from initialisation mode on".into(),
+            ));
+        };
         sim.set_state(s)?;
+        if self.phase == Phase::Failed {
+            // A failed step is undone by going back to a state taken before it.
+            self.phase = Phase::Stepping;
+        }
         for (k, u) in self.model.compiled().inputs.iter().enumerate() {
             if u.runtime {
                 self.inputs[k] = s.runtime_inputs[k];

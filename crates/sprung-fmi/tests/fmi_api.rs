@@ -58,7 +58,7 @@ fn logged() -> String {
 /// three internal steps equals three of one.
 #[test]
 fn fmi3_steps_like_the_facade() {
-    let _g = SERIAL.lock().unwrap();
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let dir = temp_dir("fmi3-facade");
     let model = write_model(&dir, "msd.toml", &msd_runtime_text());
     let inst = instantiate3(&model, &dir);
@@ -110,7 +110,7 @@ fn fmi3_steps_like_the_facade() {
         let c = sim.channel_values();
         assert_eq!(y, [t, c[0], c[1], c[2]]);
     }
-    // x has settled towards +0.1 m (the force acts along -x in the model, here +10 N → x < 0).
+    // The 10 N force acts along −x (direction [−1, 0, 0]): the mass moves towards x = −0.1 m.
     assert!(sim.channel("x").unwrap() < -0.05);
     unsafe { fmi3::fmi3FreeInstance(inst) };
 }
@@ -119,7 +119,7 @@ fn fmi3_steps_like_the_facade() {
 /// fmi3Error and a message naming the internal step; the instance stays usable.
 #[test]
 fn non_multiple_communication_step_is_rejected() {
-    let _g = SERIAL.lock().unwrap();
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     LOG.lock().unwrap().clear();
     let dir = temp_dir("non-multiple");
     let model = write_model(&dir, "msd.toml", &msd_runtime_text());
@@ -172,7 +172,7 @@ fn step_multiple_rule() {
 /// bit (the snapshot carries the integrator's linearisation point and the inputs).
 #[test]
 fn fmu_state_round_trip_repeats_the_run() {
-    let _g = SERIAL.lock().unwrap();
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let dir = temp_dir("state");
     let model = write_model(&dir, "msd.toml", &msd_runtime_text());
     let inst = instantiate3(&model, &dir);
@@ -256,7 +256,7 @@ fn fmu_state_round_trip_repeats_the_run() {
 /// instance refuses further steps until reset.
 #[test]
 fn diverging_model_reports_an_error() {
-    let _g = SERIAL.lock().unwrap();
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     LOG.lock().unwrap().clear();
     let dir = temp_dir("diverging");
     let src = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/models/diverging.toml");
@@ -278,6 +278,8 @@ fn diverging_model_reports_an_error() {
             OK
         );
         assert_eq!(fmi3::fmi3ExitInitializationMode(inst), OK);
+        let mut before: *mut c_void = null_mut();
+        assert_eq!(fmi3::fmi3GetFMUState(inst, &mut before), OK);
         let st = fmi3::fmi3DoStep(
             inst, 0.0, 3.0, false, &mut f[0], &mut f[1], &mut f[2], &mut last,
         );
@@ -292,6 +294,14 @@ fn diverging_model_reports_an_error() {
         );
         assert_eq!(st, ERROR);
         assert!(logged().contains("reset or free the instance"));
+        // Restoring a state from before the failure returns to step mode at t = 0.
+        assert_eq!(fmi3::fmi3SetFMUState(inst, before), OK);
+        let st = fmi3::fmi3DoStep(
+            inst, 0.0, 0.01, false, &mut f[0], &mut f[1], &mut f[2], &mut last,
+        );
+        assert_eq!(st, OK);
+        assert_eq!(last, 0.01);
+        assert_eq!(fmi3::fmi3FreeFMUState(inst, &mut before), OK);
         assert_eq!(fmi3::fmi3Reset(inst), OK);
         assert_eq!(
             fmi3::fmi3EnterInitializationMode(inst, false, 0.0, 0.0, false, 0.0),
@@ -310,7 +320,7 @@ fn diverging_model_reports_an_error() {
 /// error status; the instance is then failed until reset.
 #[test]
 fn panic_is_caught_and_logged() {
-    let _g = SERIAL.lock().unwrap();
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let dir = temp_dir("panic");
     let model = write_model(&dir, "msd.toml", &msd_runtime_text());
     let log: std::rc::Rc<std::cell::RefCell<Vec<String>>> = Default::default();
@@ -345,7 +355,7 @@ fn panic_is_caught_and_logged() {
 /// the same run as FMI 3, bit for bit, and a wrong GUID is refused.
 #[test]
 fn fmi2_matches_fmi3() {
-    let _g = SERIAL.lock().unwrap();
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let dir = temp_dir("fmi2");
     let model = write_model(&dir, "msd.toml", &msd_runtime_text());
     let (resources, token) = unpacked(&model, FmiVersion::V2, &dir.join("v2"));
