@@ -79,7 +79,14 @@ pub enum Phase {
 pub struct Instance {
     /// Instance name given by the importer.
     pub name: String,
+    /// The model as packed (parameters at their declared values).
+    base: Arc<Model>,
+    /// The model the simulation runs: `base`, or `base` rebuilt with the parameter values set
+    /// before initialisation ([`sprung::Model::with_parameters`]).
     model: Arc<Model>,
+    /// Current values of the declared parameters, and those `model` was built with.
+    params: Vec<f64>,
+    model_params: Vec<f64>,
     table: VariableTable,
     /// Current value of every model input (runtime ones are the FMU inputs).
     inputs: Vec<f64>,
@@ -147,8 +154,12 @@ impl Instance {
             .iter()
             .map(|u| u.signal.value(0.0))
             .collect();
+        let params: Vec<f64> = model.parameters().iter().map(|p| p.value).collect();
         Ok(Self {
             name: name.to_string(),
+            model_params: params.clone(),
+            params,
+            base: model.clone(),
             outputs: vec![0.0; model.outputs().len()],
             outputs_fresh: false,
             start_inputs: inputs.clone(),
@@ -220,9 +231,32 @@ impl Instance {
     }
 
     /// Enters initialisation mode: creates the simulation at t0 = the start time with the
-    /// model's solver settings and the inputs set so far.
+    /// model's solver settings and the parameters and inputs set so far.
     pub fn enter_initialisation(&mut self) -> Result<(), FmiError> {
         self.require(&[Phase::Instantiated], "enter initialization mode")?;
+        self.build_simulation()?;
+        self.phase = Phase::Initialisation;
+        Ok(())
+    }
+
+    /// (Re)builds the simulation at the start time: the model rebuilt with the current
+    /// parameter values if they differ from the packed ones, the inputs applied.
+    fn build_simulation(&mut self) -> Result<(), FmiError> {
+        if self.params != self.model_params {
+            let names: Vec<String> = self
+                .base
+                .parameters()
+                .iter()
+                .map(|p| p.name.clone())
+                .collect();
+            let values: Vec<(&str, f64)> = names
+                .iter()
+                .map(String::as_str)
+                .zip(self.params.iter().copied())
+                .collect();
+            self.model = Arc::new(self.base.with_parameters(&values)?);
+            self.model_params.clone_from(&self.params);
+        }
         let mut settings = self.model.default_settings();
         settings.t0 = self.start_time;
         let mut sim = Simulation::with_settings(self.model.clone(), settings)?;
@@ -233,7 +267,6 @@ impl Instance {
         }
         self.sim = Some(sim);
         self.outputs_fresh = false;
-        self.phase = Phase::Initialisation;
         Ok(())
     }
 
@@ -241,6 +274,11 @@ impl Instance {
     /// time and the current inputs, if `[initial_state] kind = "equilibrium"`).
     pub fn exit_initialisation(&mut self) -> Result<(), FmiError> {
         self.require(&[Phase::Initialisation], "exit initialization mode")?;
+        if self.params != self.model_params {
+            // Parameters set in initialisation mode: the model is rebuilt with them now; they
+            // are fixed from here on.
+            self.build_simulation()?;
+        }
         let equilibrium =
             self.model.description().initial_state.kind == InitialStateKind::Equilibrium;
         let sim = self.sim.as_mut().expect("created in initialisation mode");
@@ -267,6 +305,9 @@ impl Instance {
     /// Reset to the state after instantiation (start values, no simulation).
     pub fn reset(&mut self) {
         self.sim = None;
+        self.model = self.base.clone();
+        self.params = self.base.parameters().iter().map(|p| p.value).collect();
+        self.model_params.clone_from(&self.params);
         self.inputs.clone_from(&self.start_inputs);
         self.start_time = 0.0;
         self.outputs_fresh = false;
@@ -288,6 +329,22 @@ impl Instance {
         }
         for (&vr, &x) in vrs.iter().zip(values) {
             let v = self.table.get(vr).ok_or_else(|| self.unknown_vr(vr))?;
+            if let Binding::Parameter(k) = v.binding {
+                if !matches!(self.phase, Phase::Instantiated | Phase::Initialisation) {
+                    return Err(FmiError::Argument(format!(
+                        "parameter '{}' is fixed after initialisation; set it before fmi2ExitInitializationMode / fmi3ExitInitializationMode (or reset the instance)",
+                        v.name
+                    )));
+                }
+                if !x.is_finite() {
+                    return Err(FmiError::Argument(format!(
+                        "parameter '{}': value {x} is not finite",
+                        v.name
+                    )));
+                }
+                self.params[k] = x;
+                continue;
+            }
             let Binding::Input(k) = v.binding else {
                 return Err(FmiError::Argument(format!(
                     "variable '{}' (value reference {vr}) has causality {} and cannot be set",
@@ -334,6 +391,7 @@ impl Instance {
             *out = match binding {
                 Binding::Time => self.sim.as_ref().map_or(self.start_time, Simulation::time),
                 Binding::Input(k) => self.inputs[k],
+                Binding::Parameter(k) => self.params[k],
                 Binding::Output(k) => {
                     let Some(sim) = self.sim.as_mut() else {
                         return Err(FmiError::Sequence(format!(

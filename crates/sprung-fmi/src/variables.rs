@@ -4,7 +4,9 @@
 //! references through it ([`crate::instance`]), so the two can never disagree.
 //!
 //! Mapping (docs/fmi.md): value reference 0 is the independent variable `time` (s); then the
-//! model's runtime inputs (`signal = { type = "runtime" }`, causality input, start = the
+//! model's declared parameters (`[[parameters]]`, causality parameter, variability fixed,
+//! start = the declared value: set before initialisation, fixed after); then the model's
+//! runtime inputs (`signal = { type = "runtime" }`, causality input, start = the
 //! signal's default), then its output channels (causality output, unit from the channel).
 //! Value references are the positions in the table.
 
@@ -61,6 +63,8 @@ impl Variability {
 pub enum Binding {
     /// Simulation time, s.
     Time,
+    /// The declared model parameter with this index (`Model::parameters`).
+    Parameter(usize),
     /// The model input with this index (a runtime input).
     Input(usize),
     /// The output channel with this index.
@@ -163,6 +167,24 @@ impl VariableTable {
             description: "simulation time".into(),
             binding: Binding::Time,
         }];
+        for (k, p) in model.parameters().iter().enumerate() {
+            let unit = p.unit.trim();
+            variables.push(Variable {
+                vr: variables.len() as u32,
+                name: p.name.clone(),
+                causality: Causality::Parameter,
+                variability: Variability::Fixed,
+                // "-" and "1" mark dimensionless parameters (scale factors).
+                unit: (!matches!(unit, "" | "-" | "1")).then(|| unit.to_string()),
+                start: Some(p.value),
+                description: if p.description.is_empty() {
+                    format!("model parameter acting on {}", p.targets.join(", "))
+                } else {
+                    p.description.clone()
+                },
+                binding: Binding::Parameter(k),
+            });
+        }
         for (k, u) in cm.inputs.iter().enumerate() {
             if !u.runtime {
                 continue;

@@ -30,11 +30,24 @@ fn variable_table_of_the_wishbone() {
     let (_, model) = wishbone_runtime();
     let t = VariableTable::of(&model).unwrap();
     let channels = model.channel_names();
-    assert_eq!(t.variables.len(), 1 + 2 + channels.len());
+    assert_eq!(t.variables.len(), 1 + 2 + 2 + channels.len());
     for (k, v) in t.variables.iter().enumerate() {
         assert_eq!(v.vr as usize, k);
     }
     assert_eq!(t.variables[0].binding, Binding::Time);
+    // The declared scale factors: fixed parameters, start = the declared value, no unit ("-").
+    let params: Vec<_> = t.with_causality(Causality::Parameter).collect();
+    assert_eq!(params.len(), model.parameters().len());
+    for (v, p) in params.iter().zip(model.parameters()) {
+        assert_eq!(v.name, p.name);
+        assert_eq!(v.start, Some(p.value));
+        assert_eq!(v.variability, sprung_fmi::Variability::Fixed);
+        assert_eq!(v.unit, None);
+    }
+    assert_eq!(
+        params.iter().map(|v| v.name.as_str()).collect::<Vec<_>>(),
+        ["bushing_scale", "damper_scale"]
+    );
     let inputs: Vec<_> = t.with_causality(Causality::Input).collect();
     assert_eq!(
         inputs.iter().map(|v| v.name.as_str()).collect::<Vec<_>>(),

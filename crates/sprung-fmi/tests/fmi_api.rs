@@ -449,3 +449,71 @@ fn fmi2_matches_fmi3() {
         fmi3::fmi3FreeInstance(i3);
     }
 }
+
+/// A parameter set before initialisation rebuilds the model (`Model::with_parameters`): the FMU
+/// then steps bit for bit like a `Simulation` of the rebuilt model and settles at the static
+/// deflection −F/c of the new rate; after initialisation the parameter is fixed.
+#[test]
+fn parameters_are_tunable_before_initialisation() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    LOG.lock().unwrap().clear();
+    let dir = temp_dir("parameters");
+    let model = write_model(&dir, "msd_p.toml", &msd_parameter_text());
+    let inst = instantiate3(&model, &dir);
+    // vr: 0 time, 1 stiffness, 2 F, 3 x, 4 v, 5 spring_force.
+    let base = sprung::Model::from_file(&model).unwrap();
+    let rebuilt = std::sync::Arc::new(base.with_parameters(&[("stiffness", 400.0)]).unwrap());
+    let mut sim = sprung::Simulation::new(rebuilt).unwrap();
+    sim.set_input("F", 10.0).unwrap();
+    let mut f = [false; 3];
+    let mut last = 0.0;
+    unsafe {
+        let mut k = [0.0];
+        assert_eq!(
+            fmi3::fmi3GetFloat64(inst, [1].as_ptr(), 1, k.as_mut_ptr(), 1),
+            OK
+        );
+        assert_eq!(k[0], 100.0, "start value = the declared value");
+        assert_eq!(
+            fmi3::fmi3EnterInitializationMode(inst, false, 0.0, 0.0, false, 0.0),
+            OK
+        );
+        // Set in initialisation mode: takes effect at ExitInitializationMode.
+        assert_eq!(
+            fmi3::fmi3SetFloat64(inst, [1].as_ptr(), 1, [400.0].as_ptr(), 1),
+            OK
+        );
+        assert_eq!(
+            fmi3::fmi3SetFloat64(inst, [2].as_ptr(), 1, [10.0].as_ptr(), 1),
+            OK
+        );
+        assert_eq!(fmi3::fmi3ExitInitializationMode(inst), OK);
+        for k in 0..3000 {
+            let t = k as f64 * 1e-3;
+            assert_eq!(
+                fmi3::fmi3DoStep(
+                    inst, t, 1e-3, false, &mut f[0], &mut f[1], &mut f[2], &mut last
+                ),
+                OK
+            );
+            sim.step().unwrap();
+        }
+        let mut y = [0.0; 2];
+        assert_eq!(
+            fmi3::fmi3GetFloat64(inst, [3, 5].as_ptr(), 2, y.as_mut_ptr(), 2),
+            OK
+        );
+        let c = sim.channel_values();
+        assert_eq!(y, [c[0], c[2]]);
+        // ζ = d/(2√(cm)) = 0.05, decay e^{−ζω t} = e^{−3} after 3 s: within 5 % of −F/c.
+        assert!(
+            (y[0] - (-10.0 / 400.0)).abs() < 0.05 * 0.025,
+            "x = {}",
+            y[0]
+        );
+        let st = fmi3::fmi3SetFloat64(inst, [1].as_ptr(), 1, [200.0].as_ptr(), 1);
+        assert_eq!(st, ERROR);
+        assert!(logged().contains("parameter 'stiffness' is fixed after initialisation"));
+        fmi3::fmi3FreeInstance(inst);
+    }
+}

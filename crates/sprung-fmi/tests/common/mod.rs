@@ -23,6 +23,19 @@ pub fn msd_runtime_text() -> String {
     text.replace(step, FX_RUNTIME)
 }
 
+/// [`msd_runtime_text`] with a declared parameter `stiffness` (N/m) setting the spring's rate.
+pub fn msd_parameter_text() -> String {
+    msd_runtime_text()
+        + r#"
+[[parameters]]
+name = "stiffness"
+value = 100.0
+unit = "N/m"
+description = "spring rate"
+targets = ["force_elements.spring.stiffness"]
+"#
+}
+
 /// A fresh folder under the target's temporary area.
 pub fn temp_dir(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("sprung-fmi-test-{}-{name}", std::process::id()));
