@@ -52,6 +52,9 @@ def test_model_description_variables(wishbone_fmu):
     outputs = [v for v in md.modelVariables if v.causality == "output"]
     assert len(outputs) == 22
     assert by_name["wc_dx_L"].unit == "m" and by_name["toe_L"].unit == "deg"
+    params = [v for v in md.modelVariables if v.causality == "parameter"]
+    assert [p.name for p in params] == ["bushing_scale", "damper_scale"]
+    assert all(p.variability == "fixed" and float(p.start) == 1.0 for p in params)
     assert md.coSimulation.canGetAndSetFMUstate and md.coSimulation.canSerializeFMUstate
     assert float(md.defaultExperiment.stopTime) == T_END
 
@@ -204,3 +207,34 @@ def test_second_importer_ecos(wishbone_fmu, sprung_run_reference):
             sim.terminate()
     print(f"largest relative difference Ecos vs sprung run: {worst:.3e}")
     assert worst <= 1e-9
+
+
+def test_parameter_from_the_importer(work, wishbone_model, wishbone_fmu):
+    """A parameter set by the importer before initialisation (FMPy start value damper_scale = 2)
+    gives the run of `sprung run` on the model file whose declared damper_scale is 2 (to 1e-9
+    relative; FMPy's input interpolation as in the load-case test), and differs from the
+    run with damper_scale = 1 (the parameter acts)."""
+    text = wishbone_model.read_text()
+    declared = 'name = "damper_scale"\nvalue = 1.0'
+    assert text.count(declared) == 1
+    scaled = work / "double_wishbone_damper2.toml"
+    scaled.write_text(text.replace(declared, 'name = "damper_scale"\nvalue = 2.0'))
+    table = work / "fx.csv"
+    table.write_text("t,Fx_L,Fx_R\n0,0,0\n5,-2500,-2500\n")
+    out = work / f"run_damper2_{wishbone_fmu.stem}"
+    t_end = 6.0
+    sprung("run", scaled, "--inputs", table, "--out", out, "--quiet", "--t-end", t_end)
+    ref = pd.read_csv(out / "results.csv")
+    signals = np.array(
+        [(0.0, 0.0, 0.0), (5.0, 0.0, 0.0), (5.0, -2500.0, -2500.0), (t_end, -2500.0, -2500.0)],
+        dtype=[("time", np.float64), ("Fx_L", np.float64), ("Fx_R", np.float64)],
+    )
+    res = simulate_fmu(str(wishbone_fmu), stop_time=t_end, output_interval=DT, input=signals,
+                       start_values={"damper_scale": 2.0}, output=["damper_force_L", "wc_dx_L"])
+    assert len(res) == len(ref)
+    for c in ["damper_force_L", "wc_dx_L"]:
+        a = ref[c].to_numpy()
+        assert np.max(np.abs(a - res[c])) <= 1e-9 * np.max(np.abs(a)), c
+    base = simulate_fmu(str(wishbone_fmu), stop_time=t_end, output_interval=DT, input=signals,
+                        output=["damper_force_L"])
+    assert np.max(np.abs(base["damper_force_L"] - res["damper_force_L"])) > 1.0  # N
