@@ -81,6 +81,8 @@ enum Command {
         #[arg(long, default_value_t = 12)]
         count: usize,
     },
+    /// Export a co-simulation FMU (FMI 2.0 or 3.0) with the engine and the model inside.
+    Fmu(cmd::fmu::FmuArgs),
     /// Static equilibrium: print the output channels and the body displacements (with or
     /// without gravity, at a time or at given input values).
     Static(cmd::statics::StaticArgs),
@@ -113,6 +115,7 @@ fn main() -> ExitCode {
         Command::Modes { model, count } => cmd::modes::run(&model, count),
         Command::Static(args) => cmd::statics::run(&args),
         Command::Tire(args) => cmd::tire::run(&args),
+        Command::Fmu(args) => cmd::fmu::run(&args),
     };
     match res {
         Ok(()) => ExitCode::SUCCESS,

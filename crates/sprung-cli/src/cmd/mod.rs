@@ -5,6 +5,7 @@ pub mod bench_solvers;
 pub mod check;
 pub mod compare;
 pub mod elements;
+pub mod fmu;
 pub mod inputs_table;
 pub mod loadcase;
 pub mod metrics;
