@@ -52,6 +52,10 @@ enum Command {
         /// (repeatable; docs/parameters.md).
         #[arg(long = "set", value_name = "NAME=VALUE", value_parser = cmd::parse_set)]
         set: Vec<(String, f64)>,
+        /// Also list every numeric value of the model with the path that addresses it (for
+        /// `--set`, `sprung sweep` and `[[parameters]]` targets).
+        #[arg(long)]
+        paths: bool,
     },
     /// Simulate a model and write the output channels to a result file.
     Run(cmd::run::RunArgs),
@@ -102,7 +106,8 @@ fn main() -> ExitCode {
             solver,
             step,
             set,
-        } => cmd::check::run(&model, solver.as_deref(), step, &set),
+            paths,
+        } => cmd::check::run(&model, solver.as_deref(), step, &set, paths),
         Command::Run(args) => cmd::run::run(&args),
         Command::Schema => {
             println!("{}", sprung_model::json_schema());

@@ -333,6 +333,18 @@ fn check_lists_the_parameters_and_applies_set() {
         "{t}"
     );
     assert!(t.contains("bushing_scale            = 1 [-]"), "{t}");
+    let o = sprung(&["check", "models/mass_spring_damper.toml", "--paths"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let t = text(&o);
+    assert!(
+        t.contains("  force_elements.spring.stiffness = 100\n"),
+        "{t}"
+    );
+    assert!(
+        t.contains("  bodies.mass.inertia.principal[2] = 0.00042\n"),
+        "{t}"
+    );
+    assert!(t.contains("  solver.t_end = 3\n"), "{t}");
     // `static --set` moves the equilibrium: softer bushings, more wheel travel under Fz.
     let dz = |set: &str| {
         let o = sprung(&["static", MODEL, "--set", set]);
@@ -350,4 +362,63 @@ fn check_lists_the_parameters_and_applies_set() {
             .unwrap()
     };
     assert!(dz("bushing_scale=1") != dz("bushing_scale=0.5"));
+}
+
+#[test]
+fn ctrl_c_stops_the_sweep_and_keeps_the_finished_rows() {
+    // Two short variants, then two that would run for hours (one thread, in order).
+    let d = tmp("sweep_sigint");
+    std::fs::create_dir_all(&d).unwrap();
+    let table = d.join("variants.csv");
+    std::fs::write(&table, "solver.t_end\n0.2\n0.3\n100000\n100000\n").unwrap();
+    let out = d.join("out");
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_sprung"))
+        .args(["sweep", "models/mass_spring_damper.toml", "--table"])
+        .arg(&table)
+        .args([
+            "--metric",
+            "peak:x",
+            "--threads",
+            "1",
+            "--save-runs",
+            "-q",
+            "--out",
+        ])
+        .arg(&out)
+        .current_dir(common::root())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The per-run file of the second variant appears when it has finished.
+    let t0 = std::time::Instant::now();
+    while !out.join("runs").join("run_0001.csv.meta.json").exists() {
+        assert!(
+            t0.elapsed().as_secs() < 60,
+            "the short variants did not finish"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    // SAFETY: sending a signal to our own child process.
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGINT);
+    }
+    let o = child.wait_with_output().unwrap();
+    let t = text(&o);
+    assert!(!o.status.success(), "{t}");
+    assert!(
+        t.contains("interrupted by a signal: 2 of 4 variants finished"),
+        "{t}"
+    );
+    let csv = std::fs::read_to_string(out.join("sweep.csv")).unwrap();
+    let status: Vec<&str> = csv
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').nth(3).unwrap())
+        .collect();
+    assert_eq!(status, ["ok", "ok", "cancelled", "cancelled"], "{csv}");
+    // The stopped variant's run file keeps what it simulated.
+    let partial = sprung_io::read_results(out.join("runs").join("run_0002.csv")).unwrap();
+    assert!(partial.len() > 1 && *partial.time.last().unwrap() < 100000.0);
 }

@@ -13,6 +13,7 @@ pub fn run(
     solver: Option<&str>,
     step: Option<f64>,
     sets: &[(String, f64)],
+    paths: bool,
 ) -> anyhow::Result<()> {
     let (m, c) = load_model_with(path, sets)?;
     // [hardening17] what `run` would reject must fail `check` too, located in the file.
@@ -141,6 +142,13 @@ pub fn run(
                     .map(|d| format!(": {d}"))
                     .unwrap_or_default()
             );
+        }
+    }
+    if paths {
+        let all = m.numeric_paths();
+        println!("paths:           {} numeric values", all.len());
+        for (p, v) in &all {
+            println!("  {p} = {v}");
         }
     }
     let s = &m.solver;

@@ -281,6 +281,13 @@ fn save_run(dir: &Path, row: &SweepRow, rec: &sweep::RunRecord, model: &str) -> 
     Ok(())
 }
 
+/// A legend number: at most 4 significant digits, no trailing zeros.
+fn short(v: f64) -> String {
+    let s = format!("{v:.4e}");
+    let x: f64 = s.parse().unwrap_or(v);
+    format!("{x}")
+}
+
 /// Every metric against the first parameter, one line per value of the second (if any).
 fn plot(path: &Path, rows: &[SweepRow], spec: &SweepSpec, model: &str) -> anyhow::Result<()> {
     use sprung_io::plot::{LineStyle, Panel, PlotOptions, Series, plot_time_series_with};
@@ -317,7 +324,7 @@ fn plot(path: &Path, rows: &[SweepRow], spec: &SweepSpec, model: &str) -> anyhow
                     .collect();
                 pts.sort_by(|a, b| a.0.total_cmp(&b.0));
                 let label = match (&second, key) {
-                    (Some(n), Some(v)) => format!("{n} = {v}"),
+                    (Some(n), Some(v)) => format!("{n} = {}", short(*v)),
                     _ => m.label(),
                 };
                 let (x, y) = pts.into_iter().unzip();
