@@ -2,8 +2,9 @@
 //!
 //! The mass-spring-damper with its force declared `runtime` and fed 10 N from t = 0 must give bit
 //! for bit the results of the original file's 10 N step at t = 0 (same forces, same steps); a
-//! second row setting 0 N at 1.5 s releases the mass, which then decays to rest; a bad table is
-//! refused with file, line and column.
+//! second row setting 0 N at 1.5 s releases the mass, which then decays to rest; a column for an
+//! input driven by a time signal replaces the signal; a bad table is refused with file, line and
+//! column.
 
 mod common;
 
@@ -100,11 +101,23 @@ fn bad_tables_are_refused_with_file_line_and_column() {
         assert!(!o.status.success(), "{content}: accepted");
         assert!(text(&o).contains(expect), "{content}: {}", text(&o));
     }
-    // A time-signal input cannot be fed.
-    let table = dir.join("bad.csv");
-    std::fs::write(&table, "t,F\n0,1\n").unwrap();
+}
+
+/// A column may name an input driven by a time signal: the table replaces the signal
+/// (`Model::with_runtime_inputs`), bit for bit like the model declaring it `runtime`.
+#[test]
+fn a_table_replaces_a_time_signal() {
+    let dir = tmp("inputs_table_replace");
+    let table = dir.join("f.csv");
+    std::fs::write(&table, "t,F\n0.0,10.0\n1.5,0.0\n").unwrap();
     let msd = common::root().join("models/mass_spring_damper.toml");
-    let o = run_fed(&msd, &table, &dir.join("out2"));
-    assert!(!o.status.success());
-    assert!(text(&o).contains("driven by a time signal"), "{}", text(&o));
+    let o = run_fed(&msd, &table, &dir.join("replaced"));
+    assert!(o.status.success(), "{}", text(&o));
+    let o = run_fed(&runtime_model(&dir), &table, &dir.join("declared"));
+    assert!(o.status.success(), "{}", text(&o));
+    let a = sprung_io::read_results(dir.join("replaced/results.csv")).unwrap();
+    let b = sprung_io::read_results(dir.join("declared/results.csv")).unwrap();
+    let (xa, xb) = (a.column("x").unwrap(), b.column("x").unwrap());
+    assert_eq!(xa.len(), 3001);
+    assert!(xa.iter().zip(xb).all(|(p, q)| p.to_bits() == q.to_bits()));
 }

@@ -68,6 +68,40 @@ impl Model {
         })
     }
 
+    /// A new compiled model in which the named inputs are set by the caller instead of their
+    /// time signals (`signal = { type = "runtime", default = ... }` with the signal's value at
+    /// t = 0 as the default), e.g. to drive the load case's wheel force from a controller, a
+    /// table (`sprung run --inputs`) or an FMI master without editing the model file. Inputs
+    /// that are runtime inputs already stay as they are. Unknown names are an error that lists
+    /// the model's inputs. Declared parameters keep working on the result.
+    pub fn with_runtime_inputs(&self, names: &[&str]) -> Result<Model, Error> {
+        fn convert(m: &mut sprung_model::Model, names: &[&str]) -> Result<(), Error> {
+            for name in names {
+                let Some(u) = m.inputs.iter_mut().find(|u| u.name == *name) else {
+                    let known: Vec<&str> = m.inputs.iter().map(|u| u.name.as_str()).collect();
+                    return Err(Error::Input(format!(
+                        "no input '{name}' in the model; its inputs are: {}",
+                        known.join(", ")
+                    )));
+                };
+                if !matches!(u.signal, sprung_model::Signal::Runtime { .. }) {
+                    u.signal = sprung_model::Signal::Runtime {
+                        default: u.signal.value(0.0),
+                    };
+                }
+            }
+            Ok(())
+        }
+        let mut d = self.description.clone();
+        convert(&mut d, names)?;
+        if let Some(base) = &d.parameter_base {
+            let mut b = (**base).clone();
+            convert(&mut b.model, names)?;
+            d.parameter_base = Some(Arc::new(b));
+        }
+        Self::compile(d, self.registry.clone())
+    }
+
     /// The model description.
     pub fn description(&self) -> &sprung_model::Model {
         &self.description

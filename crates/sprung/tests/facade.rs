@@ -348,3 +348,39 @@ fn a_curve_excursion_stops_only_the_simulation_that_made_it() {
     assert!(results[0].as_ref().is_err_and(|e| e.contains("C_D")));
     assert_eq!(results[1], Ok(0.3));
 }
+
+/// `with_runtime_inputs` replaces a time signal by a runtime input whose default is the signal's
+/// value at t = 0 (so nothing changes until the caller sets it), keeps working under declared
+/// parameters, and names the model's inputs for an unknown name.
+#[test]
+fn with_runtime_inputs_replaces_time_signals() {
+    let model = Model::from_file(models("double_wishbone.toml")).unwrap();
+    let err = model.with_runtime_inputs(&["Fz"]).unwrap_err().to_string();
+    assert!(
+        err.contains("no input 'Fz'") && err.contains("Fz_L"),
+        "{err}"
+    );
+    let fed = Arc::new(model.with_runtime_inputs(&["Fz_L"]).unwrap());
+    let mut a = Simulation::new(model.clone()).unwrap();
+    let mut b = Simulation::new(fed.clone()).unwrap();
+    assert!(
+        a.set_input("Fz_L", 1.0).is_err(),
+        "a time signal in the file"
+    );
+    assert_eq!(b.input("Fz_L").unwrap(), 5000.0);
+    for _ in 0..50 {
+        a.step().unwrap();
+        b.step().unwrap();
+    }
+    assert!(
+        a.positions()
+            .iter()
+            .zip(b.positions())
+            .all(|(x, y)| x.to_bits() == y.to_bits()),
+        "held at the signal's value: the same run"
+    );
+    // Declared parameters act on the converted model and keep the input a runtime input.
+    let scaled = fed.with_parameters(&[("damper_scale", 2.0)]).unwrap();
+    let mut c = Simulation::new(Arc::new(scaled)).unwrap();
+    c.set_input("Fz_L", 6000.0).unwrap();
+}

@@ -1,7 +1,9 @@
 //! `sprung run --inputs FILE.csv`: the model's `runtime` inputs fed from a table.
 //!
-//! The file has a header with a time column `t` (s) and one column per runtime input, named like
-//! the input; columns may come in any order, inputs without a column keep their default. Values
+//! The file has a header with a time column `t` (s) and one column per input, named like the
+//! input: a runtime input, or an input driven by a time signal, which the table then replaces
+//! (`sprung::Model::with_runtime_inputs`); columns may come in any order, runtime inputs without
+//! a column keep their default. Values
 //! are held from a row's time until the next row's (zero-order hold — what a controller or a
 //! test-rig log delivers), so each row time starts a segment of the run: the integrator restarts
 //! there (a fixed-step method re-linearises, an adaptive one stops exactly at the switch), and
@@ -23,6 +25,20 @@ pub struct InputTable {
 }
 
 impl InputTable {
+    /// The input names of the table's header (all columns after `t`); errors as in
+    /// [`InputTable::load`].
+    pub fn column_names(file: &Path) -> anyhow::Result<Vec<String>> {
+        let text = std::fs::read_to_string(file)
+            .with_context(|| format!("reading the input table {}", file.display()))?;
+        let header = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+        Ok(header
+            .split(',')
+            .map(str::trim)
+            .skip(1)
+            .map(str::to_string)
+            .collect())
+    }
+
     /// Reads and checks `file` against the model's runtime inputs.
     pub fn load(file: &Path, model: &Model) -> anyhow::Result<Self> {
         let text = std::fs::read_to_string(file)

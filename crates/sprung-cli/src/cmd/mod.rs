@@ -16,8 +16,8 @@ pub mod run;
 pub mod settings_check;
 pub mod solvers;
 pub mod statics;
-pub mod tire;
 pub mod sweep;
+pub mod tire;
 
 use std::path::Path;
 use std::sync::Arc;

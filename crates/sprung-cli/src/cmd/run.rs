@@ -223,7 +223,22 @@ pub fn run(a: &RunArgs) -> anyhow::Result<()> {
             s.method, s.step, s.linear_solver, s.relinearise_every
         )
     };
-    let model = sprung::Model::from_description(m.clone())?;
+    let mut model = sprung::Model::from_description(m.clone())?;
+    if let Some(file) = &a.inputs {
+        // A column may also name an input driven by a time signal: the table replaces it.
+        // (Unknown names are left to the table's own check, which lists the inputs.)
+        let names = super::inputs_table::InputTable::column_names(file)?;
+        let names: Vec<&str> = names
+            .iter()
+            .map(String::as_str)
+            .filter(|n| model.compiled().input_index(n).is_some())
+            .collect();
+        model = std::sync::Arc::new(
+            model
+                .with_runtime_inputs(&names)
+                .map_err(|e| anyhow::anyhow!("{}:1: {e}", file.display()))?,
+        );
+    }
     let mut sim = sprung::Simulation::with_settings(model.clone(), s.clone())?;
     sim.force_portable(super::portable_requested());
     let table = match &a.inputs {
