@@ -13,6 +13,11 @@ mod common;
 use common::sprung_ok as sprung;
 use sprung_io::{Window, compare, read_results};
 
+/// NMSE of wc_dx_L of `pie` at 1 ms against RODAS4 over 4.9-6.0 s, measured on the 2-vCPU AMD
+/// EPYC development VM: double wishbone and multilink (LSRT2 at 1 ms: 3.400e-7 and 5.685e-7).
+const NMSE_DW: f64 = 6.764e-4;
+const NMSE_ML: f64 = 1.267e-3;
+
 #[test]
 fn pie_at_1_ms_follows_rodas4_on_both_reference_axles() {
     for (model, bound_pie) in [
