@@ -223,9 +223,15 @@ fn modes_schema_and_solvers() {
     assert!(v.get("properties").is_some() || v.get("definitions").is_some());
     let o = sprung(&["solvers"]);
     let t = text(&o);
-    for name in ["ode45", "ode15s", "ode23tb", "lsrt2", "rodas4", "radau5"] {
+    for name in [
+        "ode45", "ode15s", "ode23tb", "lsrt2", "rodas4", "radau5", "pie",
+    ] {
         assert!(t.contains(name), "{name} missing");
     }
+    assert!(
+        t.contains("document 002, eqs. 4-9"),
+        "pie's source missing:\n{t}"
+    );
 }
 
 #[test]

@@ -10,6 +10,10 @@
 //!   `rodas5p`. Methods with an embedded estimate run adaptively (rtol/atol, exact stops at input
 //!   discontinuities, dense output) unless a fixed step is requested; `lsrt2`, `lie` always fixed;
 //! * `rk4` — classical Runge–Kutta on the mechanical system, fixed step;
+//! * `pie` — the partly implicit Euler of document 002 (eqs. 4-9): element states first
+//!   (eq. 7), then the body velocities about an explicit Euler position predictor (eq. 9), then
+//!   the positions (eq. 4); fixed step, re-linearised every N steps like `lsrt2`
+//!   ([`sprung_solve::mech::pie`]);
 //! * every other method of the first-order suite (`ode45`, `ode23`, `ode113`, `ode15s`, `ode23s`,
 //!   `ode23t`, `ode23tb`, `radau5`, `ode1`…`ode8`, `ode14x`) on y = (r, v) through
 //!   [`crate::first_order::FirstOrder`] with the analytic Jacobian.
@@ -43,7 +47,9 @@ use sprung_solve::dense::{DenseLu, LinearSolver};
 use sprung_solve::mech::adaptive::{AdaptiveOptions, AdaptiveRosenbrock, Control, Observer};
 use sprung_solve::mech::explicit::Rk4Stepper;
 use sprung_solve::mech::rosenbrock::Stats;
-use sprung_solve::mech::{Breakpoints, MechanicalSystem, RosenbrockStepper, StepError, Tableau};
+use sprung_solve::mech::{
+    Breakpoints, MechanicalSystem, PartlyImplicitEuler, RosenbrockStepper, StepError, Tableau,
+};
 use sprung_solve::ode;
 
 use crate::CompiledModel;
@@ -60,6 +66,8 @@ pub enum Route {
     RosenbrockAdaptive(Tableau),
     /// Classical RK4 on the mechanical system.
     Rk4,
+    /// The partly implicit Euler of document 002 (eqs. 4-9), fixed step.
+    Pie,
     /// A method of the first-order suite on y = (r, v); `true` = run with a fixed step.
     FirstOrder(ode::Method, bool),
 }
@@ -69,6 +77,14 @@ pub enum Route {
 pub fn route(name: &str, adaptive: Option<bool>) -> Result<Route, RunError> {
     if name == "rk4" {
         return Ok(Route::Rk4);
+    }
+    if name == "pie" {
+        if adaptive == Some(true) {
+            return Err(RunError::Settings(
+                "pie (partly implicit Euler) has no error estimate and runs with a fixed step only; drop --rtol/--atol or choose e.g. rodas4".into(),
+            ));
+        }
+        return Ok(Route::Pie);
     }
     if let Some(tab) = Tableau::by_name(name) {
         let can = tab.b_hat.is_some();
@@ -413,6 +429,8 @@ pub enum FixedStepper {
     Ros(Box<RosenbrockStepper>),
     /// Classical RK4.
     Rk4(Box<Rk4Stepper>),
+    /// The partly implicit Euler of document 002.
+    Pie(Box<PartlyImplicitEuler>),
 }
 
 impl FixedStepper {
@@ -439,8 +457,19 @@ impl FixedStepper {
                 st.breakpoints = s.breakpoints;
                 Ok(Self::Ros(Box::new(st)))
             }
+            Route::Pie => {
+                let mut st = PartlyImplicitEuler::new(
+                    sys,
+                    s.step,
+                    s.t0,
+                    s.relinearise_every,
+                    linear_solver(sys, s.linear_solver),
+                );
+                st.breakpoints = s.breakpoints;
+                Ok(Self::Pie(Box::new(st)))
+            }
             _ => Err(RunError::Settings(format!(
-                "{} does not run step by step with a fixed step here; use lsrt2, lie, ros2, ros3p, ros34pw2, rodas3, rodas4, rodas5p or rk4",
+                "{} does not run step by step with a fixed step here; use lsrt2, lie, pie, ros2, ros3p, ros34pw2, rodas3, rodas4, rodas5p or rk4",
                 s.method
             ))),
         }
@@ -457,6 +486,7 @@ impl FixedStepper {
         match self {
             Self::Ros(st) => st.step(sys, k, r, v),
             Self::Rk4(st) => st.step(sys, k, r, v),
+            Self::Pie(st) => st.step(sys, k, r, v),
         }
     }
 
@@ -465,6 +495,7 @@ impl FixedStepper {
         match self {
             Self::Ros(st) => st.stats,
             Self::Rk4(st) => st.stats,
+            Self::Pie(st) => st.stats,
         }
     }
 
@@ -473,6 +504,7 @@ impl FixedStepper {
         match self {
             Self::Ros(st) => st.h,
             Self::Rk4(st) => st.h,
+            Self::Pie(st) => st.h,
         }
     }
 
@@ -487,6 +519,7 @@ impl FixedStepper {
     ) -> Result<(), StepError> {
         match self {
             Self::Ros(st) => st.linearise_at(sys, t, r, v),
+            Self::Pie(st) => st.linearise_at(sys, t, r, v),
             Self::Rk4(_) => Ok(()),
         }
     }
@@ -495,14 +528,17 @@ impl FixedStepper {
     pub fn relinearises_at(&self, k: u64) -> bool {
         match self {
             Self::Ros(st) => st.relinearises_at(k),
+            Self::Pie(st) => st.relinearises_at(k),
             Self::Rk4(_) => false,
         }
     }
 
     /// Forces a re-linearisation at the next step.
     pub fn invalidate(&mut self) {
-        if let Self::Ros(st) = self {
-            st.invalidate();
+        match self {
+            Self::Ros(st) => st.invalidate(),
+            Self::Pie(st) => st.invalidate(),
+            Self::Rk4(_) => {}
         }
     }
 }
@@ -743,7 +779,7 @@ fn run_inner(
                 &limits,
             );
         }
-        Route::Rk4 | Route::RosenbrockFixed(_) => FixedStepper::new(sys, s)?,
+        Route::Rk4 | Route::Pie | Route::RosenbrockFixed(_) => FixedStepper::new(sys, s)?,
     };
     let n_steps = ((s.t_end - s.t0) / s.step).round() as u64;
     let out_every = ((s.output_interval / s.step).round() as u64).max(1);

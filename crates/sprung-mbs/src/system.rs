@@ -49,6 +49,11 @@ impl MechanicalSystem for MbsSystem {
         self.model().n_v()
     }
 
+    /// The body velocities; the element states follow in their 6-wide blocks.
+    fn n_speeds(&self) -> usize {
+        self.model().n_body_v()
+    }
+
     fn pattern(&self) -> Arc<BlockPattern> {
         self.model().pattern.clone()
     }

@@ -85,6 +85,8 @@ fn mass_spring_damper_matches_analytic_solution_and_orders() {
     for (method, h, p) in [
         ("lsrt2", 2e-3, 2.0),
         ("lie", 1e-3, 1.0),
+        // Partly implicit Euler of document 002 (eqs. 4-9): first order.
+        ("pie", 1e-3, 1.0),
         ("rk4", 1e-2, 4.0),
         ("ros2", 2e-3, 2.0),
     ] {

@@ -10,6 +10,7 @@
 pub mod adaptive;
 pub mod congruence;
 pub mod explicit;
+pub mod pie;
 pub mod rosenbrock;
 pub mod tableau;
 
@@ -18,6 +19,7 @@ use std::sync::Arc;
 use crate::block::{BlockMatrix, BlockPattern};
 
 pub use congruence::Congruence;
+pub use pie::PartlyImplicitEuler;
 pub use rosenbrock::{Breakpoints, RosenbrockStepper, StepError};
 pub use tableau::Tableau;
 
@@ -72,6 +74,13 @@ pub trait MechanicalSystem {
     fn n_r(&self) -> usize;
     /// Number of velocity coordinates v (degrees of freedom).
     fn n_v(&self) -> usize;
+    /// Number of generalised speeds z: the leading coordinates of v. The others, v[n_speeds..],
+    /// are first-order states s of force elements (document 002, eq. 3: s' = f in the same rows
+    /// of q, no position coordinates, K(r) has zero columns there); the partly implicit Euler
+    /// ([`pie`]) treats them separately. A whole number of pattern blocks. Default: all of v.
+    fn n_speeds(&self) -> usize {
+        self.n_v()
+    }
     /// Block pattern of J_v and J_r K.
     fn pattern(&self) -> Arc<BlockPattern>;
     /// Generalised accelerations q(r, v, u(t)).

@@ -276,7 +276,7 @@ impl Simulation {
         match self.stepper.as_mut() {
             Some(st) => Ok(st),
             None => Err(Error::Settings(format!(
-                "{} runs adaptively; step() and advance_to() need a fixed-step method (lsrt2, lie, ros2, ros3p, ros34pw2, rodas3, rodas4, rodas5p, rk4); run() takes any",
+                "{} runs adaptively; step() and advance_to() need a fixed-step method (lsrt2, lie, pie, ros2, ros3p, ros34pw2, rodas3, rodas4, rodas5p, rk4); run() takes any",
                 self.settings.method
             ))),
         }

@@ -591,7 +591,9 @@ pub fn axle_ladder(
     for m in methods {
         let m = m.trim().to_ascii_lowercase();
         let fixed = match simulate::route(&m, None).context("solver")? {
-            simulate::Route::RosenbrockFixed(_) | simulate::Route::Rk4 => true,
+            simulate::Route::RosenbrockFixed(_) | simulate::Route::Rk4 | simulate::Route::Pie => {
+                true
+            }
             simulate::Route::FirstOrder(_, fixed) => fixed,
             simulate::Route::RosenbrockAdaptive(_) => false,
         };

@@ -1,8 +1,8 @@
 //! `sprung bench`: the real-time benchmark of document 000, section 3 and Table 2, on this machine.
 //!
 //! For every model (default: both reference axles) and every combination of linear solver
-//! {dense, block-sparse} × re-linearisation {every step, every 5 steps}, LSRT2 at the model's fixed
-//! step runs the model's load case `--repeat` times from static equilibrium. Reported per row:
+//! {dense, block-sparse} × re-linearisation {every step, every 5 steps}, LSRT2 (or the fixed-step
+//! method of `--solver`, e.g. `pie`) at the model's fixed step runs the model's load case `--repeat` times from static equilibrium. Reported per row:
 //! the real-time factor (compute time / simulated time; median over the repeats), the mean, p99.9
 //! and maximum step time (pooled over the repeats), and the accuracy as NMSE (document 000,
 //! Table 3; `sprung_io::metrics`) of a displacement and a force channel against a RODAS4
@@ -70,6 +70,10 @@ pub struct BenchArgs {
     /// Directory of the cached RODAS4 references.
     #[arg(long, default_value = "out/bench")]
     pub out: PathBuf,
+    /// Fixed-step method benchmarked (lsrt2, pie, lie, rk4, or a Rosenbrock method at a fixed
+    /// step; `sprung solvers`).
+    #[arg(long, default_value = "lsrt2")]
+    pub solver: String,
     /// Reaction of LSRT2 to a characteristic changing segment within a step: split (default)
     /// or ignore (`sprung_solve::mech::Breakpoints`).
     #[arg(long, default_value = "split", value_parser = super::parse_breakpoints)]
@@ -364,6 +368,15 @@ pub fn run(a: &BenchArgs) -> anyhow::Result<()> {
         );
     }
     let quiet = false;
+    let method = a.solver.trim().to_ascii_lowercase();
+    if !matches!(
+        simulate::route(&method, Some(false)).context("--solver")?,
+        simulate::Route::RosenbrockFixed(_) | simulate::Route::Rk4 | simulate::Route::Pie
+    ) {
+        bail!(
+            "--solver {method}: the real-time benchmark needs a fixed-step method on the mechanical system (lsrt2, lie, pie, rk4 or a Rosenbrock method; `sprung solvers`)"
+        );
+    }
     let names = [a.displacement.as_deref(), a.force.as_deref()];
     let mut report = Vec::new();
     for file in &models {
@@ -376,7 +389,7 @@ pub fn run(a: &BenchArgs) -> anyhow::Result<()> {
             (LinearSolverKind::BlockSparse, "block-sparse"),
         ] {
             for every in [1u64, 5] {
-                let settings = case.settings("lsrt2", a.t_end, every, lu);
+                let settings = case.settings(&method, a.t_end, every, lu);
                 let mut rtf = Vec::with_capacity(a.repeat);
                 let mut times = Vec::new();
                 let mut errs = [f64::NAN; 2];
@@ -427,6 +440,7 @@ pub fn run(a: &BenchArgs) -> anyhow::Result<()> {
             "t_end": a.t_end,
             "window": [window.t0, window.t1],
             "repeat": a.repeat,
+            "solver": method,
             "reference": { "method": "rodas4", "rtol": REF_RTOL, "atol": REF_ATOL },
             "models": report.iter().map(|(case, rows)| json!({
                 "model": case.stem,
@@ -452,7 +466,7 @@ pub fn run(a: &BenchArgs) -> anyhow::Result<()> {
     }
     println!("machine: {}", cpu_model());
     println!(
-        "LSRT2, model step, t = 0..{} s, median of {} runs; NMSE vs RODAS4 (rtol {REF_RTOL:e}) over {}..{} s",
+        "{method}, model step, t = 0..{} s, median of {} runs; NMSE vs RODAS4 (rtol {REF_RTOL:e}) over {}..{} s",
         a.t_end, a.repeat, window.t0, window.t1
     );
     println!();

@@ -11,7 +11,7 @@ use super::run::RunArgs;
 /// Step mode of a solver route.
 pub fn step_mode(route: &Route) -> StepMode {
     match route {
-        Route::RosenbrockFixed(_) | Route::Rk4 => StepMode::Fixed,
+        Route::RosenbrockFixed(_) | Route::Rk4 | Route::Pie => StepMode::Fixed,
         Route::RosenbrockAdaptive(_) => StepMode::Adaptive,
         Route::FirstOrder(_, fixed) => {
             if *fixed {

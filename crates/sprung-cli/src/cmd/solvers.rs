@@ -1,4 +1,5 @@
-//! `sprung solvers`: list every solver with order, kind, step control and stiffness suitability.
+//! `sprung solvers`: list every solver with order, kind, step control and stiffness suitability
+//! (the first-order catalogue, then the mechanical-only `rk4` and `pie`).
 
 use sprung_solve::mech::tableau::NAMES as MECH_ROSENBROCK;
 use sprung_solve::ode::{MethodKind, StepControl, catalogue};
@@ -34,6 +35,11 @@ pub fn run() -> anyhow::Result<()> {
         "{:<10} {:>5}  {:<16} {:<9} {:<6} {rk4}",
         "rk4", 4, "explicit", "fixed", "no"
     );
+    let pie = "partly implicit Euler (document 002, eqs. 4-9): element states (eq. 7), then velocities about an explicit Euler position predictor (eq. 9), then positions (eq. 4)";
+    println!(
+        "{:<10} {:>5}  {:<16} {:<9} {:<6} {pie}",
+        "pie", 1, "linear-implicit", "fixed", "yes"
+    );
     println!();
     println!(
         "On sprung models the linear-implicit methods ({}) solve the reduced velocity-level",
@@ -44,6 +50,9 @@ pub fn run() -> anyhow::Result<()> {
     );
     println!(
         "estimate run adaptively unless --step is given. All other methods integrate y = (r, v) with the analytic Jacobian."
+    );
+    println!(
+        "rk4 and pie run on sprung models only (pie needs the split of v into body velocities and element states)."
     );
     println!(
         "Fixed step: sprung run MODEL --solver NAME --step H;  adaptive: sprung run MODEL --solver NAME --rtol R --atol A"
