@@ -47,6 +47,25 @@ AXLES = {
         "output_bushing": "tl_front_bushing_L",
         "output_bushing_role": "trailing link (tension strut) front bushing on the chassis",
         "step_csv": "step_A.csv",
+        # Declared parameters (docs/parameters.md); scale factors of 1 leave every value as
+        # written (tested bitwise); the sweep example of docs/sweeps.md varies them.
+        "parameters": [
+            {
+                "name": "bushing_scale",
+                "unit": "-",
+                "description": "factor on the rubber bushings of the control arms (uca front/rear, "
+                               "lca inner, tl front; linear rates and their radial/axial curves)",
+                "targets": ["force_elements.*_bushing_*.stiffness",
+                            "force_elements.*_bushing_*.rot_stiffness",
+                            "curves.C_LCA_RADIAL.y", "curves.C_TL_AXIAL.y"],
+            },
+            {
+                "name": "damper_scale",
+                "unit": "-",
+                "description": "factor on the damper force curve C_DAMPER_A (both dampers)",
+                "targets": ["curves.C_DAMPER_A.y"],
+            },
+        ],
     },
     "multilink": {
         "json": "multilink.json",
@@ -530,6 +549,20 @@ class Converter:
                 e(f'{k} = "{v}"')
             e("mirror = true", "")
 
+    def parameters(self):
+        params = self.cfg.get("parameters", [])
+        if not params:
+            return
+        e = self.emit
+        e("# ---------------------------------------------------------------------------------------------",
+          "# Parameters (docs/parameters.md): scale factors, 1 = the values above; change them without",
+          "# editing this file, e.g. `sprung run MODEL --set damper_scale=1.5` or `sprung sweep`.",
+          "# ---------------------------------------------------------------------------------------------")
+        for p in params:
+            e("[[parameters]]", f'name = "{p["name"]}"', "value = 1.0", f'unit = "{p["unit"]}"',
+              f'description = "{p["description"]}"', 'mode = "scale"',
+              "targets = [" + ", ".join(f'"{t}"' for t in p["targets"]) + "]", "")
+
     def convert(self) -> str:
         # First pass fills used_frames (elements use frames); then assemble in reading order.
         body_lines = Converter(self.key, self.d, self.frames_md)
@@ -545,6 +578,7 @@ class Converter:
         self.wheel_centre()
         self.inputs()
         self.outputs()
+        self.parameters()
         while self.lines and self.lines[-1] == "":
             self.lines.pop()
         return "\n".join(self.lines) + "\n"

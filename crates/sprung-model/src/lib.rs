@@ -90,6 +90,7 @@ pub mod interp;
 pub mod load;
 pub mod mirror;
 pub mod model;
+pub mod parameters;
 pub mod rot;
 pub mod settings;
 pub mod types;

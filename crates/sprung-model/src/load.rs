@@ -545,7 +545,15 @@ fn process(
     }
     let mut model = exp.model;
     finalize(&mut model);
-    Ok(model)
+    crate::parameters::apply_declared(model, file_label).map_err(|mut problems| {
+        for p in &mut problems {
+            p.line = smap.locate(&p.kind, &p.name, &exp.origins);
+        }
+        ModelError::Invalid {
+            file: file_label.to_string(),
+            problems,
+        }
+    })
 }
 
 /// Orthonormalise every frame and inline marker axes exactly (validation guarantees they are
@@ -691,8 +699,10 @@ pub fn read_csv_columns(
 }
 
 /// Kinds scanned in the source (plural array names and singular sections).
-const KINDS: [&str; 10] = [
+const KINDS: [&str; 12] = [
     "bodies",
+    "elements",
+    "parameters",
     "markers",
     "frames",
     "curves",
@@ -714,6 +724,8 @@ fn kind_key(label: &str) -> &'static str {
         "force element" | "bushing" | "spring" | "damper" | "stop" => "force_elements",
         "input" => "inputs",
         "output" => "outputs",
+        "element" => "elements",
+        "parameter" => "parameters",
         "solver" => "solver",
         "initial_state" => "initial_state",
         _ => "model",

@@ -194,8 +194,17 @@ impl Model {
         }
     }
 
-    /// Pretty JSON of the model (the same schema as the input files).
+    /// Pretty JSON of the model (the same schema as the input files). A model with parameters
+    /// is written with the file's values and the parameters' current values, so that reading
+    /// it back gives the same model.
     pub fn to_json_pretty(&self) -> String {
-        serde_json::to_string_pretty(self).unwrap_or_default()
+        match &self.parameter_base {
+            Some(b) => {
+                let mut m = b.model.clone();
+                m.parameters = self.parameters.clone();
+                serde_json::to_string_pretty(&m).unwrap_or_default()
+            }
+            None => serde_json::to_string_pretty(self).unwrap_or_default(),
+        }
     }
 }

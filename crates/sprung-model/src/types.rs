@@ -57,6 +57,49 @@ pub struct Model {
     /// Output channels (`[[outputs]]`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub outputs: Vec<Output>,
+    /// Named parameters (`[[parameters]]`) that change model values without editing the file
+    /// (`docs/parameters.md`, [`crate::parameters`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub parameters: Vec<Parameter>,
+    /// The model as written in the file (before the parameters were applied) and its file label;
+    /// set by [`crate::load()`] and [`Model::with_parameters`] when parameters act on the model
+    /// (derived data, not part of the file format).
+    #[serde(skip)]
+    pub parameter_base: Option<std::sync::Arc<crate::parameters::ParameterBase>>,
+}
+
+/// How a parameter acts on its targets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ParameterMode {
+    /// The target value becomes the parameter value (default).
+    #[default]
+    Set,
+    /// The target value is the file's value times the parameter value.
+    Scale,
+}
+
+/// `[[parameters]]`: a named parameter acting on one or more model values addressed by paths
+/// (`docs/parameters.md`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Parameter {
+    /// Unique parameter name (letters, digits, `_`; not a path).
+    pub name: String,
+    /// Value (finite); with `mode = "scale"` a factor on the file's values.
+    pub value: f64,
+    /// Unit of the value (documentation, e.g. `"-"` for a factor, `"N/m"`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unit: Option<String>,
+    /// Free text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// Paths of the model values it acts on, e.g. `"force_elements.damper_L.damping"` or
+    /// `"force_elements.*_bushing_*.stiffness"` (at least one).
+    pub targets: Vec<String>,
+    /// `"set"` (default) or `"scale"`.
+    #[serde(default)]
+    pub mode: ParameterMode,
 }
 
 /// `[model]`: name, description, ground name and gravity.

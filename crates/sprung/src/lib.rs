@@ -38,12 +38,15 @@
 mod error;
 pub mod linearise;
 mod model;
+pub mod parameters;
 mod simulation;
+pub mod sweep;
 pub mod workprecision;
 
 pub use error::Error;
 pub use linearise::{SparseStateSpace, StateSpace};
 pub use model::Model;
+pub use parameters::{ParameterInfo, ParameterMode};
 pub use simulation::{
     ChannelValue, EquilibriumReport, InputRef, LinearisationPoint, RunReport, Simulation, Snapshot,
     StopReason,

@@ -16,9 +16,13 @@ use crate::Error;
 /// it came from, the resolved output channels and the default run settings.
 #[derive(Debug, Clone)]
 pub struct Model {
-    description: sprung_model::Model,
+    pub(crate) description: sprung_model::Model,
     compiled: Arc<CompiledModel>,
     outputs: OutputSet,
+    /// The element kinds it was compiled with ([`Model::with_parameters`] recompiles with them).
+    pub(crate) registry: Arc<ElementRegistry>,
+    /// The declared parameters (`crate::parameters`).
+    pub(crate) parameters: Vec<crate::ParameterInfo>,
 }
 
 impl Model {
@@ -42,14 +46,26 @@ impl Model {
         m: sprung_model::Model,
         registry: &ElementRegistry,
     ) -> Result<Arc<Self>, Error> {
+        Self::compile(m, Arc::new(registry.clone())).map(Arc::new)
+    }
+
+    /// Compiles `m` with `registry` (shared by the models derived with
+    /// [`Model::with_parameters`]).
+    pub(crate) fn compile(
+        m: sprung_model::Model,
+        registry: Arc<ElementRegistry>,
+    ) -> Result<Self, Error> {
         let compiled =
-            sprung_mbs::compile_with(&m, registry).map_err(|e| Error::Model(e.to_string()))?;
+            sprung_mbs::compile_with(&m, &registry).map_err(|e| Error::Model(e.to_string()))?;
         let outputs = OutputSet::new(&m, &compiled).map_err(Error::Model)?;
-        Ok(Arc::new(Self {
+        let parameters = m.parameters.iter().map(crate::ParameterInfo::of).collect();
+        Ok(Self {
             description: m,
             compiled: Arc::new(compiled),
             outputs,
-        }))
+            registry,
+            parameters,
+        })
     }
 
     /// The model description.
