@@ -10,6 +10,7 @@ mod errors;
 mod model;
 mod settings;
 mod simulation;
+mod sweep;
 
 /// Native part of the ``sprung`` package (use ``import sprung``).
 #[pymodule]
@@ -17,6 +18,8 @@ fn _sprung(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add_class::<model::PyModel>()?;
     m.add_class::<simulation::PySimulation>()?;
+    m.add_function(wrap_pyfunction!(sweep::run_variant, m)?)?;
+    m.add_function(wrap_pyfunction!(sweep::check_sweep, m)?)?;
     m.add("Error", py.get_type::<errors::Error>())?;
     m.add("ModelError", py.get_type::<errors::ModelError>())?;
     m.add("SettingsError", py.get_type::<errors::SettingsError>())?;

@@ -113,6 +113,73 @@ impl PyModel {
         Ok(d)
     }
 
+    /// The declared parameters (``[[parameters]]``) with their current values, in declaration
+    /// order: a list of dicts ``name``, ``value`` (a factor for ``mode = "scale"``), ``unit``,
+    /// ``description``, ``targets`` (model paths), ``mode`` (``"set"`` or ``"scale"``).
+    #[getter]
+    fn parameters<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyDict>>> {
+        self.inner
+            .parameters()
+            .iter()
+            .map(|p| {
+                let d = PyDict::new(py);
+                d.set_item("name", &p.name)?;
+                d.set_item("value", p.value)?;
+                d.set_item("unit", &p.unit)?;
+                d.set_item("description", &p.description)?;
+                d.set_item("targets", &p.targets)?;
+                d.set_item(
+                    "mode",
+                    match p.mode {
+                        sprung::ParameterMode::Set => "set",
+                        sprung::ParameterMode::Scale => "scale",
+                    },
+                )?;
+                Ok(d)
+            })
+            .collect()
+    }
+
+    /// A new model with parameter values changed: ``with_parameters({"damper_scale": 1.2})``
+    /// or ``with_parameters(damper_scale=1.2)``. A name is a declared parameter or a model path
+    /// such as ``"force_elements.damper_L.damping"`` (docs/parameters.md). Unknown names (the
+    /// error lists the declared ones), non-finite values and values the model validation
+    /// rejects raise :class:`sprung.ModelError`.
+    #[pyo3(signature = (values = None, **kwargs))]
+    fn with_parameters(
+        &self,
+        py: Python<'_>,
+        values: Option<&Bound<'_, PyAny>>,
+        kwargs: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Self> {
+        let mut all: Vec<(String, f64)> = Vec::new();
+        if let Some(v) = values {
+            match v.cast::<PyDict>() {
+                Ok(d) => {
+                    for (k, x) in d.iter() {
+                        all.push((k.extract()?, x.extract()?));
+                    }
+                }
+                Err(_) => all = v.extract()?,
+            }
+        }
+        if let Some(kw) = kwargs {
+            for (k, v) in kw.iter() {
+                all.push((k.extract()?, v.extract()?));
+            }
+        }
+        let pairs: Vec<(&str, f64)> = all.iter().map(|(n, v)| (n.as_str(), *v)).collect();
+        let base = self.inner.clone();
+        let m = py.detach(|| base.with_parameters(&pairs)).py()?;
+        Ok(Self::new(Arc::new(m)))
+    }
+
+    /// The current value of a declared parameter or of the single number a model path
+    /// addresses.
+    fn parameter_value(&self, name: &str) -> PyResult<f64> {
+        self.inner.parameter_value(name).py()
+    }
+
     /// Number of velocity-level coordinates (6 per body, then the element states).
     #[getter]
     fn n_dof(&self) -> usize {
