@@ -117,9 +117,16 @@ class Simulation(_NativeSimulation):
 
         Returns the channels at the start and every ``output_interval`` (default: the model's):
         a pandas DataFrame indexed by ``time`` when pandas is importable, else a dict of numpy
-        arrays with a ``"time"`` entry. Raises :class:`SimulationError` if the run fails.
+        arrays with a ``"time"`` entry. Raises :class:`SimulationError` if the run fails; its
+        ``results`` attribute holds the channels up to the failure (same form).
         """
-        names, columns = self._run(t_end, output_interval)
+        try:
+            names, columns = self._run(t_end, output_interval)
+        except SimulationError as e:
+            partial = getattr(e, "partial", None)
+            if partial is not None:
+                e.results = _frame(*partial, as_frame)
+            raise
         return _frame(names, columns, as_frame)
 
 

@@ -459,7 +459,8 @@ impl PySimulation {
     /// Runs to ``t_end`` through the engine's run loop (the one ``sprung run`` uses; GIL
     /// released) and returns ``(names, columns)``: ``"time"`` then the channels, each column
     /// an array over the output points (the start and every ``output_interval``);
-    /// :meth:`sprung.Simulation.run` wraps it in a DataFrame.
+    /// :meth:`sprung.Simulation.run` wraps it in a DataFrame. A failed run raises
+    /// :class:`sprung.SimulationError` with the same pair up to the failure as ``partial``.
     #[pyo3(signature = (t_end, output_interval = None))]
     fn _run<'py>(
         &mut self,
@@ -480,13 +481,20 @@ impl PySimulation {
         }
         let sim = self.sim();
         let (rows, res) = py.detach(|| run_rows(sim, &settings, t_end));
-        res.map_err(|msg| SimulationError::new_err(format!("run failed: {msg}")))?;
         let mut names = vec!["time".to_owned()];
         names.extend(self.channel_names());
-        let cols = (0..names.len())
+        let cols: Vec<_> = (0..names.len())
             .map(|k| rows.column(k).into_pyarray(py))
             .collect();
-        Ok((names, cols))
+        match res {
+            Ok(()) => Ok((names, cols)),
+            Err(msg) => {
+                // The rows up to the failure travel with the exception (`partial`).
+                let err = SimulationError::new_err(format!("run failed: {msg}"));
+                err.value(py).setattr("partial", (names, cols))?;
+                Err(err)
+            }
+        }
     }
 
     fn __repr__(&mut self) -> String {

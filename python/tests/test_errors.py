@@ -2,6 +2,7 @@
 
 import re
 
+import numpy as np
 import pytest
 
 import sprung
@@ -90,5 +91,9 @@ def test_divergence_is_a_simulation_error(double_wishbone):
         sim.advance_to(1.0)
     sim2 = sprung.Simulation(model)
     sim2.set_input("Fz_L", 1e9)
-    with pytest.raises(sprung.SimulationError, match="run failed"):
+    with pytest.raises(sprung.SimulationError, match="run failed") as e:
         sim2.run(1.0)
+    # the rows up to the failure come with the exception
+    partial = e.value.results
+    assert 0 < len(partial) < 1001 and partial.index[-1] < 1.0
+    assert np.isfinite(partial.to_numpy()).all()
