@@ -113,7 +113,7 @@ pub fn run_rows(
     let n_ch = sim.model().outputs().len();
     let span = (t_end - sim.time()).max(0.0);
     let n_rows = (span / settings.output_interval).ceil() as usize + 2;
-    let mut rows = Rows::with_capacity(n_ch, n_rows.min(10_000_000));
+    let mut rows = Rows::with_capacity(n_ch, n_rows.min(1 << 20));
     let report = sim.run_with(settings, t_end, &mut |t, row| {
         rows.push(t, row);
         Control::Continue
