@@ -48,6 +48,14 @@ enum Command {
         /// Step in s to assess the model against (default: the model's [solver] step).
         #[arg(long)]
         step: Option<f64>,
+        /// Check with a model value changed: NAME=VALUE, a declared parameter or a path
+        /// (repeatable; docs/parameters.md).
+        #[arg(long = "set", value_name = "NAME=VALUE", value_parser = cmd::parse_set)]
+        set: Vec<(String, f64)>,
+        /// Also list every numeric value of the model with the path that addresses it (for
+        /// `--set`, `sprung sweep` and `[[parameters]]` targets).
+        #[arg(long)]
+        paths: bool,
     },
     /// Simulate a model and write the output channels to a result file.
     Run(cmd::run::RunArgs),
@@ -84,6 +92,9 @@ enum Command {
     /// Static equilibrium: print the output channels and the body displacements (with or
     /// without gravity, at a time or at given input values).
     Static(cmd::statics::StaticArgs),
+    /// Parameter sweep: run variants of a model (a grid or a table of parameter values) on all
+    /// cores and tabulate metrics per run (peak, settling time, final value, ...).
+    Sweep(cmd::sweep::SweepArgs),
 }
 
 fn main() -> ExitCode {
@@ -94,7 +105,9 @@ fn main() -> ExitCode {
             model,
             solver,
             step,
-        } => cmd::check::run(&model, solver.as_deref(), step),
+            set,
+            paths,
+        } => cmd::check::run(&model, solver.as_deref(), step, &set, paths),
         Command::Run(args) => cmd::run::run(&args),
         Command::Schema => {
             println!("{}", sprung_model::json_schema());
@@ -109,6 +122,7 @@ fn main() -> ExitCode {
         Command::Bench(args) => cmd::bench::run(&args),
         Command::Modes { model, count } => cmd::modes::run(&model, count),
         Command::Static(args) => cmd::statics::run(&args),
+        Command::Sweep(args) => cmd::sweep::run(&args),
     };
     match res {
         Ok(()) => ExitCode::SUCCESS,
@@ -133,8 +147,10 @@ fn parse_args() -> Cli {
                 || id == std::any::TypeId::of::<usize>()
                 || id == std::any::TypeId::of::<u32>();
             // Text options that hold numbers: `--window -0.5:1`, `--ref-offset -2.5`.
-            let numbers_in_text =
-                matches!(a.get_id().as_str(), "window" | "ref_scale" | "ref_offset");
+            let numbers_in_text = matches!(
+                a.get_id().as_str(),
+                "window" | "ref_scale" | "ref_offset" | "set" | "grid"
+            );
             if (numeric || numbers_in_text) && !a.is_positional() {
                 a.allow_hyphen_values(true)
             } else {

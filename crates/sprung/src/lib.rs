@@ -44,6 +44,16 @@ pub mod sweep;
 pub mod workprecision;
 
 pub use error::Error;
+
+/// The Rust examples of `docs/parameters.md` run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/parameters.md")]
+mod parameters_doc {}
+
+/// The Rust examples of `docs/sweeps.md` run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/sweeps.md")]
+mod sweeps_doc {}
 pub use linearise::{SparseStateSpace, StateSpace};
 pub use model::Model;
 pub use parameters::{ParameterInfo, ParameterMode};

@@ -274,8 +274,10 @@ pub fn run_variant(
         return row;
     }
     let values: Vec<(&str, f64)> = parameters.iter().map(|(n, v)| (n.as_str(), *v)).collect();
+    // One line per row in the table: multi-line messages (lists of problems) are joined.
     let fail = |mut row: SweepRow, e: String| {
-        row.status = RunStatus::Failed(e);
+        let one_line: Vec<&str> = e.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+        row.status = RunStatus::Failed(one_line.join(" "));
         row
     };
     let model = match base.with_parameters(&values) {

@@ -5,11 +5,17 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use super::load_model;
+use super::load_model_with;
 
 /// Runs the command.
-pub fn run(path: &Path, solver: Option<&str>, step: Option<f64>) -> anyhow::Result<()> {
-    let (m, c) = load_model(path)?;
+pub fn run(
+    path: &Path,
+    solver: Option<&str>,
+    step: Option<f64>,
+    sets: &[(String, f64)],
+    paths: bool,
+) -> anyhow::Result<()> {
+    let (m, c) = load_model_with(path, sets)?;
     // [hardening17] what `run` would reject must fail `check` too, located in the file.
     let method = m.solver.method.to_lowercase();
     let route = sprung_mbs::simulate::route(&method, None).map_err(|e| {
@@ -120,6 +126,30 @@ pub fn run(path: &Path, solver: Option<&str>, step: Option<f64>) -> anyhow::Resu
             None => format!("{:?}", o.quantity),
         };
         println!("  {:<24} [{}] {quantity} of {what}", o.name, ch.unit);
+    }
+    if !m.parameters.is_empty() {
+        println!("parameters:      {}", m.parameters.len());
+        for p in &m.parameters {
+            println!(
+                "  {:<24} = {} [{}] ({:?} of {}){}",
+                p.name,
+                p.value,
+                p.unit.as_deref().unwrap_or(""),
+                p.mode,
+                p.targets.join(", "),
+                p.description
+                    .as_deref()
+                    .map(|d| format!(": {d}"))
+                    .unwrap_or_default()
+            );
+        }
+    }
+    if paths {
+        let all = m.numeric_paths();
+        println!("paths:           {} numeric values", all.len());
+        for (p, v) in &all {
+            println!("  {p} = {v}");
+        }
     }
     let s = &m.solver;
     println!(

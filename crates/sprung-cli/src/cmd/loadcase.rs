@@ -112,6 +112,7 @@ fn run_one(
         from_design: false,
         quiet: true,
         inputs: None,
+        set: Vec::new(),
     };
     super::run::run(&args)?;
     Ok(out.join(format!("{name}.csv")))

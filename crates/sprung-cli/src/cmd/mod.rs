@@ -15,6 +15,7 @@ pub mod run;
 pub mod settings_check;
 pub mod solvers;
 pub mod statics;
+pub mod sweep;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -24,9 +25,52 @@ use sprung_mbs::CompiledModel;
 
 /// Loads, validates and compiles a model file.
 pub fn load_model(path: &Path) -> anyhow::Result<(sprung_model::Model, Arc<CompiledModel>)> {
-    let m = sprung_model::load(path).map_err(|e| anyhow::anyhow!("{e}"))?;
+    load_model_with(path, &[])
+}
+
+/// Loads a model file, applies `--set` parameter values (declared parameters or paths,
+/// `docs/parameters.md`; the same mechanism as `sprung::Model::with_parameters`), validates
+/// and compiles it.
+pub fn load_model_with(
+    path: &Path,
+    sets: &[(String, f64)],
+) -> anyhow::Result<(sprung_model::Model, Arc<CompiledModel>)> {
+    let m = load_description(path, sets)?;
     let c = sprung_mbs::compile(&m).with_context(|| format!("compiling {}", path.display()))?;
     Ok((m, Arc::new(c)))
+}
+
+/// Loads and validates a model file with `--set` parameter values applied.
+pub fn load_description(
+    path: &Path,
+    sets: &[(String, f64)],
+) -> anyhow::Result<sprung_model::Model> {
+    let m = sprung_model::load(path).map_err(|e| anyhow::anyhow!("{e}"))?;
+    if sets.is_empty() {
+        return Ok(m);
+    }
+    let values: Vec<(&str, f64)> = sets.iter().map(|(n, v)| (n.as_str(), *v)).collect();
+    m.with_parameters(&values)
+        .map_err(|e| anyhow::anyhow!("--set: {e}"))
+}
+
+/// Parses `--set NAME=VALUE` (a declared parameter or a path, and a number).
+pub fn parse_set(s: &str) -> Result<(String, f64), String> {
+    let (name, value) = s
+        .split_once('=')
+        .ok_or_else(|| format!("'{s}': expected NAME=VALUE, e.g. damper_scale=1.5"))?;
+    let name = name.trim();
+    if name.is_empty() {
+        return Err(format!("'{s}': no parameter name before '='"));
+    }
+    let v: f64 = value
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{s}': '{}' is not a number", value.trim()))?;
+    if !v.is_finite() {
+        return Err(format!("'{s}': the value must be finite"));
+    }
+    Ok((name.to_string(), v))
 }
 
 /// Parses `--breakpoints` (split, ignore).

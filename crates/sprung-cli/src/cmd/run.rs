@@ -21,7 +21,7 @@ use sprung_mbs::simulate::{self, LinearSolverKind, RunSettings};
 use sprung_model::InitialStateKind;
 use sprung_solve::mech::adaptive::Control;
 
-use super::load_model;
+use super::load_model_with;
 use crate::{FormatArg, LinearSolverArg};
 
 /// Arguments of `sprung run`.
@@ -90,6 +90,11 @@ pub struct RunArgs {
     /// output grid.
     #[arg(long, value_name = "FILE.csv")]
     pub inputs: Option<PathBuf>,
+    /// Change a model value without editing the file: NAME=VALUE with NAME a declared
+    /// parameter or a path such as force_elements.damper_L.damping (repeatable;
+    /// docs/parameters.md).
+    #[arg(long = "set", value_name = "NAME=VALUE", value_parser = super::parse_set)]
+    pub set: Vec<(String, f64)>,
 }
 
 fn settings(m: &sprung_model::Model, a: &RunArgs) -> anyhow::Result<RunSettings> {
@@ -193,7 +198,7 @@ pub fn run(a: &RunArgs) -> anyhow::Result<()> {
     // Result name and settings are checked before anything is loaded or written; the
     // command line and the model file go through one validation.
     sprung_io::validate_result_name(&a.name)?;
-    let (m, _) = load_model(&a.model)?;
+    let (m, _) = load_model_with(&a.model, &a.set)?;
     let s = settings(&m, a)?;
     let route = simulate::route(&s.method, s.adaptive)?;
     super::settings_check::validate(a, &m, &s, &route)?;
@@ -268,6 +273,9 @@ pub fn run(a: &RunArgs) -> anyhow::Result<()> {
                     "max_velocity_m_per_s": finite_or_null(sim.limits().max_velocity),
                     "model_extent_m": sim.limits().extent },
         "inputs_file": a.inputs.as_ref().map(|p| p.display().to_string()),
+        "parameters": model.parameters().iter().map(|p| (p.name.clone(), json!(p.value)))
+            .chain(a.set.iter().map(|(n, v)| (n.clone(), json!(v))))
+            .collect::<serde_json::Map<_, _>>(),
     });
     let mut writer =
         BackgroundWriter::create(&path, format, &channels, meta, BackgroundOptions::default())

@@ -42,6 +42,10 @@ pub struct StaticArgs {
     /// Number of bodies to list (largest displacement first); 0 lists all.
     #[arg(long, default_value_t = 20)]
     pub bodies: usize,
+    /// Change a model value: NAME=VALUE, a declared parameter or a path (repeatable;
+    /// docs/parameters.md).
+    #[arg(long = "set", value_name = "NAME=VALUE", value_parser = super::parse_set)]
+    pub set: Vec<(String, f64)>,
 }
 
 /// Runs the command.
@@ -55,7 +59,7 @@ pub fn run(a: &StaticArgs) -> anyhow::Result<()> {
             a.tolerance
         );
     }
-    let mut m = sprung_model::load(&a.model).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let mut m = super::load_description(&a.model, &a.set)?;
     if a.no_gravity {
         m.model.gravity = [0.0; 3];
     }
