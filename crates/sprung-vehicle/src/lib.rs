@@ -16,3 +16,18 @@ pub mod rig;
 pub mod road;
 pub mod tire;
 pub mod tire_element;
+
+use sprung_mbs::elements::ElementRegistry;
+
+/// Registers every tire kind of this crate on `reg` (today `tire_linear`); the facade's
+/// `sprung::element_registry()` is the built-in kinds plus these.
+pub fn register_all(reg: &mut ElementRegistry) {
+    tire_element::register::<tire::linear::LinearTire>(reg);
+}
+
+/// The built-in element kinds of `sprung-mbs` plus the vehicle kinds of [`register_all`].
+pub fn registry() -> ElementRegistry {
+    let mut reg = ElementRegistry::builtin();
+    register_all(&mut reg);
+    reg
+}

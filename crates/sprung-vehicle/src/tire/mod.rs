@@ -210,5 +210,6 @@ pub trait TireModel: Send + Sync + Debug + Sized + 'static {
     fn partials(&self, k: &SlipKinematics, states: &[f64], jac: &mut TirePartials);
 }
 
+pub mod linear;
 pub mod pac2002;
 pub mod tmeasy;
