@@ -25,7 +25,8 @@ use sprung_mbs::CompiledModel;
 /// Loads, validates and compiles a model file.
 pub fn load_model(path: &Path) -> anyhow::Result<(sprung_model::Model, Arc<CompiledModel>)> {
     let m = sprung_model::load(path).map_err(|e| anyhow::anyhow!("{e}"))?;
-    let c = sprung_mbs::compile(&m).with_context(|| format!("compiling {}", path.display()))?;
+    let c = sprung_mbs::compile_with(&m, &sprung::element_registry())
+        .with_context(|| format!("compiling {}", path.display()))?;
     Ok((m, Arc::new(c)))
 }
 
