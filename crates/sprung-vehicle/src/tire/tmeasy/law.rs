@@ -1,0 +1,274 @@
+//! The TMeasy force law itself (Rill; `../shared/data/vehicle-reference.md`, "TMeasy tire (Rill)
+//! as implemented in Chrono", steps 3–9, with the variants chosen in `docs/tire-tmeasy.md`),
+//! written once for any [`Real`] so that the same code gives the forces (`f64`) and their
+//! analytic partials ([`super::dual::Dual`]).
+
+use super::dual::Real;
+use super::params::{Curve, TmeasyParams};
+
+/// Everything the law returns: forces/moments in the contact frame and the state rates.
+#[derive(Debug, Clone, Copy)]
+pub struct LawOut<T> {
+    /// Fx, Fy, Mx, My, Mz.
+    pub forces: [T; 5],
+    /// ẋ_e, ẏ_e, ḃ_e.
+    pub rates: [T; 3],
+    /// Values the state partials are formed from.
+    pub aux: Aux,
+}
+
+/// Intermediate values of the law: the rates and forces are affine in the states with these
+/// coefficients, so their state partials follow without differentiating the law again.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Aux {
+    /// Transport velocity v_t, m/s.
+    pub vt: f64,
+    /// Secant slopes f_sx, f_sy (N per unit slip) and of the bore characteristic f_sB, N.
+    pub fs: [f64; 3],
+    /// Contact length times normalised trail, L n, m (M_z = −F_y L n + M_B).
+    pub trail: f64,
+    /// Bore radius R_B, m.
+    pub rb: f64,
+    /// Whether the tire is lifted off (all forces zero).
+    pub lifted: bool,
+}
+
+/// The inputs of the law.
+#[derive(Debug, Clone, Copy)]
+pub struct LawIn<T> {
+    /// Fz, ρ, vx, vy, ω, γ, ψ̇ (order of `tire::kin`).
+    pub kin: [T; 7],
+    /// x_e, y_e, b_e.
+    pub states: [T; 3],
+    /// μ_road / μ0 (constant).
+    pub mu_scale: f64,
+}
+
+/// Parameters of one direction after the load dependence (step 4).
+#[derive(Debug, Clone, Copy)]
+struct Dir<T> {
+    df0: T,
+    fm: T,
+    fs: T,
+    sm: T,
+    ss: T,
+}
+
+/// Degressive load dependence of a force, step 4: Q(w1, w2) = q (2 w1 − w2/2 − (w1 − w2/2) q),
+/// returned without the leading factor q (so that ratios of forces stay finite at q = 0).
+#[inline]
+fn per_q<T: Real>(c: &Curve, q: T) -> T {
+    T::cst(2.0 * c.pn - 0.5 * c.p2n) - q * (c.pn - 0.5 * c.p2n)
+}
+
+/// Linear load dependence of a slip or a torque parameter, step 4: w1 + (w2 − w1)(q − 1).
+#[inline]
+fn linear<T: Real>(c: &Curve, q: T) -> T {
+    (q - 1.0) * (c.p2n - c.pn) + c.pn
+}
+
+/// Secant slope f(s)/s of the generalised characteristic (step 6) at s ≥ 0, with the slope rule
+/// of `docs/tire-tmeasy.md`: when dF0 < 2 F_M / s_M the position of the maximum moves to
+/// s_M = 2 F_M / dF0 (Rill & Castro), so the measured initial slope and maximum both hold.
+#[inline]
+pub fn secant<T: Real>(s: T, df0: T, fm: T, sm: T, fs: T, ss: T) -> T {
+    let two_fm = fm * 2.0;
+    let sm = if df0.v() * sm.v() < two_fm.v() {
+        two_fm / df0
+    } else {
+        sm
+    };
+    // Guards for combinations the parameter checks exclude in the pure directions.
+    let fs = fs.min(fm);
+    let ss = if ss.v() <= sm.v() { sm * 1.001 } else { ss };
+    if s.v() < sm.v() {
+        let sigma = s / sm;
+        let p = df0 * sm / fm - 2.0;
+        df0 / ((sigma + p) * sigma + 1.0)
+    } else if s.v() > ss.v() {
+        fs / s
+    } else {
+        let a = (fm / sm) * (fm / sm) / (df0 * sm);
+        let s_star = sm + (fm - fs) / (a * (ss - sm));
+        let f = if s_star.v() < ss.v() {
+            if s.v() <= s_star.v() {
+                let d = s - sm;
+                fm - a * d * d
+            } else {
+                let b = a * (s_star - sm) / (ss - s_star);
+                let d = ss - s;
+                fs + b * d * d
+            }
+        } else {
+            let sg = (s - sm) / (ss - sm);
+            fm - (fm - fs) * sg * sg * (T::cst(3.0) - sg * 2.0)
+        };
+        f / s
+    }
+}
+
+/// Normalised trail n/L of the aligning torque (step 8) at |s_y|.
+#[inline]
+fn trail<T: Real>(sy_abs: T, nl0: T, sq0: T, sqe: T) -> T {
+    let sqe = sqe.max(sq0);
+    let w = sq0 / sqe;
+    if sy_abs.v() <= sq0.v() {
+        let sh = sy_abs / sq0;
+        let one = T::cst(1.0);
+        nl0 * ((one - w) * (one - sh) + w * (one - (T::cst(3.0) - sh * 2.0) * sh * sh))
+    } else if sy_abs.v() < sqe.v() {
+        let r = (sqe - sy_abs) / (sqe - sq0);
+        -nl0 * (T::cst(1.0) - w) * (sy_abs - sq0) / sq0 * r * r
+    } else {
+        T::cst(0.0)
+    }
+}
+
+impl TmeasyParams {
+    /// Evaluates the law. `dynamic` = false gives the steady-state forces (states ignored,
+    /// rates zero).
+    pub fn law<T: Real>(&self, inp: &LawIn<T>, dynamic: bool) -> LawOut<T> {
+        let zero = T::cst(0.0);
+        let [fz, rho, vx, vy, om, gam, psid] = inp.kin;
+        let [xe, ye, be] = inp.states;
+        let mu = inp.mu_scale;
+
+        // Step 3: load ratio, radii, contact length, transport and slip velocities, slips.
+        let q = if fz.v() <= 0.0 {
+            zero
+        } else if fz.v() >= self.pn_max {
+            T::cst(self.pn_max / self.pn)
+        } else {
+            fz / self.pn
+        };
+        let r_eff = rho * (-1.0 / 3.0) + self.r0;
+        let vt = r_eff * om.abs() + self.v_n;
+        let vsx = vx - om * r_eff;
+        let vsy = vy;
+        let sx = -vsx / vt;
+        let sy = -vsy / vt;
+        let len = if rho.v() > 0.0 {
+            (rho * (4.0 * self.r0)).sqrt()
+        } else {
+            zero
+        };
+
+        // Step 4: load dependence.
+        let x = Dir {
+            df0: per_q(&self.dfx0, q),
+            fm: per_q(&self.fxm, q),
+            fs: per_q(&self.fxs, q),
+            sm: linear(&self.sxm, q),
+            ss: linear(&self.sxs, q),
+        };
+        let y = Dir {
+            df0: per_q(&self.dfy0, q),
+            fm: per_q(&self.fym, q),
+            fs: per_q(&self.fys, q),
+            sm: linear(&self.sym, q),
+            ss: linear(&self.sys, q),
+        };
+
+        // Step 5 in Rill's normalised form: ŝ_x, ŝ_y from the pure-slip maxima (independent of q's
+        // leading factor and of μ, which cancel), s_N = |(s_x/ŝ_x, s_y/ŝ_y)|.
+        let rx = x.fm / x.df0;
+        let ry = y.fm / y.df0;
+        let shx = x.sm / (x.sm + y.sm) + rx / (rx + ry);
+        let shy = T::cst(2.0) - shx; // ŝ_x + ŝ_y = 2
+        let (ihx, ihy) = (T::cst(1.0) / shx, T::cst(1.0) / shy);
+        let nx = sx * ihx;
+        let ny = sy * ihy;
+        let sn = nx.hypot(ny);
+
+        // Secant slopes dF/ds per direction (N per unit slip): F_x = f_sx s_x, F_y = f_sy s_y.
+        let (fsx, fsy) = if q.v() <= 0.0 {
+            (zero, zero)
+        } else if sn.v() > 0.0 {
+            let isn = T::cst(1.0) / sn;
+            let c = nx * isn;
+            let s = ny * isn;
+            let qm = q * mu;
+            let df0 = (x.df0 * shx * c).hypot(y.df0 * shy * s) * q;
+            let fm = (x.fm * c).hypot(y.fm * s) * qm;
+            let fs = (x.fs * c).hypot(y.fs * s) * qm;
+            let sm = (x.sm * ihx * c).hypot(y.sm * ihy * s) * mu;
+            let ss = (x.ss * ihx * c).hypot(y.ss * ihy * s) * mu;
+            let g = secant(sn, df0, fm, sm, fs, ss);
+            (g * ihx, g * ihy)
+        } else {
+            // Exactly zero slip: the pure-slip initial slopes in each direction (the limits
+            // of the secant slopes along the axes; docs, "combined slip").
+            (x.df0 * q, y.df0 * q)
+        };
+
+        // Bore torque: bore radius from the contact patch, bore slip, and a characteristic with
+        // the mean of the longitudinal and lateral parameters (docs, "bore torque").
+        let rb = (len * 0.5 + self.width * 0.5) * (0.5 * 2.0 / 3.0);
+        let omega_n = psid + om * gam.sin();
+        let vsb = rb * omega_n;
+        let sb = -vsb / vt;
+        let fsb = if q.v() <= 0.0 {
+            zero
+        } else {
+            let h = |a: T, b: T| (a + b) * 0.5;
+            secant(
+                sb.abs(),
+                h(x.df0, y.df0) * q,
+                h(x.fm, y.fm) * (q * mu),
+                h(x.sm, y.sm) * mu,
+                h(x.fs, y.fs) * (q * mu),
+                h(x.ss, y.ss) * mu,
+            )
+        };
+
+        // Rill's first-order tire dynamics: the contact patch deflects by x_e against c_x, d_x and
+        // slides with v_sx + ẋ_e, so c_x x_e + d_x ẋ_e = −f_sx (v_sx + ẋ_e) / v_t.
+        let (fx, fy, mb, rates) = if dynamic {
+            let xd = (-(vt * self.cx * xe) - fsx * vsx) / (vt * self.dx + fsx);
+            let yd = (-(vt * self.cy * ye) - fsy * vsy) / (vt * self.dy + fsy);
+            let bd = (-(vt * self.cy * be) - fsb * vsb) / (vt * self.dy + fsb);
+            let fx = xe * self.cx + xd * self.dx;
+            let fy = ye * self.cy + yd * self.dy;
+            let mb = rb * (be * self.cy + bd * self.dy);
+            (fx, fy, mb, [xd, yd, bd])
+        } else {
+            (fsx * sx, fsy * sy, rb * fsb * sb, [zero; 3])
+        };
+
+        let mut aux = Aux {
+            vt: vt.v(),
+            fs: [fsx.v(), fsy.v(), fsb.v()],
+            trail: 0.0,
+            rb: rb.v(),
+            lifted: true,
+        };
+        if fz.v() <= 0.0 {
+            // Lifted off: no forces; the deflections relax (f_s = 0 in the rates).
+            return LawOut {
+                forces: [zero; 5],
+                rates,
+                aux,
+            };
+        }
+
+        // Step 8: aligning torque by the pneumatic trail, plus the bore torque.
+        let n = trail(
+            sy.abs(),
+            linear(&self.nl0, q),
+            linear(&self.sq0, q),
+            linear(&self.sqe, q),
+        );
+        let len_n = len * n;
+        aux.trail = len_n.v();
+        aux.lifted = false;
+        let mz = -fy * len_n + mb;
+        // Step 9: rolling resistance and overturning moment.
+        let my = -(fz * (self.fr * self.r0)) * om.tanh();
+        let mx = -((rho * (2.0 * self.d2) + self.d1) * gam) * (self.width * self.width / 12.0);
+        LawOut {
+            forces: [fx, fy, mx, my, mz],
+            rates,
+            aux,
+        }
+    }
+}
