@@ -84,6 +84,9 @@ enum Command {
     /// Static equilibrium: print the output channels and the body displacements (with or
     /// without gravity, at a time or at given input values).
     Static(cmd::statics::StaticArgs),
+    /// Tire test rig: steady sweeps of longitudinal slip, slip angle, load and camber and a
+    /// transient slip-angle step of a model's tire element -> CSV + PNG of Fx, Fy, Mz.
+    Tire(cmd::tire::TireArgs),
 }
 
 fn main() -> ExitCode {
@@ -109,6 +112,7 @@ fn main() -> ExitCode {
         Command::Bench(args) => cmd::bench::run(&args),
         Command::Modes { model, count } => cmd::modes::run(&model, count),
         Command::Static(args) => cmd::statics::run(&args),
+        Command::Tire(args) => cmd::tire::run(&args),
     };
     match res {
         Ok(()) => ExitCode::SUCCESS,

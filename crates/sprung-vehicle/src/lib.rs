@@ -19,10 +19,13 @@ pub mod tire_element;
 
 use sprung_mbs::elements::ElementRegistry;
 
-/// Registers every tire kind of this crate on `reg` (today `tire_linear`); the facade's
-/// `sprung::element_registry()` is the built-in kinds plus these.
+/// Registers every tire kind of this crate on `reg` (`tire_linear`, `tmeasy`, `pac2002`, each a
+/// [`tire_element::TireElement`] on a road); the facade's `sprung::element_registry()` is the
+/// built-in kinds plus these.
 pub fn register_all(reg: &mut ElementRegistry) {
     tire_element::register::<tire::linear::LinearTire>(reg);
+    tire_element::register::<tire::tmeasy::Tmeasy>(reg);
+    tire_element::register::<tire::pac2002::Pac2002>(reg);
 }
 
 /// The built-in element kinds of `sprung-mbs` plus the vehicle kinds of [`register_all`].

@@ -15,6 +15,7 @@ pub mod run;
 pub mod settings_check;
 pub mod solvers;
 pub mod statics;
+pub mod tire;
 
 use std::path::Path;
 use std::sync::Arc;

@@ -208,6 +208,12 @@ pub trait TireModel: Send + Sync + Debug + Sized + 'static {
 
     /// Analytic partials of [`TireModel::evaluate`] (zeroed on entry). Must not allocate.
     fn partials(&self, k: &SlipKinematics, states: &[f64], jac: &mut TirePartials);
+
+    /// The load the parameters are referred to (PAC2002 FNOMIN, TMeasy pn), N, if the law has
+    /// one: the tire test rig's default load.
+    fn nominal_load(&self) -> Option<f64> {
+        None
+    }
 }
 
 pub mod linear;

@@ -1,0 +1,239 @@
+//! The Magic Formula 5.2 / PAC2002 steady-state equations (Pacejka, *Tire and Vehicle Dynamics*,
+//! 2nd ed., §4.3.2, eqs. 4.E1–4.E78; MF-Tyre 5.2 equation manual), written once over [`Real`] so
+//! the same lines give the forces (`f64`) and their exact partials (`Dual`).
+//!
+//! Inputs are the slips the formulas see: κ (longitudinal slip), α* = tan α · sgn Vcx (the
+//! *tangent* of the slip angle, as MF 5.2 eq. 4.E3), γ (camber, rad), Fz (N), and vx, ω for the
+//! rolling resistance. Sign convention: ISO/TYDEX W-axis, as the `.tir` coefficients
+//! (`docs/tire-pac2002.md` lists every equation with its number and every choice).
+
+use super::coefficients::{Coefficients, CombinedMethod};
+use super::dual::Real;
+
+/// What the formulas are evaluated at.
+#[derive(Debug, Clone, Copy)]
+pub struct MfInput<T> {
+    /// Vertical load Fz, N (> 0).
+    pub fz: T,
+    /// Longitudinal slip κ, -.
+    pub kappa: T,
+    /// α* = tan α sgn Vcx, -.
+    pub alpha: T,
+    /// Camber γ, rad.
+    pub gamma: T,
+    /// Longitudinal speed of the wheel centre, m/s (rolling resistance).
+    pub vx: T,
+    /// Spin rate, rad/s (direction of the rolling resistance).
+    pub omega: T,
+}
+
+/// Fixed settings of one evaluation.
+#[derive(Debug, Clone, Copy)]
+pub struct MfSettings {
+    /// Friction scale applied to LMUX and LMUY (road μ / reference μ × `mu_scale`).
+    pub mu_factor: f64,
+    /// Force selection (USE_MODE mod 10).
+    pub use_mode: u32,
+    /// Combined-slip method.
+    pub combined: CombinedMethod,
+}
+
+/// sgn x with sgn 0 = 0 (MF sign functions).
+#[inline(always)]
+fn sgn(x: f64) -> f64 {
+    if x > 0.0 {
+        1.0
+    } else if x < 0.0 {
+        -1.0
+    } else {
+        0.0
+    }
+}
+
+/// The Magic Formula sine version D sin(C atan(B x − E (B x − atan(B x)))) (eq. 4.E9).
+#[inline(always)]
+fn magic_sin<T: Real>(b: T, c: T, d: T, e: T, x: T) -> T {
+    let bx = b * x;
+    d * (c * (bx - e * (bx - bx.atan())).atan()).sin()
+}
+
+/// The cosine version cos(C atan(B x − E (B x − atan(B x)))) (weighting functions, trail).
+#[inline(always)]
+fn magic_cos<T: Real>(b: T, c: T, e: T, x: T) -> T {
+    let bx = b * x;
+    (c * (bx - e * (bx - bx.atan())).atan()).cos()
+}
+
+/// Forces and moments on the wheel (Fx, Fy, Mx, My, Mz), contact frame, about the contact point.
+/// `inp.fz` must be positive and `set.mu_factor` positive (the caller handles lift-off).
+#[inline(always)]
+pub fn forces<T: Real>(c: &Coefficients, set: &MfSettings, inp: &MfInput<T>) -> [T; 5] {
+    let MfInput {
+        fz,
+        kappa,
+        alpha,
+        gamma,
+        vx,
+        omega,
+    } = *inp;
+    let r0 = c.unloaded_radius;
+    let lmux = c.lmux * set.mu_factor;
+    let lmuy = c.lmuy * set.mu_factor;
+    // 4.E1, 4.E2: nominal load and normalised load change.
+    let fz0p = c.fnomin * c.lfzo;
+    let dfz = (fz - fz0p) / fz0p;
+
+    // Longitudinal force, pure slip (4.E9–4.E18; PDX3 and LGAX as in PAC2002).
+    let gx = gamma * c.lgax;
+    let shx = (dfz * c.phx2 + c.phx1) * c.lhx;
+    let kx_ = kappa + shx;
+    let cx = c.pcx1 * c.lcx;
+    let mux = (dfz * c.pdx2 + c.pdx1) * (-(gx.sq() * c.pdx3) + 1.0) * lmux;
+    let dx = mux * fz;
+    let ex =
+        ((dfz * c.pex2 + dfz.sq() * c.pex3 + c.pex1) * (1.0 - c.pex4 * sgn(kx_.val())) * c.lex)
+            .min_c(1.0);
+    let kxk = fz * (dfz * c.pkx2 + c.pkx1) * (dfz * c.pkx3).exp() * c.lkx;
+    let bx = kxk / (dx * cx);
+    let svx = fz * (dfz * c.pvx2 + c.pvx1) * c.lvx * lmux;
+    let fx0 = magic_sin(bx, T::cst(cx), dx, ex, kx_) + svx;
+
+    // Lateral force, pure slip (4.E19–4.E30, PAC2002 camber γy = γ LGAY).
+    let gy = gamma * c.lgay;
+    let shy = (dfz * c.phy2 + c.phy1) * c.lhy + gy * c.phy3;
+    let ay = alpha + shy;
+    let cy = c.pcy1 * c.lcy;
+    let muy = (dfz * c.pdy2 + c.pdy1) * (-(gy.sq() * c.pdy3) + 1.0) * lmuy;
+    let dy = muy * fz;
+    let ey = ((dfz * c.pey2 + c.pey1) * (-((gy * c.pey4 + c.pey3) * sgn(ay.val())) + 1.0) * c.ley)
+        .min_c(1.0);
+    let kya = ((fz / (c.pky2 * fz0p)).atan() * 2.0).sin()
+        * (-(gy.abs() * c.pky3) + 1.0)
+        * (c.pky1 * fz0p * c.lky);
+    let by = kya / (dy * cy);
+    let svy = fz * ((dfz * c.pvy2 + c.pvy1) * c.lvy + (dfz * c.pvy4 + c.pvy3) * gy) * lmuy;
+    let fy0 = magic_sin(by, T::cst(cy), dy, ey, ay) + svy;
+
+    // Combined slip.
+    let (fx, fy, svyk) = match set.combined {
+        CombinedMethod::Uncombined => (fx0, fy0, T::cst(0.0)),
+        CombinedMethod::Weighting => {
+            // 4.E50–4.E57: Fx = Gxα Fx0.
+            let shxa = c.rhx1;
+            let a_s = alpha + shxa;
+            let bxa = (kappa * c.rbx2).atan().cos() * (c.rbx1 * c.lxal);
+            let cxa = T::cst(c.rcx1);
+            let exa = (dfz * c.rex2 + c.rex1).min_c(1.0);
+            let gxa = magic_cos(bxa, cxa, exa, a_s) / magic_cos(bxa, cxa, exa, T::cst(shxa));
+            // 4.E58–4.E67: Fy = Gyκ Fy0 + SVyκ.
+            let shyk = dfz * c.rhy2 + c.rhy1;
+            let k_s = kappa + shyk;
+            let byk = ((alpha - c.rby3) * c.rby2).atan().cos() * (c.rby1 * c.lyka);
+            let cyk = T::cst(c.rcy1);
+            let eyk = (dfz * c.rey2 + c.rey1).min_c(1.0);
+            let gyk = magic_cos(byk, cyk, eyk, k_s) / magic_cos(byk, cyk, eyk, shyk);
+            let dvyk =
+                muy * fz * (dfz * c.rvy2 + gamma * c.rvy3 + c.rvy1) * (alpha * c.rvy4).atan().cos();
+            let svyk = dvyk * ((kappa * c.rvy6).atan() * c.rvy5).sin() * c.lvyka;
+            (gxa * fx0, gyk * fy0 + svyk, svyk)
+        }
+        CombinedMethod::FrictionEllipse => {
+            // Friction ellipse (PAC2002 FE_METHOD, docs): with the shifted slips κc, αc and the
+            // used (|F0 − Sv|) and available (|D|) friction in each direction,
+            // Gx = |Dy| |κc| / √(Dy² κc² + (Fx0 − Svx)² sin² αc),
+            // Gy = |Dx| |sin αc| / √(Dx² sin² αc + (Fy0 − Svy)² κc²).
+            let kc = kappa + shx + svx / kxk;
+            let s = (alpha + shy + svy / kya).sin();
+            let ux = fx0 - svx;
+            let uy = fy0 - svy;
+            let (kc2, s2) = (kc.sq(), s.sq());
+            let denx = dy.sq() * kc2 + ux.sq() * s2;
+            let deny = dx.sq() * s2 + uy.sq() * kc2;
+            let gx_fe = if denx.val() > 0.0 {
+                dy.abs() * kc.abs() / denx.sqrt()
+            } else {
+                T::cst(1.0)
+            };
+            let gy_fe = if deny.val() > 0.0 {
+                dx.abs() * s.abs() / deny.sqrt()
+            } else {
+                T::cst(1.0)
+            };
+            (fx0 * gx_fe, fy0 * gy_fe, T::cst(0.0))
+        }
+    };
+    let (fx, my_on) = if set.use_mode == 2 {
+        (T::cst(0.0), false)
+    } else {
+        (fx, true)
+    };
+    let lat_on = set.use_mode != 1;
+
+    // Aligning moment (4.E31–4.E49 pure, 4.E71–4.E78 combined).
+    let mz = if lat_on {
+        let gz = gamma * c.lgaz;
+        let sht = dfz * c.qhz2 + c.qhz1 + (dfz * c.qhz4 + c.qhz3) * gz;
+        let at = alpha + sht;
+        let shf = shy + svy / kya;
+        let ar = alpha + shf;
+        let bt = (dfz * c.qbz2 + dfz.sq() * c.qbz3 + c.qbz1)
+            * (gz * c.qbz4 + gz.abs() * c.qbz5 + 1.0)
+            * (c.lky / lmuy);
+        let ct = c.qcz1;
+        let dt = fz
+            * (dfz * c.qdz2 + c.qdz1)
+            * (gz * c.qdz3 + gz.sq() * c.qdz4 + 1.0)
+            * (r0 / fz0p * c.ltr);
+        let et = ((dfz * c.qez2 + dfz.sq() * c.qez3 + c.qez1)
+            * ((gz * c.qez5 + c.qez4) * (bt * (at * ct)).atan() * (2.0 / std::f64::consts::PI)
+                + 1.0))
+            .min_c(1.0);
+        let br = by * cy * c.qbz10 + c.qbz9 * c.lky / lmuy;
+        let dr =
+            fz * ((dfz * c.qdz7 + c.qdz6) * c.lres + (dfz * c.qdz9 + c.qdz8) * gz) * (r0 * lmuy);
+        let cos_a = (alpha.sq() + 1.0).sqrt();
+        let cos_a = T::cst(1.0) / cos_a;
+        // Equivalent slips: the combined forms reduce to αt, αr at κ = 0 (exactly, here).
+        let (at_eq, ar_eq, s_arm) = if set.combined == CombinedMethod::Uncombined
+            || kappa.val() == 0.0
+        {
+            let s_arm = if set.combined == CombinedMethod::Uncombined {
+                T::cst(0.0)
+            } else {
+                (fy / fz0p * c.ssz2 + c.ssz1 + (dfz * c.ssz4 + c.ssz3) * gz) * (r0 * c.ls)
+            };
+            (at, ar, s_arm)
+        } else {
+            let kr = (kxk / kya * kappa).sq();
+            let at_eq = (at.sq() + kr).sqrt() * sgn(at.val());
+            let ar_eq = (ar.sq() + kr).sqrt() * sgn(ar.val());
+            let s_arm = (fy / fz0p * c.ssz2 + c.ssz1 + (dfz * c.ssz4 + c.ssz3) * gz) * (r0 * c.ls);
+            (at_eq, ar_eq, s_arm)
+        };
+        let t = dt * magic_cos(bt, T::cst(ct), et, at_eq) * cos_a;
+        let mzr = dr * (br * ar_eq).atan().cos() * cos_a;
+        -(t * (fy - svyk)) + mzr + s_arm * fx
+    } else {
+        T::cst(0.0)
+    };
+    let fy = if lat_on { fy } else { T::cst(0.0) };
+
+    // Overturning moment (MF 5.2): Mx = R0 Fz (QSX1 LVMX − QSX2 γ + QSX3 Fy/Fz0') LMX.
+    let mx = if lat_on {
+        fz * (fy / fz0p * c.qsx3 - gamma * c.qsx2 + c.qsx1 * c.lvmx) * (r0 * c.lmx)
+    } else {
+        T::cst(0.0)
+    };
+    // Rolling resistance (MF 5.2), opposing the rolling direction; the sign is smoothed over
+    // |ω R0| < VXLOW (docs, "Low speed").
+    let my = if my_on {
+        let v = vx / c.longvl;
+        let mag = fz
+            * (fx / fz0p * c.qsy2 + v.abs() * c.qsy3 + v.sq().sq() * c.qsy4 + c.qsy1)
+            * (r0 * c.lmy);
+        -(mag * (omega * (2.0 * r0 / c.vxlow)).tanh())
+    } else {
+        T::cst(0.0)
+    };
+    [fx, fy, mx, my, mz]
+}
