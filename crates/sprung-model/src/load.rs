@@ -601,7 +601,8 @@ pub fn is_file_parameter(name: &str) -> bool {
 pub fn resolve_files(model: &mut Model, base_dir: &Path) -> Vec<crate::Problem> {
     let mut problems = Vec::new();
     let mut resolve = |kind: &str, name: &str, param: &str, value: &mut String| {
-        let path = base_dir.join(&*value);
+        let joined = base_dir.join(&*value);
+        let path = std::path::absolute(&joined).unwrap_or(joined);
         if !path.is_file() {
             problems.push(crate::Problem::new(
                 kind,
