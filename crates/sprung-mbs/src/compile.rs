@@ -221,7 +221,7 @@ pub fn compile_with(
             .map(|&k| MarkerState::of(&MarkerKin::new(&markers[k], &design_kin)))
             .collect();
         let law = registry
-            .build(&e.kind, &e.parameters, &design)
+            .build_with_roads(&e.kind, &e.parameters, &design, &m.roads)
             .map_err(|w| err(format!("element '{}' (type \"{}\"): {w}", e.name, e.kind)))?;
         let n_blocks = law.n_states().div_ceil(6);
         open_elements.push(OpenElement {

@@ -196,7 +196,7 @@ struct ItemError {
 type ItemCheck<V, E> = (&'static str, fn(V) -> Result<(), E>);
 
 /// The array kinds with their item types, for either value type (TOML or JSON).
-fn item_checks<V, E>() -> [ItemCheck<V, E>; 8]
+fn item_checks<V, E>() -> [ItemCheck<V, E>; 9]
 where
     V: for<'de> serde::Deserializer<'de, Error = E>,
 {
@@ -214,6 +214,7 @@ where
         ("markers", ck::<Marker, V, E>),
         ("force_elements", ck::<ForceElement, V, E>),
         ("elements", ck::<OpenElement, V, E>),
+        ("roads", ck::<Road, V, E>),
         ("inputs", ck::<Input, V, E>),
         ("outputs", ck::<Output, V, E>),
     ]
@@ -530,8 +531,10 @@ fn process(
 ) -> Result<Model, ModelError> {
     let mut raw = raw;
     resolve_csv(&mut raw, base_dir)?;
+    let file_problems = resolve_files(&mut raw, base_dir);
     let exp = mirror::expand(&raw);
     let mut problems = exp.problems;
+    problems.extend(file_problems);
     problems.extend(validate::validate(&exp.model));
     if !problems.is_empty() {
         for p in &mut problems {
@@ -591,6 +594,48 @@ pub fn resolve_csv(model: &mut Model, base_dir: &Path) -> Result<(), ModelError>
         }
     }
     Ok(())
+}
+
+/// Whether an `[[elements]]` parameter names a file: `file` or a name ending in `_file`.
+pub fn is_file_parameter(name: &str) -> bool {
+    name == "file" || name.ends_with("_file")
+}
+
+/// Resolves file references against `base_dir` (the model file's folder), so that element
+/// factories and road builders can open them wherever the program runs: text parameters of
+/// `[[elements]]` named `file` or ending in `_file` ([`is_file_parameter`]) and the `file` of
+/// `[[roads]]`. Absolute paths stay as they are. A file that does not exist is a problem naming
+/// the element or road, the parameter and the path it looked for.
+pub fn resolve_files(model: &mut Model, base_dir: &Path) -> Vec<crate::Problem> {
+    let mut problems = Vec::new();
+    let mut resolve = |kind: &str, name: &str, param: &str, value: &mut String| {
+        let joined = base_dir.join(&*value);
+        let path = std::path::absolute(&joined).unwrap_or(joined);
+        if !path.is_file() {
+            problems.push(crate::Problem::new(
+                kind,
+                name,
+                format!("`{param}` = \"{value}\": no such file {}", path.display()),
+                "give the path relative to the model file's folder (or an absolute path)",
+            ));
+        }
+        *value = path.display().to_string();
+    };
+    for e in &mut model.elements {
+        for (p, v) in &mut e.parameters {
+            if let crate::types::ParamValue::Text(t) = v
+                && is_file_parameter(p)
+            {
+                resolve("element", &e.name, p, t);
+            }
+        }
+    }
+    for r in &mut model.roads {
+        if let Some(f) = &mut r.file {
+            resolve("road", &r.name, "file", f);
+        }
+    }
+    problems
 }
 
 fn split_csv_line(line: &str) -> Vec<String> {
@@ -707,6 +752,8 @@ const KINDS: [&str; 12] = [
     "frames",
     "curves",
     "force_elements",
+    "elements",
+    "roads",
     "inputs",
     "outputs",
     "model",
@@ -722,6 +769,8 @@ fn kind_key(label: &str) -> &'static str {
         "frame" => "frames",
         "curve" => "curves",
         "force element" | "bushing" | "spring" | "damper" | "stop" => "force_elements",
+        "element" => "elements",
+        "road" => "roads",
         "input" => "inputs",
         "output" => "outputs",
         "element" => "elements",

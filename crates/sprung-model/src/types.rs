@@ -51,6 +51,10 @@ pub struct Model {
     /// parameters by name; the kind is looked up in the element registry of `sprung-mbs`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub elements: Vec<OpenElement>,
+    /// Road surfaces (`[[roads]]`) the tires of `[[elements]]` roll on; immutable, shared by all
+    /// tires that name them (`road = "..."`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub roads: Vec<Road>,
     /// External force/torque inputs (`[[inputs]]`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub inputs: Vec<Input>,
@@ -985,4 +989,134 @@ pub struct OpenElement {
     /// Parameters by name.
     #[serde(default)]
     pub parameters: std::collections::BTreeMap<String, ParamValue>,
+}
+
+/// Surface type of a `[[roads]]` entry (`docs/roads-and-contact.md`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RoadType {
+    /// A flat plane of any inclination: `offset` (height at x = y = 0), and `slope_x_deg` /
+    /// `slope_y_deg` or `normal`.
+    Plane,
+    /// A height profile along a straight path: `distance` → `elevation` table along the
+    /// direction `angle_deg` from the x axis through `origin`; constant across the path.
+    Profile,
+    /// A regular 2D height grid read from a CSV file (`file`, `origin`, `spacing`), bilinear.
+    Grid,
+    /// A cleat: a bar of `height` and `length` (across its crest line) whose leading edge passes
+    /// through `origin`, crest line at `angle_deg` to the y axis; `edge_length` > 0 rounds the
+    /// edges with half-cosine blends of that horizontal length.
+    Cleat,
+    /// A ramp: rises linearly by `height` over `length` from the line through `origin`, then a
+    /// plateau (of `plateau_length`, after which it falls again over `length`; endless if
+    /// absent).
+    Ramp,
+    /// A (1 − cos) bump of `height` and base `length` whose crest line passes through `origin`
+    /// at `angle_deg` to the y axis: document 002's angled bump crossing.
+    Bump,
+}
+
+impl RoadType {
+    /// Name as written in model files.
+    pub fn name(self) -> &'static str {
+        match self {
+            RoadType::Plane => "plane",
+            RoadType::Profile => "profile",
+            RoadType::Grid => "grid",
+            RoadType::Cleat => "cleat",
+            RoadType::Ramp => "ramp",
+            RoadType::Bump => "bump",
+        }
+    }
+}
+
+fn default_mu() -> f64 {
+    1.0
+}
+
+/// A region of a road with its own friction coefficient (μ-split, wet patches): the rectangle
+/// `x_min ≤ x ≤ x_max`, `y_min ≤ y ≤ y_max`; an absent bound is open (a half-plane or a strip).
+/// Where zones overlap the last one listed wins.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FrictionZone {
+    /// Friction coefficient inside the zone (> 0).
+    pub mu: f64,
+    /// Lower x bound, m.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub x_min: Option<f64>,
+    /// Upper x bound, m.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub x_max: Option<f64>,
+    /// Lower y bound, m.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub y_min: Option<f64>,
+    /// Upper y bound, m.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub y_max: Option<f64>,
+}
+
+/// `[[roads]]`: a road surface (height, normal from the height gradient, friction) in global
+/// coordinates, z up. Which fields apply depends on `type` ([`RoadType`]); the others must be
+/// absent (checked by validation).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Road {
+    /// Unique road name (tires refer to it with `road = "..."`).
+    pub name: String,
+    /// Surface type.
+    #[serde(rename = "type")]
+    pub kind: RoadType,
+    /// Friction coefficient of the surface outside the friction zones (default 1).
+    #[serde(default = "default_mu")]
+    pub mu: f64,
+    /// Regions with their own friction coefficient.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub friction_zones: Vec<FrictionZone>,
+    /// Base height, m: of the plane at x = y = 0, added to profile and grid heights, of the
+    /// ground an obstacle stands on (default 0).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub offset: f64,
+    /// plane: rise angle along +x, degrees (h = offset + x tan(slope_x) + y tan(slope_y)).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slope_x_deg: Option<f64>,
+    /// plane: rise angle along +y, degrees.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slope_y_deg: Option<f64>,
+    /// plane: the upward normal instead of slope angles (any length, z component > 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub normal: Option<[f64; 3]>,
+    /// profile, obstacles: a point of the path / crest line, m (default [0, 0]); grid: the (x, y)
+    /// of the first grid point.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub origin: Option<[f64; 2]>,
+    /// profile: direction of the path from the x axis; obstacles: angle of the crest line from
+    /// the y axis (the same rotation), degrees (default 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub angle_deg: Option<f64>,
+    /// profile: distances along the path, m (strictly increasing).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub distance: Option<Vec<f64>>,
+    /// profile: heights at `distance`, m.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub elevation: Option<Vec<f64>>,
+    /// grid: CSV file of heights (rows along y, columns along x), relative to the model file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    /// grid: spacing [dx, dy] of the grid points, m.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spacing: Option<[f64; 2]>,
+    /// cleat, ramp, bump: obstacle height, m (may be negative for a pothole / dip).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub height: Option<f64>,
+    /// cleat: width across the crest line; ramp: horizontal length of the incline; bump: base
+    /// length across the crest line, m.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub length: Option<f64>,
+    /// cleat: horizontal length of the rounded (half-cosine) edges, m (default 0: square edges).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub edge_length: Option<f64>,
+    /// ramp: length of the plateau before the ramp falls again, m (absent: endless plateau).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plateau_length: Option<f64>,
 }

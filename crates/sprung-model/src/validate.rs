@@ -11,7 +11,7 @@ use crate::error::Problem;
 use crate::rot;
 use crate::types::{
     Axes, Body, Curve, ForceElement, Input, Marker, Model, OpenElement, Output, OutputFrame,
-    ParamValue, Quantity, Signal, Symmetry,
+    ParamValue, Quantity, Road, RoadType, Signal, Symmetry,
 };
 
 /// Tolerance on |A^T A - I| for frame axes.
@@ -249,6 +249,14 @@ pub(crate) fn validate(model: &Model) -> Vec<Problem> {
     }
     for e in &model.elements {
         open_element(&mut ctx, e);
+    }
+    duplicates(
+        &mut ctx,
+        "road",
+        model.roads.iter().map(|r| r.name.as_str()),
+    );
+    for r in &model.roads {
+        road(&mut ctx, r);
     }
     for i in &model.inputs {
         input(&mut ctx, i);
@@ -860,6 +868,264 @@ fn open_element(ctx: &mut Ctx, e: &OpenElement) {
                 format!("parameter `{p}` is not finite"),
                 "give a finite number",
             );
+        }
+    }
+}
+
+/// A `[[roads]]` entry: the fields its type needs are there and sensible, the others absent.
+fn road(ctx: &mut Ctx, r: &Road) {
+    let k = "road";
+    let n = r.name.as_str();
+    let t = r.kind;
+    let tn = t.name();
+    let obstacle = matches!(t, RoadType::Cleat | RoadType::Ramp | RoadType::Bump);
+    // (field, given, used by this type)
+    let fields: [(&str, bool, bool); 13] = [
+        ("slope_x_deg", r.slope_x_deg.is_some(), t == RoadType::Plane),
+        ("slope_y_deg", r.slope_y_deg.is_some(), t == RoadType::Plane),
+        ("normal", r.normal.is_some(), t == RoadType::Plane),
+        ("origin", r.origin.is_some(), t != RoadType::Plane),
+        (
+            "angle_deg",
+            r.angle_deg.is_some(),
+            obstacle || t == RoadType::Profile,
+        ),
+        ("distance", r.distance.is_some(), t == RoadType::Profile),
+        ("elevation", r.elevation.is_some(), t == RoadType::Profile),
+        ("file", r.file.is_some(), t == RoadType::Grid),
+        ("spacing", r.spacing.is_some(), t == RoadType::Grid),
+        ("height", r.height.is_some(), obstacle),
+        ("length", r.length.is_some(), obstacle),
+        ("edge_length", r.edge_length.is_some(), t == RoadType::Cleat),
+        (
+            "plateau_length",
+            r.plateau_length.is_some(),
+            t == RoadType::Ramp,
+        ),
+    ];
+    for (f, given, used) in fields {
+        if given && !used {
+            ctx.push(
+                k,
+                n,
+                format!("field `{f}` does not apply to a road of type \"{tn}\""),
+                format!("remove `{f}` (docs/roads-and-contact.md lists the fields of each type)"),
+            );
+        }
+    }
+    let positive = |ctx: &mut Ctx, f: &str, v: Option<f64>| {
+        if let Some(x) = v
+            && !(x.is_finite() && x > 0.0)
+        {
+            ctx.push(
+                k,
+                n,
+                format!("`{f}` = {x} is not positive"),
+                format!("give `{f}` > 0"),
+            );
+        }
+    };
+    positive(ctx, "mu", Some(r.mu));
+    for (i, z) in r.friction_zones.iter().enumerate() {
+        if !(z.mu.is_finite() && z.mu > 0.0) {
+            ctx.push(
+                k,
+                n,
+                format!("friction zone #{}: mu = {} is not positive", i + 1, z.mu),
+                "give mu > 0",
+            );
+        }
+        let b = [z.x_min, z.x_max, z.y_min, z.y_max];
+        if b.iter().flatten().any(|x| !x.is_finite()) {
+            ctx.push(
+                k,
+                n,
+                format!("friction zone #{}: a bound is not finite", i + 1),
+                "leave a bound out for an open side instead of inf",
+            );
+        }
+        for (lo, hi, a) in [(z.x_min, z.x_max, "x"), (z.y_min, z.y_max, "y")] {
+            if let (Some(lo), Some(hi)) = (lo, hi)
+                && lo >= hi
+            {
+                ctx.push(
+                    k,
+                    n,
+                    format!(
+                        "friction zone #{}: {a}_min = {lo} is not below {a}_max = {hi}",
+                        i + 1
+                    ),
+                    format!("give {a}_min < {a}_max"),
+                );
+            }
+        }
+    }
+    ctx.finite(k, n, "offset", &[r.offset]);
+    if let Some(o) = r.origin {
+        ctx.finite(k, n, "origin", &o);
+    }
+    if let Some(a) = r.angle_deg
+        && ctx.finite(k, n, "angle_deg", &[a])
+        && a.abs() >= 90.0
+        && obstacle
+    {
+        ctx.push(
+            k,
+            n,
+            format!("angle_deg = {a}: the crest line must cross the x axis (|angle| < 90)"),
+            "give an angle between -90 and 90 degrees from the y axis",
+        );
+    }
+    match t {
+        RoadType::Plane => {
+            let slopes = r.slope_x_deg.is_some() || r.slope_y_deg.is_some();
+            if slopes && r.normal.is_some() {
+                ctx.push(
+                    k,
+                    n,
+                    "has both slope angles and `normal`",
+                    "give either slope_x_deg / slope_y_deg or normal",
+                );
+            }
+            for (f, v) in [
+                ("slope_x_deg", r.slope_x_deg),
+                ("slope_y_deg", r.slope_y_deg),
+            ] {
+                if let Some(v) = v
+                    && ctx.finite(k, n, f, &[v])
+                    && v.abs() >= 89.0
+                {
+                    ctx.push(
+                        k,
+                        n,
+                        format!("`{f}` = {v} is too steep for a height field"),
+                        "give a slope below 89 degrees",
+                    );
+                }
+            }
+            if let Some(nv) = r.normal
+                && ctx.finite(k, n, "normal", &nv)
+            {
+                let len = (nv[0] * nv[0] + nv[1] * nv[1] + nv[2] * nv[2]).sqrt();
+                if !(len > 0.0 && nv[2] > 0.02 * len) {
+                    ctx.push(
+                        k,
+                        n,
+                        format!("`normal` = {nv:?} does not point upwards"),
+                        "give a normal with a positive z component (the plane's upper side)",
+                    );
+                }
+            }
+        }
+        RoadType::Profile => match (&r.distance, &r.elevation) {
+            (Some(d), Some(e)) => {
+                if d.len() != e.len() || d.len() < 2 {
+                    ctx.push(
+                        k,
+                        n,
+                        format!(
+                            "`distance` has {} values and `elevation` {}",
+                            d.len(),
+                            e.len()
+                        ),
+                        "give two tables of the same length, at least 2 points",
+                    );
+                } else if ctx.finite(k, n, "distance", d)
+                    && ctx.finite(k, n, "elevation", e)
+                    && let Some(i) = d.windows(2).position(|w| w[1] <= w[0])
+                {
+                    {
+                        ctx.push(
+                            k,
+                            n,
+                            format!(
+                                "`distance` is not strictly increasing at index {} ({} after {})",
+                                i + 1,
+                                d[i + 1],
+                                d[i]
+                            ),
+                            "sort the table by distance and remove duplicates",
+                        );
+                    }
+                }
+            }
+            _ => ctx.push(
+                k,
+                n,
+                "a profile needs `distance` and `elevation`",
+                "add distance = [...] (m along the path) and elevation = [...] (m)",
+            ),
+        },
+        RoadType::Grid => {
+            if r.file.is_none() {
+                ctx.push(
+                    k,
+                    n,
+                    "a grid needs `file`",
+                    "add file = \"heights.csv\" (heights, rows along y, columns along x; relative to the model file)",
+                );
+            }
+            match r.spacing {
+                Some(s) if s.iter().all(|x| x.is_finite() && *x > 0.0) => {}
+                Some(s) => ctx.push(
+                    k,
+                    n,
+                    format!("`spacing` = {s:?} must be positive"),
+                    "give spacing = [dx, dy] > 0 in m",
+                ),
+                None => ctx.push(
+                    k,
+                    n,
+                    "a grid needs `spacing`",
+                    "add spacing = [dx, dy] (m between grid points)",
+                ),
+            }
+        }
+        RoadType::Cleat | RoadType::Ramp | RoadType::Bump => {
+            match r.height {
+                Some(h) if h.is_finite() && h != 0.0 => {}
+                Some(h) => ctx.push(
+                    k,
+                    n,
+                    format!("`height` = {h} must be finite and non-zero"),
+                    "give the obstacle height in m",
+                ),
+                None => ctx.push(
+                    k,
+                    n,
+                    format!("a {tn} needs `height`"),
+                    "add height = ... (m)",
+                ),
+            }
+            if r.length.is_none() {
+                ctx.push(
+                    k,
+                    n,
+                    format!("a {tn} needs `length`"),
+                    "add length = ... (m, across the crest line)",
+                );
+            }
+            positive(ctx, "length", r.length);
+            positive(ctx, "plateau_length", r.plateau_length);
+            if let Some(e) = r.edge_length {
+                if !(e.is_finite() && e >= 0.0) {
+                    ctx.push(
+                        k,
+                        n,
+                        format!("`edge_length` = {e} is negative"),
+                        "give edge_length >= 0",
+                    );
+                } else if let Some(l) = r.length
+                    && 2.0 * e > l
+                {
+                    ctx.push(
+                        k,
+                        n,
+                        format!("`edge_length` = {e} is more than half the cleat `length` = {l}"),
+                        "give edge_length <= length / 2",
+                    );
+                }
+            }
         }
     }
 }

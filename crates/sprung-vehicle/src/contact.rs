@@ -1,2 +1,336 @@
 //! Wheel–road contact: from a wheel marker and a road to the contact frame, deflection and
-//! contact-frame kinematics of [`crate::tire::SlipKinematics`] (issue 13, item 1).
+//! contact-frame kinematics of [`crate::tire::SlipKinematics`] (issue 13, item 1), the vertical
+//! force, and the analytic partials of all of them with respect to the marker's motion.
+//!
+//! Source: TMeasy steps 1, 2 and 10 of `../shared/data/vehicle-reference.md` (Rill's disc
+//! contact as Chrono implements it); `docs/roads-and-contact.md` has the derivation.
+//!
+//! The **wheel marker** sits at the wheel centre c; its **y axis is the spin axis** a (ISO wheel
+//! frame: y to the left of a wheel rolling along its x axis, so ω > 0 about +y rolls forward).
+//! With the road's height h, gradient and normal n queried at the centre's (x, y):
+//!
+//! * contact frame: e_x = (a × n)/|a × n| (forward in the road plane), e_y = n × e_x, e_z = n;
+//! * camber γ = atan2(a·n, |a × n|) (positive: the wheel top leans to +e_y);
+//! * distance of the centre from the road's tangent plane d = (c_z − h)/√(1 + |∇h|²);
+//! * the wheel-plane direction towards the road −e_u, e_u = e_x × a (n projected into the wheel
+//!   plane, normalised); the contact point P = c − r_s e_u lies on the tangent plane for the
+//!   loaded radius r_s = d / cos γ;
+//! * deflection normal to the road ρ = (R₀ − r_s) cos γ = R₀ cos γ − d (the penetration of the
+//!   undeformed disc into the plane);
+//! * vx = v_c·e_x (wheel centre), vy = (v_c + ω_w × (P − c))·e_y (contact point of the wheel),
+//!   spin rate Ω = ω_w·a (the road does not move), ψ̇ = ω_w·n (Rill's ω_n: the wheel's angular
+//!   velocity about the road normal, which includes the camber part Ω sin γ of the spin);
+//! * vertical force F_z = F(ρ) + k_b max(0, ρ − (R₀ − R_b)) + d_z ρ̇ with ρ̇ = −v_c·n (TMeasy
+//!   step 2, R_b = rim radius + 0.01 m); no tension: F_z = 0 and all tire forces zero when ρ ≤ 0
+//!   or the sum would pull.
+//!
+//! The tire law's wrench (in the contact frame, about P) acts on the wheel at its centre as the
+//! global force F = f_x e_x + f_y e_y + F_z n and torque T = m_x e_x + m_y e_y + m_z n +
+//! (P − c) × F.
+//!
+//! **Partials** with respect to the marker's perturbations (δp, δφ, δv, δω; the relative marker
+//! form of `sprung_mbs::element_law`) are 3 × 12 / 1 × 12 blocks built by the chain rule: the
+//! road normal through the Hessian of h, the spin axis as δa = δφ × a, and every derived
+//! direction through the derivative of its normalisation. They are exact for the contact as
+//! defined (checked against central differences in the element tests). μ is piecewise constant
+//! and has no partials.
+
+use nalgebra::{Matrix3, SMatrix, Vector3};
+
+use crate::road::Road;
+use crate::tire::{SlipKinematics, VerticalLaw, VerticalStiffness, kin};
+use sprung_mbs::element_law::MarkerState;
+
+/// Partials of a vector with respect to the marker perturbations (δp, δφ, δv, δω).
+pub type J3 = SMatrix<f64, 3, 12>;
+/// Partials of a scalar with respect to the marker perturbations (δp, δφ, δv, δω).
+pub type J1 = SMatrix<f64, 1, 12>;
+
+/// Distance added to the rim radius below which the bottoming stiffness acts, m (TMeasy step 2).
+pub const RIM_CLEARANCE: f64 = 0.01;
+
+/// The contact of one wheel with the road at one instant.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Contact {
+    /// Whether the tire carries load (ρ > 0 and the vertical force is positive).
+    pub in_contact: bool,
+    /// Contact-frame kinematics for the tire law (F_z = 0, ρ = 0 when not in contact).
+    pub kin: SlipKinematics,
+    /// Contact frame: columns e_x, e_y, n (global).
+    pub frame: Matrix3<f64>,
+    /// Contact point P, m (global).
+    pub point: Vector3<f64>,
+    /// e_u = e_x × a: the direction from P to the centre in the wheel plane.
+    pub up: Vector3<f64>,
+    /// Loaded radius r_s = |P − c|, m.
+    pub loaded_radius: f64,
+    /// Geometric deflection ρ (negative when lifted off), m.
+    pub deflection: f64,
+    /// Deflection rate ρ̇ = −v_c·n used by the damping, m/s.
+    pub deflection_rate: f64,
+}
+
+/// The partials of a [`Contact`] with respect to the marker perturbations.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ContactPartials {
+    /// ∂(kinematic inputs, in the order of [`kin`])/∂(δp, δφ, δv, δω).
+    pub kin: SMatrix<f64, 7, 12>,
+    /// ∂e_x.
+    pub e_x: J3,
+    /// ∂e_y.
+    pub e_y: J3,
+    /// ∂n.
+    pub n: J3,
+    /// ∂e_u.
+    pub up: J3,
+    /// ∂r_s.
+    pub loaded_radius: J1,
+}
+
+/// Vertical force of the law at deflection ρ and rate ρ̇ before the no-tension rule:
+/// (F, ∂F/∂ρ, ∂F/∂ρ̇).
+pub fn vertical_force(law: &VerticalLaw, rho: f64, rho_dot: f64) -> (f64, f64, f64) {
+    let (mut f, mut df) = match &law.stiffness {
+        VerticalStiffness::Linear { k } => (k * rho, *k),
+        VerticalStiffness::Quadratic { d1, d2 } => (d1 * rho + d2 * rho * rho, d1 + 2.0 * d2 * rho),
+        VerticalStiffness::Table { rho: r, force } => table_force(r, force, rho),
+    };
+    let bottoming = law.unloaded_radius - (law.rim_radius + RIM_CLEARANCE);
+    if rho > bottoming {
+        f += law.bottoming_stiffness * (rho - bottoming);
+        df += law.bottoming_stiffness;
+    }
+    (f + law.damping * rho_dot, df, law.damping)
+}
+
+/// Piecewise-linear force table (extrapolated with the last segment's slope): (F, dF/dρ).
+fn table_force(r: &[f64], force: &[f64], rho: f64) -> (f64, f64) {
+    let n = r.len();
+    if n < 2 {
+        return (0.0, 0.0);
+    }
+    let i = r.partition_point(|x| *x <= rho).clamp(1, n - 1) - 1;
+    let slope = (force[i + 1] - force[i]) / (r[i + 1] - r[i]);
+    (force[i] + slope * (rho - r[i]), slope)
+}
+
+fn skew(v: &Vector3<f64>) -> Matrix3<f64> {
+    v.cross_matrix()
+}
+
+/// Evaluates the contact of the wheel `m` (marker at the centre, y = spin axis) with `road`
+/// under the vertical law `law`; with `partials`, also their derivatives. Does not allocate.
+pub fn contact(
+    road: &Road,
+    law: &VerticalLaw,
+    m: &MarkerState,
+    partials: Option<&mut ContactPartials>,
+) -> Contact {
+    let c = m.x;
+    let a: Vector3<f64> = m.rot.column(1).into_owned();
+    let v = m.v;
+    let w_w = m.w;
+    let s = road.surface(c.x, c.y);
+    let [hx, hy] = s.gradient;
+    let l = (1.0 + hx * hx + hy * hy).sqrt();
+    let n = Vector3::new(-hx / l, -hy / l, 1.0 / l);
+    let d = (c.z - s.height) / l;
+    let w = a.cross(&n);
+    let cg = w.norm().max(1e-12);
+    let e_x = w / cg;
+    let e_y = n.cross(&e_x);
+    let sg = a.dot(&n);
+    let gamma = sg.atan2(cg);
+    let r0 = law.unloaded_radius;
+    let rho = r0 * cg - d;
+    let r_s = d / cg;
+    let e_u = e_x.cross(&a);
+    let point = c - r_s * e_u;
+    let b = e_u.cross(&e_y);
+    let vx = v.dot(&e_x);
+    let vy = v.dot(&e_y) - r_s * w_w.dot(&b);
+    let omega = w_w.dot(&a);
+    let psi_dot = w_w.dot(&n);
+    let rho_dot = -v.dot(&n);
+    let (f_total, df_drho, df_drhodot) = vertical_force(law, rho, rho_dot);
+    let in_contact = rho > 0.0 && f_total > 0.0;
+    let kin = SlipKinematics {
+        fz: if in_contact { f_total } else { 0.0 },
+        rho: if in_contact { rho } else { 0.0 },
+        vx,
+        vy,
+        omega,
+        gamma,
+        psi_dot,
+        mu_road: s.mu,
+    };
+    let frame = Matrix3::from_columns(&[e_x, e_y, n]);
+    if let Some(p) = partials {
+        // Road normal: ∂N/∂(c_x, c_y) = (−h_xx, −h_xy, 0), (−h_xy, −h_yy, 0); n = N/|N|.
+        let [hxx, hxy, hyy] = s.hessian;
+        let dn_big = Matrix3::new(-hxx, -hxy, 0.0, -hxy, -hyy, 0.0, 0.0, 0.0, 0.0);
+        let dn_p = (Matrix3::identity() - n * n.transpose()) / l * dn_big;
+        let mut dn = J3::zeros();
+        dn.fixed_view_mut::<3, 3>(0, 0).copy_from(&dn_p);
+        // d = (c_z − h)/|N|: ∇d = n + (c_z − h) ∇n_z.
+        let mut dd = J1::zeros();
+        for k in 0..3 {
+            dd[k] = n[k] + (c.z - s.height) * dn_p[(2, k)];
+        }
+        // Spin axis: δa = δφ × a = −[a]× δφ.
+        let mut da = J3::zeros();
+        da.fixed_view_mut::<3, 3>(0, 3).copy_from(&(-skew(&a)));
+        let mut dv = J3::zeros();
+        dv.fixed_view_mut::<3, 3>(0, 6)
+            .copy_from(&Matrix3::identity());
+        let mut dw_w = J3::zeros();
+        dw_w.fixed_view_mut::<3, 3>(0, 9)
+            .copy_from(&Matrix3::identity());
+        let dw = -skew(&n) * da + skew(&a) * dn;
+        let dcg = e_x.transpose() * dw;
+        let de_x = (Matrix3::identity() - e_x * e_x.transpose()) * dw / cg;
+        let dsg = n.transpose() * da + a.transpose() * dn;
+        let dgamma = cg * dsg - sg * dcg;
+        let drho = r0 * dcg - dd;
+        let de_y = -skew(&e_x) * dn + skew(&n) * de_x;
+        let drs = (dd - r_s * dcg) / cg;
+        let de_u = -skew(&a) * de_x + skew(&e_x) * da;
+        let db = -skew(&e_y) * de_u + skew(&e_u) * de_y;
+        let dvx = v.transpose() * de_x + e_x.transpose() * dv;
+        let dvy = v.transpose() * de_y + e_y.transpose() * dv
+            - w_w.dot(&b) * drs
+            - r_s * (w_w.transpose() * db + b.transpose() * dw_w);
+        let domega = w_w.transpose() * da + a.transpose() * dw_w;
+        let dpsi = w_w.transpose() * dn + n.transpose() * dw_w;
+        let drho_dot = -(v.transpose() * dn) - n.transpose() * dv;
+        p.kin = SMatrix::zeros();
+        if in_contact {
+            p.kin
+                .set_row(kin::FZ, &(df_drho * drho + df_drhodot * drho_dot));
+            p.kin.set_row(kin::RHO, &drho);
+        }
+        p.kin.set_row(kin::VX, &dvx);
+        p.kin.set_row(kin::VY, &dvy);
+        p.kin.set_row(kin::OMEGA, &domega);
+        p.kin.set_row(kin::GAMMA, &dgamma);
+        p.kin.set_row(kin::PSI_DOT, &dpsi);
+        p.e_x = de_x;
+        p.e_y = de_y;
+        p.n = dn;
+        p.up = de_u;
+        p.loaded_radius = drs;
+    }
+    Contact {
+        in_contact,
+        kin,
+        frame,
+        point,
+        up: e_u,
+        loaded_radius: r_s,
+        deflection: rho,
+        deflection_rate: rho_dot,
+    }
+}
+
+impl Default for ContactPartials {
+    fn default() -> Self {
+        Self {
+            kin: SMatrix::zeros(),
+            e_x: J3::zeros(),
+            e_y: J3::zeros(),
+            n: J3::zeros(),
+            up: J3::zeros(),
+            loaded_radius: J1::zeros(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use nalgebra::Rotation3;
+
+    fn law() -> VerticalLaw {
+        VerticalLaw {
+            unloaded_radius: 0.3,
+            width: 0.2,
+            stiffness: VerticalStiffness::Quadratic { d1: 2e5, d2: 1e6 },
+            damping: 500.0,
+            rim_radius: 0.2,
+            bottoming_stiffness: 1e6,
+        }
+    }
+
+    #[test]
+    fn upright_wheel_on_a_flat_road() {
+        let road = Road::flat(0.8);
+        let m = MarkerState {
+            x: Vector3::new(1.0, 2.0, 0.29),
+            rot: Matrix3::identity(),
+            v: Vector3::new(10.0, 0.5, -0.1),
+            w: Vector3::new(0.0, 30.0, 0.2),
+        };
+        let c = contact(&road, &law(), &m, None);
+        assert!(c.in_contact);
+        assert!((c.kin.rho - 0.01).abs() < 1e-15);
+        assert!((c.kin.fz - (2e5 * 0.01 + 1e6 * 1e-4 + 500.0 * 0.1)).abs() < 1e-9);
+        assert_eq!(c.frame, Matrix3::identity());
+        assert!((c.point - Vector3::new(1.0, 2.0, 0.0)).norm() < 1e-15);
+        assert_eq!((c.kin.vx, c.kin.omega, c.kin.gamma), (10.0, 30.0, 0.0));
+        // The contact point's lateral velocity: v_y + (ω × (P − c))_y = 0.5 + 0 (ω_z · 0).
+        assert!((c.kin.vy - 0.5).abs() < 1e-15);
+        assert_eq!(c.kin.mu_road, 0.8);
+    }
+
+    #[test]
+    fn cambered_wheel_geometry() {
+        // Wheel cambered by γ about x: the disc's lowest point penetrates R0 cos γ − d.
+        let road = Road::flat(1.0);
+        let g: f64 = 0.1;
+        let m = MarkerState {
+            x: Vector3::new(0.0, 0.0, 0.29),
+            rot: Rotation3::from_axis_angle(&Vector3::x_axis(), g).into_inner(),
+            v: Vector3::zeros(),
+            w: Vector3::zeros(),
+        };
+        let c = contact(&road, &law(), &m, None);
+        assert!((c.kin.gamma - g).abs() < 1e-15);
+        assert!((c.kin.rho - (0.3 * g.cos() - 0.29)).abs() < 1e-15);
+        assert!((c.loaded_radius - 0.29 / g.cos()).abs() < 1e-15);
+        assert!(c.point.z.abs() < 1e-15, "contact point on the road");
+        // The lowest disc point of the undeformed wheel lies at centre − R0 e_u.
+        let lowest = m.x - 0.3 * c.up;
+        assert!((-lowest.z - c.kin.rho).abs() < 1e-15);
+    }
+
+    #[test]
+    fn lifted_off_and_pulling_give_no_force() {
+        let road = Road::flat(1.0);
+        let mut m = MarkerState {
+            x: Vector3::new(0.0, 0.0, 0.31),
+            ..Default::default()
+        };
+        assert!(!contact(&road, &law(), &m, None).in_contact);
+        // In the road but moving up fast: the damping would pull.
+        m.x.z = 0.299;
+        m.v.z = 10.0;
+        let c = contact(&road, &law(), &m, None);
+        assert!(!c.in_contact && c.kin.fz == 0.0);
+    }
+
+    #[test]
+    fn table_and_bottoming() {
+        let mut l = law();
+        l.stiffness = VerticalStiffness::Table {
+            rho: vec![0.0, 0.01, 0.02],
+            force: vec![0.0, 1000.0, 3000.0],
+        };
+        l.damping = 0.0;
+        assert_eq!(vertical_force(&l, 0.015, 0.0).0, 2000.0);
+        assert_eq!(vertical_force(&l, 0.03, 0.0).0, 5000.0);
+        // Bottoming below rim + 0.01 m: R0 − ρ < 0.21 m.
+        let (f, df, _) = vertical_force(&l, 0.1, 0.0);
+        assert!((f - (19000.0 + 1e6 * 0.01)).abs() < 1e-6);
+        assert!((df - (2e5 + 1e6)).abs() < 1e-6);
+    }
+}

@@ -17,3 +17,21 @@ pub mod rig;
 pub mod road;
 pub mod tire;
 pub mod tire_element;
+
+use sprung_mbs::elements::ElementRegistry;
+
+/// Registers every tire kind of this crate on `reg` (`tire_linear`, `tmeasy`, `pac2002`, each a
+/// [`tire_element::TireElement`] on a road); the facade's `sprung::element_registry()` is the
+/// built-in kinds plus these.
+pub fn register_all(reg: &mut ElementRegistry) {
+    tire_element::register::<tire::linear::LinearTire>(reg);
+    tire_element::register::<tire::tmeasy::Tmeasy>(reg);
+    tire_element::register::<tire::pac2002::Pac2002>(reg);
+}
+
+/// The built-in element kinds of `sprung-mbs` plus the vehicle kinds of [`register_all`].
+pub fn registry() -> ElementRegistry {
+    let mut reg = ElementRegistry::builtin();
+    register_all(&mut reg);
+    reg
+}

@@ -54,6 +54,14 @@ mod parameters_doc {}
 #[cfg(doctest)]
 #[doc = include_str!("../../../docs/sweeps.md")]
 mod sweeps_doc {}
+
+/// The element kinds every face knows: the built-in kinds of `sprung-mbs` (Maxwell element,
+/// anti-roll bar) and the vehicle kinds of `sprung-vehicle` (tires on roads,
+/// `docs/roads-and-contact.md`). [`Model::from_file`] and [`Model::from_description`] compile
+/// with it; add kinds of your own with `register` and [`Model::from_description_with`].
+pub fn element_registry() -> sprung_mbs::elements::ElementRegistry {
+    sprung_vehicle::registry()
+}
 pub use linearise::{SparseStateSpace, StateSpace};
 pub use model::Model;
 pub use parameters::{ParameterInfo, ParameterMode};

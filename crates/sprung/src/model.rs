@@ -35,9 +35,10 @@ impl Model {
     }
 
     /// Compiles a model description (e.g. built in code or parsed with
-    /// [`sprung_model::from_toml_str`]).
+    /// [`sprung_model::from_toml_str`]) with the element kinds of [`crate::element_registry`]
+    /// (built-in and vehicle kinds: tires).
     pub fn from_description(m: sprung_model::Model) -> Result<Arc<Self>, Error> {
-        Self::from_description_with(m, &ElementRegistry::builtin())
+        Self::from_description_with(m, &crate::element_registry())
     }
 
     /// Like [`Model::from_description`] with the element kinds of `registry` (kinds a library

@@ -366,7 +366,7 @@ impl AxleBench {
         }
         let model = sprung_model::load(&case.model).map_err(|e| Error::Model(e.to_string()))?;
         let compiled = Arc::new(
-            sprung_mbs::compile(&model)
+            sprung_mbs::compile_with(&model, &crate::element_registry())
                 .with_context(|| format!("compiling {}", case.model.display()))?,
         );
         let outputs = OutputSet::new(&model, &compiled).map_err(Error::Bench)?;

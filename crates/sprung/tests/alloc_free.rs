@@ -46,6 +46,9 @@ fn facade_steps_do_not_allocate() {
                 0
             );
             assert_eq!(count("maxwell_solid.toml", method, None, every), 0);
+            // Tires on roads: the quarter car crosses its cleat within the counted steps.
+            assert_eq!(count("quarter_car.toml", method, None, every), 0);
+            assert_eq!(count("wheel_on_road.toml", method, None, every), 0);
         }
     }
 }

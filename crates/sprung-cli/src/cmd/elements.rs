@@ -3,9 +3,6 @@
 
 /// Runs the command.
 pub fn run() -> anyhow::Result<()> {
-    print!(
-        "{}",
-        sprung_mbs::elements::ElementRegistry::builtin().describe()
-    );
+    print!("{}", sprung::element_registry().describe());
     Ok(())
 }

@@ -38,7 +38,8 @@ pub fn load_model_with(
     sets: &[(String, f64)],
 ) -> anyhow::Result<(sprung_model::Model, Arc<CompiledModel>)> {
     let m = load_description(path, sets)?;
-    let c = sprung_mbs::compile(&m).with_context(|| format!("compiling {}", path.display()))?;
+    let c = sprung_mbs::compile_with(&m, &sprung::element_registry())
+        .with_context(|| format!("compiling {}", path.display()))?;
     Ok((m, Arc::new(c)))
 }
 

@@ -89,7 +89,8 @@ pub fn run(a: &StaticArgs) -> anyhow::Result<()> {
         input.signal = sprung_model::Signal::Constant { value };
     }
     let model = Arc::new(
-        sprung_mbs::compile(&m).with_context(|| format!("compiling {}", a.model.display()))?,
+        sprung_mbs::compile_with(&m, &sprung::element_registry())
+            .with_context(|| format!("compiling {}", a.model.display()))?,
     );
     if model.bodies.is_empty() {
         bail!("model '{}' has no moving bodies", m.model.name);

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use sprung_model::ParamValue;
+use sprung_model::{ParamValue, Road};
 
 use crate::element_law::{ElementLaw, MarkerState, OutputInfo};
 
@@ -47,12 +47,59 @@ pub type Factory = fn(&ElementParams, &[MarkerState]) -> Result<Arc<dyn ElementL
 pub struct ElementParams<'a> {
     info: &'a KindInfo,
     values: &'a BTreeMap<String, ParamValue>,
+    roads: &'a [Road],
 }
 
 impl<'a> ElementParams<'a> {
-    /// Wraps the parameters of an entry of kind `info`.
+    /// Wraps the parameters of an entry of kind `info` (of a model without roads).
     pub fn new(info: &'a KindInfo, values: &'a BTreeMap<String, ParamValue>) -> Self {
-        Self { info, values }
+        Self {
+            info,
+            values,
+            roads: &[],
+        }
+    }
+
+    /// The same parameters seeing the model's `[[roads]]` (for tires).
+    pub fn with_roads(self, roads: &'a [Road]) -> Self {
+        Self { roads, ..self }
+    }
+
+    /// The road declarations of the model (`[[roads]]`), for kinds that act on a road.
+    pub fn roads(&self) -> &'a [Road] {
+        self.roads
+    }
+
+    /// The road named by the text parameter `param` (e.g. `road = "track"`); without it, the
+    /// only road of the model. Errors list the roads there are.
+    pub fn road(&self, param: &str) -> Result<&'a Road, String> {
+        let names = || {
+            self.roads
+                .iter()
+                .map(|r| format!("'{}'", r.name))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        match self.text(param)? {
+            Some(name) => self.roads.iter().find(|r| r.name == name).ok_or_else(|| {
+                if self.roads.is_empty() {
+                    format!("`{param}` = \"{name}\": the model declares no [[roads]]; add one named '{name}'")
+                } else {
+                    format!("`{param}` = \"{name}\": no such road; the model's roads are {}", names())
+                }
+            }),
+            None => match self.roads {
+                [only] => Ok(only),
+                [] => Err(
+                    "the model declares no [[roads]]; add a [[roads]] entry (e.g. type = \"plane\") for this element to roll on"
+                        .to_string(),
+                ),
+                _ => Err(format!(
+                    "the model declares several roads ({}); choose one with {param} = \"...\"",
+                    names()
+                )),
+            },
+        }
     }
 
     /// A number: the given value, else the kind's default, else an error that says what to add.
@@ -169,12 +216,25 @@ impl ElementRegistry {
         self.kinds.iter().map(|(k, _)| k)
     }
 
-    /// Builds the law of an `[[elements]]` entry; errors say what to fix.
+    /// Builds the law of an `[[elements]]` entry of a model without roads; errors say what to
+    /// fix.
     pub fn build(
         &self,
         kind: &str,
         parameters: &BTreeMap<String, ParamValue>,
         design: &[MarkerState],
+    ) -> Result<Arc<dyn ElementLaw>, String> {
+        self.build_with_roads(kind, parameters, design, &[])
+    }
+
+    /// Builds the law of an `[[elements]]` entry whose factory sees the model's `roads`
+    /// ([`ElementParams::roads`]); errors say what to fix.
+    pub fn build_with_roads(
+        &self,
+        kind: &str,
+        parameters: &BTreeMap<String, ParamValue>,
+        design: &[MarkerState],
+        roads: &[Road],
     ) -> Result<Arc<dyn ElementLaw>, String> {
         let Some((info, factory)) = self.kinds.iter().find(|(k, _)| k.name == kind) else {
             let names: Vec<&str> = self.kinds.iter().map(|(k, _)| k.name).collect();
@@ -191,7 +251,7 @@ impl ElementRegistry {
                 design.len()
             ));
         }
-        let params = ElementParams::new(info, parameters);
+        let params = ElementParams::new(info, parameters).with_roads(roads);
         params.finish()?;
         factory(&params, design)
     }
@@ -207,9 +267,11 @@ impl ElementRegistry {
                 k.markers.join(", ")
             ));
             for p in k.parameters {
-                let d = p
-                    .default
-                    .map_or("required".to_string(), |d| format!("default {d}"));
+                let d = match p.default {
+                    None => "required".to_string(),
+                    Some(d) if d.is_nan() => "optional".to_string(),
+                    Some(d) => format!("default {d}"),
+                };
                 s.push_str(&format!(
                     "  {} [{}] {} ({d})\n",
                     p.name, p.unit, p.description

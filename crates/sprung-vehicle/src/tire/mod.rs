@@ -216,5 +216,6 @@ pub trait TireModel: Send + Sync + Debug + Sized + 'static {
     }
 }
 
+pub mod linear;
 pub mod pac2002;
 pub mod tmeasy;
