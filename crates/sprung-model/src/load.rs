@@ -744,9 +744,8 @@ pub fn read_csv_columns(
 }
 
 /// Kinds scanned in the source (plural array names and singular sections).
-const KINDS: [&str; 12] = [
+const KINDS: [&str; 13] = [
     "bodies",
-    "elements",
     "parameters",
     "markers",
     "frames",
@@ -773,7 +772,6 @@ fn kind_key(label: &str) -> &'static str {
         "road" => "roads",
         "input" => "inputs",
         "output" => "outputs",
-        "element" => "elements",
         "parameter" => "parameters",
         "solver" => "solver",
         "initial_state" => "initial_state",
