@@ -5,8 +5,8 @@
 
 use pyo3::PyResult;
 use sprung::{LinearSolverKind, RunSettings};
-use sprung_mbs::simulate::{self, Route};
-use sprung_model::{SolverSettings, StepMode};
+use sprung_mbs::simulate;
+use sprung_model::SolverSettings;
 
 use crate::errors::SettingsError;
 
@@ -97,14 +97,6 @@ impl Overrides {
     }
 }
 
-/// Fixed or adaptive stepping of a solver route (what the grid rules of the validation need).
-fn step_mode(route: &Route) -> StepMode {
-    match route {
-        Route::RosenbrockFixed(_) | Route::Rk4 | Route::FirstOrder(_, true) => StepMode::Fixed,
-        Route::RosenbrockAdaptive(_) | Route::FirstOrder(_, false) => StepMode::Adaptive,
-    }
-}
-
 /// Validates `s` for `model`; `from_python(field)` says whether a field came from a keyword.
 fn validate(
     model: &sprung::Model,
@@ -125,7 +117,7 @@ fn validate(
         max_displacement: s.bounds.max_displacement,
         max_velocity: s.bounds.max_velocity,
     };
-    let Err(e) = merged.validate(step_mode(&route)) else {
+    let Err(e) = merged.validate(route.step_mode()) else {
         return Ok(());
     };
     let lines: Vec<String> = e

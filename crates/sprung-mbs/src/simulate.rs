@@ -72,6 +72,20 @@ pub enum Route {
     FirstOrder(ode::Method, bool),
 }
 
+impl Route {
+    /// Fixed or adaptive stepping (what the grid rules of the settings validation need).
+    pub fn step_mode(&self) -> sprung_model::StepMode {
+        match self {
+            Route::RosenbrockFixed(_) | Route::Rk4 | Route::Pie | Route::FirstOrder(_, true) => {
+                sprung_model::StepMode::Fixed
+            }
+            Route::RosenbrockAdaptive(_) | Route::FirstOrder(_, false) => {
+                sprung_model::StepMode::Adaptive
+            }
+        }
+    }
+}
+
 /// Chooses how `name` runs: `adaptive` = Some(true/false) forces the mode where the method allows
 /// it (None: the method's natural mode — adaptive if it has an error estimate).
 pub fn route(name: &str, adaptive: Option<bool>) -> Result<Route, RunError> {

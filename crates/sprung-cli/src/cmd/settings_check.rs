@@ -8,19 +8,9 @@ use sprung_model::{Model, SolverSettings, StepMode};
 
 use super::run::RunArgs;
 
-/// Step mode of a solver route.
+/// Fixed or adaptive stepping of a solver route ([`Route::step_mode`]).
 pub fn step_mode(route: &Route) -> StepMode {
-    match route {
-        Route::RosenbrockFixed(_) | Route::Rk4 | Route::Pie => StepMode::Fixed,
-        Route::RosenbrockAdaptive(_) => StepMode::Adaptive,
-        Route::FirstOrder(_, fixed) => {
-            if *fixed {
-                StepMode::Fixed
-            } else {
-                StepMode::Adaptive
-            }
-        }
-    }
+    route.step_mode()
 }
 
 /// The merged settings as a [`SolverSettings`] (what [`SolverSettings::validate`] checks).
