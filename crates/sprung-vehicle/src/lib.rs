@@ -24,9 +24,9 @@ use sprung_mbs::elements::ElementRegistry;
 /// [`tire_element::TireElement`] on a road); the facade's `sprung::element_registry()` is the
 /// built-in kinds plus these.
 pub fn register_all(reg: &mut ElementRegistry) {
-    tire_element::register::<tire::linear::LinearTire>(reg);
-    tire_element::register::<tire::tmeasy::Tmeasy>(reg);
-    tire_element::register::<tire::pac2002::Pac2002>(reg);
+    for kind in rig::TIRE_KINDS {
+        (kind.register)(reg);
+    }
 }
 
 /// The built-in element kinds of `sprung-mbs` plus the vehicle kinds of [`register_all`].

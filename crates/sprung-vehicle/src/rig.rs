@@ -13,7 +13,7 @@
 //! at fixed kinematics.
 //!
 //! Laws are reached through the object-safe [`AnyTire`] and built by kind from an `[[elements]]`
-//! entry ([`TIRE_KINDS`]: "pac2002", "tmeasy"; a new kind is one line there).
+//! entry ([`TIRE_KINDS`]: "tire_linear", "tmeasy", "pac2002"; a new kind is one line there).
 
 mod sweep;
 
@@ -23,9 +23,10 @@ use std::collections::BTreeMap;
 use std::fmt::Debug;
 use std::path::{Path, PathBuf};
 
-use sprung_mbs::elements::{ElementParams, KindInfo};
+use sprung_mbs::elements::ElementParams;
 use sprung_model::ParamValue;
 
+use crate::tire::linear::LinearTire;
 use crate::tire::pac2002::Pac2002;
 use crate::tire::tmeasy::Tmeasy;
 use crate::tire::{
@@ -52,11 +53,10 @@ pub trait AnyTire: Send + Sync + Debug {
     fn nominal_load(&self) -> Option<f64>;
 }
 
-/// A [`TireModel`] with an optional reference load for the rig.
+/// A [`TireModel`] as an [`AnyTire`].
 #[derive(Debug)]
 struct Boxed<T> {
     law: T,
-    nominal: Option<f64>,
 }
 
 impl<T: TireModel> AnyTire for Boxed<T> {
@@ -88,36 +88,27 @@ impl<T: TireModel> AnyTire for Boxed<T> {
         self.law.partials(k, states, jac)
     }
     fn nominal_load(&self) -> Option<f64> {
-        self.nominal.or_else(|| self.law.nominal_load())
+        self.law.nominal_load()
     }
 }
 
 /// Wraps a law as a trait object.
 pub fn boxed<T: TireModel>(law: T) -> Box<dyn AnyTire> {
-    Box::new(Boxed { law, nominal: None })
+    Box::new(Boxed { law })
 }
 
 /// Builds a law from the parameters of an `[[elements]]` entry.
 pub type TireBuilder = fn(&BTreeMap<String, ParamValue>) -> Result<Box<dyn AnyTire>, String>;
 
-/// A tire kind the rig can build.
+/// A tire kind of the model format: its element for the registry and its law for the rig.
 #[derive(Debug, Clone, Copy)]
 pub struct TireKind {
     /// Kind name (`type = "..."`).
     pub kind: &'static str,
-    /// Builds the law from the entry's parameters.
+    /// Builds the law from the entry's parameters (the rig).
     pub build: TireBuilder,
-}
-
-fn kind_info<T: TireModel>() -> KindInfo {
-    KindInfo {
-        name: T::KIND,
-        description: T::DESCRIPTION,
-        markers: &["wheel"],
-        parameters: T::PARAMETERS,
-        states: T::STATES,
-        outputs: &[],
-    }
+    /// Registers the tire element of the kind ([`crate::register_all`]).
+    pub register: fn(&mut sprung_mbs::elements::ElementRegistry),
 }
 
 /// Builds any [`TireModel`] from an entry's parameters (its reference load from
@@ -125,29 +116,25 @@ fn kind_info<T: TireModel>() -> KindInfo {
 pub fn build_law<T: TireModel>(
     p: &BTreeMap<String, ParamValue>,
 ) -> Result<Box<dyn AnyTire>, String> {
-    let info = kind_info::<T>();
+    let info = crate::tire_element::kind_info::<T>();
     Ok(boxed(T::from_params(&ElementParams::new(&info, p))?))
 }
 
-/// TMeasy with pn as the rig's reference load (until `Tmeasy` provides `nominal_load`).
-fn build_tmeasy(p: &BTreeMap<String, ParamValue>) -> Result<Box<dyn AnyTire>, String> {
-    let info = kind_info::<Tmeasy>();
-    let law = Tmeasy::from_params(&ElementParams::new(&info, p))?;
-    let nominal = Some(law.params.pn);
-    Ok(Box::new(Boxed { law, nominal }))
+/// The entry of law `T` in [`TIRE_KINDS`].
+const fn tire_kind<T: TireModel>() -> TireKind {
+    TireKind {
+        kind: T::KIND,
+        build: build_law::<T>,
+        register: crate::tire_element::register::<T>,
+    }
 }
 
-/// The tire kinds of the model format the rig knows. A further kind is one entry
-/// `TireKind { kind: T::KIND, build: build_law::<T> }`.
+/// The tire kinds of the model format: what the element registry ([`crate::register_all`]) and
+/// the rig know. A further kind is one entry `tire_kind::<T>()`.
 pub const TIRE_KINDS: &[TireKind] = &[
-    TireKind {
-        kind: Pac2002::KIND,
-        build: build_law::<Pac2002>,
-    },
-    TireKind {
-        kind: Tmeasy::KIND,
-        build: build_tmeasy,
-    },
+    tire_kind::<LinearTire>(),
+    tire_kind::<Tmeasy>(),
+    tire_kind::<Pac2002>(),
 ];
 
 /// A tire law taken from a model file.

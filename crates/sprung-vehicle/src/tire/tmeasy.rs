@@ -80,6 +80,10 @@ impl TireModel for Tmeasy {
     const PARAMETERS: &'static [ParamInfo] = params::PARAMETERS;
     const STATES: &'static [&'static str] = &["x_e", "y_e", "b_e"];
 
+    fn nominal_load(&self) -> Option<f64> {
+        Some(self.params.pn)
+    }
+
     fn from_params(p: &ElementParams) -> Result<Self, String> {
         Ok(Self {
             params: TmeasyParams::from_element(p)?,
