@@ -67,20 +67,15 @@ fn run_mass_spring_damper_csv_and_parquet_load_back_with_channels_and_units() {
 
 #[test]
 fn pandas_reads_both_formats_when_available() {
-    let has = Command::new("python3")
-        .args(["-c", "import pandas, pyarrow"])
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false);
-    if !has {
+    let Some(python) = sprung_test_support::python_with_pandas() else {
         // Past the harness's capture, so the skip is visible in `cargo test` output.
         use std::io::Write as _;
         let _ = writeln!(
             std::io::stderr(),
-            "SKIPPED pandas_reads_both_formats_when_available: python3 with pandas and pyarrow not available (tests/termination.rs makes a venv)"
+            "SKIPPED pandas_reads_both_formats_when_available: no python with pandas and pyarrow (set SPRUNG_TEST_PYTHON; `bash tools/test` does)"
         );
         return;
-    }
+    };
     let out = tmp("msd_pandas");
     for fmt in ["csv", "parquet"] {
         let o = sprung(&[
@@ -98,7 +93,7 @@ fn pandas_reads_both_formats_when_available() {
         "import pandas as pd\na = pd.read_csv('{0}/results.csv')\nb = pd.read_parquet('{0}/results.parquet')\nassert list(a.columns) == ['time', 'x', 'v', 'spring_force'], a.columns\nassert list(b.columns) == list(a.columns)\nassert abs(a['x'].min() + 0.1729) < 1e-3\nassert (a.values == b.values).all()\n",
         out.display()
     );
-    let o = Command::new("python3")
+    let o = Command::new(&python)
         .args(["-c", &script])
         .output()
         .unwrap();

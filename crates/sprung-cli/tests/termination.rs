@@ -273,9 +273,13 @@ fn a_file_size_limit_is_reported_and_recorded_like_a_full_disk() {
     assert!(set.len() > 2000, "{} rows", set.len());
 }
 
-/// A python with pandas and pyarrow: from a venv this test makes (and reuses) under the target
-/// directory; `None` if it cannot be made (no network, no venv module).
+/// A python with pandas and pyarrow: `SPRUNG_TEST_PYTHON` or `python3` when they have them
+/// (`sprung_test_support::python_with_pandas`), else a venv this test makes (and reuses) under
+/// the target directory; `None` if it cannot be made (no network, no venv module).
 fn pandas_python() -> Option<PathBuf> {
+    if let Some(py) = sprung_test_support::python_with_pandas() {
+        return Some(py);
+    }
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("sprung-pandas-venv");
     let py = dir.join("bin/python");
     let works = |p: &Path| {

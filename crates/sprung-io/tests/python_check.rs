@@ -8,24 +8,16 @@ use std::process::Command;
 use serde_json::json;
 use sprung_io::{Channel, Format, ResultWriter};
 
-fn python_with_pandas() -> bool {
-    Command::new("python3")
-        .args(["-c", "import pandas, pyarrow"])
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false)
-}
-
 #[test]
 fn pandas_reads_csv_and_parquet() {
-    if !python_with_pandas() {
+    let Some(python) = sprung_test_support::python_with_pandas() else {
         use std::io::Write as _;
         let _ = writeln!(
             std::io::stderr(),
-            "SKIPPED pandas_reads_csv_and_parquet: python3 with pandas and pyarrow is not available"
+            "SKIPPED pandas_reads_csv_and_parquet: no python with pandas and pyarrow (set SPRUNG_TEST_PYTHON; `bash tools/test` does)"
         );
         return;
-    }
+    };
     let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
         .join(format!("sprung-io-py-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -78,7 +70,7 @@ fn pandas_reads_csv_and_parquet() {
              \x20   assert str(sch.field('time').type) == 'double' and not sch.field('time').nullable\n\
              print('ok')\n"
         );
-        let out = Command::new("python3")
+        let out = Command::new(&python)
             .arg("-c")
             .arg(&script)
             .arg(&path)

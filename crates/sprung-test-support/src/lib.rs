@@ -123,6 +123,22 @@ impl SplitMix {
     }
 }
 
+/// A Python interpreter with pandas and pyarrow for the cross-checks with an independent reader:
+/// `SPRUNG_TEST_PYTHON` (set by `tools/test` to its virtual environment, which installs them),
+/// else `python3` from the path; `None` if neither imports both.
+pub fn python_with_pandas() -> Option<PathBuf> {
+    let candidates = std::env::var_os("SPRUNG_TEST_PYTHON")
+        .map(PathBuf::from)
+        .into_iter()
+        .chain(std::iter::once(PathBuf::from("python3")));
+    candidates.into_iter().find(|py| {
+        std::process::Command::new(py)
+            .args(["-c", "import pandas, pyarrow"])
+            .output()
+            .is_ok_and(|o| o.status.success())
+    })
+}
+
 /// The workspace root.
 pub fn workspace_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
