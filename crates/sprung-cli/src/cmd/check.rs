@@ -27,7 +27,7 @@ pub fn run(
             "use a name listed by `sprung solvers`",
         )
     })?;
-    if let Err(e) = m.solver.validate(super::settings_check::step_mode(&route)) {
+    if let Err(e) = m.solver.validate(route.step_mode()) {
         let p = &e.problems[0];
         return Err(sprung_model::load::problem_in_file(
             path,

@@ -202,7 +202,7 @@ pub fn run(a: &RunArgs) -> anyhow::Result<()> {
     let s = settings(&m, a)?;
     let route = simulate::route(&s.method, s.adaptive)?;
     super::settings_check::validate(a, &m, &s, &route)?;
-    let adaptive = super::settings_check::step_mode(&route) == sprung_model::StepMode::Adaptive;
+    let adaptive = route.step_mode() == sprung_model::StepMode::Adaptive;
     // What this run actually uses: an adaptive run has tolerances and an initial step, a
     // fixed-step run a step (and tolerances it ignores are not recorded).
     let solver_meta = if adaptive {

@@ -4,14 +4,9 @@
 //! name the flag when the value came from the command line, else the model file.
 
 use sprung_mbs::simulate::{Route, RunSettings};
-use sprung_model::{Model, SolverSettings, StepMode};
+use sprung_model::{Model, SolverSettings};
 
 use super::run::RunArgs;
-
-/// Fixed or adaptive stepping of a solver route ([`Route::step_mode`]).
-pub fn step_mode(route: &Route) -> StepMode {
-    route.step_mode()
-}
 
 /// The merged settings as a [`SolverSettings`] (what [`SolverSettings::validate`] checks).
 pub fn merged(m: &Model, s: &RunSettings) -> SolverSettings {
@@ -32,7 +27,7 @@ pub fn merged(m: &Model, s: &RunSettings) -> SolverSettings {
 /// Validates the merged settings of `sprung run`; the error lists every problem with its
 /// source (`--flag` or the model file's `[solver]` table).
 pub fn validate(a: &RunArgs, m: &Model, s: &RunSettings, route: &Route) -> anyhow::Result<()> {
-    let Err(e) = merged(m, s).validate(step_mode(route)) else {
+    let Err(e) = merged(m, s).validate(route.step_mode()) else {
         return Ok(());
     };
     let from_cli = |field: &str| match field {
