@@ -36,6 +36,7 @@
 //! interface [`sprung_mbs::element_law::ElementLaw`] (docs/elements.md).
 
 mod error;
+pub mod kc;
 pub mod linearise;
 mod model;
 pub mod parameters;
