@@ -298,7 +298,11 @@ pub struct Rig {
     ref_heights: Vec<f64>,
 }
 
-fn marker_pose(cm: &sprung_mbs::CompiledModel, r: &[f64], m: usize) -> (Vector3<f64>, Matrix3<f64>) {
+fn marker_pose(
+    cm: &sprung_mbs::CompiledModel,
+    r: &[f64],
+    m: usize,
+) -> (Vector3<f64>, Matrix3<f64>) {
     let mk = &cm.markers[m];
     match mk.body {
         None => (mk.position, mk.axes),
@@ -489,24 +493,26 @@ impl Rig {
             };
             let pos = b.position;
             d.markers.push(marker("kc_clamp_body", body, pos));
-            d.markers.push(marker("kc_clamp_ground", &d.model.ground.clone(), pos));
-            d.force_elements.push(sm::ForceElement::Bushing(sm::Bushing {
-                name: "kc_clamp".into(),
-                marker_i: "kc_clamp_body".into(),
-                marker_j: "kc_clamp_ground".into(),
-                stiffness: [CLAMP_STIFFNESS; 3],
-                rot_stiffness: [CLAMP_STIFFNESS; 3],
-                damping: [0.0; 3],
-                rot_damping: [0.0; 3],
-                stiffness_curves: Default::default(),
-                rot_stiffness_curves: Default::default(),
-                damping_curves: Default::default(),
-                rot_damping_curves: Default::default(),
-                preload: [0.0; 3],
-                rot_preload: [0.0; 3],
-                spin_axis: None,
-                mirror: false,
-            }));
+            d.markers
+                .push(marker("kc_clamp_ground", &d.model.ground.clone(), pos));
+            d.force_elements
+                .push(sm::ForceElement::Bushing(sm::Bushing {
+                    name: "kc_clamp".into(),
+                    marker_i: "kc_clamp_body".into(),
+                    marker_j: "kc_clamp_ground".into(),
+                    stiffness: [CLAMP_STIFFNESS; 3],
+                    rot_stiffness: [CLAMP_STIFFNESS; 3],
+                    damping: [0.0; 3],
+                    rot_damping: [0.0; 3],
+                    stiffness_curves: Default::default(),
+                    rot_stiffness_curves: Default::default(),
+                    damping_curves: Default::default(),
+                    rot_damping_curves: Default::default(),
+                    preload: [0.0; 3],
+                    rot_preload: [0.0; 3],
+                    spin_axis: None,
+                    mirror: false,
+                }));
         }
         // The rig's inputs.
         let mut input_names = Vec::new();
@@ -551,16 +557,19 @@ impl Rig {
             input_names.push(names);
         }
         // Markers given in body coordinates: place the carrier marker at the wheel centre.
-        let needs_fix = d
-            .markers
-            .iter()
-            .any(|m| m.name.starts_with("kc_carrier_") && m.global_position.is_some_and(|p| p[0].is_nan()));
+        let needs_fix = d.markers.iter().any(|m| {
+            m.name.starts_with("kc_carrier_") && m.global_position.is_some_and(|p| p[0].is_nan())
+        });
         if needs_fix {
             let tmp = Model::from_description_with(d.clone(), model.registry())?;
             let cm = tmp.compiled();
             let (r, _) = cm.design_state();
             for (wc, _, label) in &resolved {
-                let m = cm.markers.iter().position(|m| m.name == *wc).expect("exists");
+                let m = cm
+                    .markers
+                    .iter()
+                    .position(|m| m.name == *wc)
+                    .expect("exists");
                 let (p, _) = marker_pose(cm, &r, m);
                 let name = format!("kc_carrier_{label}");
                 if let Some(mk) = d.markers.iter_mut().find(|m| m.name == name) {
@@ -573,8 +582,16 @@ impl Rig {
         let (r0, _) = cm.design_state();
         let mut corners = Vec::new();
         for (k, (wc, carrier, label)) in resolved.iter().enumerate() {
-            let m = cm.markers.iter().position(|m| m.name == *wc).expect("exists");
-            let cb = cm.bodies.iter().position(|b| b.name == *carrier).expect("exists");
+            let m = cm
+                .markers
+                .iter()
+                .position(|m| m.name == *wc)
+                .expect("exists");
+            let cb = cm
+                .bodies
+                .iter()
+                .position(|b| b.name == *carrier)
+                .expect("exists");
             let (p, _) = marker_pose(&cm, &r0, m);
             if p.y.abs() < 1e-6 {
                 return Err(KcError::Setup(format!(
@@ -616,8 +633,16 @@ impl Rig {
             for &i in g {
                 corners[i].axle = a;
             }
-            let l: Vec<usize> = g.iter().copied().filter(|&i| corners[i].side > 0.0).collect();
-            let rr: Vec<usize> = g.iter().copied().filter(|&i| corners[i].side < 0.0).collect();
+            let l: Vec<usize> = g
+                .iter()
+                .copied()
+                .filter(|&i| corners[i].side > 0.0)
+                .collect();
+            let rr: Vec<usize> = g
+                .iter()
+                .copied()
+                .filter(|&i| corners[i].side < 0.0)
+                .collect();
             if l.len() == 1 && rr.len() == 1 {
                 axles.push((l[0], rr[0]));
             }
@@ -918,7 +943,11 @@ impl Rig {
             Test::Parallel | Test::Opposite => {
                 let targets: Vec<Option<f64>> = (0..n)
                     .map(|i| {
-                        let s = if test == Test::Opposite { x * self.corners[i].side } else { x };
+                        let s = if test == Test::Opposite {
+                            x * self.corners[i].side
+                        } else {
+                            x
+                        };
                         Some(ref_heights[i] + s)
                     })
                     .collect();
@@ -1160,7 +1189,11 @@ impl Sweep {
             let p = &self.points;
             push("fx", "N", p.iter().map(|q| q.corners[c].force.x).collect());
             push("fy", "N", p.iter().map(|q| q.corners[c].force.y).collect());
-            push("mz", "Nm", p.iter().map(|q| q.corners[c].torque.z).collect());
+            push(
+                "mz",
+                "Nm",
+                p.iter().map(|q| q.corners[c].torque.z).collect(),
+            );
             if travel_test {
                 push("toe_rate", "deg/m", self.per_travel(c, &self.toe(c)));
                 push("camber_rate", "deg/m", self.per_travel(c, &self.camber(c)));
@@ -1202,9 +1235,16 @@ impl Sweep {
                 push(
                     "camber_compliance",
                     unit_of("deg"),
-                    self.slope(&self.camber(c)).iter().map(|v| v * per).collect(),
+                    self.slope(&self.camber(c))
+                        .iter()
+                        .map(|v| v * per)
+                        .collect(),
                 );
-                for (k, n) in [(0, "wc_x_compliance"), (1, "wc_y_compliance"), (2, "wc_z_compliance")] {
+                for (k, n) in [
+                    (0, "wc_x_compliance"),
+                    (1, "wc_y_compliance"),
+                    (2, "wc_z_compliance"),
+                ] {
                     push(
                         n,
                         unit_of("mm"),
