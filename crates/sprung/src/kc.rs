@@ -1210,8 +1210,8 @@ impl Sweep {
                         .map(|k| k * 1e-3)
                         .collect(),
                 );
-                push("side_view_tan_cp", "-", self.side_view_tan(c, true));
-                push("side_view_tan_wc", "-", self.side_view_tan(c, false));
+                push("side_view_tan_cp", "1", self.side_view_tan(c, true));
+                push("side_view_tan_wc", "1", self.side_view_tan(c, false));
             } else {
                 let per = match self.test {
                     Test::Steer => 1.0,

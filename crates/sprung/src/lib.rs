@@ -51,6 +51,11 @@ pub use error::Error;
 #[doc = include_str!("../../../docs/parameters.md")]
 mod parameters_doc {}
 
+/// The Rust example of `docs/kc.md` compiles as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/kc.md")]
+mod kc_doc {}
+
 /// The Rust examples of `docs/sweeps.md` run as doctests.
 #[cfg(doctest)]
 #[doc = include_str!("../../../docs/sweeps.md")]
