@@ -380,3 +380,93 @@ fn full_travel_curves_for_the_reduced_corners() {
         "the bump stop should stiffen: {rate_in} -> {rate_out}"
     );
 }
+
+#[test]
+fn removing_the_anti_roll_bar_coupling_removes_the_roll_stiffening() {
+    // Without the torsion coupling of the two stabilizer halves (the only element joining the
+    // wheels), opposite travel meets the same wheel rate as parallel travel.
+    let m = model("double_wishbone.toml");
+    let opts = RigOptions {
+        remove_elements: vec!["stab_coupling".into()],
+        ..Default::default()
+    };
+    let mut r = Rig::new(&m, opts).unwrap();
+    let par = r
+        .run(Test::Parallel, &Rig::values(0.001, 3), &mut |_, _| {})
+        .unwrap();
+    let opp = r
+        .run(Test::Opposite, &Rig::values(0.001, 3), &mut |_, _| {})
+        .unwrap();
+    let (kp, ko) = (
+        par.at_reference("wheel_rate_L").unwrap(),
+        opp.at_reference("wheel_rate_L").unwrap(),
+    );
+    eprintln!("without stab_coupling: parallel {kp} opposite {ko} N/mm");
+    // the wheels then share no element: equal to the travel Newton's round-off (measured 4e-10)
+    assert!((ko - kp).abs() < 1e-6 * kp, "{kp} vs {ko}");
+    let bad = Rig::new(
+        &m,
+        RigOptions {
+            remove_elements: vec!["no_such_element".into()],
+            ..Default::default()
+        },
+    );
+    assert!(bad.err().unwrap().to_string().contains("--remove-element"));
+}
+
+#[test]
+fn clamping_the_subframe_stiffens_the_multilink() {
+    // A car body on the rig is clamped; here the multilink's subframe (on six rubber mounts):
+    // the rubber's share of the longitudinal compliance disappears.
+    let m = model("multilink.toml");
+    let free = rig(&m, Reference::Travel(0.0), Vertical::Travel)
+        .run(Test::Fx, &[-100.0, 0.0, 100.0], &mut |_, _| {})
+        .unwrap()
+        .at_reference("wc_x_compliance_L")
+        .unwrap();
+    let mut r = Rig::new(
+        &m,
+        RigOptions {
+            clamp: Some("subframe".into()),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let clamped = r
+        .run(Test::Fx, &[-100.0, 0.0, 100.0], &mut |_, _| {})
+        .unwrap()
+        .at_reference("wc_x_compliance_L")
+        .unwrap();
+    eprintln!("multilink x compliance: free subframe {free}, clamped {clamped} mm/kN");
+    assert!(clamped < free && clamped > 0.0, "{free} vs {clamped}");
+}
+
+#[test]
+fn the_steering_test_sweeps_the_named_input() {
+    // No reference axle has a steering rack; the test sweeps the model's own left longitudinal
+    // force input (set to zero by the rig otherwise): the left wheel centre moves back by its
+    // longitudinal compliance, the toe moves, the point at 0 is the reference state.
+    let m = model("double_wishbone.toml");
+    let mut r = Rig::new(
+        &m,
+        RigOptions {
+            steer_input: Some("Fx_L".into()),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let sw = r
+        .run(Test::Steer, &[-100.0, 0.0, 100.0], &mut |_, _| {})
+        .unwrap();
+    let reference = r.reference_state().unwrap();
+    assert_eq!(sw.points[1].corners[0].toe, reference[0].toe);
+    let dtoe = sw.slope(&sw.toe(0))[1];
+    let dx = sw.slope(&sw.centre_displacement(0, 0))[1];
+    // a force at the left wheel centre pushes it back by ~0.8 mm/kN (data sheet 0.831, both wheels)
+    assert!(dx > 0.6e-6 && dx < 1.0e-6, "dx/dF {dx} m/N");
+    assert!(dtoe.abs() > 1e-7, "toe does not move: {dtoe}");
+    let no = Rig::new(&m, RigOptions::default())
+        .unwrap()
+        .run(Test::Steer, &[0.0], &mut |_, _| {});
+    assert!(no.err().unwrap().to_string().contains("--steer-input"));
+}
