@@ -34,6 +34,10 @@
 //! anti-lift of a rear axle = −tan θ_cp · l / h, anti-squat (drive torque through the shafts)
 //! = −tan θ_wc · l / h (each for the whole brake or drive force on this axle).
 //!
+//! **Roll** (opposite travel): roll angle = atan((z_L − z_R)/(y_L − y_R)) of the wheel centres
+//! (+ when the left wheel rises), roll moment = Σ y_i F_z,i of the vertical wheel forces about the
+//! x axis, roll stiffness = d(moment)/d(angle), roll steer = d(toe of the left wheel)/d(angle).
+//!
 //! Derivatives along a sweep (rates, compliances) are 3-point finite differences on the sweep
 //! points (second order on a uniform grid).
 
@@ -1253,6 +1257,51 @@ impl Sweep {
                             .map(|v| v * 1e3 * per)
                             .collect(),
                     );
+                }
+            }
+        }
+        if self.test == Test::Opposite {
+            for a in 0..self.axles.len() {
+                let (l, r) = self.axles[a];
+                let tag = format!("{}{}", self.corner_names[l], self.corner_names[r]);
+                let phi: Vec<f64> = self
+                    .points
+                    .iter()
+                    .map(|p| {
+                        let (cl, cr) = (&p.corners[l], &p.corners[r]);
+                        ((cl.centre.z - cr.centre.z) / (cl.centre.y - cr.centre.y))
+                            .atan()
+                            .to_degrees()
+                    })
+                    .collect();
+                let moment: Vec<f64> = self
+                    .points
+                    .iter()
+                    .map(|p| {
+                        let (cl, cr) = (&p.corners[l], &p.corners[r]);
+                        cl.centre.y * cl.force.z + cr.centre.y * cr.force.z
+                    })
+                    .collect();
+                let dphi = self.slope(&phi);
+                let stiffness = self
+                    .slope(&moment)
+                    .iter()
+                    .zip(&dphi)
+                    .map(|(m, p)| m / p)
+                    .collect();
+                let dtoe = self.slope(&self.toe(l));
+                let steer = dtoe.iter().zip(&dphi).map(|(t, p)| t / p).collect();
+                for (name, unit, values) in [
+                    (format!("roll_angle_{tag}"), "deg", phi),
+                    (format!("roll_moment_{tag}"), "Nm", moment),
+                    (format!("roll_stiffness_{tag}"), "Nm/deg", stiffness),
+                    (
+                        format!("roll_steer_{}", self.corner_names[l]),
+                        "deg/deg",
+                        steer,
+                    ),
+                ] {
+                    cols.push(Column { name, unit, values });
                 }
             }
         }

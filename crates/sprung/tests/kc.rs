@@ -127,6 +127,17 @@ fn wheel_rates_match_the_data_sheet() {
             single,
         ];
         eprintln!("{}: wheel rates {got:?} N/mm", sheet.file);
+        // Roll stiffness from moment and angle = opposite wheel rate × track² / 2; 0.2 %: the
+        // moment uses the wheel centres' current y and vertical force (track and load change with
+        // travel; measured 0.08 %)
+        let track = r.corners()[0].design_centre.y - r.corners()[1].design_centre.y;
+        let k_roll = opp.at_reference("roll_stiffness_LR").unwrap();
+        let expect = got[1] * 1e3 * track * track / 2.0 * std::f64::consts::PI / 180.0;
+        eprintln!("{}: roll stiffness {k_roll} vs {expect} Nm/deg", sheet.file);
+        assert!(
+            (k_roll - expect).abs() < 2e-3 * expect,
+            "{k_roll} vs {expect}"
+        );
         for k in 0..3 {
             // 0.3 %: the data sheet's rates are taken at the loaded equilibrium (5000 N, 0.03 mm
             // below design), ours at the design height with a ±1 mm difference quotient

@@ -299,11 +299,12 @@ fn figures(s: &Sweep, pitch: Option<PitchGeometry>) -> Vec<String> {
         }
         out.push(format!("{cn}: {}", parts.join(", ")));
     }
-    for col in cols
-        .iter()
-        .filter(|c| c.name.starts_with("roll_centre_height"))
-    {
-        out.push(format!("{} {:.2} {}", col.name, col.values[k], col.unit));
+    for col in cols.iter().filter(|c| {
+        c.name.starts_with("roll_centre_height")
+            || c.name.starts_with("roll_stiffness")
+            || c.name.starts_with("roll_steer")
+    }) {
+        out.push(format!("{} {:.4} {}", col.name, col.values[k], col.unit));
     }
     out
 }
