@@ -72,6 +72,8 @@ fn bench(c: &mut Criterion) {
                 t: 0.0,
                 markers: &markers,
                 states: &states,
+                // Drive 100 N m, brake 800 N m (the spin state reads them; the body ignores them).
+                inputs: &[100.0, 800.0],
             };
             let mut sc = ElementScratch::new(law.as_ref());
             c.bench_function(

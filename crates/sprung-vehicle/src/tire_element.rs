@@ -32,10 +32,11 @@
 //! moment …), T_d the drive torque, T_b ≥ 0 the brake's friction torque (both element inputs).
 //! The brake is a **Dahl friction element** (Dahl 1968, the bristle model behind LuGre): the
 //! brake deflection z follows the wheel's spin relative to the carrier Ω_r = Ω − ω_c·a,
-//! ż = Ω_r − |Ω_r| z/φ_s, and the brake acts with T_b z/φ_s. While the wheel slides, z → ±φ_s
-//! (the torque is ±T_b); through Ω_r = 0 the torque is a state, continuous, and a held wheel
-//! sticks (ż = 0 at Ω_r = 0): no creep, no chatter, no regularising velocity; the held wheel
-//! turns at most φ_s (`brake_stick_angle`) against the brake. The carrier takes the force F, the
+//! ż = Ω_r − |Ω_r| z/φ_s, and the brake acts with T_b (z + τ_b ż)/φ_s (τ_b the damping time,
+//! LuGre's σ₁ term). While the wheel slides, z → ±φ_s and ż → 0 (the torque is ±T_b); through
+//! Ω_r = 0 the torque follows a state, continuous, and a held wheel sticks (ż = 0 at Ω_r = 0): no
+//! creep, no chatter, no regularising velocity; the held wheel turns at most φ_s
+//! (`brake_stick_angle`) against the brake, damped by τ_b (`brake_damping_time`). The carrier takes the force F, the
 //! tire torque without its axial part, the brake's reaction T_b z/φ_s a, the gyroscopic moment
 //! −I_w Ω (ω_c × a) of the spinning wheel, and (with `drive_reaction = "carrier"`) −T_d a. The
 //! wheel's mass and transverse inertia belong to the carrier body; its polar inertia is I_w.
@@ -83,6 +84,12 @@ pub const SPIN_PARAMETERS: &[ParamInfo] = &[
         unit: "rad",
         description: "spin = \"state\": rotation of the wheel against the held brake before it slips (Dahl brake)",
         default: Some(DEFAULT_STICK_ANGLE),
+    },
+    ParamInfo {
+        name: "brake_damping_time",
+        unit: "s",
+        description: "spin = \"state\": damping of the held brake as a time times its stiffness T_b/phi_s",
+        default: Some(DEFAULT_BRAKE_DAMPING_TIME),
     },
     ParamInfo {
         name: "drive_reaction",
@@ -167,6 +174,22 @@ pub const OUTPUTS: &[OutputInfo] = &[
     ),
 ];
 
+/// Input slots of every tire element (`[[elements]] inputs = { drive_torque = "...",
+/// brake_torque = "..." }`, usually `kind = "signal"` model inputs); read with `spin = "state"`
+/// only.
+pub const TORQUE_INPUTS: &[OutputInfo] = &[
+    o(
+        "drive_torque",
+        "N m",
+        "spin = \"state\": drive torque on the wheel about its axis (> 0 drives forward)",
+    ),
+    o(
+        "brake_torque",
+        "N m",
+        "spin = \"state\": brake friction torque (>= 0; the brake acts against the wheel's spin on the carrier)",
+    ),
+];
+
 /// Number of outputs before `slip`, `drive_torque`, `brake_torque`.
 const N_BASE_OUTPUTS: usize = 18;
 
@@ -199,6 +222,9 @@ pub struct SpinState {
     /// Brake stick angle φ_s, rad: the wheel turns against the held brake by at most φ_s
     /// before the brake slips (the brake's torsional stiffness is T_b/φ_s).
     pub stick_angle: f64,
+    /// Brake damping time τ_b, s: the held brake's damping is τ_b times its stiffness (the
+    /// LuGre σ₁ term), so the wheel does not ring on the brake's stiffness.
+    pub damping_time: f64,
     /// Whether the drive torque's reaction acts on the carrier (`drive_reaction = "carrier"`,
     /// a hub motor or a drive housed in the carrier) or is left to the torque's source
     /// (`"none"`, e.g. a driveline element on the chassis).
@@ -206,6 +232,10 @@ pub struct SpinState {
     /// Initial spin rate, rad/s.
     pub initial_omega: f64,
 }
+
+/// Default brake damping time τ_b, s (assumption: damping ratio ≈ 0.2–0.6 of a 1–1.2 kg m² car
+/// wheel on a 300–3000 N m brake).
+pub const DEFAULT_BRAKE_DAMPING_TIME: f64 = 1e-3;
 
 /// Default brake stick angle φ_s, rad (assumption: 2 mrad, brake and hub compliance of a car
 /// wheel; a 2 kN m brake is then a 1 MN m/rad torsional spring while it holds).
@@ -223,12 +253,12 @@ struct SpinRates {
     omega_dot: f64,
     /// ż, rad/s (brake deflection).
     z_dot: f64,
-    /// Acting brake torque T_b z/φ_s, N m (opposes the wheel's spin relative to the carrier).
+    /// Acting brake torque T_b (z + τ_b ż)/φ_s, N m (opposes the wheel's spin relative to the carrier).
     brake: f64,
 }
 
 impl SpinState {
-    /// The spin balance I_w Ω̇ = T_d − T_b z/φ_s + a·τ (τ: the tire's torque on the wheel about
+    /// The spin balance I_w Ω̇ = T_d − T_b (z + τ_b ż)/φ_s + a·τ (τ: the tire's torque on the wheel about
     /// its centre), the Dahl brake ż = Ω_r − |Ω_r| z/φ_s with Ω_r = Ω − ω_c·a, and the torque the
     /// carrier takes: τ − (a·τ) a + T_b z/φ_s a − I_w Ω (ω_c × a) (− T_d a with the drive
     /// reaction on the carrier).
@@ -242,9 +272,10 @@ impl SpinState {
         brake: f64,
     ) -> SpinRates {
         let a: Vector3<f64> = m.rot.column(1).into_owned();
-        let t_bk = brake.max(0.0) * z / self.stick_angle;
-        let tau_a = a.dot(tau);
         let omega_r = omega - m.w.dot(&a);
+        let z_dot = omega_r - omega_r.abs() * z / self.stick_angle;
+        let t_bk = brake.max(0.0) * (z + self.damping_time * z_dot) / self.stick_angle;
+        let tau_a = a.dot(tau);
         let mut carrier_torque = tau - a * tau_a + a * t_bk - self.inertia * omega * m.w.cross(&a);
         if self.drive_reaction_on_carrier {
             carrier_torque -= a * drive;
@@ -252,7 +283,7 @@ impl SpinState {
         SpinRates {
             carrier_torque,
             omega_dot: (drive - t_bk + tau_a) / self.inertia,
-            z_dot: omega_r - omega_r.abs() * z / self.stick_angle,
+            z_dot,
             brake: t_bk,
         }
     }
@@ -313,9 +344,16 @@ impl<M: TireModel> TireElement<M> {
         }
     }
 
-    /// The drive and brake torques of the element's inputs, N m (zero on the spinning body).
-    fn torques(&self, _x: &ElementInput) -> (f64, f64) {
-        (0.0, 0.0)
+    /// The drive and brake torques of the element's input slots ([`TORQUE_INPUTS`]), N m; they
+    /// act only with `spin = "state"` (the spinning body has no carrier to react on).
+    fn torques(&self, x: &ElementInput) -> (f64, f64) {
+        match self.spin {
+            Spin::Body => (0.0, 0.0),
+            Spin::State(_) => (
+                x.inputs.first().copied().unwrap_or(0.0),
+                x.inputs.get(1).copied().unwrap_or(0.0),
+            ),
+        }
     }
 
     /// [`ElementLaw::evaluate`] with the drive torque T_d and the brake torque T_b (≥ 0; the
@@ -433,15 +471,6 @@ impl<M: TireModel> TireElement<M> {
             .copy_from(&Matrix3::identity());
         let mut e_omega = SMatrix::<f64, 1, 13>::zeros();
         e_omega[12] = 1.0;
-        let tau_a = a.dot(&tau);
-        let t_bk = brake * z / sp.stick_angle;
-        let d_tau_a = a.transpose() * ch.torque + tau.transpose() * da;
-        let mut d_tc = ch.torque - a * d_tau_a - da * tau_a + da * t_bk
-            - sp.inertia * (w.cross(&a) * e_omega + omega * (-ax * dw + w.cross_matrix() * da));
-        if sp.drive_reaction_on_carrier {
-            d_tc -= da * drive_c;
-        }
-        let d_omega_dot = d_tau_a / sp.inertia;
         let omega_r = omega - w.dot(&a);
         let d_omega_r = e_omega - a.transpose() * dw - w.transpose() * da;
         let sgn = if omega_r > 0.0 {
@@ -452,6 +481,21 @@ impl<M: TireModel> TireElement<M> {
             0.0
         };
         let d_z_dot = d_omega_r * (1.0 - sgn * z / sp.stick_angle);
+        let z_dot = omega_r - omega_r.abs() * z / sp.stick_angle;
+        let dzdot_dz = -omega_r.abs() / sp.stick_angle;
+        // Brake torque T_b (z + τ_b ż)/φ_s over the columns and over z.
+        let k_b = brake / sp.stick_angle;
+        let t_bk = k_b * (z + sp.damping_time * z_dot);
+        let d_t_bk = d_z_dot * (k_b * sp.damping_time);
+        let d_t_bk_z = k_b * (1.0 + sp.damping_time * dzdot_dz);
+        let tau_a = a.dot(&tau);
+        let d_tau_a = a.transpose() * ch.torque + tau.transpose() * da;
+        let mut d_tc = ch.torque - a * d_tau_a - da * tau_a + da * t_bk + a * d_t_bk
+            - sp.inertia * (w.cross(&a) * e_omega + omega * (-ax * dw + w.cross_matrix() * da));
+        if sp.drive_reaction_on_carrier {
+            d_tc -= da * drive_c;
+        }
+        let d_omega_dot = (d_tau_a - d_t_bk) / sp.inertia;
         // Marker and Ω columns.
         let (iw, iz) = (6 + ns, 7 + ns);
         for col in 0..12 {
@@ -474,16 +518,16 @@ impl<M: TireModel> TireElement<M> {
         for r in 0..3 {
             v[(r, iw)] = ch.force[(r, 12)];
             v[(3 + r, iw)] = d_tc[(r, 12)];
-            // Brake deflection: T_b z/φ_s on the wheel (−) and the carrier (+).
-            v[(3 + r, iz)] = a[r] * brake / sp.stick_angle;
+            // Brake deflection: the brake torque on the wheel (−) and the carrier (+).
+            v[(3 + r, iz)] = a[r] * d_t_bk_z;
         }
         for j in 0..ns {
             v[(6 + j, iw)] = ch.law[(N_FORCES + j, 12)];
         }
         v[(iw, iw)] = d_omega_dot[12];
         v[(iz, iw)] = d_z_dot[12];
-        v[(iw, iz)] = -brake / (sp.stick_angle * sp.inertia);
-        v[(iz, iz)] = -omega_r.abs() / sp.stick_angle;
+        v[(iw, iz)] = -d_t_bk_z / sp.inertia;
+        v[(iz, iz)] = dzdot_dz;
         // Law-state columns: the wheel torque's share goes to the spin (a·) and the carrier.
         for j in 0..ns {
             let (df, dt) = (ch.state_force[j], ch.state_torque[j]);
@@ -659,6 +703,9 @@ impl<M: TireModel> ElementLaw for TireElement<M> {
     fn outputs(&self) -> &[OutputInfo] {
         OUTPUTS
     }
+    fn inputs(&self) -> &[OutputInfo] {
+        TORQUE_INPUTS
+    }
 
     fn evaluate(&self, x: &ElementInput, out: &mut ElementOutput) {
         let (drive, brake) = self.torques(x);
@@ -738,6 +785,7 @@ fn spin_model<M: TireModel>(
         "drive_reaction",
         "initial_omega",
         "brake_stick_angle",
+        "brake_damping_time",
     ];
     match p.text("spin")? {
         None | Some("body") => {
@@ -757,6 +805,7 @@ fn spin_model<M: TireModel>(
             }
             let inertia = p.positive("spin_inertia")?;
             let stick_angle = p.positive("brake_stick_angle")?;
+            let damping_time = p.non_negative("brake_damping_time")?;
             let drive_reaction_on_carrier = match p.text("drive_reaction")? {
                 None | Some("carrier") => true,
                 Some("none") => false,
@@ -781,6 +830,7 @@ fn spin_model<M: TireModel>(
             Ok(Spin::State(SpinState {
                 inertia,
                 stick_angle,
+                damping_time,
                 drive_reaction_on_carrier,
                 initial_omega,
             }))
@@ -814,6 +864,7 @@ pub fn kind_info<M: TireModel>() -> KindInfo {
         parameters: parameters::<M>(),
         states: M::STATES,
         outputs: OUTPUTS,
+        inputs: TORQUE_INPUTS,
     }
 }
 

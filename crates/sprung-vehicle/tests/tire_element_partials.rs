@@ -70,6 +70,7 @@ fn check(law: &dyn ElementLaw, m: MarkerState, what: &str) -> f64 {
         t: 0.0,
         markers: &markers,
         states: &states,
+        inputs: &[],
     };
     let mut analytic = ElementScratch::new(law);
     analytic.evaluate_with_partials(law, &x);
@@ -184,6 +185,7 @@ fn lifted_off_wheel_has_only_state_partials() {
             t: 0.0,
             markers: &markers,
             states: &[0.01, 0.01],
+            inputs: &[],
         },
     );
     assert_eq!(sc.force[0], Vector3::zeros());
@@ -236,6 +238,7 @@ fn check_states(law: &dyn ElementLaw, m: MarkerState, states: &[f64], what: &str
         t: 0.0,
         markers: &markers,
         states,
+        inputs: &[],
     };
     let mut analytic = ElementScratch::new(law);
     analytic.evaluate_with_partials(law, &x);
@@ -279,6 +282,7 @@ fn spin_state_partials_match_differences() {
         Spin::State(SpinState {
             inertia,
             stick_angle: 2e-3,
+            damping_time: 1e-3,
             drive_reaction_on_carrier: hub,
             initial_omega: 0.0,
         })
