@@ -181,6 +181,7 @@ fn check(
         t,
         markers,
         states: &[],
+        inputs: &[],
     };
     let mut s = ElementScratch::new(law);
     s.evaluate_with_partials(law, &x);
@@ -307,6 +308,7 @@ fn partials_with_ratio_curve_and_stops() {
             t,
             markers: &markers,
             states: &[],
+            inputs: &[],
         };
         let mut s = ElementScratch::new(law.as_ref());
         s.evaluate(law.as_ref(), &x);
@@ -336,6 +338,7 @@ fn wrenches_balance() {
             t,
             markers: &markers,
             states: &[],
+            inputs: &[],
         };
         let mut s = ElementScratch::new(law.as_ref());
         s.evaluate(law.as_ref(), &x);
@@ -346,5 +349,55 @@ fn wrenches_balance() {
         let scale = s.force.iter().map(|f| f.norm()).fold(1.0, f64::max);
         assert!(f.norm() < 1e-9 * scale, "force sum {f}");
         assert!(m.norm() < 1e-9 * scale, "moment sum {m}");
+    }
+}
+
+/// δ_W through the input slots (`steering_wheel_angle`, `steering_wheel_rate`) gives the same
+/// element as the time-table parameter that supplies the same angle and rate: bit-identical
+/// wrenches and outputs.
+#[test]
+fn input_slots_match_the_time_table() {
+    let table = law(&[]);
+    let mut p = params(&[]);
+    p.remove("steering_wheel_angle_deg");
+    let slots = steering::build(&ElementParams::new(&steering::INFO, &p), &design()).unwrap();
+    assert_eq!(slots.inputs().len(), 2);
+    let tt = steering::TimeTable::from_pairs(
+        "t",
+        &[
+            0.0, 0.0, 5.0, 0.0, 8.0, -720.0, 12.0, -720.0, 18.0, 720.0, 21.0, 720.0, 24.0, 0.0,
+            25.0, 0.0,
+        ],
+        std::f64::consts::PI / 180.0,
+    )
+    .unwrap();
+    let mut rng = SplitMix(5);
+    for _ in 0..50 {
+        let t = uni(&mut rng, 0.0, 25.0);
+        let markers = random_markers(&mut rng, true, table_1(t));
+        let (dw, rate) = tt.at(t);
+        let mut a = ElementScratch::new(table.as_ref());
+        a.evaluate(
+            table.as_ref(),
+            &ElementInput {
+                t,
+                markers: &markers,
+                states: &[],
+                inputs: &[],
+            },
+        );
+        let mut b = ElementScratch::new(slots.as_ref());
+        b.evaluate(
+            slots.as_ref(),
+            &ElementInput {
+                t,
+                markers: &markers,
+                states: &[],
+                inputs: &[dw, rate],
+            },
+        );
+        assert_eq!(a.force, b.force);
+        assert_eq!(a.torque, b.torque);
+        assert_eq!(a.outputs, b.outputs);
     }
 }

@@ -33,7 +33,7 @@ use sprung_mbs::element_law::{
 };
 
 use super::linkage::{Linkage, NZ, Solution, Vec24};
-use super::{OUTPUTS, TimeTable};
+use super::{INPUTS, OUTPUTS, TimeTable};
 
 /// The quasi-static dual-axle steering element (module docs).
 #[derive(Debug, Clone, PartialEq)]
@@ -56,9 +56,16 @@ fn marker_rates(x: &ElementInput) -> Vec24 {
 
 impl DualAxleSteering {
     /// The steering-wheel angle δ_W (rad) and its rate (rad/s) at this evaluation: the one place
-    /// the input comes from.
+    /// the input comes from — the `steering_wheel_angle_deg` table if given, else the input
+    /// slots `steering_wheel_angle` and `steering_wheel_rate` (0 where unmapped).
     pub fn steering_wheel(&self, x: &ElementInput) -> (f64, f64) {
-        self.wheel.as_ref().map_or((0.0, 0.0), |w| w.at(x.t))
+        match &self.wheel {
+            Some(w) => w.at(x.t),
+            None => (
+                x.inputs.first().copied().unwrap_or(0.0),
+                x.inputs.get(1).copied().unwrap_or(0.0),
+            ),
+        }
     }
 
     /// Solves the balance from `warm` (if given), falling back to the start values.
@@ -104,6 +111,10 @@ impl ElementLaw for DualAxleSteering {
 
     fn outputs(&self) -> &[OutputInfo] {
         OUTPUTS
+    }
+
+    fn inputs(&self) -> &[OutputInfo] {
+        INPUTS
     }
 
     fn evaluate(&self, x: &ElementInput, out: &mut ElementOutput) {

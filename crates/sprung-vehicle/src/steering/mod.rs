@@ -104,6 +104,20 @@ pub const OUTPUTS: &[OutputInfo] = &[
     ),
 ];
 
+/// The input slots (`[[elements]] inputs = { steering_wheel_angle = "..." }`).
+pub const INPUTS: &[OutputInfo] = &[
+    o(
+        "steering_wheel_angle",
+        "rad",
+        "steering-wheel angle delta_W (ignored when the steering_wheel_angle_deg table is given)",
+    ),
+    o(
+        "steering_wheel_rate",
+        "rad/s",
+        "its rate d delta_W / dt, for the viscous parts only (unmapped: 0, the viscous parts then see a held wheel)",
+    ),
+];
+
 /// Registry entry.
 pub const INFO: KindInfo = KindInfo {
     name: KIND,
@@ -227,12 +241,13 @@ pub const INFO: KindInfo = KindInfo {
         p(
             "steering_wheel_angle_deg",
             "s, deg",
-            "steering-wheel angle delta_W(t) as a table [t0, delta0, t1, delta1, ...] (linear, constant outside; default 0)",
+            "optional time table [t0, delta0, t1, delta1, ...] of delta_W (linear, constant outside; exact rate); without it the input slots steering_wheel_angle and steering_wheel_rate are read",
             Some(f64::NAN),
         ),
     ],
     states: &[],
     outputs: OUTPUTS,
+    inputs: INPUTS,
 };
 
 /// Registers the kind on `reg`.
