@@ -15,6 +15,7 @@ pub mod contact;
 pub mod dual;
 pub mod rig;
 pub mod road;
+pub mod steering;
 pub mod tire;
 pub mod tire_element;
 
@@ -27,6 +28,7 @@ pub fn register_all(reg: &mut ElementRegistry) {
     for kind in rig::TIRE_KINDS {
         (kind.register)(reg);
     }
+    steering::register(reg);
 }
 
 /// The built-in element kinds of `sprung-mbs` plus the vehicle kinds of [`register_all`].
