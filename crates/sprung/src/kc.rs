@@ -521,14 +521,18 @@ impl Rig {
         // The rig's inputs.
         let mut input_names = Vec::new();
         for (wc, carrier, label) in &resolved {
-            let pos = d
-                .markers
-                .iter()
-                .find(|m| m.name == *wc)
-                .and_then(|m| m.global_position.or(m.position.map(|_| [f64::NAN; 3])))
-                .unwrap_or([f64::NAN; 3]);
-            // The marker's global design position: from the compiled model below if only a
-            // body-local position is given.
+            // The wheel centre's global design position (markers may be given in body axes).
+            let pos = {
+                let cm = model.compiled();
+                let (r, _) = cm.design_state();
+                let m = cm
+                    .markers
+                    .iter()
+                    .position(|m| m.name == *wc)
+                    .expect("resolved");
+                let (p, _) = marker_pose(cm, &r, m);
+                [p.x, p.y, p.z]
+            };
             let cmk = format!("kc_carrier_{label}");
             d.markers.push(marker(&cmk, carrier, pos));
             let mut names = Vec::new();
@@ -559,27 +563,6 @@ impl Rig {
                 names.push(name);
             }
             input_names.push(names);
-        }
-        // Markers given in body coordinates: place the carrier marker at the wheel centre.
-        let needs_fix = d.markers.iter().any(|m| {
-            m.name.starts_with("kc_carrier_") && m.global_position.is_some_and(|p| p[0].is_nan())
-        });
-        if needs_fix {
-            let tmp = Model::from_description_with(d.clone(), model.registry())?;
-            let cm = tmp.compiled();
-            let (r, _) = cm.design_state();
-            for (wc, _, label) in &resolved {
-                let m = cm
-                    .markers
-                    .iter()
-                    .position(|m| m.name == *wc)
-                    .expect("exists");
-                let (p, _) = marker_pose(cm, &r, m);
-                let name = format!("kc_carrier_{label}");
-                if let Some(mk) = d.markers.iter_mut().find(|m| m.name == name) {
-                    mk.global_position = Some([p.x, p.y, p.z]);
-                }
-            }
         }
         let rig_model = Model::from_description_with(d, model.registry())?;
         let cm = rig_model.compiled().clone();
