@@ -1338,3 +1338,32 @@ pub fn anti_pitch_percent(g: &PitchGeometry, tan_cp: f64, tan_wc: f64) -> (f64, 
         (-tan_cp * f, -tan_wc * f)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gradient_is_exact_for_quadratics_on_an_uneven_grid() {
+        let x = [-0.3, -0.1, 0.05, 0.2, 0.6];
+        let y: Vec<f64> = x.iter().map(|x| 2.0 + 3.0 * x - 5.0 * x * x).collect();
+        for (g, x) in gradient(&x, &y).iter().zip(x) {
+            assert!((g - (3.0 - 10.0 * x)).abs() < 1e-12, "{g} at {x}");
+        }
+    }
+
+    #[test]
+    fn toe_and_camber_signs() {
+        let t = 0.01f64;
+        // left wheel (outward +y): top outward = axis tips down; toe-in = axis turns to +x
+        let (toe, camber) = toe_camber(Vector3::new(0.0, t.cos(), -t.sin()), 1.0);
+        assert!(toe.abs() < 1e-12 && (camber - t.to_degrees()).abs() < 1e-9);
+        let (toe, _) = toe_camber(Vector3::new(t.sin(), t.cos(), 0.0), 1.0);
+        assert!((toe - t.to_degrees()).abs() < 1e-9);
+        // right wheel: the same physical toe-in and camber mirrored (axis may point either way)
+        let (toe, camber) = toe_camber(Vector3::new(t.sin(), -t.cos(), 0.0), -1.0);
+        assert!((toe - t.to_degrees()).abs() < 1e-9 && camber.abs() < 1e-12);
+        let (_, camber) = toe_camber(-Vector3::new(0.0, -t.cos(), -t.sin()), -1.0);
+        assert!((camber - t.to_degrees()).abs() < 1e-9);
+    }
+}
