@@ -1167,6 +1167,9 @@ impl Sweep {
             push("travel", "mm", mm(self.travel(c)));
             push("toe", "deg", self.toe(c));
             push("camber", "deg", self.camber(c));
+            for (k, n) in [(0, "wc_x"), (1, "wc_y"), (2, "wc_z")] {
+                push(n, "mm", mm(self.series(c, |s| s.centre[k])));
+            }
             push("wc_dx", "mm", mm(self.centre_displacement(c, 0)));
             push("wc_dy", "mm", mm(self.centre_displacement(c, 1)));
             push("wc_dz", "mm", mm(self.centre_displacement(c, 2)));
