@@ -521,14 +521,18 @@ impl Rig {
         // The rig's inputs.
         let mut input_names = Vec::new();
         for (wc, carrier, label) in &resolved {
-            let pos = d
-                .markers
-                .iter()
-                .find(|m| m.name == *wc)
-                .and_then(|m| m.global_position.or(m.position.map(|_| [f64::NAN; 3])))
-                .unwrap_or([f64::NAN; 3]);
-            // The marker's global design position: from the compiled model below if only a
-            // body-local position is given.
+            // The wheel centre's global design position (markers may be given in body axes).
+            let pos = {
+                let cm = model.compiled();
+                let (r, _) = cm.design_state();
+                let m = cm
+                    .markers
+                    .iter()
+                    .position(|m| m.name == *wc)
+                    .expect("resolved");
+                let (p, _) = marker_pose(cm, &r, m);
+                [p.x, p.y, p.z]
+            };
             let cmk = format!("kc_carrier_{label}");
             d.markers.push(marker(&cmk, carrier, pos));
             let mut names = Vec::new();
@@ -559,27 +563,6 @@ impl Rig {
                 names.push(name);
             }
             input_names.push(names);
-        }
-        // Markers given in body coordinates: place the carrier marker at the wheel centre.
-        let needs_fix = d.markers.iter().any(|m| {
-            m.name.starts_with("kc_carrier_") && m.global_position.is_some_and(|p| p[0].is_nan())
-        });
-        if needs_fix {
-            let tmp = Model::from_description_with(d.clone(), model.registry())?;
-            let cm = tmp.compiled();
-            let (r, _) = cm.design_state();
-            for (wc, _, label) in &resolved {
-                let m = cm
-                    .markers
-                    .iter()
-                    .position(|m| m.name == *wc)
-                    .expect("exists");
-                let (p, _) = marker_pose(cm, &r, m);
-                let name = format!("kc_carrier_{label}");
-                if let Some(mk) = d.markers.iter_mut().find(|m| m.name == name) {
-                    mk.global_position = Some([p.x, p.y, p.z]);
-                }
-            }
         }
         let rig_model = Model::from_description_with(d, model.registry())?;
         let cm = rig_model.compiled().clone();
@@ -1184,6 +1167,9 @@ impl Sweep {
             push("travel", "mm", mm(self.travel(c)));
             push("toe", "deg", self.toe(c));
             push("camber", "deg", self.camber(c));
+            for (k, n) in [(0, "wc_x"), (1, "wc_y"), (2, "wc_z")] {
+                push(n, "mm", mm(self.series(c, |s| s.centre[k])));
+            }
             push("wc_dx", "mm", mm(self.centre_displacement(c, 0)));
             push("wc_dy", "mm", mm(self.centre_displacement(c, 1)));
             push("wc_dz", "mm", mm(self.centre_displacement(c, 2)));
@@ -1353,5 +1339,34 @@ pub fn anti_pitch_percent(g: &PitchGeometry, tan_cp: f64, tan_wc: f64) -> (f64, 
         (tan_cp * f, f64::NAN)
     } else {
         (-tan_cp * f, -tan_wc * f)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gradient_is_exact_for_quadratics_on_an_uneven_grid() {
+        let x = [-0.3, -0.1, 0.05, 0.2, 0.6];
+        let y: Vec<f64> = x.iter().map(|x| 2.0 + 3.0 * x - 5.0 * x * x).collect();
+        for (g, x) in gradient(&x, &y).iter().zip(x) {
+            assert!((g - (3.0 - 10.0 * x)).abs() < 1e-12, "{g} at {x}");
+        }
+    }
+
+    #[test]
+    fn toe_and_camber_signs() {
+        let t = 0.01f64;
+        // left wheel (outward +y): top outward = axis tips down; toe-in = axis turns to +x
+        let (toe, camber) = toe_camber(Vector3::new(0.0, t.cos(), -t.sin()), 1.0);
+        assert!(toe.abs() < 1e-12 && (camber - t.to_degrees()).abs() < 1e-9);
+        let (toe, _) = toe_camber(Vector3::new(t.sin(), t.cos(), 0.0), 1.0);
+        assert!((toe - t.to_degrees()).abs() < 1e-9);
+        // right wheel: the same physical toe-in and camber mirrored (axis may point either way)
+        let (toe, camber) = toe_camber(Vector3::new(t.sin(), -t.cos(), 0.0), -1.0);
+        assert!((toe - t.to_degrees()).abs() < 1e-9 && camber.abs() < 1e-12);
+        let (_, camber) = toe_camber(-Vector3::new(0.0, -t.cos(), -t.sin()), -1.0);
+        assert!((camber - t.to_degrees()).abs() < 1e-9);
     }
 }

@@ -481,3 +481,30 @@ fn the_steering_test_sweeps_the_named_input() {
         .run(Test::Steer, &[0.0], &mut |_, _| {});
     assert!(no.err().unwrap().to_string().contains("--steer-input"));
 }
+
+#[test]
+fn a_wheel_centre_marker_in_body_axes_gives_the_same_rig() {
+    let m = model("double_wishbone.toml");
+    let mut d = m.description().clone();
+    d.parameter_base = None;
+    for mk in d
+        .markers
+        .iter_mut()
+        .filter(|mk| mk.name.starts_with("wheel_centre"))
+    {
+        // the wheel body's origin is its centre of mass = the wheel centre
+        mk.global_position = None;
+        mk.position = Some([0.0; 3]);
+    }
+    let local = Model::from_description(d).unwrap();
+    let a = rig(&m, Reference::Travel(0.0), Vertical::Travel)
+        .run(Test::FxContact, &[-500.0, 0.0, 500.0], &mut |_, _| {})
+        .unwrap();
+    let b = rig(&local, Reference::Travel(0.0), Vertical::Travel)
+        .run(Test::FxContact, &[-500.0, 0.0, 500.0], &mut |_, _| {})
+        .unwrap();
+    for (p, q) in a.points.iter().zip(&b.points) {
+        assert!((p.corners[0].toe - q.corners[0].toe).abs() < 1e-9);
+        assert!((p.corners[0].contact - q.corners[0].contact).norm() < 1e-12);
+    }
+}
