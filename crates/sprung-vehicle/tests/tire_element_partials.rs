@@ -10,7 +10,10 @@ use nalgebra::{Rotation3, Vector3};
 use sprung_mbs::element_law::{
     ElementInput, ElementLaw, ElementScratch, MarkerState, difference_partials,
 };
-use sprung_test_support::column_error;
+use sprung_test_support::{CountingAllocator, allocations_in, column_error};
+
+#[global_allocator]
+static GLOBAL: CountingAllocator = CountingAllocator;
 use sprung_vehicle::road::Road;
 use sprung_vehicle::tire::linear::LinearTire;
 use sprung_vehicle::tire::{VerticalLaw, VerticalStiffness};
@@ -460,5 +463,109 @@ fn one_pass_values_equal_separate_evaluation() {
         let path = sprung_test_support::model_path(file);
         let pac = sprung_vehicle::tire::pac2002::Pac2002::from_file(&path).unwrap();
         compare(&pac, file);
+    }
+}
+
+/// The spin-state element (TMeasy) evaluates and forms its partials without allocating (it runs
+/// inside the real-time step).
+#[test]
+fn spin_state_evaluation_allocates_nothing() {
+    use sprung_vehicle::tire::TireModel;
+    use sprung_vehicle::tire::tmeasy::Tmeasy;
+    use sprung_vehicle::tire_element::{Spin, SpinState};
+    let info = sprung_vehicle::tire_element::kind_info::<Tmeasy>();
+    let src = sprung_test_support::model_text("tires/car_tmeasy.toml");
+    let m = sprung_model::parse_raw(
+        &format!("[model]\nname = \"t\"\n{src}"),
+        sprung_model::Format::Toml,
+        "car_tmeasy.toml",
+    )
+    .unwrap();
+    let p = m.elements[0].parameters.clone();
+    let law = Tmeasy::from_params(&sprung_mbs::elements::ElementParams::new(&info, &p)).unwrap();
+    let r = Road::flat(1.0);
+    let element = TireElement::with_spin(
+        law,
+        Arc::new(r.clone()),
+        Spin::State(SpinState {
+            inertia: 1.2,
+            stick_angle: 2e-3,
+            damping_time: 1e-3,
+            drive_reaction_on_carrier: true,
+            initial_omega: 30.0,
+        }),
+    );
+    let markers = [pose(&r, 0.0, 0.0, 0.012, 0.01, 0.0)];
+    let states = [0.001, -0.002, 0.0, 30.0, 1e-3];
+    let x = ElementInput {
+        t: 0.0,
+        markers: &markers,
+        states: &states,
+        inputs: &[100.0, 500.0],
+    };
+    let mut sc = ElementScratch::new(&element);
+    sc.evaluate_with_partials(&element, &x);
+    let n = allocations_in(|| {
+        for _ in 0..100 {
+            sc.evaluate_with_partials(&element, &x);
+        }
+    });
+    assert_eq!(n, 0);
+    // The inputs reach the spin: drive 100 N m and the brake's torque are in the outputs.
+    let k = element
+        .outputs()
+        .iter()
+        .position(|o| o.name == "drive_torque")
+        .unwrap();
+    assert_eq!(sc.outputs[k], 100.0);
+}
+
+/// Bad spin settings are refused when the model compiles, naming the parameter and the fix.
+#[test]
+fn bad_spin_parameters_give_clear_errors() {
+    use sprung_model::ParamValue;
+    let base = sprung_model::load(&sprung_test_support::model_path("quarter_car.toml")).unwrap();
+    let cases: [(&[(&str, ParamValue)], &str); 5] = [
+        (
+            &[("spin", ParamValue::Text("wheel".into()))],
+            "use \"body\"",
+        ),
+        (
+            &[("spin", ParamValue::Text("state".into()))],
+            "needs spin_inertia",
+        ),
+        (
+            &[("spin_inertia", ParamValue::Number(1.2))],
+            "applies to spin = \"state\" only",
+        ),
+        (
+            &[
+                ("spin", ParamValue::Text("state".into())),
+                ("spin_inertia", ParamValue::Number(-1.0)),
+            ],
+            "must be positive",
+        ),
+        (
+            &[
+                ("spin", ParamValue::Text("state".into())),
+                ("spin_inertia", ParamValue::Number(1.2)),
+                ("drive_reaction", ParamValue::Text("chassis".into())),
+            ],
+            "\"carrier\"",
+        ),
+    ];
+    for (set, expected) in cases {
+        let mut m = base.clone();
+        for (k, v) in set {
+            m.elements[0].parameters.insert(k.to_string(), v.clone());
+        }
+        let err = sprung_mbs::compile_with(&m, &sprung_vehicle::registry())
+            .err()
+            .unwrap_or_else(|| panic!("{set:?} was accepted"))
+            .to_string();
+        assert!(
+            err.contains(expected) && err.contains("tire"),
+            "{set:?}: error '{err}' should name the element and say {expected}"
+        );
     }
 }
