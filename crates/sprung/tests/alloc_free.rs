@@ -49,6 +49,8 @@ fn facade_steps_do_not_allocate() {
             // Tires on roads: the quarter car crosses its cleat within the counted steps.
             assert_eq!(count("quarter_car.toml", method, None, every), 0);
             assert_eq!(count("wheel_on_road.toml", method, None, every), 0);
+            // The steering element: a Newton solve in every evaluation and in the partials.
+            assert_eq!(count("steering_dual_axle.toml", method, None, every), 0);
         }
     }
 }
