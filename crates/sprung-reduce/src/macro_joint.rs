@@ -90,7 +90,7 @@ pub const INFO: KindInfo = KindInfo {
             name: "max_iterations",
             unit: "-",
             description: "Newton iterations per evaluation at most",
-            default: Some(30.0),
+            default: Some(50.0),
         },
     ],
     states: &[],
@@ -592,43 +592,56 @@ impl MacroJoint {
                 // Position level: Newton on the links' stiffness equilibrium (velocities zero); its
                 // curve evaluations at trial poses stay out of the breakpoint signature.
                 sprung_mbs::compiled::without_segment_signature(|| {
-                    while iterations < self.max_iterations {
-                        iterations += 1;
-                        self.assemble(nodes, true, g, k, c, &mut w.ef);
-                        residual = g[..n_l].iter().fold(0.0f64, |m, v| m.max(v.abs()));
-                        for i in 0..n_l {
-                            lu_m[i * n_l..(i + 1) * n_l].copy_from_slice(&k[i * n..i * n + n_l]);
+                    // From the warm start; if that fails (a far jump of a boundary body), once
+                    // more from the design pose.
+                    for attempt in 0..2 {
+                        if attempt == 1 {
+                            if converged {
+                                break;
+                            }
+                            self.load_links(&x.markers[0], None, nodes);
                         }
-                        factored = lu::factor(lu_m, n_l, piv);
-                        if !factored {
-                            break;
-                        }
-                        for i in 0..n_l {
-                            y[i] = -g[i];
-                        }
-                        lu::solve(lu_m, n_l, piv, &mut y[..n_l]);
-                        // Damped Newton: a step longer than MAX_STEP (m or rad) is shortened
-                        // to it, so that a start far from the solution (no warm start, a large
-                        // jump of a boundary body) cannot throw a link across its stops.
-                        let longest = y[..n_l].iter().fold(0.0f64, |m, v| m.max(v.abs()));
-                        if longest > MAX_STEP {
-                            let f = MAX_STEP / longest;
-                            y[..n_l].iter_mut().for_each(|v| *v *= f);
-                        }
-                        let mut step = 0.0f64;
-                        for (l, node) in nodes.iter_mut().enumerate().take(nl) {
-                            let d = &y[6 * l..6 * l + 6];
-                            node.x += Vector3::new(d[0], d[1], d[2]);
-                            let phi = Vector3::new(d[3], d[4], d[5]);
-                            node.r = Rotation3::new(phi).into_inner() * node.r;
-                            step = d.iter().fold(step, |m, v| m.max(v.abs()));
-                        }
-                        if step < self.tolerance {
-                            converged = true;
-                            break;
-                        }
-                        if !step.is_finite() {
-                            break;
+                        let mut it = 0;
+                        while it < self.max_iterations {
+                            it += 1;
+                            iterations += 1;
+                            self.assemble(nodes, true, g, k, c, &mut w.ef);
+                            residual = g[..n_l].iter().fold(0.0f64, |m, v| m.max(v.abs()));
+                            for i in 0..n_l {
+                                lu_m[i * n_l..(i + 1) * n_l]
+                                    .copy_from_slice(&k[i * n..i * n + n_l]);
+                            }
+                            factored = lu::factor(lu_m, n_l, piv);
+                            if !factored {
+                                break;
+                            }
+                            for i in 0..n_l {
+                                y[i] = -g[i];
+                            }
+                            lu::solve(lu_m, n_l, piv, &mut y[..n_l]);
+                            // Damped Newton: a step longer than MAX_STEP (m or rad) is shortened
+                            // to it, so that a start far from the solution (no warm start, a large
+                            // jump of a boundary body) cannot throw a link across its stops.
+                            let longest = y[..n_l].iter().fold(0.0f64, |m, v| m.max(v.abs()));
+                            if longest > MAX_STEP {
+                                let f = MAX_STEP / longest;
+                                y[..n_l].iter_mut().for_each(|v| *v *= f);
+                            }
+                            let mut step = 0.0f64;
+                            for (l, node) in nodes.iter_mut().enumerate().take(nl) {
+                                let d = &y[6 * l..6 * l + 6];
+                                node.x += Vector3::new(d[0], d[1], d[2]);
+                                let phi = Vector3::new(d[3], d[4], d[5]);
+                                node.r = Rotation3::new(phi).into_inner() * node.r;
+                                step = d.iter().fold(step, |m, v| m.max(v.abs()));
+                            }
+                            if step < self.tolerance {
+                                converged = true;
+                                break;
+                            }
+                            if !step.is_finite() {
+                                break;
+                            }
                         }
                     }
                 });

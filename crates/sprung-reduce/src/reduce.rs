@@ -452,6 +452,61 @@ pub fn reduce(model: &sm::Model, opts: &ReduceOptions) -> Result<Reduction, Redu
     })
 }
 
+/// The kinematic variant's change of one bushing: stiffness, rotational stiffness and both
+/// dampings times `factor` (the curves it names are scaled by the caller).
+fn stiffen_bushing(b: &mut sm::Bushing, factor: f64) {
+    for a in 0..3 {
+        b.stiffness[a] *= factor;
+        b.rot_stiffness[a] *= factor;
+        b.damping[a] *= factor;
+        b.rot_damping[a] *= factor;
+    }
+}
+
+/// The full model with every bushing that has an end on one of `links` stiffened as the
+/// kinematic variant does it inside the macro joints (`factor` on stiffness, damping and their
+/// curves): the full-model counterpart of [`Variant::Kinematic`], for comparing the two.
+pub fn stiffen_link_bushings(
+    model: &sm::Model,
+    links: &[String],
+    factor: f64,
+) -> Result<sm::Model, ReduceError> {
+    let mut m = model.clone();
+    let body_of =
+        |k: &str| -> String { model.marker(k).map(|k| k.body.clone()).unwrap_or_default() };
+    let mut scaled: BTreeSet<String> = BTreeSet::new();
+    for e in m.force_elements.iter_mut() {
+        let touches =
+            links.contains(&body_of(e.marker_i())) || links.contains(&body_of(e.marker_j()));
+        if let (true, sm::ForceElement::Bushing(b)) = (touches, e) {
+            stiffen_bushing(b, factor);
+            scaled.extend(bushing_curves(b).map(str::to_string));
+        }
+    }
+    for e in &m.force_elements {
+        let touches =
+            links.contains(&body_of(e.marker_i())) || links.contains(&body_of(e.marker_j()));
+        if touches && matches!(e, sm::ForceElement::Bushing(_)) {
+            continue;
+        }
+        if let Some(c) = element_curves(e).into_iter().find(|c| scaled.contains(*c)) {
+            return Err(ReduceError::Invalid(
+                model.model.name.clone(),
+                format!(
+                    "curve '{c}' is used by a link bushing and by '{}'; give that element a curve of its own",
+                    e.name()
+                ),
+            ));
+        }
+    }
+    for c in m.curves.iter_mut() {
+        if scaled.contains(&c.name) {
+            c.y.iter_mut().for_each(|y| *y *= factor);
+        }
+    }
+    Ok(m)
+}
+
 fn has_mirrors(m: &sm::Model) -> bool {
     m.bodies.iter().any(|b| b.mirror)
         || m.markers.iter().any(|k| k.mirror)
@@ -552,13 +607,7 @@ fn links_model(
             sm::ForceElement::Bushing(b) => {
                 b.mirror = false;
                 if opts.variant == Variant::Kinematic {
-                    let f = opts.kinematic_factor;
-                    for a in 0..3 {
-                        b.stiffness[a] *= f;
-                        b.rot_stiffness[a] *= f;
-                        b.damping[a] *= f;
-                        b.rot_damping[a] *= f;
-                    }
+                    stiffen_bushing(b, opts.kinematic_factor);
                     scaled_curves.extend(bushing_curves(b).map(str::to_string));
                 }
             }
