@@ -29,7 +29,7 @@ fn massless_links(m: &sprung_model::Model, r: &Reduction) -> sprung_model::Model
 }
 
 /// Static equilibrium at each vertical wheel force: the tracked channels per force.
-fn sweep(label: &str, m: sprung_model::Model, fz: &[f64]) -> Vec<[f64; 4]> {
+fn sweep(label: &str, m: sprung_model::Model, fz: &[f64], settle: bool) -> Vec<[f64; 4]> {
     let model = Model::from_description(m)
         .unwrap()
         .with_runtime_inputs(&["Fz_L", "Fz_R"])
@@ -46,15 +46,26 @@ fn sweep(label: &str, m: sprung_model::Model, fz: &[f64]) -> Vec<[f64; 4]> {
         let mut sim = Simulation::new(model.clone()).unwrap();
         let mut last = 5000.0;
         for k in branch {
-            // Load steps of at most 250 N between equilibria (the reduced model's outer Newton
-            // fails on 750 N jumps: docs/macro-joint.md, limitations).
-            let n = ((fz[k] - last).abs() / 250.0).ceil().max(1.0) as usize;
-            for j in 1..=n {
-                let f = last + (fz[k] - last) * j as f64 / n as f64;
-                sim.set_input("Fz_L", f).unwrap();
-                sim.set_input("Fz_R", f).unwrap();
+            if settle {
+                // The reduced axle: let the load change settle dynamically (LSRT2, 0.3 s), then
+                // polish with the static solver — its Newton started at the previous
+                // equilibrium diverges on the reduced axle (docs/macro-joint.md, open problems).
+                sim.set_input("Fz_L", fz[k]).unwrap();
+                sim.set_input("Fz_R", fz[k]).unwrap();
+                let t = sim.time() + 0.3;
+                sim.advance_to(t).unwrap();
                 sim.equilibrium()
-                    .unwrap_or_else(|e| panic!("{label}: Fz = {f} N: {e}"));
+                    .unwrap_or_else(|e| panic!("{label}: Fz = {} N: {e}", fz[k]));
+            } else {
+                // Load steps of at most 250 N between equilibria.
+                let n = ((fz[k] - last).abs() / 250.0).ceil().max(1.0) as usize;
+                for j in 1..=n {
+                    let f = last + (fz[k] - last) * j as f64 / n as f64;
+                    sim.set_input("Fz_L", f).unwrap();
+                    sim.set_input("Fz_R", f).unwrap();
+                    sim.equilibrium()
+                        .unwrap_or_else(|e| panic!("{label}: Fz = {f} N: {e}"));
+                }
             }
             last = fz[k];
             out[k] = TRACKED.map(|c| sim.channel(c).unwrap());
@@ -74,18 +85,18 @@ fn max_diff(a: &[[f64; 4]], b: &[[f64; 4]]) -> [f64; 4] {
     d
 }
 
-/// Vertical wheel forces from the design load up (compression). The reduced model's static
-/// solver does not converge below 5000 N (rebound) nor above 6250 N yet (docs/macro-joint.md,
-/// open problems), so this sweep covers compression only.
-const FZ: [f64; 4] = [5000.0, 5500.0, 6000.0, 6250.0];
+/// Vertical wheel forces from the design load up to 72 mm of compression (bump stop). Below the design
+/// load (rebound) the static solver does not converge on the reduced axle even after a dynamic
+/// settle (docs/macro-joint.md, open problems), so the sweep covers compression only.
+const FZ: [f64; 5] = [5000.0, 5750.0, 6500.0, 7250.0, 8000.0];
 
 #[test]
 fn travel_sweep_full_vs_reduced() {
     let f = full();
     let ek = reduce(&f, &ReduceOptions::default()).unwrap();
-    let full_sweep = sweep("full", f.clone(), &FZ);
-    let massless = sweep("massless links", massless_links(&f, &ek), &FZ);
-    let reduced = sweep("reduced", ek.model.clone(), &FZ);
+    let full_sweep = sweep("full", f.clone(), &FZ, false);
+    let massless = sweep("massless links", massless_links(&f, &ek), &FZ, false);
+    let reduced = sweep("reduced", ek.model.clone(), &FZ, true);
     for (k, fz) in FZ.iter().enumerate() {
         println!(
             "Fz {fz:6.0} N: full dz {:+.4} m toe {:+.4} camber {:+.4} dy {:+.5} | reduced {:+.4} {:+.4} {:+.4} {:+.5}",
@@ -101,6 +112,9 @@ fn travel_sweep_full_vs_reduced() {
     }
     let travel = (full_sweep[0][0], full_sweep[FZ.len() - 1][0]);
     println!("travel range {:.4} .. {:.4} m", travel.0, travel.1);
+    // The sweep reaches 72 mm of compression at 8000 N, into the bump stop (whose last segment
+    // is ten times steeper: more load adds little travel).
+    assert!(travel.1 > 0.07, "{travel:?}");
     let exact = E(max_diff(&reduced, &massless));
     let gravity = E(max_diff(&reduced, &full_sweep));
     println!("reduced vs full with massless links: {exact:.3e} (m, deg, deg, m)");
@@ -110,10 +124,10 @@ fn travel_sweep_full_vs_reduced() {
     assert!(exact[0] < 1e-7 && exact[3] < 1e-7, "{exact:e}");
     assert!(exact[1] < 1e-5 && exact[2] < 1e-5, "{exact:e}");
     // Against the full axle the difference is the links' weight (10.75 kg per side, 105 N,
-    // partly carried by the wheel): measured dz 1.49e-3 m, toe 1.00e-2 deg, camber 4.48e-2 deg,
-    // dy 2.33e-4 m; bounds 20 % above.
-    assert!(gravity[0] < 1.8e-3 && gravity[3] < 2.8e-4, "{gravity:e}");
-    assert!(gravity[1] < 0.012 && gravity[2] < 0.054, "{gravity:e}");
+    // partly carried by the wheel): measured dz 1.49e-3 m, toe 1.18e-2 deg, camber 4.88e-2 deg,
+    // dy 2.79e-4 m over 0 ... 72 mm; bounds 20 % above.
+    assert!(gravity[0] < 1.8e-3 && gravity[3] < 3.4e-4, "{gravity:e}");
+    assert!(gravity[1] < 0.014 && gravity[2] < 0.059, "{gravity:e}");
 }
 
 /// Four differences printed in exponent form.
