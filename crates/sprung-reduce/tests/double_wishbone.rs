@@ -1,5 +1,5 @@
 //! The macro joint on the double-wishbone axle (`models/double_wishbone.toml`, document 000's
-//! reference front axle): the reduced axle against the full one in statics (wheel travel sweep
+//! reference front axle; the multilink rear axle for the statics too): the reduced axle against the full one in statics (wheel travel sweep
 //! with toe, camber, track), in the Fx load case, in its modes, and with explicit Euler.
 
 use std::sync::Arc;
@@ -233,3 +233,30 @@ fn fx_step_modes_and_explicit_euler() {
 
 /// NMSE of wc_dx_L, reduced vs full, Fx step over 0.2 s: measured 1.565e-3.
 const NMSE_MEASURED: f64 = 1.6e-3;
+
+#[test]
+fn multilink_statics_match_massless_links() {
+    // The same code on the reference rear axle (models/multilink.toml): five links per side,
+    // a subframe as a further boundary body.
+    let f = sprung_model::load(&sprung_test_support::model_path("multilink.toml")).unwrap();
+    let ek = reduce(&f, &ReduceOptions::default()).unwrap();
+    let fz = [5000.0, 5750.0, 6500.0];
+    let reduced = sweep("multilink reduced", ek.model.clone(), &fz, true);
+    let massless = sweep(
+        "multilink massless links",
+        massless_links(&f, &ek),
+        &fz,
+        false,
+    );
+    let full_sweep = sweep("multilink full", f.clone(), &fz, false);
+    let exact = E(max_diff(&reduced, &massless));
+    let gravity = E(max_diff(&reduced, &full_sweep));
+    println!("multilink: reduced vs massless links {exact:e}");
+    println!("multilink: reduced vs full (link gravity) {gravity:e}");
+    assert!(exact[0] < 1e-7 && exact[3] < 1e-7, "{exact:e}");
+    assert!(exact[1] < 1e-5 && exact[2] < 1e-5, "{exact:e}");
+    // Link weight (measured dz 2.00e-3 m, toe 6.78e-3 deg, camber 6.31e-2 deg, dy 3.14e-4 m;
+    // bounds 20 % above).
+    assert!(gravity[0] < 2.4e-3 && gravity[3] < 3.8e-4, "{gravity:e}");
+    assert!(gravity[1] < 8.2e-3 && gravity[2] < 7.6e-2, "{gravity:e}");
+}
