@@ -56,6 +56,12 @@ enum Command {
         /// `--set`, `sprung sweep` and `[[parameters]]` targets).
         #[arg(long)]
         paths: bool,
+        /// Also print the statistics of document 004, Table 1, for the model and its
+        /// macro-joint reduction of this variant (`elastokinematic` or `kinematic`).
+        #[arg(long, value_name = "VARIANT")]
+        reduce: Option<sprung_reduce::Variant>,
+        #[command(flatten)]
+        select: cmd::reduce::SelectArgs,
     },
     /// Simulate a model and write the output channels to a result file.
     Run(cmd::run::RunArgs),
@@ -100,6 +106,9 @@ enum Command {
     /// Kinematics-and-compliance rig: wheel travel, steering and wheel-force sweeps of an axle
     /// through the static equilibrium -> CSV + PNG of toe, camber, track, compliance.
     Kc(cmd::kc::KcArgs),
+    /// Macro-joint reduction (document 004): replace each corner's links by one `macro_joint`
+    /// element and write the reduced model file (docs/macro-joint.md).
+    Reduce(cmd::reduce::ReduceArgs),
     /// Parameter sweep: run variants of a model (a grid or a table of parameter values) on all
     /// cores and tabulate metrics per run (peak, settling time, final value, ...).
     Sweep(cmd::sweep::SweepArgs),
@@ -115,7 +124,13 @@ fn main() -> ExitCode {
             step,
             set,
             paths,
-        } => cmd::check::run(&model, solver.as_deref(), step, &set, paths),
+            reduce,
+            select,
+        } => cmd::check::run(&model, solver.as_deref(), step, &set, paths).and_then(|()| {
+            let Some(variant) = reduce else { return Ok(()) };
+            let (m, c) = cmd::load_model_with(&model, &set)?;
+            cmd::reduce::print_statistics(&m, &c, variant, &select)
+        }),
         Command::Run(args) => cmd::run::run(&args),
         Command::Schema => {
             println!("{}", sprung_model::json_schema());
@@ -134,6 +149,7 @@ fn main() -> ExitCode {
         Command::Kc(args) => cmd::kc::run(&args),
         Command::Fmu(args) => cmd::fmu::run(&args),
         Command::Sweep(args) => cmd::sweep::run(&args),
+        Command::Reduce(args) => cmd::reduce::run(&args),
     };
     match res {
         Ok(()) => ExitCode::SUCCESS,

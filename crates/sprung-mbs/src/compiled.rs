@@ -110,6 +110,17 @@ pub(crate) fn eval_curve(curves: &[Curve], i: usize, x: f64) -> (f64, f64) {
     c.eval(x)
 }
 
+/// Runs `f` without adding its curve evaluations to this thread's segment signature: for an
+/// element that evaluates curves at trial points (the Newton iterates of the macro joint of
+/// `sprung-reduce`), so that only its final evaluation counts and the linearisation and the
+/// stages of a step see the same signature.
+pub fn without_segment_signature<R>(f: impl FnOnce() -> R) -> R {
+    let saved = SEGMENTS.with(|s| s.get());
+    let r = f();
+    SEGMENTS.with(|s| s.set(saved));
+    r
+}
+
 /// Returns this thread's segment signature accumulated since the last call and resets it.
 pub(crate) fn take_segment_signature() -> u64 {
     SEGMENTS.with(|s| s.replace(0))

@@ -62,11 +62,14 @@ mod kc_doc {}
 mod sweeps_doc {}
 
 /// The element kinds every face knows: the built-in kinds of `sprung-mbs` (Maxwell element,
-/// anti-roll bar) and the vehicle kinds of `sprung-vehicle` (tires on roads,
-/// `docs/roads-and-contact.md`). [`Model::from_file`] and [`Model::from_description`] compile
+/// anti-roll bar), the vehicle kinds of `sprung-vehicle` (tires on roads,
+/// `docs/roads-and-contact.md`) and the macro joint of `sprung-reduce`. [`Model::from_file`] and [`Model::from_description`] compile
 /// with it; add kinds of your own with `register` and [`Model::from_description_with`].
 pub fn element_registry() -> sprung_mbs::elements::ElementRegistry {
-    sprung_vehicle::registry()
+    let mut r = sprung_vehicle::registry();
+    // The macro joint of document 004 (`docs/macro-joint.md`), written by `sprung reduce`.
+    sprung_reduce::register(&mut r);
+    r
 }
 pub use linearise::{SparseStateSpace, StateSpace};
 pub use model::Model;

@@ -13,6 +13,7 @@ pub mod metrics;
 pub mod modes;
 pub mod plausibility;
 pub mod plot;
+pub mod reduce;
 pub mod run;
 pub mod settings_check;
 pub mod solvers;

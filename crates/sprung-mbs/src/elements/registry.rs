@@ -245,9 +245,15 @@ impl ElementRegistry {
                 names.join(", ")
             ));
         };
-        if design.len() != info.markers.len() {
+        // A last role ending in "..." (e.g. "boundary...") repeats: the kind takes any number of
+        // markers from the number of roles on (the macro joint of sprung-reduce).
+        let variadic = info.markers.last().is_some_and(|r| r.ends_with("..."));
+        if (variadic && design.len() < info.markers.len())
+            || (!variadic && design.len() != info.markers.len())
+        {
             return Err(format!(
-                "kind '{kind}' takes {} markers ({}), {} given",
+                "kind '{kind}' takes {}{} markers ({}), {} given",
+                if variadic { "at least " } else { "" },
                 info.markers.len(),
                 info.markers.join(", "),
                 design.len()

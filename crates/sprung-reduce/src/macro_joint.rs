@@ -1,0 +1,785 @@
+//! The macro joint (document 004, `../shared/seeds/004_bf53df81c0e560f5.txt`, sec. 2.2): the
+//! massless links of one suspension corner as ONE force element of the open kind `macro_joint`
+//! (`docs/elements.md`) on one marker per boundary body (the chassis, the wheel carrier, and any
+//! other body the links touch, e.g. an anti-roll bar half).
+//!
+//! Document 004 splits the suspension's coordinates into the independent ones z_G (travel,
+//! steer, and elastic coordinates) and the dependent link poses q, fixed by the loop closure
+//! R(z_G, q) = 0 on position level and H q̇ + B ż_G = 0 on velocity level, solved *locally* per
+//! axle. In this engine the independent coordinates are the poses of the boundary bodies (the
+//! carrier keeps its six coordinates: travel plus the elastic coordinates of the bushings), and
+//! the loop closure of the elastokinematic corner is the static equilibrium of the massless
+//! links under the forces of the elements that act on them:
+//!
+//! * position level: g_l(x_b, q) = 0, the force and torque on every link from its bushings,
+//!   springs and stops (velocities zero), solved by Newton for the link poses q (6 per link:
+//!   δx, δφ global), warm-started from the last solution (the element's algebraic variables,
+//!   stored relative to the frame of boundary marker 0 so that a rigid motion of the whole car
+//!   does not disturb the warm start);
+//! * velocity level: q̇ = S ẋ_b with S = −K_ll⁻¹ K_lb (implicit function theorem; K = ∂g/∂(q,
+//!   x_b), the stiffness matrix of the links' elements) — document 004's H q̇ + B ż = 0 with
+//!   H = K_ll, B = K_lb;
+//! * forces on the boundary bodies, by virtual work through the link motion δq = S δx_b:
+//!   G_b = g_b + Sᵀ g_l, where g are the generalised forces (force, torque about the node's
+//!   reference point) of all elements evaluated at (x_b, q; ẋ_b, q̇). At the solution the
+//!   stiffness part of g_l vanishes, so Sᵀ g_l carries the damping forces that act on the links
+//!   (e.g. the damper between piston rod and tube) to the boundary bodies; total force and
+//!   moment stay balanced because S maps a rigid motion of all boundary bodies to the same rigid
+//!   motion of the links;
+//! * analytic partials (implicit function theorem): with A = ∂g/∂(q, x_b) and C = ∂g/∂(q̇, ẋ_b)
+//!   at the actual velocities, ∂G_b/∂x_b = A_bb + A_bl S + Sᵀ (A_lb + A_ll S) — at zero velocity
+//!   the Schur complement K_eff = K_bb − K_bl K_ll⁻¹ K_lb — and ∂G_b/∂ẋ_b = C_bb + C_bl S +
+//!   Sᵀ C_lb + Sᵀ C_ll S (the damping projected on the link motion). The derivative of S itself
+//!   (it multiplies the links' damping imbalance) is left out; the tests measure what that
+//!   costs against differences of `evaluate()`.
+//!
+//! Assumptions (document 004, sec. 2.1): rigid, massless links — their gravity and inertia are
+//! neglected; the link poses follow the stiffness equilibrium, so the deflection of the link
+//! bushings *under damping forces* is neglected (the damping forces themselves are transmitted).
+//! The kinematic variant (`crate::reduce`, [`crate::Variant::Kinematic`]) is this element on
+//! bushings stiffened by a stated factor.
+//!
+//! The link subsystem comes as a small model text (parameter `links`, TOML of the model format:
+//! the link bodies, the boundary bodies at their design poses, the markers, the elements and
+//! curves they use) and is compiled with the engine's own compiler, so the bushings, springs,
+//! dampers and stops inside the macro joint are the engine's laws (`sprung_mbs::bushing`,
+//! `sprung_mbs::p2p`) with their analytic partials. `evaluate` allocates nothing: its dense
+//! workspace is per thread and sized on first use.
+
+use std::cell::RefCell;
+use std::sync::Arc;
+
+use nalgebra::{Matrix3, Rotation3, Vector3};
+use sprung_mbs::compiled::{CompiledModel, ElementKind};
+use sprung_mbs::element::ElementForce;
+use sprung_mbs::element_law::{
+    ElementInput, ElementJacobian, ElementLaw, ElementOutput, MarkerState, OutputInfo, Provided,
+};
+use sprung_mbs::elements::{ElementParams, KindInfo, ParamInfo};
+use sprung_mbs::kinematics::MarkerKin;
+use sprung_mbs::m3::{M3, Portable};
+use sprung_mbs::rotation::{quat_to_matrix, skew};
+
+use crate::lu;
+
+/// Registry entry of the kind `macro_joint`.
+pub const INFO: KindInfo = KindInfo {
+    name: "macro_joint",
+    description: "massless suspension links solved locally (document 004 macro joint): Newton on the links' static equilibrium, forces and IFT partials on one marker per boundary body",
+    markers: &["boundary..."],
+    parameters: &[
+        ParamInfo {
+            name: "links",
+            unit: "-",
+            description: "the link subsystem as model text (TOML: link and boundary bodies, markers, elements, curves), written by `sprung reduce`",
+            default: None,
+        },
+        ParamInfo {
+            name: "boundary",
+            unit: "-",
+            description: "the boundary bodies of the links model, space-separated, in the order of the element's markers (marker k sits at body k's frame)",
+            default: None,
+        },
+        ParamInfo {
+            name: "tolerance",
+            unit: "m, rad",
+            description: "Newton step below which the link poses count as solved",
+            default: Some(1e-10),
+        },
+        ParamInfo {
+            name: "max_iterations",
+            unit: "-",
+            description: "Newton iterations per evaluation at most",
+            default: Some(50.0),
+        },
+    ],
+    states: &[],
+    outputs: OUTPUTS,
+};
+
+const OUTPUTS: &[OutputInfo] = &[
+    OutputInfo {
+        name: "iterations",
+        unit: "-",
+        description: "Newton iterations of the last evaluation",
+    },
+    OutputInfo {
+        name: "residual",
+        unit: "N",
+        description: "largest link force/torque residual of the last Newton iteration (N, N m)",
+    },
+    OutputInfo {
+        name: "converged",
+        unit: "-",
+        description: "1 if the loop closure converged within max_iterations, else 0",
+    },
+];
+
+/// One end of an element inside the macro joint: the node (link or boundary body) and the
+/// marker's place on it.
+#[derive(Debug, Clone, Copy)]
+struct End {
+    /// Node index: links first (0..n_links), then the boundary bodies.
+    node: usize,
+    /// Marker origin in the node frame, m.
+    s: Vector3<f64>,
+    /// Marker axes in the node frame.
+    a: Matrix3<f64>,
+}
+
+/// Pose and velocity of a node (a link or a boundary body), global.
+#[derive(Debug, Clone, Copy)]
+struct Node {
+    x: Vector3<f64>,
+    r: Matrix3<f64>,
+    v: Vector3<f64>,
+    w: Vector3<f64>,
+}
+
+impl Default for Node {
+    fn default() -> Self {
+        Self {
+            x: Vector3::zeros(),
+            r: Matrix3::identity(),
+            v: Vector3::zeros(),
+            w: Vector3::zeros(),
+        }
+    }
+}
+
+/// The macro joint of one corner (module docs).
+#[derive(Debug)]
+pub struct MacroJoint {
+    /// The links model compiled by the engine (bodies = links and boundary bodies).
+    links: CompiledModel,
+    /// Number of links.
+    n_links: usize,
+    /// Number of boundary bodies (= markers of the element).
+    n_boundary: usize,
+    /// The two ends of every element of `links`.
+    ends: Vec<[End; 2]>,
+    /// Design pose of every link relative to boundary node 0: position (3), rotation (9,
+    /// row-major).
+    design_rel: Vec<f64>,
+    /// Newton step tolerance, m and rad.
+    tolerance: f64,
+    /// Newton iterations at most.
+    max_iterations: usize,
+    /// Names of the links (for `sprung check` and errors).
+    link_names: Vec<String>,
+}
+
+/// Longest Newton step of the loop closure, m or rad (damped Newton).
+const MAX_STEP: f64 = 0.005;
+
+/// Per-thread dense workspace of [`MacroJoint::evaluate`] (grown on first use, then reused).
+#[derive(Debug, Default)]
+struct Work {
+    nodes: Vec<Node>,
+    g: Vec<f64>,
+    k: Vec<f64>,
+    c: Vec<f64>,
+    kl: Vec<f64>,
+    lu: Vec<f64>,
+    piv: Vec<usize>,
+    s: Vec<f64>,
+    t1: Vec<f64>,
+    y: Vec<f64>,
+    ef: ElementForce,
+    /// Link poses of the last solve (relative, as the algebraic variables) and whose they are:
+    /// `partials()` runs right after `evaluate()` on the same thread and starts from them.
+    warm: Vec<f64>,
+    owner: usize,
+    /// The boundary markers of the last `evaluate()`: `partials()` at the same input reuses
+    /// its solve (link poses and velocities, the factorised K_ll, K_l·) instead of repeating it.
+    last_markers: Vec<MarkerState>,
+    solved: bool,
+}
+
+impl Work {
+    fn fit(&mut self, nl: usize, nb: usize) {
+        let (n_l, n) = (6 * nl, 6 * (nl + nb));
+        let n_b = n - n_l;
+        self.nodes.resize(nl + nb, Node::default());
+        self.g.resize(n, 0.0);
+        self.k.resize(n * n, 0.0);
+        self.c.resize(n * n, 0.0);
+        self.kl.resize(n_l * n, 0.0);
+        self.lu.resize(n_l * n_l, 0.0);
+        self.piv.resize(n_l, 0);
+        self.s.resize(n_l * n_b, 0.0);
+        self.t1.resize(n_l * n_b.max(1), 0.0);
+        self.y.resize(n, 0.0);
+        self.warm.resize(12 * nl, 0.0);
+        self.last_markers.resize(nb, MarkerState::default());
+    }
+}
+
+thread_local! {
+    static WORK: RefCell<Work> = RefCell::new(Work::default());
+}
+
+/// Adds the 3 × 3 block `m` at (row, col) of the row-major n × n matrix `dst`.
+#[inline(always)]
+fn add_block(dst: &mut [f64], n: usize, row: usize, col: usize, m: &Matrix3<f64>) {
+    for i in 0..3 {
+        for j in 0..3 {
+            dst[(row + i) * n + col + j] += m[(i, j)];
+        }
+    }
+}
+
+/// Factory for the registry.
+pub fn build(p: &ElementParams, design: &[MarkerState]) -> Result<Arc<dyn ElementLaw>, String> {
+    let text = p
+        .text("links")?
+        .ok_or("parameter `links` is missing (the link subsystem; `sprung reduce` writes it)")?;
+    let boundary: Vec<&str> = p
+        .text("boundary")?
+        .ok_or("parameter `boundary` is missing (the boundary bodies, space-separated)")?
+        .split_whitespace()
+        .collect();
+    let tolerance = p.positive("tolerance")?;
+    let max_iterations = p.positive("max_iterations")?.round() as usize;
+    MacroJoint::new(text, &boundary, design, tolerance, max_iterations).map(|m| Arc::new(m) as _)
+}
+
+impl MacroJoint {
+    /// Builds the law from the links model text, the boundary body names (one per marker) and
+    /// the design kinematics of the element's markers (which must sit at the boundary bodies'
+    /// design frames).
+    pub fn new(
+        links_text: &str,
+        boundary: &[&str],
+        design: &[MarkerState],
+        tolerance: f64,
+        max_iterations: usize,
+    ) -> Result<Self, String> {
+        let model = sprung_model::from_toml_str(links_text, "macro_joint links")
+            .map_err(|e| format!("parameter `links`: {e}"))?;
+        let links = sprung_mbs::compile(&model).map_err(|e| format!("parameter `links`: {e}"))?;
+        if boundary.len() != design.len() {
+            return Err(format!(
+                "`boundary` names {} bodies but the element has {} markers; give one marker per boundary body",
+                boundary.len(),
+                design.len()
+            ));
+        }
+        let nb = boundary.len();
+        let mut node_of_body = vec![usize::MAX; links.bodies.len()];
+        for (k, name) in boundary.iter().enumerate() {
+            let Some(i) = links.bodies.iter().position(|b| b.name == *name) else {
+                return Err(format!(
+                    "boundary body '{name}' is not a body of the links model"
+                ));
+            };
+            node_of_body[i] = usize::MAX - 1 - k; // marked; numbered below
+        }
+        let mut link_names = Vec::new();
+        for (i, b) in links.bodies.iter().enumerate() {
+            if node_of_body[i] == usize::MAX {
+                node_of_body[i] = link_names.len();
+                link_names.push(b.name.clone());
+            }
+        }
+        let nl = link_names.len();
+        if nl == 0 {
+            return Err(
+                "the links model has no link bodies (every body is a boundary body)".into(),
+            );
+        }
+        for n in node_of_body.iter_mut() {
+            if *n >= usize::MAX - nb {
+                *n = nl + (usize::MAX - 1 - *n);
+            }
+        }
+        // Boundary markers must sit at the boundary bodies' design frames.
+        for (k, name) in boundary.iter().enumerate() {
+            let b = links
+                .bodies
+                .iter()
+                .find(|b| b.name == *name)
+                .expect("checked");
+            let r = quat_to_matrix(&b.orientation);
+            let dx = (b.position - design[k].x).norm();
+            let dr = (r - design[k].rot).norm();
+            if dx > 1e-9 || dr > 1e-9 {
+                return Err(format!(
+                    "marker {k} of the macro joint is not at the design frame of boundary body '{name}' (off by {dx:.3e} m, {dr:.3e} in the axes); place it at the body's frame (position [0, 0, 0] on the body, no frame)"
+                ));
+            }
+        }
+        let mut ends = Vec::with_capacity(links.elements.len());
+        for el in &links.elements {
+            let end = |m: usize| -> Result<End, String> {
+                let mk = &links.markers[m];
+                let Some(b) = mk.body else {
+                    return Err(format!(
+                        "element '{}': marker '{}' is on the ground of the links model; put it on a link or boundary body",
+                        el.name, mk.name
+                    ));
+                };
+                Ok(End {
+                    node: node_of_body[b],
+                    s: mk.position,
+                    a: mk.axes,
+                })
+            };
+            let pair = [end(el.marker_i)?, end(el.marker_j)?];
+            if pair[0].node == pair[1].node {
+                return Err(format!(
+                    "element '{}' joins a body of the links model to itself",
+                    el.name
+                ));
+            }
+            ends.push(pair);
+        }
+        // Every link needs an element, or its pose is undetermined.
+        for (l, name) in link_names.iter().enumerate() {
+            if !ends.iter().any(|e| e[0].node == l || e[1].node == l) {
+                return Err(format!(
+                    "link '{name}' has no element in the links model; its pose is undetermined"
+                ));
+            }
+        }
+        let (x0, r0) = (design[0].x, design[0].rot);
+        let mut design_rel = vec![0.0; 12 * nl];
+        for (i, b) in links.bodies.iter().enumerate() {
+            let l = node_of_body[i];
+            if l >= nl {
+                continue;
+            }
+            let p = r0.transpose() * (b.position - x0);
+            let r = r0.transpose() * quat_to_matrix(&b.orientation);
+            design_rel[12 * l..12 * l + 3].copy_from_slice(p.as_slice());
+            for a in 0..3 {
+                for c in 0..3 {
+                    design_rel[12 * l + 3 + 3 * a + c] = r[(a, c)];
+                }
+            }
+        }
+        Ok(Self {
+            links,
+            n_links: nl,
+            n_boundary: nb,
+            ends,
+            design_rel,
+            tolerance,
+            max_iterations: max_iterations.max(1),
+            link_names,
+        })
+    }
+
+    /// Names of the links the element replaces.
+    pub fn link_names(&self) -> &[String] {
+        &self.link_names
+    }
+
+    /// The links model (compiled): its elements are those inside the macro joint.
+    pub fn links_model(&self) -> &CompiledModel {
+        &self.links
+    }
+
+    /// Number of boundary bodies (= markers).
+    pub fn n_boundary(&self) -> usize {
+        self.n_boundary
+    }
+
+    /// Link poses from the algebraic variables (relative to boundary node 0), or the design.
+    fn load_links(&self, x0: &MarkerState, alg: Option<&[f64]>, nodes: &mut [Node]) {
+        let src = match alg {
+            Some(a) if a.len() == self.design_rel.len() && a.iter().any(|&v| v != 0.0) => a,
+            _ => &self.design_rel[..],
+        };
+        for (l, node) in nodes.iter_mut().enumerate().take(self.n_links) {
+            let a = &src[12 * l..12 * l + 12];
+            let p = Vector3::new(a[0], a[1], a[2]);
+            let r = Matrix3::from_row_slice(&a[3..12]);
+            node.x = x0.x + x0.rot * p;
+            node.r = orthonormalise(&(x0.rot * r));
+            node.v = Vector3::zeros();
+            node.w = Vector3::zeros();
+        }
+    }
+
+    /// Stores the link poses relative to boundary node 0 (finite values only).
+    fn store_links(&self, x0: &MarkerState, nodes: &[Node], alg: &mut [f64]) {
+        if nodes[..self.n_links]
+            .iter()
+            .any(|n| !n.x.iter().chain(n.r.iter()).all(|v| v.is_finite()))
+        {
+            return;
+        }
+        for (l, node) in nodes.iter().enumerate().take(self.n_links) {
+            let p = x0.rot.transpose() * (node.x - x0.x);
+            let r = x0.rot.transpose() * node.r;
+            alg[12 * l..12 * l + 3].copy_from_slice(p.as_slice());
+            for a in 0..3 {
+                for c in 0..3 {
+                    alg[12 * l + 3 + 3 * a + c] = r[(a, c)];
+                }
+            }
+        }
+    }
+
+    /// Generalised forces g (force, torque about the node's reference point, per node) of all
+    /// elements at `nodes`; with `partials`, also A = ∂g/∂(δx, δφ) into `k` and C = ∂g/∂(v, ω)
+    /// into `c` (row-major N × N, N = 6 nodes).
+    fn assemble(
+        &self,
+        nodes: &[Node],
+        partials: bool,
+        g: &mut [f64],
+        k: &mut [f64],
+        c: &mut [f64],
+        ef: &mut ElementForce,
+    ) {
+        let n = 6 * nodes.len();
+        g.fill(0.0);
+        if partials {
+            k.fill(0.0);
+            c.fill(0.0);
+        }
+        let curves = &self.links.curves;
+        for (el, ends) in self.links.elements.iter().zip(&self.ends) {
+            let kin = ends.map(|e| {
+                let nd = &nodes[e.node];
+                let arm = nd.r * e.s;
+                MarkerKin {
+                    body: None,
+                    x: nd.x + arm,
+                    arm,
+                    v: nd.v + nd.w.cross(&arm),
+                    w: nd.w,
+                    rot: M3::from_matrix(&(nd.r * e.a)),
+                }
+            });
+            match &el.kind {
+                ElementKind::Bushing(b) => {
+                    sprung_mbs::bushing::evaluate(Portable, b, curves, &kin, partials, ef)
+                }
+                ElementKind::P2p(law) => sprung_mbs::p2p::evaluate(
+                    Portable,
+                    law,
+                    curves,
+                    el.design_length,
+                    &kin,
+                    partials,
+                    ef,
+                ),
+            }
+            let f = ef.force;
+            let t = ef.torque;
+            let sign = [1.0, -1.0];
+            let node = [ends[0].node, ends[1].node];
+            let r = [
+                ef.point[0] - nodes[node[0]].x,
+                ef.point[1] - nodes[node[1]].x,
+            ];
+            for side in 0..2 {
+                let o = 6 * node[side];
+                let fs = sign[side] * f;
+                let ts = sign[side] * (t + r[side].cross(&f));
+                for a in 0..3 {
+                    g[o + a] += fs[a];
+                    g[o + 3 + a] += ts[a];
+                }
+            }
+            if !partials {
+                continue;
+            }
+            let p = &ef.partials;
+            let z = Matrix3::zeros();
+            let fp = p.f_p.to_matrix();
+            let fv = if p.has_f_v { p.f_v.to_matrix() } else { z };
+            let fphi = [p.f_phi[0].to_matrix(), p.f_phi[1].to_matrix()];
+            let (tphi, tw) = if p.has_torque {
+                (
+                    [p.t_phi[0].to_matrix(), p.t_phi[1].to_matrix()],
+                    p.t_w.to_matrix(),
+                )
+            } else {
+                ([z, z], z)
+            };
+            let sf = skew(&f);
+            let id = Matrix3::identity();
+            for e in 0..2 {
+                let ne = node[e];
+                let sa = skew(&kin[e].arm);
+                let fp_e = sign[e] * fp;
+                let fv_e = sign[e] * fv;
+                // Marker e moves with its node: δp = δX − [a]×δΦ, δφ = δΦ; at fixed global
+                // node velocities its velocity changes by ω × (δΦ × a) = −[ω]×[a]×δΦ.
+                let dfx = fp_e;
+                let dfphi = -fp_e * sa + fphi[e] - fv_e * skew(&nodes[ne].w) * sa;
+                let dtphi = tphi[e];
+                let dfv = fv_e;
+                let dfw = -fv_e * sa;
+                let dtw = sign[e] * tw;
+                for side in 0..2 {
+                    let nr = node[side];
+                    let sg = sign[side];
+                    let sr = skew(&r[side]);
+                    // The force's point is the origin of marker point_end[side].
+                    let (dpx, dpphi) = if ef.point_end[side] == e {
+                        (id, -sa)
+                    } else {
+                        (z, z)
+                    };
+                    let dxn = if nr == ne { id } else { z };
+                    let (ro, co) = (6 * nr, 6 * ne);
+                    add_block(k, n, ro, co, &(sg * dfx));
+                    add_block(k, n, ro, co + 3, &(sg * dfphi));
+                    add_block(k, n, ro + 3, co, &(sg * (sr * dfx - sf * (dpx - dxn))));
+                    add_block(
+                        k,
+                        n,
+                        ro + 3,
+                        co + 3,
+                        &(sg * (dtphi + sr * dfphi - sf * dpphi)),
+                    );
+                    add_block(c, n, ro, co, &(sg * dfv));
+                    add_block(c, n, ro, co + 3, &(sg * dfw));
+                    add_block(c, n, ro + 3, co, &(sg * (sr * dfv)));
+                    add_block(c, n, ro + 3, co + 3, &(sg * (dtw + sr * dfw)));
+                }
+            }
+        }
+    }
+
+    /// The whole evaluation (module docs); partials into `jac` when given.
+    fn run(
+        &self,
+        x: &ElementInput,
+        out: Option<&mut ElementOutput>,
+        jac: Option<&mut ElementJacobian>,
+    ) {
+        let id = self as *const Self as usize;
+        WORK.with(|w| {
+            let mut w = w.borrow_mut();
+            let w = &mut *w;
+            let (nl, nb) = (self.n_links, self.n_boundary);
+            w.fit(nl, nb);
+            let n_l = 6 * nl;
+            let n = 6 * (nl + nb);
+            let n_b = n - n_l;
+            let reuse =
+                out.is_none() && w.solved && w.owner == id && w.last_markers[..nb] == *x.markers;
+            let nodes = &mut w.nodes[..nl + nb];
+            let (g, k, c) = (&mut w.g[..n], &mut w.k[..n * n], &mut w.c[..n * n]);
+            let (lu_m, piv) = (&mut w.lu[..n_l * n_l], &mut w.piv[..n_l]);
+            let y = &mut w.y[..n];
+            let kl = &mut w.kl[..n_l * n];
+            let mut iterations = 0;
+            let mut residual = f64::INFINITY;
+            let mut converged = false;
+            let mut factored = true;
+            if !reuse {
+                for (k, m) in x.markers.iter().enumerate() {
+                    nodes[nl + k] = Node {
+                        x: m.x,
+                        r: m.rot,
+                        v: Vector3::zeros(),
+                        w: Vector3::zeros(),
+                    };
+                }
+                let warm = match (&out, w.owner == id) {
+                    (Some(o), _) => Some(&*o.algebraic),
+                    (None, true) => Some(&w.warm[..12 * nl]),
+                    (None, false) => None,
+                };
+                self.load_links(&x.markers[0], warm, nodes);
+                // Position level: Newton on the links' stiffness equilibrium (velocities zero); its
+                // curve evaluations at trial poses stay out of the breakpoint signature.
+                sprung_mbs::compiled::without_segment_signature(|| {
+                    // From the warm start; if that fails (a far jump of a boundary body), once
+                    // more from the design pose.
+                    for attempt in 0..2 {
+                        if attempt == 1 {
+                            if converged {
+                                break;
+                            }
+                            self.load_links(&x.markers[0], None, nodes);
+                        }
+                        let mut it = 0;
+                        while it < self.max_iterations {
+                            it += 1;
+                            iterations += 1;
+                            self.assemble(nodes, true, g, k, c, &mut w.ef);
+                            residual = g[..n_l].iter().fold(0.0f64, |m, v| m.max(v.abs()));
+                            for i in 0..n_l {
+                                lu_m[i * n_l..(i + 1) * n_l]
+                                    .copy_from_slice(&k[i * n..i * n + n_l]);
+                            }
+                            factored = lu::factor(lu_m, n_l, piv);
+                            if !factored {
+                                break;
+                            }
+                            for i in 0..n_l {
+                                y[i] = -g[i];
+                            }
+                            lu::solve(lu_m, n_l, piv, &mut y[..n_l]);
+                            // Damped Newton: a step longer than MAX_STEP (m or rad) is shortened
+                            // to it, so that a start far from the solution (no warm start, a large
+                            // jump of a boundary body) cannot throw a link across its stops.
+                            let longest = y[..n_l].iter().fold(0.0f64, |m, v| m.max(v.abs()));
+                            if longest > MAX_STEP {
+                                let f = MAX_STEP / longest;
+                                y[..n_l].iter_mut().for_each(|v| *v *= f);
+                            }
+                            let mut step = 0.0f64;
+                            for (l, node) in nodes.iter_mut().enumerate().take(nl) {
+                                let d = &y[6 * l..6 * l + 6];
+                                node.x += Vector3::new(d[0], d[1], d[2]);
+                                let phi = Vector3::new(d[3], d[4], d[5]);
+                                node.r = Rotation3::new(phi).into_inner() * node.r;
+                                step = d.iter().fold(step, |m, v| m.max(v.abs()));
+                            }
+                            if step < self.tolerance {
+                                converged = true;
+                                break;
+                            }
+                            if !step.is_finite() {
+                                break;
+                            }
+                        }
+                    }
+                });
+                // K_l· (stiffness rows of the links) for the velocity map and the force transfer.
+                kl.copy_from_slice(&k[..n_l * n]);
+                // Velocity level: q̇ = S ẋ_b = −K_ll⁻¹ K_lb ẋ_b.
+                for (kb, m) in x.markers.iter().enumerate() {
+                    nodes[nl + kb].v = m.v;
+                    nodes[nl + kb].w = m.w;
+                }
+                let wb = |j: usize| -> f64 {
+                    let m = &x.markers[j / 6];
+                    if j % 6 < 3 {
+                        m.v[j % 6]
+                    } else {
+                        m.w[j % 6 - 3]
+                    }
+                };
+                for i in 0..n_l {
+                    y[i] = -(0..n_b).map(|j| kl[i * n + n_l + j] * wb(j)).sum::<f64>();
+                }
+                if factored {
+                    lu::solve(lu_m, n_l, piv, &mut y[..n_l]);
+                } else {
+                    y[..n_l].fill(0.0);
+                }
+                for (l, node) in nodes.iter_mut().enumerate().take(nl) {
+                    node.v = Vector3::new(y[6 * l], y[6 * l + 1], y[6 * l + 2]);
+                    node.w = Vector3::new(y[6 * l + 3], y[6 * l + 4], y[6 * l + 5]);
+                }
+                w.solved = factored;
+                w.last_markers[..nb].copy_from_slice(x.markers);
+            }
+            let partials = jac.is_some();
+            if partials {
+                // The final assemble of evaluate() counted its curve segments already.
+                sprung_mbs::compiled::without_segment_signature(|| {
+                    self.assemble(nodes, true, g, k, c, &mut w.ef)
+                });
+            } else {
+                self.assemble(nodes, false, g, k, c, &mut w.ef);
+            }
+            // Forces on the boundary: G_b = g_b + Sᵀ g_l = g_b − K_lbᵀ K_ll⁻ᵀ g_l.
+            y[..n_l].copy_from_slice(&g[..n_l]);
+            if factored {
+                lu::solve_transpose(lu_m, n_l, piv, &mut y[..n_l]);
+            } else {
+                y[..n_l].fill(0.0);
+            }
+            for j in 0..n_b {
+                let t: f64 = (0..n_l).map(|i| kl[i * n + n_l + j] * y[i]).sum();
+                g[n_l + j] -= t;
+            }
+            self.store_links(&x.markers[0], nodes, &mut w.warm[..12 * nl]);
+            w.owner = id;
+            if let Some(out) = out {
+                for kb in 0..nb {
+                    let o = n_l + 6 * kb;
+                    out.force[kb] = Vector3::new(g[o], g[o + 1], g[o + 2]);
+                    out.torque[kb] = Vector3::new(g[o + 3], g[o + 4], g[o + 5]);
+                }
+                out.outputs[0] = iterations as f64;
+                out.outputs[1] = residual;
+                out.outputs[2] = if converged { 1.0 } else { 0.0 };
+                self.store_links(&x.markers[0], nodes, out.algebraic);
+            }
+            let Some(jac) = jac else { return };
+            // S = −K_ll⁻¹ K_lb, column by column.
+            let s = &mut w.s[..n_l * n_b];
+            for j in 0..n_b {
+                for i in 0..n_l {
+                    y[i] = -kl[i * n + n_l + j];
+                }
+                if factored {
+                    lu::solve(lu_m, n_l, piv, &mut y[..n_l]);
+                } else {
+                    y[..n_l].fill(0.0);
+                }
+                for i in 0..n_l {
+                    s[i * n_b + j] = y[i];
+                }
+            }
+            // ∂G/∂x_b = A_bb + A_bl S + Sᵀ (A_lb + A_ll S), the same with C for ∂G/∂ẋ_b.
+            let t1 = &mut w.t1[..n_l * n_b];
+            for (mat, dst) in [(&*k, &mut *jac.position), (&*c, &mut *jac.velocity)] {
+                for i in 0..n_l {
+                    for j in 0..n_b {
+                        let mut v = mat[i * n + n_l + j];
+                        for q in 0..n_l {
+                            v += mat[i * n + q] * s[q * n_b + j];
+                        }
+                        t1[i * n_b + j] = v;
+                    }
+                }
+                for i in 0..n_b {
+                    for j in 0..n_b {
+                        let mut v = mat[(n_l + i) * n + n_l + j];
+                        for q in 0..n_l {
+                            v += mat[(n_l + i) * n + q] * s[q * n_b + j]
+                                + s[q * n_b + i] * t1[q * n_b + j];
+                        }
+                        dst[(i, j)] = v;
+                    }
+                }
+            }
+        });
+    }
+}
+
+/// The nearest rotation to `r` by one Gram–Schmidt pass over its columns (removes the round-off
+/// that accumulates in the warm start over many steps).
+fn orthonormalise(r: &Matrix3<f64>) -> Matrix3<f64> {
+    let x = r.column(0).normalize();
+    let y = (r.column(1) - x * x.dot(&r.column(1))).normalize();
+    let z = x.cross(&y);
+    Matrix3::from_columns(&[x, y, z])
+}
+
+impl ElementLaw for MacroJoint {
+    fn kind(&self) -> &str {
+        INFO.name
+    }
+    fn n_markers(&self) -> usize {
+        self.n_boundary
+    }
+    fn n_algebraic(&self) -> usize {
+        12 * self.n_links
+    }
+    fn outputs(&self) -> &[OutputInfo] {
+        OUTPUTS
+    }
+    fn evaluate(&self, x: &ElementInput, out: &mut ElementOutput) {
+        self.run(x, Some(out), None);
+    }
+    fn partials(&self, x: &ElementInput, jac: &mut ElementJacobian) -> Provided {
+        // The pipeline calls evaluate() right before on this thread: the solve starts from its
+        // link poses (converged: one Newton iteration), then the IFT partials (module docs).
+        self.run(x, None, Some(jac));
+        Provided::ALL
+    }
+}
