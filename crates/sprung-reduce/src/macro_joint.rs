@@ -95,6 +95,7 @@ pub const INFO: KindInfo = KindInfo {
     ],
     states: &[],
     outputs: OUTPUTS,
+    inputs: &[],
 };
 
 const OUTPUTS: &[OutputInfo] = &[

@@ -365,6 +365,7 @@ pub fn reduce(model: &sm::Model, opts: &ReduceOptions) -> Result<Reduction, Redu
             kind: "macro_joint".into(),
             markers,
             parameters,
+            inputs: Default::default(),
         });
         for e in &internal {
             removed_elements.insert(e.name().to_string());

@@ -60,6 +60,7 @@ fn analytic_partials_match_differences() {
                 t: 0.0,
                 markers: &x,
                 states: &[],
+                inputs: &[],
             };
             scratch.evaluate(law, &input);
         }
@@ -72,6 +73,7 @@ fn analytic_partials_match_differences() {
                 t: 0.0,
                 markers: &x,
                 states: &[],
+                inputs: &[],
             };
             scratch.evaluate(law, &input);
             assert_eq!(
