@@ -282,38 +282,38 @@ impl ElementRegistry {
 
 /// Appends the description of kind `k` to `s`.
 fn describe_kind(s: &mut String, k: &KindInfo) {
-            s.push_str(&format!(
-                "{}: {}\n  markers: {}\n",
-                k.name,
-                k.description,
-                k.markers.join(", ")
-            ));
-            for p in k.parameters {
-                let d = match p.default {
-                    None => "required".to_string(),
-                    Some(d) if d.is_nan() => "optional".to_string(),
-                    Some(d) => format!("default {d}"),
-                };
-                s.push_str(&format!(
-                    "  {} [{}] {} ({d})\n",
-                    p.name, p.unit, p.description
-                ));
-            }
-            if !k.states.is_empty() {
-                s.push_str(&format!("  states: {}\n", k.states.join(", ")));
-            }
-            for o in k.outputs {
-                s.push_str(&format!(
-                    "  output {} [{}] {}\n",
-                    o.name, o.unit, o.description
-                ));
-            }
-            for i in k.inputs {
-                s.push_str(&format!(
-                    "  input {} [{}] {}\n",
-                    i.name, i.unit, i.description
-                ));
-            }
+    s.push_str(&format!(
+        "{}: {}\n  markers: {}\n",
+        k.name,
+        k.description,
+        k.markers.join(", ")
+    ));
+    for p in k.parameters {
+        let d = match p.default {
+            None => "required".to_string(),
+            Some(d) if d.is_nan() => "optional".to_string(),
+            Some(d) => format!("default {d}"),
+        };
+        s.push_str(&format!(
+            "  {} [{}] {} ({d})\n",
+            p.name, p.unit, p.description
+        ));
+    }
+    if !k.states.is_empty() {
+        s.push_str(&format!("  states: {}\n", k.states.join(", ")));
+    }
+    for o in k.outputs {
+        s.push_str(&format!(
+            "  output {} [{}] {}\n",
+            o.name, o.unit, o.description
+        ));
+    }
+    for i in k.inputs {
+        s.push_str(&format!(
+            "  input {} [{}] {}\n",
+            i.name, i.unit, i.description
+        ));
+    }
 }
 
 #[cfg(test)]
