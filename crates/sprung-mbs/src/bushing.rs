@@ -9,15 +9,110 @@
 //! the closed forms ∓R_J K R_Jᵀ, ∓R_J C R_Jᵀ per end, so no 3 × 12 products are formed.
 //! The rotational deflection is computed by [`rotational_deflection`] only — force, partials and
 //! output channel all use it.
+//!
+//! The law itself ([`local_law`]) is written once, generic over the arithmetic
+//! ([`crate::arith::Arith`]): the one-element path (force and partials, [`evaluate`]) instantiates
+//! it with plain `f64`, the q-only path ([`BushingPack`], four bushings in the lanes of the SIMD
+//! token) with the lanes; only the characteristics' evaluation differs (a slope kept for the
+//! partials, or lane-wise products with the curves' lanes patched). Both give the same force
+//! bit for bit from the same deflections (products and sums rounded separately on both paths).
 
 use nalgebra::{Matrix3, Vector3};
 use sprung_model::Curve;
 
-use crate::compiled::Bushing;
+use crate::arith::{Arith, One};
+use crate::compiled::{Bushing, Characteristic, CompiledModel, ElementKind};
 use crate::element::{ElementForce, Ends};
-use crate::m3::{Lanes, M3};
+use crate::element_law::OutputInfo;
+use crate::elements::{KindInfo, ParamInfo};
+use crate::m3::{L4, Lanes, M3};
+use crate::pack::{
+    EndLanes, LanePack, PackedMarkers, V3, V33, W, Wrenches, add3, cross, dot, lane, lane_elements,
+    load3, mat_t_mat, mat_t_vec, mat_vec, sub3, to_lanes,
+};
 use crate::rotation::{
-    angle_and_ratio, inv_left_jacobian, log_so3, skew, small_angle_ratio, swing_vector,
+    ASIN_RATIO_SERIES, SERIES_U_MAX, SHORT_SERIES_U_MAX, angle_and_ratio, inv_left_jacobian,
+    log_so3, skew, small_angle_ratio, swing_vector,
+};
+
+/// The bushing as a kind (`type = "bushing"` in `[[force_elements]]`): what `sprung elements`
+/// lists. Vector parameters are per local axis x, y, z of marker J; a `*_curves` table names a
+/// curve per axis that replaces the linear rate.
+pub const KIND: KindInfo = KindInfo {
+    name: "bushing",
+    description: "six-direction bushing (document 000, section 2): f = preload - (k(d) + c(d')), t = rot_preload - (k_r(theta) + c_r(theta')) in the axes of marker J; [[force_elements]], evaluated four at a time in SIMD lanes",
+    markers: &[
+        "marker_i (action, body_i)",
+        "marker_j (reference: deflections in its axes)",
+    ],
+    parameters: &[
+        ParamInfo {
+            name: "stiffness",
+            unit: "N/m",
+            description: "translational rates, local x y z (or stiffness_curves: force of deflection)",
+            default: None,
+        },
+        ParamInfo {
+            name: "rot_stiffness",
+            unit: "Nm/rad",
+            description: "rotational rates (or rot_stiffness_curves)",
+            default: None,
+        },
+        ParamInfo {
+            name: "damping",
+            unit: "Ns/m",
+            description: "translational damping (or damping_curves)",
+            default: Some(0.0),
+        },
+        ParamInfo {
+            name: "rot_damping",
+            unit: "Nms/rad",
+            description: "rotational damping (or rot_damping_curves)",
+            default: Some(0.0),
+        },
+        ParamInfo {
+            name: "preload",
+            unit: "N",
+            description: "force on body_i at zero deflection, marker-J axes",
+            default: Some(0.0),
+        },
+        ParamInfo {
+            name: "rot_preload",
+            unit: "Nm",
+            description: "torque on body_i at zero deflection, marker-J axes",
+            default: Some(0.0),
+        },
+        ParamInfo {
+            name: "spin_axis",
+            unit: "-",
+            description: "\"x\", \"y\" or \"z\": rotation about it free (swing-twist split), e.g. a wheel bearing",
+            default: Some(f64::NAN),
+        },
+    ],
+    states: &[],
+    outputs: &[
+        OutputInfo {
+            name: "force",
+            unit: "N",
+            description: "force on body_i, marker-J axes",
+        },
+        OutputInfo {
+            name: "torque",
+            unit: "Nm",
+            description: "torque on body_i, marker-J axes",
+        },
+        OutputInfo {
+            name: "deflection",
+            unit: "m",
+            description: "translational deflection, marker-J axes",
+        },
+        OutputInfo {
+            name: "rot_deflection",
+            unit: "rad",
+            description: "rotation vector (swing vector with a free spin axis)",
+        },
+    ],
+    inputs: &[],
 };
 
 /// Rotational deflection of `r_rel = R_Jᵀ R_I` and its derivative with respect to a left
@@ -84,6 +179,65 @@ pub fn log_with_inv_jacobian(r: &Matrix3<f64>, jacobian: bool) -> (Vector3<f64>,
     (th, d)
 }
 
+/// Characteristic groups of a bushing in the order of [`Characteristics::value`]: stiffness
+/// (argument d), damping (ḋ), rotational stiffness (θ), rotational damping (θ̇).
+const STIFFNESS: usize = 0;
+const DAMPING: usize = 1;
+const ROT_STIFFNESS: usize = 2;
+const ROT_DAMPING: usize = 3;
+
+/// The characteristics of one bushing ([`One`]) or of the four bushings of a [`BushingPack`]
+/// (a SIMD token), evaluated at one value per bushing.
+pub(crate) trait Characteristics<A: Arith> {
+    /// y of characteristic `group` (see [`STIFFNESS`] …) on local axis `axis` at x.
+    fn value(&mut self, a: A, group: usize, axis: usize, x: A::V) -> A::V;
+}
+
+/// The bushing law on the local axes of marker J (document 000, section 2), written once for one
+/// bushing and for the four lanes of a pack: f = preload − (k(d) + c(ḋ)) and
+/// t = rot_preload − (k_r(θ) + c_r(θ̇)) per axis; `args` = [d, ḋ, θ, θ̇].
+#[inline(always)]
+pub(crate) fn local_law<A: Arith>(
+    a: A,
+    ch: &mut impl Characteristics<A>,
+    preload: [A::V; 3],
+    rot_preload: [A::V; 3],
+    args: [&[A::V; 3]; 4],
+) -> ([A::V; 3], [A::V; 3]) {
+    let (mut f, mut t) = (preload, rot_preload);
+    for ax in 0..3 {
+        let k = ch.value(a, STIFFNESS, ax, args[0][ax]);
+        let c = ch.value(a, DAMPING, ax, args[1][ax]);
+        f[ax] = a.sub(preload[ax], a.add(k, c));
+        let k = ch.value(a, ROT_STIFFNESS, ax, args[2][ax]);
+        let c = ch.value(a, ROT_DAMPING, ax, args[3][ax]);
+        t[ax] = a.sub(rot_preload[ax], a.add(k, c));
+    }
+    (f, t)
+}
+
+/// The four characteristic groups of a bushing in [`Characteristics`] order.
+fn groups(b: &Bushing) -> [&[Characteristic; 3]; 4] {
+    [&b.stiffness, &b.damping, &b.rot_stiffness, &b.rot_damping]
+}
+
+/// One bushing's characteristics; keeps the slopes for the partials.
+struct OneBushing<'a> {
+    b: &'a Bushing,
+    curves: &'a [Curve],
+    /// dy/dx per group and axis at the last evaluation.
+    slope: [[f64; 3]; 4],
+}
+
+impl Characteristics<One> for OneBushing<'_> {
+    #[inline(always)]
+    fn value(&mut self, _: One, group: usize, axis: usize, x: f64) -> f64 {
+        let (y, dy) = groups(self.b)[group][axis].eval(self.curves, x);
+        self.slope[group][axis] = dy;
+        y
+    }
+}
+
 /// Evaluates a bushing; partials only when `partials` is set (computed with the lanes `l`).
 #[inline(always)]
 pub fn evaluate<L: Lanes>(
@@ -109,24 +263,20 @@ pub fn evaluate<L: Lanes>(
     };
     let theta_dot = rj.tmul_vec(l, &dw);
 
-    let mut f = b.preload;
-    let mut t = b.rot_preload;
-    let mut kf = Vector3::zeros();
-    let mut cf = Vector3::zeros();
-    let mut kt = Vector3::zeros();
-    let mut ct = Vector3::zeros();
-    for a in 0..3 {
-        let (fk, dk) = b.stiffness[a].eval(curves, d[a]);
-        let (fc, dc) = b.damping[a].eval(curves, d_dot[a]);
-        f[a] -= fk + fc;
-        kf[a] = dk;
-        cf[a] = dc;
-        let (tk, dtk) = b.rot_stiffness[a].eval(curves, theta[a]);
-        let (tc, dtc) = b.rot_damping[a].eval(curves, theta_dot[a]);
-        t[a] -= tk + tc;
-        kt[a] = dtk;
-        ct[a] = dtc;
-    }
+    let mut ch = OneBushing {
+        b,
+        curves,
+        slope: [[0.0; 3]; 4],
+    };
+    let (f, t) = local_law(
+        One,
+        &mut ch,
+        b.preload.into(),
+        b.rot_preload.into(),
+        [&d.into(), &d_dot.into(), &theta.into(), &theta_dot.into()],
+    );
+    let (f, t) = (Vector3::from(f), Vector3::from(t));
+    let [kf, cf, kt, ct] = ch.slope.map(Vector3::from);
     let force = rj.mul_vec(&f);
     let torque = rj.mul_vec(&t);
     out.force = force;
@@ -169,9 +319,336 @@ pub fn evaluate<L: Lanes>(
     p.has_torque = true;
 }
 
+// ---------------------------------------------------------------------------------------------
+// Four bushings side by side (`crate::pack`): the force path (q only) of the bushings without a
+// free spin axis, one bushing per lane. The law is [`local_law`], instantiated with the SIMD
+// token; the deflections are those of [`evaluate`] computed in the lanes (marker kinematics of
+// `crate::kinematics::MarkerKin`). Linear characteristics are lane-wise products; a tabulated
+// curve is evaluated for its own lane and axis ([`PackCharacteristics`]). Rotation angles
+// beyond the square-root-free series of [`crate::rotation::small_angle_ratio`] (≈ 0.06 rad) are
+// rare in a bushing; a pack with one such lane computes the rotation vectors of its lanes one by
+// one with [`log_with_inv_jacobian`], so every angle is handled exactly as on the one-element
+// path.
+// ---------------------------------------------------------------------------------------------
+
+/// A tabulated characteristic of one lane: `group` 0…3 = stiffness, damping, rotational
+/// stiffness, rotational damping (argument d, ḋ, θ, θ̇), local `axis` 0…2.
+#[derive(Debug, Clone, Copy)]
+struct CurveLaw {
+    lane: usize,
+    group: usize,
+    axis: usize,
+    curve: usize,
+}
+
+/// Four bushings (unused lanes repeat lane 0 and are not written back).
+#[derive(Debug, Clone)]
+pub(crate) struct BushingPack {
+    /// The tabulated characteristics of the pack's lanes (their slopes are zero in the lanes).
+    curves: Vec<CurveLaw>,
+    element: [usize; W],
+    /// Lanes in use (1…4).
+    pub used: usize,
+    pub i: PackedMarkers,
+    pub j: PackedMarkers,
+    preload: [L4; 3],
+    rot_preload: [L4; 3],
+    /// The lanes' slopes per characteristic group and axis ([`lane_slope`]).
+    slope: [[L4; 3]; 4],
+    /// Bit 3 · group + axis set: some lane of that characteristic is a curve.
+    curve_mask: u16,
+}
+
+/// The slope of a characteristic in the lanes: that of a linear one, zero for zero and for a
+/// curve (evaluated per lane, [`CurveLaw`]).
+fn lane_slope(c: &Characteristic) -> f64 {
+    match *c {
+        Characteristic::Linear(k) => k,
+        Characteristic::Zero | Characteristic::Curve(_) => 0.0,
+    }
+}
+
+/// Whether any characteristic of `b` is a tabulated curve.
+pub(crate) fn has_curves(b: &Bushing) -> bool {
+    groups(b)
+        .iter()
+        .any(|g| g.iter().any(|c| matches!(c, Characteristic::Curve(_))))
+}
+
+impl BushingPack {
+    /// The bushings `chunk` (1…4 element indices).
+    pub fn new(model: &CompiledModel, chunk: &[usize]) -> Self {
+        let element = lane_elements(chunk);
+        let bushing = |k: usize| match &model.elements[element[k]].kind {
+            ElementKind::Bushing(b) => b,
+            ElementKind::P2p(_) => unreachable!("only bushings are packed"),
+        };
+        let vectors = |pick: fn(&Bushing) -> Vector3<f64>| -> [L4; 3] {
+            std::array::from_fn(|a| std::array::from_fn(|k| pick(bushing(k))[a]))
+        };
+        let mut curves = Vec::new();
+        for lane in 0..chunk.len() {
+            for (group, g) in groups(bushing(lane)).iter().enumerate() {
+                for (axis, c) in g.iter().enumerate() {
+                    if let Characteristic::Curve(curve) = *c {
+                        curves.push(CurveLaw {
+                            lane,
+                            group,
+                            axis,
+                            curve,
+                        });
+                    }
+                }
+            }
+        }
+        let curve_mask = curves
+            .iter()
+            .fold(0u16, |m, c| m | 1 << (3 * c.group + c.axis));
+        Self {
+            curves,
+            curve_mask,
+            element,
+            used: chunk.len(),
+            i: PackedMarkers::new(|k| &model.markers[model.elements[element[k]].marker_i]),
+            j: PackedMarkers::new(|k| &model.markers[model.elements[element[k]].marker_j]),
+            preload: vectors(|b| b.preload),
+            rot_preload: vectors(|b| b.rot_preload),
+            slope: std::array::from_fn(|g| {
+                std::array::from_fn(|a| {
+                    std::array::from_fn(|k| lane_slope(&groups(bushing(k))[g][a]))
+                })
+            }),
+        }
+    }
+}
+
+impl LanePack for BushingPack {
+    fn markers(&self) -> (&PackedMarkers, &PackedMarkers) {
+        (&self.i, &self.j)
+    }
+
+    #[inline(always)]
+    fn evaluate<L: Lanes>(
+        &self,
+        l: L,
+        curves: &[Curve],
+        ends: &EndLanes<L::V>,
+        out: &mut Wrenches,
+    ) {
+        let (mi, mj, dx, dv) = (&ends.i, &ends.j, &ends.dx, &ends.dv);
+        let dw = sub3(l, &mi.w, &mj.w);
+        let d = mat_t_vec(l, &mj.rot, dx);
+        let d_dot = mat_t_vec(l, &mj.rot, dv);
+        let theta_dot = mat_t_vec(l, &mj.rot, &dw);
+        let theta = rotation_vector(l, &mat_t_mat(l, &mj.rot, &mi.rot));
+        let (f, t) = local_law(
+            l,
+            &mut PackCharacteristics { pack: self, curves },
+            load3(l, &self.preload),
+            load3(l, &self.rot_preload),
+            [&d, &d_dot, &theta, &theta_dot],
+        );
+        let force_g = mat_vec(l, &mj.rot, &f);
+        let torque_g = mat_vec(l, &mj.rot, &t);
+        // Torques about the centres of mass of body I (arm a_I) and body J (x_I − x_J + a_J).
+        let tau_i = add3(l, &cross(l, &mi.arm, &force_g), &torque_g);
+        let tau_j = add3(l, &cross(l, &add3(l, dx, &mj.arm), &force_g), &torque_g);
+        let (fg, tg, ti, tj) = (
+            to_lanes(l, &force_g),
+            to_lanes(l, &torque_g),
+            to_lanes(l, &tau_i),
+            to_lanes(l, &tau_j),
+        );
+        let (xi, fl, tl, dl, thl) = (
+            to_lanes(l, &mi.x),
+            to_lanes(l, &f),
+            to_lanes(l, &t),
+            to_lanes(l, &d),
+            to_lanes(l, &theta),
+        );
+        for k in 0..self.used {
+            let fk = lane(&fg, k);
+            out.add(self.i.body[k], fk, lane(&ti, k));
+            out.add(self.j.body[k], -fk, -lane(&tj, k));
+            let e = &mut out.elements[self.element[k]];
+            e.force = fk;
+            e.torque = lane(&tg, k);
+            let x = lane(&xi, k);
+            e.point = [x, x];
+            e.point_end = [0, 0];
+            e.out.force = lane(&fl, k);
+            e.out.torque = lane(&tl, k);
+            e.out.deflection = lane(&dl, k);
+            e.out.rot_deflection = lane(&thl, k);
+        }
+    }
+}
+
+/// The rotation vector of R per lane (as [`log_with_inv_jacobian`] without the Jacobian): θ =
+/// (a / sin a) vee(R − Rᵀ)/2 with the series of [`crate::rotation::small_angle_ratio`] in the
+/// lanes when every lane is within its range, else lane by lane.
+#[inline(always)]
+fn rotation_vector<L: Lanes>(l: L, r: &V33<L::V>) -> V3<L::V> {
+    let half = l.splat(0.5);
+    let trace = l.add(l.add(r[0][0], r[1][1]), r[2][2]);
+    let c = l.mul(half, l.sub(trace, l.splat(1.0)));
+    let vee = [
+        l.mul(half, l.sub(r[2][1], r[1][2])),
+        l.mul(half, l.sub(r[0][2], r[2][0])),
+        l.mul(half, l.sub(r[1][0], r[0][1])),
+    ];
+    let u = dot(l, &vee, &vee);
+    let (mut cs, mut us) = ([0.0; 4], [0.0; 4]);
+    l.store(c, &mut cs);
+    l.store(u, &mut us);
+    let u_max = us.iter().fold(0.0f64, |m, &x| m.max(x));
+    let series = cs.iter().all(|&c| c > 0.0) && u_max <= SERIES_U_MAX;
+    if !series {
+        return rotation_vector_by_lane(l, r);
+    }
+    let s = &ASIN_RATIO_SERIES;
+    let u2 = l.mul(u, u);
+    let p01 = l.mul_add(u, l.splat(s[1]), l.splat(s[0]));
+    let ratio = if u_max <= SHORT_SERIES_U_MAX {
+        l.mul_add(u2, l.splat(s[2]), p01)
+    } else {
+        let u4 = l.mul(u2, u2);
+        let p23 = l.mul_add(u, l.splat(s[3]), l.splat(s[2]));
+        let p45 = l.mul_add(u, l.splat(s[5]), l.splat(s[4]));
+        let p6 = l.mul_add(u2, l.splat(s[6]), p45);
+        l.mul_add(u4, p6, l.mul_add(u2, p23, p01))
+    };
+    [
+        l.mul(vee[0], ratio),
+        l.mul(vee[1], ratio),
+        l.mul(vee[2], ratio),
+    ]
+}
+
+/// [`rotation_vector`] lane by lane with the one-element function (any angle).
+#[cold]
+#[inline(never)]
+fn rotation_vector_by_lane<L: Lanes>(l: L, r: &V33<L::V>) -> V3<L::V> {
+    let mut e = [[[0.0; 4]; 3]; 3];
+    for (er, rr) in e.iter_mut().zip(r) {
+        for (x, v) in er.iter_mut().zip(rr) {
+            l.store(*v, x);
+        }
+    }
+    let mut th = [[0.0; 4]; 3];
+    for k in 0..W {
+        let m = Matrix3::from_fn(|i, j| e[i][j][k]);
+        let t = log_with_inv_jacobian(&m, false).0;
+        for a in 0..3 {
+            th[a][k] = t[a];
+        }
+    }
+    load3(l, &th)
+}
+
+/// The characteristics of a pack's four bushings: linear ones lane-wise (k x), then the lanes
+/// whose characteristic is a curve overwritten with curve(x) (their slope in the lanes is zero).
+struct PackCharacteristics<'a> {
+    pack: &'a BushingPack,
+    curves: &'a [Curve],
+}
+
+impl<L: Lanes> Characteristics<L> for PackCharacteristics<'_> {
+    #[inline(always)]
+    fn value(&mut self, l: L, group: usize, axis: usize, x: L::V) -> L::V {
+        let y = l.mul(l.load(&self.pack.slope[group][axis]), x);
+        if self.pack.curve_mask & (1 << (3 * group + axis)) == 0 {
+            return y;
+        }
+        let (mut xs, mut ys) = ([0.0; W], [0.0; W]);
+        l.store(x, &mut xs);
+        l.store(y, &mut ys);
+        for c in &self.pack.curves {
+            if c.group == group && c.axis == axis {
+                ys[c.lane] = crate::compiled::eval_curve(self.curves, c.curve, xs[c.lane]).0;
+            }
+        }
+        l.load(&ys)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::m3::Portable;
+
+    /// The law of four bushings in the lanes of `l` (a pack) and of each bushing alone.
+    fn law_in_lanes_and_alone<L: Lanes>(l: L, model: &CompiledModel, chunk: &[usize], seed: u64) {
+        let pack = BushingPack::new(model, chunk);
+        let mut rng = sprung_test_support::Rng(seed);
+        // Arguments d, ḋ, θ, θ̇ per axis and lane, spanning the curves' knots (±12 mm, ±1 m/s,
+        // ±0.3 rad, ±1 rad/s).
+        let scale = [0.012, 1.0, 0.3, 1.0];
+        let args: [[L4; 3]; 4] = std::array::from_fn(|g| {
+            std::array::from_fn(|_| std::array::from_fn(|_| rng.sym(scale[g])))
+        });
+        let lanes = |v: &[L4; 3]| load3(l, v);
+        let (f, t) = local_law(
+            l,
+            &mut PackCharacteristics {
+                pack: &pack,
+                curves: &model.curves,
+            },
+            load3(l, &pack.preload),
+            load3(l, &pack.rot_preload),
+            [
+                &lanes(&args[0]),
+                &lanes(&args[1]),
+                &lanes(&args[2]),
+                &lanes(&args[3]),
+            ],
+        );
+        let (f, t) = (to_lanes(l, &f), to_lanes(l, &t));
+        for (k, &e) in chunk.iter().enumerate() {
+            let ElementKind::Bushing(b) = &model.elements[e].kind else {
+                unreachable!()
+            };
+            let arg = |g: usize| -> [f64; 3] { std::array::from_fn(|a| args[g][a][k]) };
+            let mut one = OneBushing {
+                b,
+                curves: &model.curves,
+                slope: [[0.0; 3]; 4],
+            };
+            let (f1, t1) = local_law(
+                One,
+                &mut one,
+                b.preload.into(),
+                b.rot_preload.into(),
+                [&arg(0), &arg(1), &arg(2), &arg(3)],
+            );
+            for a in 0..3 {
+                assert_eq!(f1[a].to_bits(), f[a][k].to_bits(), "element {e} axis {a}");
+                assert_eq!(t1[a].to_bits(), t[a][k].to_bits(), "element {e} axis {a}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_law_is_the_same_for_one_bushing_and_in_the_lanes() {
+        // The fixture's bushings: linear and tabulated characteristics (translational and
+        // rotational), preloads; the same law source gives the same bits on every path.
+        let m = sprung_model::from_toml_str(sprung_test_support::ALL_ELEMENTS, "all.toml").unwrap();
+        let model = crate::compile(&m).unwrap();
+        let bushings: Vec<usize> = (0..model.elements.len())
+            .filter(|&e| matches!(model.elements[e].kind, ElementKind::Bushing(_)))
+            .collect();
+        assert!(bushings.iter().any(|&e| match &model.elements[e].kind {
+            ElementKind::Bushing(b) => has_curves(b),
+            _ => false,
+        }));
+        for (seed, chunk) in bushings.chunks(W).enumerate() {
+            law_in_lanes_and_alone(Portable, &model, chunk, 11 + seed as u64);
+            #[cfg(target_arch = "x86_64")]
+            if let Some(avx) = crate::m3::Avx2::detect() {
+                law_in_lanes_and_alone(avx, &model, chunk, 11 + seed as u64);
+            }
+        }
+    }
 
     #[test]
     fn direct_log_and_jacobian_match_the_quaternion_route() {

@@ -5,8 +5,9 @@
 //! * [`pipeline`]: the evaluation pipeline of Bild 6 — body and marker kinematics
 //!   ([`kinematics`]), force elements with analytic partials ([`bushing`], [`p2p`]), Newton–Euler
 //!   per body, assembly of q, J_r K, J_v and J_u in 6 × 6 body blocks;
-//! * [`pack`]: q with four elements of a kind side by side in SIMD lanes ([`bushing_pack`],
-//!   [`p2p_pack`]), the same results to round-off;
+//! * [`pack`]: q with four elements of a kind side by side in SIMD lanes (the packs of
+//!   [`bushing`] and [`p2p`], whose laws are written once for one element and for four lanes,
+//!   [`arith`]), the same results to round-off;
 //! * [`system`]: the model as a mechanical system r' = K(r) v, v' = q for `sprung-solve`;
 //! * [`equilibrium`]: static equilibrium by Newton with the analytic Jacobian and the block-sparse
 //!   LU (symbolic analysis once per search);
@@ -14,8 +15,8 @@
 //! * [`outputs`]: named output channels with units;
 //! * [`rotation`]: quaternions, SO(3) logarithm, swing-twist.
 
+pub mod arith;
 pub mod bushing;
-pub mod bushing_pack;
 pub mod compile;
 pub mod compiled;
 pub mod element;
@@ -28,7 +29,6 @@ pub mod m3;
 pub mod modes;
 pub mod outputs;
 pub mod p2p;
-pub mod p2p_pack;
 pub mod pack;
 pub mod pipeline;
 pub mod rotation;

@@ -50,6 +50,15 @@
 //! * first order: (A − σ I)⁻¹ with σ = −s, applied without forming the 2n system:
 //!   x = R⁻¹ (b − (J_v − σ I) a), y = a + σ x with R = J_r K + σ J_v − σ² I, λ = σ + 1/μ.
 //!
+//! Element states (first-order coordinates without positions, after the bodies' in v) enter
+//! both operators without a change of R: the first-order system is z = (δ, v, s) with δ only for
+//! the bodies, and because J_r K has no columns for the states the same formulas hold with a
+//! extended by zeros on the states (the state part of x is s/σ). The padding of the state
+//! blocks (zero rate, decoupled, λ = 0) is left out of the iterated vectors. The undamped
+//! problem holds the states (as on the dense path): it iterates on the bodies' coordinates with
+//! the bodies' part of −(J_r K − σ_u I)⁻¹ (x, 0), exactly −B_bb⁻¹ x because J_r K has no state
+//! columns (block-triangular).
+//!
 //! The shift s = 1e-5 √(max|diag J_r K|) lies below the interesting part of the spectrum and keeps
 //! R and K − σ_u I regular when the model has exactly zero modes (free bodies, free spins), whose
 //! λ = 0 then appear as ordinary (dominant) eigenvalues. A subspace of max(2k, k + 10) vectors is
@@ -162,15 +171,6 @@ pub enum ModesError {
     /// The model has no moving bodies.
     #[error("modal analysis: the model has no moving bodies, so there are no modes")]
     Empty,
-    /// Shift-invert on a model with element states (not supported yet: their first-order
-    /// coordinates and the padding of their blocks would enter the undamped problem).
-    #[error(
-        "modal analysis: the shift-invert method (used above the dense limit) does not handle element states yet; the model has {states} element states: use ModesMethod::Dense (ModesMethod::Auto chooses it for such models)"
-    )]
-    StatesWithShiftInvert {
-        /// Number of element states.
-        states: usize,
-    },
     /// The shifted matrix of the shift-invert iteration is singular.
     #[error(
         "modal analysis: the shifted matrix for shift-invert is singular near coordinate {row} (shift {shift:e})"
@@ -467,8 +467,7 @@ pub fn modal_analysis_with(
     let dense_path = match opts.method {
         ModesMethod::Dense => true,
         ModesMethod::ShiftInvert => false,
-        // Element states: shift-invert does not handle them yet, so the dense path.
-        ModesMethod::Auto => n <= opts.dense_limit || sys.model().n_state_blocks > 0,
+        ModesMethod::Auto => n <= opts.dense_limit,
     };
     if !dense_path {
         return shift_invert_analysis(sys, t, r, v, opts.count.max(1));
@@ -594,16 +593,24 @@ fn shift_invert_analysis(
     k: usize,
 ) -> Result<Modes, ModesError> {
     let (n_r, n) = (sys.n_r(), sys.n_v());
-    if sys.model().n_state_blocks > 0 {
-        return Err(ModesError::StatesWithShiftInvert {
-            states: sys.model().n_states(),
-        });
+    let model = sys.model().clone();
+    let nbv = model.n_body_v();
+    // The padding of the element-state blocks (v indices): decoupled coordinates with zero
+    // rate (λ = 0), left out of the first-order iteration.
+    let mut padding = vec![true; n - nbv];
+    for (e, el) in model.open_elements.iter().enumerate() {
+        for j in 0..el.law.n_states() {
+            padding[model.state_index(e, j) - nbv] = false;
+        }
     }
+    let padding: Vec<usize> = (nbv..n).filter(|&i| padding[i - nbv]).collect();
     let pattern = sys.pattern();
     let symbolic = Arc::new(BlockSymbolic::new(&pattern));
     let mut lin = Linearisation::new(n_r, pattern.clone());
-    let zeros = vec![0.0; n];
-    sys.linearise(t, r, &zeros, &mut lin);
+    // J_r K at zero body velocities, element states kept (as on the dense path).
+    let mut v0 = v.to_vec();
+    v0[..nbv].fill(0.0);
+    sys.linearise(t, r, &v0, &mut lin);
     let jrk0 = lin.j_rk.clone();
     if v.iter().any(|x| *x != 0.0) {
         sys.linearise(t, r, v, &mut lin);
@@ -625,14 +632,19 @@ fn shift_invert_analysis(
         row: e.row(),
         shift: -s * s,
     })?;
+    // The undamped problem of the bodies, element states held: J_r K has no columns for the
+    // states, so B = [[B_bb, 0], [B_sb, −s² I]] is block lower triangular and the bodies' part
+    // of −B⁻¹ (x, 0) is exactly −B_bb⁻¹ x: the iteration runs on the nbv body coordinates.
+    let mut full = vec![0.0; n];
     let mu = subspace_iteration(
-        n,
-        (k + m).min(n),
+        nbv,
+        (k + m).min(nbv),
         &mut |x: &[f64], y: &mut [f64]| {
-            y.copy_from_slice(x);
-            lu.solve_in_place(y);
-            for yi in y.iter_mut() {
-                *yi = -*yi;
+            full[..nbv].copy_from_slice(x);
+            full[nbv..].fill(0.0);
+            lu.solve_in_place(&mut full);
+            for (yi, fi) in y.iter_mut().zip(&full) {
+                *yi = -*fi;
             }
         },
         &|u| u.inv() - s * s,
@@ -669,26 +681,41 @@ fn shift_invert_analysis(
     })?;
     let jv: &BlockMatrix = &lin.j_v;
     let mut w = vec![0.0; n];
+    let mut a_ext = vec![0.0; n];
     // A few extra values: the iteration orders by |lambda - sigma|, the result by |lambda|.
     let extra = 4;
-    let mut op1 = |x: &[f64], y: &mut [f64]| {
-        let (a, bb) = x.split_at(n);
-        // w = b - (J_v - sigma I) a
+    // z = (a, b): a the nbv position-level coordinates of the bodies, b the n velocity-level
+    // coordinates (bodies, then element states); a_ext = (a, 0) on all n.
+    // The iteration runs on the coordinates without the padding (`kept`: positions in z).
+    let kept: Vec<usize> = (0..nbv + n)
+        .filter(|&i| i < nbv || padding.binary_search(&(i - nbv)).is_err())
+        .collect();
+    let (mut z, mut out) = (vec![0.0; nbv + n], vec![0.0; nbv + n]);
+    let mut op1 = |xc: &[f64], yc: &mut [f64]| {
+        for (&i, xi) in kept.iter().zip(xc) {
+            z[i] = *xi;
+        }
+        let (a, bb) = z.split_at(nbv);
+        a_ext[..nbv].copy_from_slice(a);
+        // w = b - (J_v - sigma I) a_ext
         w.copy_from_slice(bb);
-        jv.gemv(-1.0, a, 1.0, &mut w);
+        jv.gemv(-1.0, &a_ext, 1.0, &mut w);
         for (wi, ai) in w.iter_mut().zip(a) {
             *wi += sigma * ai;
         }
         lu1.solve_in_place(&mut w);
-        let (yx, yy) = y.split_at_mut(n);
-        yx.copy_from_slice(&w);
-        for ((yi, ai), xi) in yy.iter_mut().zip(a).zip(&w) {
+        let (yx, yy) = out.split_at_mut(nbv);
+        yx.copy_from_slice(&w[..nbv]);
+        for ((yi, ai), xi) in yy.iter_mut().zip(&a_ext).zip(&w) {
             *yi = ai + sigma * xi;
+        }
+        for (&i, yi) in kept.iter().zip(yc.iter_mut()) {
+            *yi = out[i];
         }
     };
     let mu1 = subspace_iteration(
-        2 * n,
-        (k + extra).min(2 * n),
+        kept.len(),
+        (k + extra).min(kept.len()),
         &mut op1,
         &|u| u.inv() + sigma,
         1e-3 * s,

@@ -3,13 +3,155 @@
 //!
 //! L = |x_I − x_J|, u = (x_I − x_J)/L, L̇ = u · (v_I − v_J); the scalar force f(L, L̇) is
 //! tension-positive: −f u acts on body_i at x_I and +f u on body_j at x_J.
+//!
+//! The law — L, L̇ from |Δx|² and Δx · Δv, and f(L, L̇) ([`length_law`], [`scalar_force`]) — is
+//! written once; the one-element path ([`evaluate`], with partials) and the four-lane pack of
+//! the q-only path ([`P2pPack`], marker kinematics and force vectors in SIMD lanes) both call it.
 
 use nalgebra::Vector3;
 use sprung_model::Curve;
 
-use crate::compiled::{DamperLaw, P2pLaw};
+use crate::compiled::{CompiledModel, DamperLaw, ElementKind, P2pLaw};
 use crate::element::{ElementForce, Ends, Partials};
-use crate::m3::{Lanes, M3};
+use crate::element_law::OutputInfo;
+use crate::elements::{KindInfo, ParamInfo};
+use crate::m3::{L4, Lanes, M3};
+use crate::pack::{
+    EndLanes, LanePack, PackedMarkers, W, Wrenches, cross, dot, lane, lane_elements, to_lanes,
+};
+
+/// The markers of a point-to-point kind.
+const MARKERS: &[&str] = &["marker_i (body_i)", "marker_j (body_j)"];
+
+/// The outputs of a point-to-point kind (output channel quantities).
+const OUTPUTS: &[OutputInfo] = &[
+    OutputInfo {
+        name: "force",
+        unit: "N",
+        description: "scalar force f, tension-positive",
+    },
+    OutputInfo {
+        name: "deflection",
+        unit: "m",
+        description: "L - L_design",
+    },
+    OutputInfo {
+        name: "length",
+        unit: "m",
+        description: "marker distance L",
+    },
+    OutputInfo {
+        name: "length_rate",
+        unit: "m/s",
+        description: "L', positive in extension",
+    },
+];
+
+/// The point-to-point kinds of `[[force_elements]]` as `sprung elements` lists them.
+pub const KINDS: [KindInfo; 3] = [
+    KindInfo {
+        name: "spring",
+        description: "point-to-point spring (document 000, section 2): f = k(L - L_free) + preload + c L'; [[force_elements]], four at a time in SIMD lanes",
+        markers: MARKERS,
+        parameters: &[
+            ParamInfo {
+                name: "stiffness",
+                unit: "N/m",
+                description: "linear rate (or curve: force of L - L_free)",
+                default: None,
+            },
+            ParamInfo {
+                name: "free_length",
+                unit: "m",
+                description: "free length (default: design length)",
+                default: Some(f64::NAN),
+            },
+            ParamInfo {
+                name: "preload",
+                unit: "N",
+                description: "added tension",
+                default: Some(0.0),
+            },
+            ParamInfo {
+                name: "damping",
+                unit: "Ns/m",
+                description: "parallel linear damping",
+                default: Some(0.0),
+            },
+        ],
+        states: &[],
+        outputs: OUTPUTS,
+        inputs: &[],
+    },
+    KindInfo {
+        name: "damper",
+        description: "point-to-point damper (document 000, section 2): f = c L', bilinear (rebound / compression) or a curve of L'; [[force_elements]], four at a time in SIMD lanes",
+        markers: MARKERS,
+        parameters: &[
+            ParamInfo {
+                name: "damping",
+                unit: "Ns/m",
+                description: "linear damping (or damping_rebound + damping_compression, or curve: force of L')",
+                default: None,
+            },
+            ParamInfo {
+                name: "damping_rebound",
+                unit: "Ns/m",
+                description: "bilinear: damping in extension (L' > 0)",
+                default: Some(f64::NAN),
+            },
+            ParamInfo {
+                name: "damping_compression",
+                unit: "Ns/m",
+                description: "bilinear: damping in compression (L' < 0)",
+                default: Some(f64::NAN),
+            },
+        ],
+        states: &[],
+        outputs: OUTPUTS,
+        inputs: &[],
+    },
+    KindInfo {
+        name: "stop",
+        description: "bump or rebound stop (document 000, section 2): engaged beyond the clearance, f = -+law(penetration) + c L'; [[force_elements]], four at a time in SIMD lanes",
+        markers: MARKERS,
+        parameters: &[
+            ParamInfo {
+                name: "kind",
+                unit: "-",
+                description: "\"bump\" (pushes apart) or \"rebound\" (pulls together)",
+                default: None,
+            },
+            ParamInfo {
+                name: "clearance",
+                unit: "m",
+                description: "travel from the design length to engagement",
+                default: None,
+            },
+            ParamInfo {
+                name: "stiffness",
+                unit: "N/m",
+                description: "linear stop rate (or curve: force of penetration)",
+                default: None,
+            },
+            ParamInfo {
+                name: "design_length",
+                unit: "m",
+                description: "design length (default: marker distance in the design position)",
+                default: Some(f64::NAN),
+            },
+            ParamInfo {
+                name: "damping",
+                unit: "Ns/m",
+                description: "damping while engaged",
+                default: Some(0.0),
+            },
+        ],
+        states: &[],
+        outputs: OUTPUTS,
+        inputs: &[],
+    },
+];
 
 /// Below this length (m) the direction of a point-to-point element is undefined; the element then
 /// exerts no force (validation rejects elements of zero design length).
@@ -65,6 +207,54 @@ pub fn scalar_force(law: &P2pLaw, curves: &[Curve], len: f64, len_rate: f64) -> 
     }
 }
 
+/// Length, length rate and the scalar law of one element ([`length_law`]).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct LengthLaw {
+    /// L = |Δx|, m.
+    pub len: f64,
+    /// 1/L, or 0 below [`MIN_LENGTH`].
+    pub inv_len: f64,
+    /// L̇ = Δx · Δv / L, m/s.
+    pub len_rate: f64,
+    /// Tension-positive force f(L, L̇) (0 below [`MIN_LENGTH`]), N.
+    pub f: f64,
+    /// ∂f/∂L, N/m.
+    pub f_l: f64,
+    /// ∂f/∂L̇, N s/m.
+    pub f_ld: f64,
+}
+
+/// The element's law from |Δx|² and Δx · Δv, written once for the one-element path
+/// ([`evaluate`]) and the lanes of a [`P2pPack`]: L, L̇ and [`scalar_force`]; below
+/// [`MIN_LENGTH`] the direction is undefined and there is no force. One division (the
+/// reciprocal of L) instead of three: the divider is a scarce unit in q.
+#[inline(always)]
+pub(crate) fn length_law(law: &P2pLaw, curves: &[Curve], len2: f64, dx_dv: f64) -> LengthLaw {
+    let len = len2.sqrt();
+    if len > MIN_LENGTH {
+        let inv_len = 1.0 / len;
+        let len_rate = dx_dv * inv_len;
+        let (f, f_l, f_ld) = scalar_force(law, curves, len, len_rate);
+        LengthLaw {
+            len,
+            inv_len,
+            len_rate,
+            f,
+            f_l,
+            f_ld,
+        }
+    } else {
+        LengthLaw {
+            len,
+            inv_len: 0.0,
+            len_rate: 0.0,
+            f: 0.0,
+            f_l: 0.0,
+            f_ld: 0.0,
+        }
+    }
+}
+
 /// Evaluates a point-to-point element; partials only when `partials` is set (computed with the
 /// lanes `l`).
 #[inline(always)]
@@ -79,17 +269,16 @@ pub fn evaluate<L: Lanes>(
 ) {
     let [mi, mj] = ends;
     let dx = mi.x - mj.x;
-    let len = dx.norm();
     let dv = mi.v - mj.v;
-    // One division (its reciprocal) instead of three: the divider is a scarce unit in q.
-    let inv_len = if len > MIN_LENGTH { 1.0 / len } else { 0.0 };
+    let LengthLaw {
+        len,
+        inv_len,
+        len_rate,
+        f,
+        f_l,
+        f_ld,
+    } = length_law(law, curves, dx.norm_squared(), dx.dot(&dv));
     let u = dx * inv_len;
-    let len_rate = u.dot(&dv);
-    let (f, f_l, f_ld) = if len > MIN_LENGTH {
-        scalar_force(law, curves, len, len_rate)
-    } else {
-        (0.0, 0.0, 0.0)
-    };
     let force = -f * u;
     out.force = force;
     out.torque = Vector3::zeros();
@@ -121,4 +310,90 @@ pub fn evaluate<L: Lanes>(
         has_f_v: f_ld != 0.0,
         ..Partials::ZERO
     };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Four point-to-point elements side by side (`crate::pack`): the force path (q only), one element
+// per lane. Marker kinematics, |Δx|², Δx · Δv and the force vectors −f Δx / L are computed in the
+// lanes; the law ([`length_law`], any law, curve or not) lane by lane.
+// ---------------------------------------------------------------------------------------------
+
+/// Four point-to-point elements (unused lanes repeat lane 0 and are not written back).
+#[derive(Debug, Clone)]
+pub(crate) struct P2pPack {
+    element: [usize; W],
+    /// Lanes in use (1…4).
+    pub used: usize,
+    pub i: PackedMarkers,
+    pub j: PackedMarkers,
+    laws: [P2pLaw; W],
+    design_length: [f64; W],
+}
+
+impl P2pPack {
+    /// The point-to-point elements `chunk` (1…4 element indices).
+    pub fn new(model: &CompiledModel, chunk: &[usize]) -> Self {
+        let element = lane_elements(chunk);
+        let el = |k: usize| &model.elements[element[k]];
+        Self {
+            element,
+            used: chunk.len(),
+            i: PackedMarkers::new(|k| &model.markers[el(k).marker_i]),
+            j: PackedMarkers::new(|k| &model.markers[el(k).marker_j]),
+            laws: std::array::from_fn(|k| match &el(k).kind {
+                ElementKind::P2p(law) => law.clone(),
+                ElementKind::Bushing(_) => unreachable!("only point-to-point elements"),
+            }),
+            design_length: std::array::from_fn(|k| el(k).design_length),
+        }
+    }
+}
+
+impl LanePack for P2pPack {
+    fn markers(&self) -> (&PackedMarkers, &PackedMarkers) {
+        (&self.i, &self.j)
+    }
+
+    #[inline(always)]
+    fn evaluate<L: Lanes>(
+        &self,
+        l: L,
+        curves: &[Curve],
+        ends: &EndLanes<L::V>,
+        out: &mut Wrenches,
+    ) {
+        let (mi, mj, dx, dv) = (&ends.i, &ends.j, &ends.dx, &ends.dv);
+        let (mut len2, mut dx_dv) = ([0.0; 4], [0.0; 4]);
+        l.store(dot(l, dx, dx), &mut len2);
+        l.store(dot(l, dx, dv), &mut dx_dv);
+        // Per lane: length, rate and the scalar law; the force is s Δx with s = −f / L.
+        let (mut s, mut f, mut len, mut rate) = ([0.0; 4], [0.0; 4], [0.0; 4], [0.0; 4]);
+        for k in 0..W {
+            let e = length_law(&self.laws[k], curves, len2[k], dx_dv[k]);
+            (len[k], rate[k], f[k]) = (e.len, e.len_rate, e.f);
+            s[k] = -e.f * e.inv_len;
+        }
+        let s = l.load(&s);
+        let force = [l.mul(s, dx[0]), l.mul(s, dx[1]), l.mul(s, dx[2])];
+        let (fg, ti, tj) = (
+            to_lanes(l, &force),
+            to_lanes(l, &cross(l, &mi.arm, &force)),
+            to_lanes(l, &cross(l, &mj.arm, &force)),
+        );
+        let (xi, xj): ([L4; 3], [L4; 3]) = (to_lanes(l, &mi.x), to_lanes(l, &mj.x));
+        for k in 0..self.used {
+            let fk = lane(&fg, k);
+            out.add(self.i.body[k], fk, lane(&ti, k));
+            out.add(self.j.body[k], -fk, -lane(&tj, k));
+            let e = &mut out.elements[self.element[k]];
+            e.force = fk;
+            e.torque = Vector3::zeros();
+            e.point = [lane(&xi, k), lane(&xj, k)];
+            e.point_end = [0, 1];
+            e.out.force = Vector3::new(f[k], 0.0, 0.0);
+            e.out.deflection = Vector3::new(len[k] - self.design_length[k], 0.0, 0.0);
+            e.out.length = len[k];
+            e.out.length_rate = rate[k];
+        }
+    }
 }

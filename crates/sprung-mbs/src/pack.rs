@@ -10,8 +10,8 @@
 //! product is plain lane-wise multiply-adds. The body kinematics are gathered once per marker and
 //! lane; the wrenches are scattered to the bodies lane by lane.
 //!
-//! [`ElementPacks`] groups a model's elements once: bushings ([`crate::bushing_pack`]) and
-//! point-to-point elements ([`crate::p2p_pack`]) in packs of four, the rest (bushings with a free
+//! [`ElementPacks`] groups a model's elements once: bushings ([`crate::bushing::BushingPack`]) and
+//! point-to-point elements ([`crate::p2p::P2pPack`]) in packs of four, the rest (bushings with a free
 //! spin axis) on the one-element path. The linearisation, which needs the partials, always takes
 //! the one-element path. Both paths agree to round-off (fused multiply-adds, other summation
 //! order; `tests/element_packs.rs`).
@@ -19,12 +19,12 @@
 use nalgebra::Vector3;
 use sprung_model::Curve;
 
-use crate::bushing_pack::BushingPack;
+use crate::bushing::BushingPack;
 use crate::compiled::{CompiledModel, ElementKind, Marker};
 use crate::element::ElementForce;
 use crate::kinematics::BodyKin;
 use crate::m3::{L4, Lanes};
-use crate::p2p_pack::P2pPack;
+use crate::p2p::P2pPack;
 
 /// Lanes per pack.
 pub(crate) const W: usize = 4;
@@ -108,7 +108,7 @@ impl ElementPacks {
         for (k, el) in model.elements.iter().enumerate() {
             match &el.kind {
                 ElementKind::Bushing(b) if b.spin_axis.is_none() => {
-                    if crate::bushing_pack::has_curves(b) {
+                    if crate::bushing::has_curves(b) {
                         curved.push(k);
                     } else {
                         linear.push(k);

@@ -169,7 +169,7 @@ pub fn angle_and_ratio(sn: f64, c: f64) -> (f64, f64) {
 }
 
 /// Coefficients of arcsin(s)/s = Σ_k (2k)! / (4^k (k!)² (2k + 1)) u^k, u = s², k = 0…6 (used by
-/// [`small_angle_ratio`] and by the four-bushing lanes of [`crate::bushing_pack`]).
+/// [`small_angle_ratio`] and by the four-bushing lanes of [`crate::bushing::BushingPack`]).
 pub const ASIN_RATIO_SERIES: [f64; 7] = [
     1.0,
     1.0 / 6.0,

@@ -537,3 +537,84 @@ fn reference_axles_take_full_newton_steps() {
         assert!(alphas.iter().all(|&a| a == 1.0), "{file}: {alphas:?}");
     }
 }
+
+#[test]
+fn shift_invert_modes_with_element_states_equal_dense() {
+    // A mass on a standard linear solid (spring parallel to a Maxwell element, along x),
+    // restrained in the other five directions by a guide bushing: one element state in a padded
+    // block, so the first-order system is (δ, v, x_d) with 6 + 6 + 1 coordinates and 13
+    // eigenvalues on the dense path. At the design state every element is at its free length.
+    let guide = r#"
+[[force_elements]]
+type = "bushing"
+name = "guide"
+marker_i = "mass_point"
+marker_j = "anchor"
+stiffness = [0.0, 2.0e4, 3.0e4]
+damping = [0.0, 20.0, 30.0]
+rot_stiffness = [50.0, 60.0, 70.0]
+"#;
+    let model = model_from_toml(&(sprung_test_support::model_text("maxwell_solid.toml") + guide));
+    assert_eq!(model.n_states(), 1);
+    let mut sys = MbsSystem::new(model.clone());
+    let (r, mut v) = model.design_state();
+    // A body velocity and a damper elongation x_d (the state): linearised away from rest.
+    v[0] = 0.05;
+    v[model.state_index(0, 0)] = 1e-3;
+    let dense_opts = ModesOptions {
+        method: ModesMethod::Dense,
+        ..ModesOptions::default()
+    };
+    let d = modal_analysis_with(&mut sys, 0.0, &r, &v, &dense_opts).unwrap();
+    assert_eq!(d.full_eigenvalues.len(), 13);
+    for count in [3, 9] {
+        let si_opts = ModesOptions {
+            method: ModesMethod::ShiftInvert,
+            count,
+            ..ModesOptions::default()
+        };
+        let s = modal_analysis_with(&mut sys, 0.0, &r, &v, &si_opts).unwrap();
+        assert_eq!(s.full_eigenvalues.len(), count);
+        // The padding's λ = 0 must not appear: every value is one of the dense ones. Tolerance:
+        // the subspace iteration converges to 1e-13 relative, the dense Schur form is exact to
+        // ~eps max|λ| (|λ| from 6 to 84 1/s here); measured 1.1e-14 relative.
+        for (a, b) in d.full_eigenvalues.iter().zip(&s.full_eigenvalues) {
+            assert!(
+                (a - b).norm() <= 1e-12 * a.norm(),
+                "count {count}: {a} vs {b}\ndense {:?}\nshift-invert {:?}",
+                d.full_eigenvalues,
+                s.full_eigenvalues
+            );
+        }
+        compare_lowest(
+            "maxwell_solid.toml",
+            "undamped Hz",
+            &d.undamped_frequencies_hz,
+            &s.undamped_frequencies_hz,
+            count.min(6),
+            1e-12,
+            0.0,
+        );
+        // Independently: the lateral (y) pair of the mass, λ = −c/2m ± i √(k_y/m − (c/2m)²)
+        // with c = 20 N s/m and k_y = 2e4 N/m less the Maxwell element's geometric stiffness
+        // f/L = k (−x_d)/L = −10 N / 0.5 m (compressed by x_d = 1 mm); the series state does
+        // not couple to y.
+        let (m, c, ky) = (10.0f64, 20.0f64, 2.0e4 - 20.0);
+        let y_pair =
+            nalgebra::Complex::new(-c / (2.0 * m), (ky / m - (c / (2.0 * m)).powi(2)).sqrt());
+        if count == 9 {
+            assert!(
+                s.full_eigenvalues
+                    .iter()
+                    .any(|l| (l - y_pair).norm() <= 1e-12 * y_pair.norm()),
+                "{y_pair} not in {:?}",
+                s.full_eigenvalues
+            );
+        }
+        assert!(
+            s.undamped_mode_shapes
+                .iter()
+                .all(|m| m.is_empty() || m.len() == model.n_body_v())
+        );
+    }
+}

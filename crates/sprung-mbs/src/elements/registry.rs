@@ -264,43 +264,92 @@ impl ElementRegistry {
         factory(&params, design)
     }
 
-    /// A text description of every kind (markers, parameters with units and defaults).
+    /// The built-in kinds of `[[force_elements]]` (bushing, spring, damper, stop): the same kind
+    /// information as the open kinds; stored per kind and evaluated four at a time on the q-only
+    /// path (`crate::pack`), with their laws written once for both paths (`docs/elements.md`).
+    pub fn force_element_kinds(&self) -> impl Iterator<Item = &KindInfo> {
+        std::iter::once(&crate::bushing::KIND).chain(crate::p2p::KINDS.iter())
+    }
+
+    /// A text description of every kind (markers, parameters with units and defaults): the
+    /// built-in kinds of `[[force_elements]]` first, then those of `[[elements]]`.
     pub fn describe(&self) -> String {
-        let mut s = String::new();
+        let mut s = String::from("[[force_elements]] kinds (built in):\n");
+        for k in self.force_element_kinds() {
+            describe_kind(&mut s, k);
+        }
+        s.push_str("\n[[elements]] kinds:\n");
         for (k, _) in &self.kinds {
-            s.push_str(&format!(
-                "{}: {}\n  markers: {}\n",
-                k.name,
-                k.description,
-                k.markers.join(", ")
-            ));
-            for p in k.parameters {
-                let d = match p.default {
-                    None => "required".to_string(),
-                    Some(d) if d.is_nan() => "optional".to_string(),
-                    Some(d) => format!("default {d}"),
-                };
-                s.push_str(&format!(
-                    "  {} [{}] {} ({d})\n",
-                    p.name, p.unit, p.description
-                ));
-            }
-            if !k.states.is_empty() {
-                s.push_str(&format!("  states: {}\n", k.states.join(", ")));
-            }
-            for o in k.outputs {
-                s.push_str(&format!(
-                    "  output {} [{}] {}\n",
-                    o.name, o.unit, o.description
-                ));
-            }
-            for i in k.inputs {
-                s.push_str(&format!(
-                    "  input {} [{}] {}\n",
-                    i.name, i.unit, i.description
-                ));
-            }
+            describe_kind(&mut s, k);
         }
         s
+    }
+}
+
+/// Appends the description of kind `k` to `s`.
+fn describe_kind(s: &mut String, k: &KindInfo) {
+    s.push_str(&format!(
+        "{}: {}\n  markers: {}\n",
+        k.name,
+        k.description,
+        k.markers.join(", ")
+    ));
+    for p in k.parameters {
+        let d = match p.default {
+            None => "required".to_string(),
+            Some(d) if d.is_nan() => "optional".to_string(),
+            Some(d) => format!("default {d}"),
+        };
+        s.push_str(&format!(
+            "  {} [{}] {} ({d})\n",
+            p.name, p.unit, p.description
+        ));
+    }
+    if !k.states.is_empty() {
+        s.push_str(&format!("  states: {}\n", k.states.join(", ")));
+    }
+    for o in k.outputs {
+        s.push_str(&format!(
+            "  output {} [{}] {}\n",
+            o.name, o.unit, o.description
+        ));
+    }
+    for i in k.inputs {
+        s.push_str(&format!(
+            "  input {} [{}] {}\n",
+            i.name, i.unit, i.description
+        ));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn built_in_kinds_are_described_with_the_model_format_names() {
+        let r = ElementRegistry::builtin();
+        let names: Vec<&str> = r.force_element_kinds().map(|k| k.name).collect();
+        assert_eq!(names, ["bushing", "spring", "damper", "stop"]);
+        // Every listed parameter is a field of the model format (its JSON Schema), so the
+        // listing cannot drift from what `[[force_elements]]` accepts.
+        let schema = sprung_model::json_schema();
+        for k in r.force_element_kinds() {
+            assert!(schema.contains(&format!("\"{}\"", k.name)), "{}", k.name);
+            assert_eq!(k.markers.len(), 2);
+            for p in k.parameters {
+                assert!(
+                    schema.contains(&format!("\"{}\"", p.name)),
+                    "{}: parameter {} is not in the model format",
+                    k.name,
+                    p.name
+                );
+            }
+        }
+        let text = r.describe();
+        for kind in ["bushing:", "spring:", "damper:", "stop:", "maxwell:"] {
+            assert!(text.contains(kind), "{kind} missing from\n{text}");
+        }
+        assert!(text.find("bushing:") < text.find("[[elements]] kinds"));
     }
 }
