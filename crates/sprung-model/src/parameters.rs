@@ -455,11 +455,16 @@ fn check_declarations(m: &Model, tree: &Value) -> Vec<Problem> {
     let mut seen = BTreeMap::new();
     let mut setters: BTreeMap<String, Vec<(String, ParameterMode)>> = BTreeMap::new();
     for p in &m.parameters {
-        let bad_name = p.name.is_empty()
-            || !p
-                .name
-                .chars()
-                .all(|c| c.is_alphanumeric() || c == '_' || c == '-');
+        // Names of included subsystems' parameters are `SUB.name` (crate::subsystem): dotted
+        // segments of the same characters, the first not a list or table of a path.
+        let bad_name = p.name.split('.').any(|seg| {
+            seg.is_empty()
+                || !seg
+                    .chars()
+                    .all(|c| c.is_alphanumeric() || c == '_' || c == '-')
+        }) || p.name.split_once('.').is_some_and(|(first, _)| {
+            LISTS.iter().any(|(l, _)| *l == first) || TABLES.contains(&first)
+        });
         if bad_name {
             problems.push(Problem::new(
                 "parameter",
