@@ -252,6 +252,7 @@ pub(crate) fn expand_with(src: &Model, paired: &HashSet<String>) -> Expansion {
             c.direction = match i.kind {
                 InputKind::Force => rot::mirror_vec(&i.direction),
                 InputKind::Torque => rot::mirror_pseudo(&i.direction),
+                InputKind::Signal => i.direction,
             };
             out.inputs.push(c);
         }

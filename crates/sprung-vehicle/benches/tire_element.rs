@@ -50,6 +50,7 @@ fn bench(c: &mut Criterion) {
             t: 0.0,
             markers: &markers,
             states: &states,
+            inputs: &[],
         };
         let mut sc = ElementScratch::new(law.as_ref());
         c.bench_function(&format!("{name} on a cleat: evaluate + partials"), |b| {

@@ -334,6 +334,7 @@ pub fn kind_info<M: TireModel>() -> KindInfo {
         parameters: parameters::<M>(),
         states: M::STATES,
         outputs: OUTPUTS,
+        inputs: &[],
     }
 }
 

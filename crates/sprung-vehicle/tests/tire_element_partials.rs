@@ -70,6 +70,7 @@ fn check(law: &dyn ElementLaw, m: MarkerState, what: &str) -> f64 {
         t: 0.0,
         markers: &markers,
         states: &states,
+        inputs: &[],
     };
     let mut analytic = ElementScratch::new(law);
     analytic.evaluate_with_partials(law, &x);
@@ -184,6 +185,7 @@ fn lifted_off_wheel_has_only_state_partials() {
             t: 0.0,
             markers: &markers,
             states: &[0.01, 0.01],
+            inputs: &[],
         },
     );
     assert_eq!(sc.force[0], Vector3::zeros());
