@@ -420,7 +420,19 @@ fn resolve(tree: &Value, path: &str) -> Result<Vec<Leaf>, PathError> {
 
 fn tree_of(m: &Model) -> Value {
     // Serialising the plain data types cannot fail (string keys, finite numbers).
-    serde_json::to_value(m).unwrap_or(Value::Null)
+    let mut tree = serde_json::to_value(m).unwrap_or(Value::Null);
+    // A body's initial velocity and angular velocity default to zero and are left out of the
+    // file form when zero; they are addressable all the same (e.g. one `speed` parameter that
+    // sets `bodies.*.velocity[0]` of every body of a vehicle).
+    if let Some(Value::Array(bodies)) = tree.get_mut("bodies") {
+        for b in bodies.iter_mut().filter_map(Value::as_object_mut) {
+            for key in ["velocity", "angular_velocity"] {
+                b.entry(key)
+                    .or_insert_with(|| Value::from(vec![0.0, 0.0, 0.0]));
+            }
+        }
+    }
+    tree
 }
 
 /// Sets the number at `pointer` to `f(old)`, keeping whole-number fields whole.

@@ -20,8 +20,9 @@
 //! * `[[parameters]]` of the included file become parameters `NAME.param` of the including model
 //!   (targets prefixed, values from the entry's `parameters = { .. }` or the file), applied before
 //!   the including model's own;
-//! * `[[outputs]]` are kept (`outputs = "drop"` leaves them out), `[[inputs]]` are dropped
-//!   (`inputs = "keep"` keeps them): an axle's load case is not the car's;
+//! * `[[outputs]]` are kept (`outputs = "drop"` leaves them out), force and torque `[[inputs]]`
+//!   are dropped (`inputs = "keep"` keeps them): an axle's load case is not the car's; `signal`
+//!   inputs, read by the included `[[elements]]`, are always kept;
 //! * `[model]` (name, gravity), `[solver]` and `[initial_state]` of the included file are
 //!   ignored: the including model's apply. An included file with `[[roads]]` is an error (roads
 //!   are not placed; give them in the including model).
@@ -38,7 +39,8 @@ use crate::error::Problem;
 use crate::mirror::mirrored_name;
 use crate::rot::{self, Mat3, Vec3};
 use crate::types::{
-    Axes, AxisCurves, ForceElement, IncludeItems, InputFrame, Model, ParamValue, Subsystem,
+    Axes, AxisCurves, ForceElement, IncludeItems, InputFrame, InputKind, Model, ParamValue,
+    Subsystem,
 };
 
 thread_local! {
@@ -396,6 +398,7 @@ fn include_one(
         let mut c = e.clone();
         c.name = pre(&e.name);
         c.markers = e.markers.iter().map(|m| pre(m)).collect();
+        c.inputs = e.inputs.iter().map(|(k, v)| (k.clone(), pre(v))).collect();
         for v in c.parameters.values_mut() {
             if let ParamValue::Text(t) = v
                 && curve_names.contains(t.as_str())
@@ -405,11 +408,15 @@ fn include_one(
         }
         model.elements.push(c);
     }
-    if s.inputs == IncludeItems::Keep {
-        for i in &inc.inputs {
+    for i in &inc.inputs {
+        // `signal` inputs are data of the included elements (read through their slots): always
+        // kept; force and torque inputs (a load case) only with `inputs = "keep"`.
+        if s.inputs == IncludeItems::Keep || i.kind == InputKind::Signal {
             let mut c = i.clone();
             c.name = pre(&i.name);
-            c.marker = pre(&i.marker);
+            if !i.marker.is_empty() {
+                c.marker = pre(&i.marker);
+            }
             if i.frame == InputFrame::Global {
                 c.direction = pl.vector(&i.direction);
             }

@@ -1201,8 +1201,8 @@ pub struct Subsystem {
     /// Values of the included file's declared `[[parameters]]`, by their name in that file.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub parameters: std::collections::BTreeMap<String, f64>,
-    /// The included file's `[[inputs]]`: `"drop"` (default: a subsystem's load case is not the
-    /// including model's) or `"keep"`.
+    /// The included file's force and torque `[[inputs]]`: `"drop"` (default: a subsystem's load
+    /// case is not the including model's) or `"keep"`; `signal` inputs are always kept.
     #[serde(default = "default_drop")]
     pub inputs: IncludeItems,
     /// The included file's `[[outputs]]`: `"keep"` (default) or `"drop"`.
