@@ -14,6 +14,7 @@ mod background;
 mod channel;
 mod error;
 pub mod metrics;
+pub mod path_plot;
 pub mod plot;
 mod plot_common;
 mod reader;

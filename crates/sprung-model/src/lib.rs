@@ -93,6 +93,7 @@ pub mod model;
 pub mod parameters;
 pub mod rot;
 pub mod settings;
+pub mod subsystem;
 pub mod types;
 pub mod validate;
 

@@ -27,6 +27,19 @@ pub enum Format {
 /// axes orthonormalised.
 pub fn load(path: &Path) -> Result<Model, ModelError> {
     let label = path.display().to_string();
+    let _guard = crate::subsystem::LoadingGuard::enter(path).map_err(|chain| {
+        let mut p = crate::error::Problem::new(
+            "subsystem",
+            "",
+            format!("the file includes itself through [[subsystems]] ({chain})"),
+            "remove the [[subsystems]] entry that closes the cycle",
+        );
+        p.file = label.clone();
+        ModelError::Invalid {
+            file: label.clone(),
+            problems: vec![p],
+        }
+    })?;
     let format = match path
         .extension()
         .and_then(|e| e.to_str())
@@ -196,7 +209,7 @@ struct ItemError {
 type ItemCheck<V, E> = (&'static str, fn(V) -> Result<(), E>);
 
 /// The array kinds with their item types, for either value type (TOML or JSON).
-fn item_checks<V, E>() -> [ItemCheck<V, E>; 9]
+fn item_checks<V, E>() -> [ItemCheck<V, E>; 10]
 where
     V: for<'de> serde::Deserializer<'de, Error = E>,
 {
@@ -217,6 +230,7 @@ where
         ("roads", ck::<Road, V, E>),
         ("inputs", ck::<Input, V, E>),
         ("outputs", ck::<Output, V, E>),
+        ("subsystems", ck::<Subsystem, V, E>),
     ]
 }
 
@@ -532,14 +546,23 @@ fn process(
     let mut raw = raw;
     resolve_csv(&mut raw, base_dir)?;
     let file_problems = resolve_files(&mut raw, base_dir);
-    let exp = mirror::expand(&raw);
+    let sub_names: Vec<String> = raw.subsystems.iter().map(|s| s.name.clone()).collect();
+    let inclusion = crate::subsystem::include_all(&mut raw, base_dir);
+    let exp = mirror::expand_with(&raw, &inclusion.paired);
     let mut problems = exp.problems;
     problems.extend(file_problems);
-    problems.extend(validate::validate(&exp.model));
+    problems.extend(inclusion.problems);
+    if problems.iter().all(|p| p.kind != "subsystem") {
+        problems.extend(validate::validate(&exp.model));
+    }
+    let locate = |p: &crate::Problem| match crate::subsystem::owner(&sub_names, &p.name) {
+        Some(sub) => smap.locate("subsystem", sub, &exp.origins),
+        None => smap.locate(&p.kind, &p.name, &exp.origins),
+    };
     if !problems.is_empty() {
         for p in &mut problems {
             p.file = file_label.to_string();
-            p.line = smap.locate(&p.kind, &p.name, &exp.origins);
+            p.line = locate(p);
         }
         return Err(ModelError::Invalid {
             file: file_label.to_string(),
@@ -550,7 +573,7 @@ fn process(
     finalize(&mut model);
     crate::parameters::apply_declared(model, file_label).map_err(|mut problems| {
         for p in &mut problems {
-            p.line = smap.locate(&p.kind, &p.name, &exp.origins);
+            p.line = locate(p);
         }
         ModelError::Invalid {
             file: file_label.to_string(),
@@ -744,7 +767,8 @@ pub fn read_csv_columns(
 }
 
 /// Kinds scanned in the source (plural array names and singular sections).
-const KINDS: [&str; 13] = [
+const KINDS: [&str; 14] = [
+    "subsystems",
     "bodies",
     "parameters",
     "markers",
@@ -773,6 +797,7 @@ fn kind_key(label: &str) -> &'static str {
         "input" => "inputs",
         "output" => "outputs",
         "parameter" => "parameters",
+        "subsystem" => "subsystems",
         "solver" => "solver",
         "initial_state" => "initial_state",
         _ => "model",

@@ -67,12 +67,20 @@ fn mirror_axes(a: &Axes) -> Axes {
 }
 
 pub(crate) fn expand(src: &Model) -> Expansion {
+    expand_with(src, &HashSet::new())
+}
+
+/// [`expand`] where the names in `paired` (left-side items of included subsystems whose `_R`
+/// twins already exist, `crate::subsystem`) count as mirrored items for the renaming of
+/// references: a mirrored item of the including file that refers to `front.wheel_L` gets
+/// `front.wheel_R` in its copy.
+pub(crate) fn expand_with(src: &Model, paired: &HashSet<String>) -> Expansion {
     let mut problems = Vec::new();
     let mut origins = HashMap::new();
     let set = |names: Vec<(&str, bool)>| -> HashSet<String> {
         names
             .into_iter()
-            .filter(|(_, m)| *m)
+            .filter(|(n, m)| *m || paired.contains(*n))
             .map(|(n, _)| n.to_string())
             .collect()
     };

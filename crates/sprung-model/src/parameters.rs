@@ -420,7 +420,19 @@ fn resolve(tree: &Value, path: &str) -> Result<Vec<Leaf>, PathError> {
 
 fn tree_of(m: &Model) -> Value {
     // Serialising the plain data types cannot fail (string keys, finite numbers).
-    serde_json::to_value(m).unwrap_or(Value::Null)
+    let mut tree = serde_json::to_value(m).unwrap_or(Value::Null);
+    // A body's initial velocity and angular velocity default to zero and are left out of the
+    // file form when zero; they are addressable all the same (e.g. one `speed` parameter that
+    // sets `bodies.*.velocity[0]` of every body of a vehicle).
+    if let Some(Value::Array(bodies)) = tree.get_mut("bodies") {
+        for b in bodies.iter_mut().filter_map(Value::as_object_mut) {
+            for key in ["velocity", "angular_velocity"] {
+                b.entry(key)
+                    .or_insert_with(|| Value::from(vec![0.0, 0.0, 0.0]));
+            }
+        }
+    }
+    tree
 }
 
 /// Sets the number at `pointer` to `f(old)`, keeping whole-number fields whole.
@@ -455,11 +467,16 @@ fn check_declarations(m: &Model, tree: &Value) -> Vec<Problem> {
     let mut seen = BTreeMap::new();
     let mut setters: BTreeMap<String, Vec<(String, ParameterMode)>> = BTreeMap::new();
     for p in &m.parameters {
-        let bad_name = p.name.is_empty()
-            || !p
-                .name
-                .chars()
-                .all(|c| c.is_alphanumeric() || c == '_' || c == '-');
+        // Names of included subsystems' parameters are `SUB.name` (crate::subsystem): dotted
+        // segments of the same characters, the first not a list or table of a path.
+        let bad_name = p.name.split('.').any(|seg| {
+            seg.is_empty()
+                || !seg
+                    .chars()
+                    .all(|c| c.is_alphanumeric() || c == '_' || c == '-')
+        }) || p.name.split_once('.').is_some_and(|(first, _)| {
+            LISTS.iter().any(|(l, _)| *l == first) || TABLES.contains(&first)
+        });
         if bad_name {
             problems.push(Problem::new(
                 "parameter",

@@ -61,6 +61,10 @@ pub struct Model {
     /// Output channels (`[[outputs]]`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub outputs: Vec<Output>,
+    /// Other model files included as subsystems (`[[subsystems]]`, [`crate::subsystem`]); the
+    /// loader flattens them into the lists above (a loaded model has none left).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub subsystems: Vec<Subsystem>,
     /// Named parameters (`[[parameters]]`) that change model values without editing the file
     /// (`docs/parameters.md`, [`crate::parameters`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -1142,4 +1146,66 @@ pub struct Road {
     /// ramp: length of the plateau before the ramp falls again, m (absent: endless plateau).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plateau_length: Option<f64>,
+}
+
+/// What happens to the `[[inputs]]` or `[[outputs]]` of an included file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum IncludeItems {
+    /// Kept, with the subsystem prefix.
+    Keep,
+    /// Left out.
+    Drop,
+}
+
+fn default_drop() -> IncludeItems {
+    IncludeItems::Drop
+}
+fn default_keep() -> IncludeItems {
+    IncludeItems::Keep
+}
+
+/// Where an included file's fixed ground goes (`attach` of `[[subsystems]]`).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Attach {
+    /// Body of the including model that takes the included file's ground (default: the
+    /// including model's ground).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ground: Option<String>,
+    /// Per-marker exceptions: included ground marker (name in the included file, after its
+    /// mirroring) -> body of the including model, e.g. the tie rods' inner joints to the rack.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub markers: std::collections::BTreeMap<String, String>,
+}
+
+/// `[[subsystems]]`: another model file included with a name prefix and a placement
+/// (`docs/model-format.md`, section Subsystems; [`crate::subsystem`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Subsystem {
+    /// Prefix of every included name (`name.` + the included name); letters, digits, `_`, `-`;
+    /// empty: no prefix (the including file extends the included one).
+    pub name: String,
+    /// Model file to include, relative to the including file's folder.
+    pub file: String,
+    /// Placement: translation of the included file's global frame, m.
+    #[serde(default)]
+    pub position: [f64; 3],
+    /// Placement: orientation of the included file's global frame (z-y'-x'' Euler angles, deg).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub euler_zyx_deg: Option<[f64; 3]>,
+    /// Where the included ground is attached.
+    #[serde(default)]
+    pub attach: Attach,
+    /// Values of the included file's declared `[[parameters]]`, by their name in that file.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub parameters: std::collections::BTreeMap<String, f64>,
+    /// The included file's force and torque `[[inputs]]`: `"drop"` (default: a subsystem's load
+    /// case is not the including model's) or `"keep"`; `signal` inputs are always kept.
+    #[serde(default = "default_drop")]
+    pub inputs: IncludeItems,
+    /// The included file's `[[outputs]]`: `"keep"` (default) or `"drop"`.
+    #[serde(default = "default_keep")]
+    pub outputs: IncludeItems,
 }

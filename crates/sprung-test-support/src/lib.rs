@@ -215,3 +215,10 @@ mod tests {
         assert_eq!(column_error(&[1.0, 2.0], &[1.0, 1.0]), 0.5);
     }
 }
+
+/// Path of a test fixture file, e.g. `fixture_path("subsystems/pair.toml")`.
+pub fn fixture_path(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures")
+        .join(name)
+}

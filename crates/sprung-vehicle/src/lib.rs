@@ -11,8 +11,10 @@
 //!   forces back into a wrench on the wheel body; the tire *element* is the generic
 //!   [`sprung_mbs::element_law::ElementLaw`] that joins them.
 
+pub mod accelerometer;
 pub mod contact;
 pub mod dual;
+pub mod rack_pinion;
 pub mod rig;
 pub mod road;
 pub mod steering;
@@ -22,13 +24,16 @@ pub mod tire_element;
 use sprung_mbs::elements::ElementRegistry;
 
 /// Registers every tire kind of this crate on `reg` (`tire_linear`, `tmeasy`, `pac2002`, each a
-/// [`tire_element::TireElement`] on a road); the facade's `sprung::element_registry()` is the
+/// [`tire_element::TireElement`] on a road), the rack-and-pinion steering ([`rack_pinion`]) and
+/// the accelerometer ([`accelerometer`]); the facade's `sprung::element_registry()` is the
 /// built-in kinds plus these.
 pub fn register_all(reg: &mut ElementRegistry) {
     for kind in rig::TIRE_KINDS {
         (kind.register)(reg);
     }
     steering::register(reg);
+    rack_pinion::register(reg);
+    accelerometer::register(reg);
 }
 
 /// The built-in element kinds of `sprung-mbs` plus the vehicle kinds of [`register_all`].

@@ -292,9 +292,14 @@ fn bad_declarations_are_located_in_the_file() {
         e.contains("targeted by several parameters (k, k) and one of them sets it"),
         "{e}"
     );
-    let (e, _) =
-        with("[[parameters]]\nname = \"a.b\"\nvalue = 1.0\ntargets = [\"bodies.mass.mass\"]\n");
-    assert!(e.contains("letters, digits"), "{e}");
+    // Dotted names are those of included subsystems' parameters (`front.bushing_scale`); one
+    // that reads as a path (first part a path section) or has an empty part is refused.
+    for bad in ["bodies.b", "a..b"] {
+        let (e, _) = with(&format!(
+            "[[parameters]]\nname = \"{bad}\"\nvalue = 1.0\ntargets = [\"bodies.mass.mass\"]\n"
+        ));
+        assert!(e.contains("letters, digits"), "{bad}: {e}");
+    }
     let (e, line) =
         with("[[parameters]]\nname = \"m\"\nvalue = -3.0\ntargets = [\"bodies.mass.mass\"]\n");
     // Located at the parameter's declaration: that is where the value comes from.

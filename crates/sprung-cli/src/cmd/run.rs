@@ -78,6 +78,10 @@ pub struct RunArgs {
     /// Also write a PNG plot of the first four channels next to the results.
     #[arg(long)]
     pub plot: bool,
+    /// Also write an x-y plot of two channels (`X,Y`, e.g. `x,y` for a vehicle's path) next to
+    /// the results (`<name>.xy.png`, linear axes of equal scale).
+    #[arg(long, value_name = "X,Y", value_delimiter = ',', num_args = 1)]
+    pub xy: Vec<String>,
     /// Start from the design position even if the model asks for static equilibrium.
     #[arg(long)]
     pub from_design: bool,
@@ -431,6 +435,11 @@ pub fn run(a: &RunArgs) -> anyhow::Result<()> {
         )?;
         println!("plot:              {}", png.display());
     }
+    if !a.xy.is_empty() {
+        let png = folder.sibling("xy.png");
+        plot_xy(&path, &a.xy, &png, &m.model.name)?;
+        println!("x-y plot:          {}", png.display());
+    }
     if let Some(f) = failure {
         bail!(
             "{f} (results up to t = {} s are in {})",
@@ -438,5 +447,42 @@ pub fn run(a: &RunArgs) -> anyhow::Result<()> {
             path.display()
         );
     }
+    Ok(())
+}
+
+/// Writes the x-y plot of channels `xy` = [X, Y] of the result file `path` to `png`.
+fn plot_xy(
+    path: &std::path::Path,
+    xy: &[String],
+    png: &std::path::Path,
+    title: &str,
+) -> anyhow::Result<()> {
+    let [x, y] = xy else {
+        bail!(
+            "--xy takes two channel names, e.g. --xy x,y (got {})",
+            xy.join(",")
+        );
+    };
+    let set = sprung_io::read_results(path)?;
+    let col = |c: &str| {
+        set.column(c).ok_or_else(|| {
+            anyhow::anyhow!(
+                "--xy: no channel '{c}' in the results; channels: {}",
+                set.channel_names().collect::<Vec<_>>().join(", ")
+            )
+        })
+    };
+    let (xs, ys) = (col(x)?, col(y)?);
+    let unit = |c: &str| set.unit(c).map(|u| format!(" [{u}]")).unwrap_or_default();
+    let panel = sprung_io::xy_plot::XyPanel::new(
+        format!("{y} over {x}"),
+        format!("{x}{}", unit(x)),
+        format!("{y}{}", unit(y)),
+    )
+    .with_series(sprung_io::xy_plot::XySeries::new(
+        title,
+        xs.iter().copied().zip(ys.iter().copied()).collect(),
+    ));
+    sprung_io::path_plot::plot_path(png, title, &panel, None)?;
     Ok(())
 }
