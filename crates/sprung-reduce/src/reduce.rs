@@ -667,5 +667,6 @@ fn links_model(
         outputs: Vec::new(),
         parameters: Vec::new(),
         parameter_base: None,
+        subsystems: Vec::new(),
     })
 }
