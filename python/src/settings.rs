@@ -116,6 +116,7 @@ fn validate(
         linear_solver: model.description().solver.linear_solver,
         max_displacement: s.bounds.max_displacement,
         max_velocity: s.bounds.max_velocity,
+        max_force: s.bounds.max_force,
     };
     let Err(e) = merged.validate(route.step_mode()) else {
         return Ok(());

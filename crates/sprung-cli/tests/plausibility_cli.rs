@@ -1,6 +1,7 @@
 //! Issue 17 through the command. Item 5: a run whose state leaves the plausible range stops as
 //! diverged, names the body, keeps the rows so far and records why; the bounds are set with
-//! `--max-displacement` / `--max-velocity` or `[solver]`, validated like every setting. Item 7:
+//! `--max-displacement` / `--max-velocity` / `--max-force` or `[solver]`, validated like every
+//! setting. Item 7:
 //! plausibility warnings of `sprung check` (stiffest mode against step and solver, slowest mode
 //! against the step, mass ratio, far positions). Item 9: adaptive runs record their own
 //! settings; `loadcase` takes its channels from the model.
@@ -90,6 +91,68 @@ fn reference_load_case_completes_with_recorded_default_bounds() {
     assert!((0.5..3.0).contains(&extent), "{extent}");
     assert!((d - (10.0 * extent).max(1.0)).abs() < 1e-9 * d, "{d}");
     assert!((v - d / 0.01).abs() < 1e-9 * v, "{v}");
+    // Force: the heaviest body's mass x v / 10 ms; the heaviest body of an axle is between 10
+    // and 100 kg (wheel, knuckle, subframe).
+    let f = b["max_force_n"].as_f64().unwrap();
+    let heaviest = f / (v / 0.01);
+    assert!(
+        (10.0..100.0).contains(&heaviest),
+        "{f} N = {heaviest} kg x {v} m/s / 10 ms"
+    );
+}
+
+/// `--max-force`: the mass-spring-damper's mass (1 kg, no gravity) is pushed by the 10 N input
+/// step from rest, so the resultant force on it is 10 N at the start and less afterwards (the
+/// spring takes over: 17.29 N − 10 N = 7.29 N at the first peak, README of the model). A bound of
+/// 9 N stops the first step, naming the mass, keeping the initial row and recording the bound;
+/// 11 N lets the run complete; an invalid value is rejected naming the flag.
+#[test]
+fn the_force_bound_from_the_command_line_stops_and_is_recorded() {
+    let out = tmp("msd_force_bound");
+    let o = sprung(&[
+        "run",
+        "models/mass_spring_damper.toml",
+        "--max-force",
+        "9",
+        "--out",
+        out.to_str().unwrap(),
+        "-q",
+    ]);
+    let t = text(&o);
+    assert!(!o.status.success(), "{t}");
+    assert!(
+        t.contains("body 'mass'")
+            && t.contains("force bound 9.0000e0 N (as set)")
+            && t.contains("t = 0.001 s"),
+        "{t}"
+    );
+    let set = sprung_io::read_results(out.join("results.csv")).unwrap();
+    assert_eq!(set.time, vec![0.0]);
+    assert_eq!(set.metadata()["bounds"]["max_force_n"].as_f64(), Some(9.0));
+
+    let out = tmp("msd_force_bound_ok");
+    let o = sprung(&[
+        "run",
+        "models/mass_spring_damper.toml",
+        "--max-force",
+        "11",
+        "--out",
+        out.to_str().unwrap(),
+        "-q",
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+
+    let out = tmp("msd_force_bound_bad");
+    let o = sprung(&[
+        "run",
+        "models/mass_spring_damper.toml",
+        "--max-force=-1",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let t = text(&o);
+    assert!(!o.status.success() && t.contains("--max-force"), "{t}");
+    assert!(!out.exists());
 }
 
 /// A tight bound from the command line stops the run naming the bound as set; an invalid one is

@@ -2,9 +2,9 @@
 //! RODAS4 reference (rtol 1e-8) over 4.9-6.0 s, normalised mean squared error of the wheel
 //! displacement and of the trailing-link bushing force. The paper's values (0.00243 / 0.00751 and
 //! 0.01286 / 0.01545) are 1e4 times above what the engine reaches, so the test guards today's
-//! accuracy instead: 1.5 × the measured NMSE (double wishbone 3.400e-7 / 4.868e-7, multilink with
-//! breakpoint-aware stepping 5.685e-7 / 7.007e-7; the Xeon of earlier sessions gave the same values
-//! to the digits it printed); the margin
+//! accuracy instead: 1.5 × the measured NMSE (with breakpoint and error-triggered step splitting:
+//! double wishbone 2.964e-8 / 4.219e-8, multilink 4.705e-8 / 5.749e-8; before the error-triggered
+//! splits 3.400e-7 / 4.868e-7 and 5.685e-7 / 7.007e-7); the margin
 //! covers the AVX2/portable round-off and the reference's own error (rtol 1e-8), both orders of
 //! magnitude smaller, with room for harmless changes of the order of operations. Plus the
 //! `sprung loadcase` command end to end (tables and the Bild 7 figure).
@@ -19,8 +19,8 @@ use sprung_io::{Window, compare, read_results};
 #[test]
 fn lsrt2_meets_document_000_table_3_on_both_axles() {
     for (model, nmse_disp, nmse_force) in [
-        ("double_wishbone", 1.5 * 3.400e-7, 1.5 * 4.868e-7),
-        ("multilink", 1.5 * 5.685e-7, 1.5 * 7.007e-7),
+        ("double_wishbone", 1.5 * 2.964e-8, 1.5 * 4.219e-8),
+        ("multilink", 1.5 * 4.705e-8, 1.5 * 5.749e-8),
     ] {
         let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("table3_{model}"));
         let (o, m) = (out.to_str().unwrap(), format!("models/{model}.toml"));
@@ -99,15 +99,18 @@ fn loadcase_command_writes_tables_and_bild7() {
 }
 
 /// Issue 18, item 6: on the multilink load case (Fx step at 5 s) both dampers cross the knot of
-/// C_DAMPER_B at −0.01 m/s (6000 → 2667 N s/m) inside a 1 ms step. Without breakpoint handling
+/// C_DAMPER_B at −0.01 m/s (6000 → 2667 N s/m) inside a 1 ms step. Without step splitting
 /// (`--breakpoints ignore`) LSRT2 keeps the old slope in the Jacobian and the wheel displacement
-/// is off by up to 7.7 % of the step response for ≈ 0.8 s (NMSE 1.8e-3 / 1.1e-3); with the
-/// default (split the crossing step) it follows RODAS4. Measured (default): NMSE 5.7e-7
-/// (wc_dx_L) / 7.0e-7 (tl_bushing_fx_L); bound 2e-6 (≈ 3× margin for platform round-off through
-/// the stiff modes; the issue asks ≤ 1e-4). Largest displacement error after the step 6.4e-6 m
-/// at 5.041 s = 0.23 % of the peak step response 2.81e-3 m — LSRT2's own truncation error in the
-/// transient (0.5 ms steps: 1.6e-6 m, ÷ 4, with or without breakpoint handling), so the issue's
-/// 0.1 % is NOT met at 1 ms in the first 92 ms; bounds: 0.3 % overall, 0.1 % from 5.1 s on.
+/// is off by up to 7.7 % of the step response for ≈ 0.8 s (NMSE 1.8e-3 / 1.1e-3). The default
+/// splits the crossing steps, and the steps whose local error indicator exceeds 0.1 µm (the
+/// first ≈ 100 ms of the transient, where LSRT2's own truncation error at 1 ms gave 0.23 % of
+/// the step response before — it did so on a damper table without any breakpoint too).
+/// Measured (default): NMSE 4.71e-8 (wc_dx_L) / 5.75e-8 (tl_bushing_fx_L), bound 2e-7 (≈ 4×
+/// margin for platform round-off through the stiff modes; the issue asks ≤ 1e-4); largest
+/// displacement error after the step 1.66e-6 m at 5.041 s = 0.059 % of the peak step response
+/// 2.81e-3 m (the issue: ≤ 0.1 %; 0.5 ms steps everywhere give the same 0.059 %), bound 0.08 %;
+/// 92 of 6000 steps split for accuracy, 2 at breakpoints (bound 40-200 split steps: the cost
+/// stays within the issue's +10 % real-time factor, docs/performance.md).
 /// The `ignore` run guards that the option still switches it off (and that the test sees the bug).
 #[test]
 fn lsrt2_stays_accurate_across_the_multilink_damper_breakpoint() {
@@ -134,12 +137,7 @@ fn lsrt2_stays_accurate_across_the_multilink_damper_breakpoint() {
     let (es, ei) = (nmse(&split), nmse(&ignore));
     // Largest displacement error after the step relative to the step response (largest
     // deviation of the reference from its value at 4.99 s); both runs write every 1 ms.
-    let (t, x, xr, tr) = (
-        &split.time[..],
-        split.column("wc_dx_L").unwrap(),
-        reference.column("wc_dx_L").unwrap(),
-        &reference.time[..],
-    );
+    let (xr, tr) = (reference.column("wc_dx_L").unwrap(), &reference.time[..]);
     let at = |tt: f64| {
         let k = tr.iter().position(|&s| (s - tt).abs() < 1e-9).unwrap();
         xr[k]
@@ -151,18 +149,24 @@ fn lsrt2_stays_accurate_across_the_multilink_damper_breakpoint() {
         .filter(|(s, _)| **s >= 5.0)
         .map(|(_, x)| (x - x0).abs())
         .fold(0.0, f64::max);
-    let (mut worst, mut worst_late): (f64, f64) = (0.0, 0.0);
-    for (k, &tk) in t.iter().enumerate() {
-        if (5.0..=6.0).contains(&tk) {
-            let e = (x[k] - at(tk)).abs();
-            worst = worst.max(e);
-            if tk >= 5.1 {
-                worst_late = worst_late.max(e);
-            }
-        }
-    }
+    let worst_after = |res: &sprung_io::ResultSet| {
+        let x = res.column("wc_dx_L").unwrap();
+        res.time
+            .iter()
+            .zip(x)
+            .filter(|(tk, _)| (5.0..=6.0).contains(*tk))
+            .map(|(&tk, xk)| (xk - at(tk)).abs())
+            .fold(0.0, f64::max)
+    };
+    let (worst, worst_ignore) = (worst_after(&split), worst_after(&ignore));
+    let meta: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("split.csv.meta.json")).unwrap())
+            .unwrap();
+    let splits = meta["metadata"]["error_split_steps"]
+        .as_u64()
+        .unwrap_or_else(|| panic!("no error_split_steps in {meta}"));
     eprintln!(
-        "multilink: NMSE split {:.3e} / {:.3e}, ignore {:.3e} / {:.3e}; worst error after the step {:.3e} m = {:.4} % of {:.3e} m ({:.4} % from 5.1 s)",
+        "multilink: NMSE split {:.3e} / {:.3e}, ignore {:.3e} / {:.3e}; worst error after the step {:.3e} m = {:.4} % of {:.3e} m (ignore: {:.3} %); {splits} steps split for accuracy",
         es[0],
         es[1],
         ei[0],
@@ -170,14 +174,11 @@ fn lsrt2_stays_accurate_across_the_multilink_damper_breakpoint() {
         worst,
         100.0 * worst / amplitude,
         amplitude,
-        100.0 * worst_late / amplitude,
+        100.0 * worst_ignore / amplitude,
     );
-    assert!(es[0] <= 2e-6 && es[1] <= 2e-6, "split: NMSE {es:?}");
-    assert!(worst <= 3e-3 * amplitude, "worst error {worst} m");
-    assert!(
-        worst_late <= 1e-3 * amplitude,
-        "worst error from 5.1 s {worst_late} m"
-    );
+    assert!(es[0] <= 2e-7 && es[1] <= 2e-7, "split: NMSE {es:?}");
+    assert!(worst <= 8e-4 * amplitude, "worst error {worst} m");
+    assert!((40..=200).contains(&splits), "{splits} steps split");
     assert!(
         ei[0] > 1e-4,
         "ignore: NMSE {ei:?} (the bug is no longer visible)"

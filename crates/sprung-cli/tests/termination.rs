@@ -52,6 +52,25 @@ fn spawn_long_run(out: &Path, format: &str) -> Child {
         .expect("spawn sprung")
 }
 
+/// The entries of a result folder, sorted (hidden files included).
+fn entries(out: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+/// What a cleanly finished run leaves: the one result file readers expect (Parquet: the parts
+/// compacted into it, no `.partial`, no `.parts`, no failure sidecar), CSV with its sidecar.
+fn clean_entries(format: &str) -> Vec<String> {
+    match format {
+        "csv" => vec!["results.csv".into(), "results.csv.meta.json".into()],
+        _ => vec!["results.parquet".into()],
+    }
+}
+
 fn result_path(out: &Path, format: &str) -> PathBuf {
     out.join(format!("results.{format}"))
 }
@@ -126,9 +145,7 @@ fn sigterm_and_sighup_stop_like_ctrl_c_for_csv_and_parquet() {
         assert_eq!(meta.rows as usize, set.len());
         assert!(set.warnings.is_empty(), "{:?}", set.warnings);
         assert!(!out.join(sprung_io::LOCK_FILE_NAME).exists(), "lock left");
-        if format == "parquet" {
-            assert!(!sprung_io::parts_dir_of(&result_path(&out, format)).exists());
-        }
+        assert_eq!(entries(&out), clean_entries(format), "{name} {format}");
     }
 }
 
@@ -160,6 +177,12 @@ fn sigkill_leaves_readable_results_and_a_lock_that_is_taken_over() {
         assert!(n1 > n0, "{format}: no new rows flushed in 30 s");
         signal(&child, libc::SIGKILL);
         child.wait().unwrap();
+        if format == "parquet" {
+            // Killed: no compacted file, the flushed rows are in the part files.
+            let r = result_path(&out, format);
+            assert!(!r.exists(), "{}", r.display());
+            assert!(sprung_io::parts_dir_of(&r).is_dir());
+        }
         let set = read_results(result_path(&out, format)).unwrap();
         check_grid(&set);
         assert!(set.len() >= n1, "{format}: {} < {n1} rows", set.len());
@@ -238,6 +261,12 @@ fn sigkill_leaves_readable_results_and_a_lock_that_is_taken_over() {
         let set = read_results(&r).unwrap();
         assert_eq!(set.len(), 501);
         assert!(set.warnings.is_empty(), "{:?}", set.warnings);
+        // The clean re-run replaced the killed run's parts by the one compacted file.
+        assert_eq!(
+            entries(&out),
+            clean_entries(format),
+            "{format} after the re-run"
+        );
     }
     if venv.is_none() {
         visible_skip(

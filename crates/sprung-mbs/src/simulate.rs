@@ -36,6 +36,19 @@
 //! * velocity bound = displacement bound / [`VELOCITY_CROSSING_TIME`] (10 ms): a body that would
 //!   cross the whole displacement bound in 10 ms is no suspension motion; this catches velocity
 //!   blow-ups (e.g. an explicit method above its stability limit) before the positions follow.
+//! * force bound (on the resultant force on a body: every element, input and gravity acting on
+//!   it, i.e. mass × acceleration of its centre of mass) = the largest body mass × velocity
+//!   bound / [`VELOCITY_CROSSING_TIME`]: the force that takes the heaviest body from rest to the
+//!   velocity bound within 10 ms. A diverging solution's forces grow with its deflections, so
+//!   this bound often trips a step before the motion bounds. The check reads the resultant
+//!   forces the pipeline has already summed per body for Newton–Euler ([`Evaluator::body_wrench`];
+//!   one pass over the bodies, no element loop) of the step's last evaluation (LSRT2: its second
+//!   stage at the step's midpoint; after a split the second half's). Fixed-step runs only:
+//!   adaptive and first-order runs report interpolated (dense-output) states, at which stiff
+//!   elements give meaningless forces (measured: 4e6 N in the double wishbone's wheel bearing
+//!   of a RODAS4 rtol 1e-8 run that is accurate to 1e-8) — they keep the motion bounds. Only
+//!   when it trips, the elements are evaluated once more at the state reached, and the message
+//!   names the built-in element with the largest force on the body.
 //!
 //! Rotations are not bounded (a wheel may spin for any number of revolutions; the quaternions are
 //! normalised).
@@ -54,6 +67,7 @@ use sprung_solve::ode;
 
 use crate::CompiledModel;
 use crate::first_order::FirstOrder;
+use crate::pipeline::Evaluator;
 
 use crate::system::MbsSystem;
 
@@ -183,6 +197,8 @@ pub struct Bounds {
     pub max_displacement: Option<f64>,
     /// Largest speed of a body's centre of mass, m/s.
     pub max_velocity: Option<f64>,
+    /// Largest resultant force on a body (elements, inputs and gravity), N.
+    pub max_force: Option<f64>,
 }
 
 /// Size of the model, m: the diagonal of the bounding box of the design positions of the bodies'
@@ -256,6 +272,10 @@ impl Bounds {
         let max_velocity = self
             .max_velocity
             .unwrap_or(max_displacement / VELOCITY_CROSSING_TIME);
+        let heaviest = cm.bodies.iter().map(|b| b.mass).fold(0.0, f64::max);
+        let max_force = self
+            .max_force
+            .unwrap_or(heaviest * max_velocity / VELOCITY_CROSSING_TIME);
         Limits {
             design: cm
                 .bodies
@@ -271,6 +291,9 @@ impl Bounds {
             },
             displacement_default: self.max_displacement.is_none(),
             velocity_default: self.max_velocity.is_none(),
+            max_force,
+            force_default: self.max_force.is_none(),
+            heaviest,
             extent,
         }
     }
@@ -292,6 +315,12 @@ pub struct Limits {
     pub displacement_default: bool,
     /// Whether the velocity bound is the model's default.
     pub velocity_default: bool,
+    /// Bound on the resultant force on a body, N.
+    pub max_force: f64,
+    /// Whether the force bound is the model's default.
+    pub force_default: bool,
+    /// Mass of the heaviest body, kg (the default force bound comes from it).
+    pub heaviest: f64,
     /// The model extent the defaults come from, m.
     pub extent: f64,
 }
@@ -303,6 +332,8 @@ pub enum Quantity {
     Displacement,
     /// Speed of the centre of mass.
     Velocity,
+    /// Magnitude of the resultant force on the body.
+    Force,
 }
 
 /// The first body (in model order) whose state is outside the [`Limits`].
@@ -314,8 +345,11 @@ pub struct Violation {
     pub quantity: Quantity,
     /// The value, m or m/s.
     pub value: f64,
-    /// The bound, m or m/s.
+    /// The bound, m, m/s or N.
     pub bound: f64,
+    /// For a force violation: the built-in element with the largest force on the body at the
+    /// state reached, and the magnitude of that force, N ([`Limits::check_state`]).
+    pub element: Option<(usize, f64)>,
 }
 
 impl Limits {
@@ -334,6 +368,7 @@ impl Limits {
                     quantity: Quantity::Displacement,
                     value: d2.sqrt(),
                     bound: self.max_displacement,
+                    element: None,
                 });
             }
             let w = &v[6 * i..6 * i + 3];
@@ -344,10 +379,63 @@ impl Limits {
                     quantity: Quantity::Velocity,
                     value: s2.sqrt(),
                     bound: self.max_velocity,
+                    element: None,
                 });
             }
         }
         None
+    }
+
+    /// One pass over the bodies' resultant forces of the last evaluation of `eval` (no
+    /// allocation): the first body whose force exceeds the force bound, if any.
+    #[inline]
+    pub fn check_force(&self, eval: &Evaluator) -> Option<Violation> {
+        let f2max = self.max_force * self.max_force;
+        (0..self.design.len()).find_map(|i| {
+            let f = eval.body_wrench(i).0;
+            let f2 = f.norm_squared();
+            (f2 > f2max).then(|| Violation {
+                body: i,
+                quantity: Quantity::Force,
+                value: f2.sqrt(),
+                bound: self.max_force,
+                element: None,
+            })
+        })
+    }
+
+    /// The motion bounds at (r, v) ([`Limits::check`]), then the force bound on the last
+    /// evaluation of `eval` ([`Limits::check_force`]); the caller makes sure that evaluation
+    /// belongs to the state (module docs). On a force violation (only then) the built-in
+    /// elements are evaluated at (t, r, v) and the one with the largest force on the body is
+    /// recorded in the violation.
+    pub fn check_state(
+        &self,
+        eval: &mut Evaluator,
+        t: f64,
+        r: &[f64],
+        v: &[f64],
+    ) -> Option<Violation> {
+        if let Some(x) = self.check(r, v) {
+            return Some(x);
+        }
+        let mut x = self.check_force(eval)?;
+        let cm = eval.model().clone();
+        let all: Vec<usize> = (0..cm.elements.len()).collect();
+        eval.evaluate_elements(t, r, v, &all);
+        x.element = cm
+            .elements
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| {
+                [e.marker_i, e.marker_j]
+                    .iter()
+                    .any(|&m| cm.markers[m].body == Some(x.body))
+            })
+            .map(|(k, _)| (k, eval.elements[k].force.norm()))
+            .filter(|(_, f)| !f.is_nan())
+            .max_by(|a, b| a.1.total_cmp(&b.1));
+        Some(x)
     }
 
     /// The message of a violation at time `t` of a run of `cm`: body, quantity, value, bound
@@ -379,6 +467,26 @@ impl Limits {
                     )
                 } else {
                     "as set".to_string()
+                }
+            ),
+            Quantity::Force => format!(
+                "diverged: body '{body}' left the plausible range at t = {t} s: the resultant force on it is {:.4e} N, above the force bound {:.4e} N ({}){}; reduce the step or choose a stiffer (implicit) solver, or set [solver] max_force / --max-force if these forces are intended",
+                v.value,
+                v.bound,
+                if self.force_default {
+                    format!(
+                        "default: the heaviest body's mass {:.4e} kg x the velocity bound {:.3e} m/s per {VELOCITY_CROSSING_TIME} s",
+                        self.heaviest, self.max_velocity
+                    )
+                } else {
+                    "as set".to_string()
+                },
+                match v.element {
+                    Some((e, f)) => format!(
+                        "; the largest element force on it is {f:.4e} N from element '{}'",
+                        cm.elements.get(e).map_or("?", |e| e.name.as_str())
+                    ),
+                    None => String::new(),
                 }
             ),
         }
@@ -643,6 +751,7 @@ fn run_first_order(
             factorisations: sol.stats.lu_factorisations as u64,
             solves: sol.stats.lu_solves as u64,
             breakpoint_steps: 0,
+            error_splits: 0,
         },
         compute_time: compute,
         ..Default::default()
@@ -828,7 +937,8 @@ fn run_inner(
         if sprung_model::any_out_of_range(&sys.model().curves) {
             return Err(RunError::CurveOutOfRange { t });
         }
-        if let Some(x) = limits.check(r, v) {
+        // The forces checked are those of the step's last evaluation (module docs).
+        if let Some(x) = limits.check_state(&mut sys.eval, t, r, v) {
             return Err(RunError::Implausible(limits.message(sys.model(), t, &x)));
         }
         summary.t_reached = t;

@@ -4,7 +4,7 @@
 //! Rules ([`SolverSettings::validate`]):
 //! * `step` and `t_end` finite and > 0; `relinearise_every` >= 1; `method` not empty;
 //! * `rtol` finite with 0 < rtol < 1; `atol` finite and > 0;
-//! * `max_displacement`, `max_velocity` (when given) > 0 (`inf` = no bound), not NaN;
+//! * `max_displacement`, `max_velocity`, `max_force` (when given) > 0 (`inf` = no bound), not NaN;
 //! * `output_interval` (when given) finite, > 0 and, for fixed-step runs, a whole multiple of
 //!   `step` (relative tolerance [`GRID_TOLERANCE`]);
 //! * for fixed-step runs `step` divides `t_end` (same tolerance), so the last step lands on
@@ -132,6 +132,7 @@ impl SolverSettings {
         for (field, value, unit) in [
             ("max_displacement", self.max_displacement, "m"),
             ("max_velocity", self.max_velocity, "m/s"),
+            ("max_force", self.max_force, "N"),
         ] {
             if let Some(x) = value
                 && (x.is_nan() || x <= 0.0)
@@ -140,7 +141,7 @@ impl SolverSettings {
                     field,
                     format!("{field} = {x} is not a positive number"),
                     format!(
-                        "set {field} > 0 in {unit}, `inf` for no bound, or omit it (default derived from the model extent)"
+                        "set {field} > 0 in {unit}, `inf` for no bound, or omit it (default derived from the model's extent and masses)"
                     ),
                 );
             }

@@ -195,6 +195,10 @@ pub struct SolverSettings {
     /// Default: the displacement bound per 10 ms.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_velocity: Option<f64>,
+    /// Plausibility bound on the resultant force on a body (elements, inputs and gravity), N
+    /// (> 0; `inf` = no bound). Default: the heaviest body's mass x the velocity bound per 10 ms.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_force: Option<f64>,
 }
 
 impl Default for SolverSettings {
@@ -210,6 +214,7 @@ impl Default for SolverSettings {
             linear_solver: LinearSolver::default(),
             max_displacement: None,
             max_velocity: None,
+            max_force: None,
         }
     }
 }

@@ -20,7 +20,7 @@ use crate::block::{BlockMatrix, BlockPattern};
 
 pub use congruence::Congruence;
 pub use pie::PartlyImplicitEuler;
-pub use rosenbrock::{Breakpoints, RosenbrockStepper, StepError};
+pub use rosenbrock::{Breakpoints, RosenbrockStepper, SPLIT_TOLERANCE, StepError};
 pub use tableau::Tableau;
 
 /// Linearisation of v' = q at one state (document 000, eqs. 4-5).

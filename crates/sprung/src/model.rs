@@ -157,6 +157,7 @@ impl Model {
             bounds: Bounds {
                 max_displacement: s.max_displacement,
                 max_velocity: s.max_velocity,
+                max_force: s.max_force,
             },
         }
     }

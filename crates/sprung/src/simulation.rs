@@ -371,8 +371,9 @@ impl Simulation {
     }
 
     /// One fixed step. A step that leaves the plausible range (the settings' [`Bounds`]:
-    /// displacement from the design position or speed of a body; `sprung_mbs::simulate` module
-    /// docs) fails with a message naming the body; the state is then the implausible one.
+    /// displacement from the design position, speed or resultant force of a body;
+    /// `sprung_mbs::simulate` module docs) fails with a message naming the body (and for the
+    /// force, the element with the largest force on it); the state is then the implausible one.
     ///
     /// [`Bounds`]: sprung_mbs::simulate::Bounds
     pub fn step(&mut self) -> Result<(), Error> {
@@ -400,7 +401,13 @@ impl Simulation {
                         message: self.curve_range_message(),
                     });
                 }
-                if let Some(x) = self.limits.check(&self.r, &self.v) {
+                // The forces checked are those of the step's last evaluation
+                // (`sprung_mbs::simulate` module docs).
+                let t1 = self.time();
+                if let Some(x) = self
+                    .limits
+                    .check_state(&mut self.sys.eval, t1, &self.r, &self.v)
+                {
                     return Err(Error::Step {
                         t,
                         message: self.limits.message(cm, self.time(), &x),

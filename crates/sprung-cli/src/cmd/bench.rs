@@ -74,8 +74,8 @@ pub struct BenchArgs {
     /// step; `sprung solvers`).
     #[arg(long, default_value = "lsrt2")]
     pub solver: String,
-    /// Reaction of LSRT2 to a characteristic changing segment within a step: split (default)
-    /// or ignore (`sprung_solve::mech::Breakpoints`).
+    /// LSRT2 step splitting: split (default) at segment changes of characteristics and when the
+    /// local error estimate exceeds 0.1 µm, or ignore (`sprung_solve::mech::Breakpoints`).
     #[arg(long, default_value = "split", value_parser = super::parse_breakpoints)]
     pub breakpoints: sprung_solve::mech::Breakpoints,
 }
@@ -208,6 +208,7 @@ impl Case {
             bounds: sprung_mbs::simulate::Bounds {
                 max_displacement: s.max_displacement,
                 max_velocity: s.max_velocity,
+                max_force: s.max_force,
             },
         }
     }

@@ -105,6 +105,7 @@ fn run_one(
         linear_solver: None,
         max_displacement: None,
         max_velocity: None,
+        max_force: None,
         out: Some(out.to_path_buf()),
         format: FormatArg::Csv,
         name: name.to_string(),

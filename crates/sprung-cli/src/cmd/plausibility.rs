@@ -293,8 +293,8 @@ pub fn assess(
     static_checks(cm, &mut out);
     let limits = model.default_settings().bounds.resolve(cm);
     out.notes.push(format!(
-        "model extent {:.3} m; a run stops as diverged beyond {:.3e} m from the design position or {:.3e} m/s ([solver] max_displacement / max_velocity)",
-        limits.extent, limits.max_displacement, limits.max_velocity
+        "model extent {:.3} m; a run stops as diverged beyond {:.3e} m from the design position, {:.3e} m/s or a resultant force of {:.3e} N on a body ([solver] max_displacement / max_velocity / max_force)",
+        limits.extent, limits.max_displacement, limits.max_velocity, limits.max_force
     ));
     let Ok(rt) = route(method, adaptive) else {
         return out;

@@ -50,8 +50,9 @@ pub struct RunArgs {
     /// Re-linearise every N steps (linear-implicit fixed-step solvers).
     #[arg(long)]
     pub relinearise_every: Option<u64>,
-    /// Fixed-step Rosenbrock methods: reaction to a characteristic changing segment within a
-    /// step: split (default) or ignore.
+    /// Fixed-step Rosenbrock methods: split (default) redoes a step as two half steps when a
+    /// characteristic changes segment within it or its local error estimate exceeds 0.1 µm (fast
+    /// transients); ignore never splits.
     #[arg(long, default_value = "split", value_parser = super::parse_breakpoints)]
     pub breakpoints: sprung_solve::mech::Breakpoints,
     /// Linear solver inside linear-implicit methods.
@@ -66,6 +67,12 @@ pub struct RunArgs {
     /// [solver] max_velocity, else the displacement bound per 10 ms.
     #[arg(long, value_name = "M_PER_S")]
     pub max_velocity: Option<f64>,
+    /// Plausibility bound on the resultant force on a body (elements, inputs and gravity), N
+    /// (`inf` = none); the message names the body and the element with the largest force on
+    /// it. Default: [solver] max_force, else the heaviest body's mass x the velocity bound per
+    /// 10 ms.
+    #[arg(long, value_name = "N")]
+    pub max_force: Option<f64>,
     /// Output directory (default: out/<model name>).
     #[arg(long)]
     pub out: Option<PathBuf>,
@@ -134,6 +141,7 @@ fn settings(m: &sprung_model::Model, a: &RunArgs) -> anyhow::Result<RunSettings>
         bounds: simulate::Bounds {
             max_displacement: a.max_displacement.or(s.max_displacement),
             max_velocity: a.max_velocity.or(s.max_velocity),
+            max_force: a.max_force.or(s.max_force),
         },
         linear_solver: match a.linear_solver {
             Some(LinearSolverArg::Dense) => LinearSolverKind::Dense,
@@ -290,6 +298,7 @@ pub fn run(a: &RunArgs) -> anyhow::Result<()> {
         // Plausibility bounds of this run (null = no bound); the run stops as diverged beyond them.
         "bounds": { "max_displacement_m": finite_or_null(sim.limits().max_displacement),
                     "max_velocity_m_per_s": finite_or_null(sim.limits().max_velocity),
+                    "max_force_n": finite_or_null(sim.limits().max_force),
                     "model_extent_m": sim.limits().extent },
         "inputs_file": a.inputs.as_ref().map(|p| p.display().to_string()),
         "parameters": model.parameters().iter().map(|p| (p.name.clone(), json!(p.value)))
@@ -375,7 +384,7 @@ pub fn run(a: &RunArgs) -> anyhow::Result<()> {
         "t_reached": summary.t_reached,
         "steps": stats.steps, "rejected": stats.rejected, "q_evaluations": stats.q_evals,
         "linearisations": stats.linearisations, "factorisations": stats.factorisations,
-        "breakpoint_steps": stats.breakpoint_steps,
+        "breakpoint_steps": stats.breakpoint_steps, "error_split_steps": stats.error_splits,
         "compute_time_s": summary.compute_time, "real_time_factor": rtf,
         "worst_step_time_s": summary.worst_step_time, "p999_step_time_s": p999,
         "wall_time_s": wall.elapsed().as_secs_f64(),
@@ -390,13 +399,14 @@ pub fn run(a: &RunArgs) -> anyhow::Result<()> {
         summary.t_reached, s.t_end, stop_reason
     );
     println!(
-        "steps:             {} accepted, {} rejected, {} linearisations, {} LU, {} q evaluations, {} at breakpoints",
+        "steps:             {} accepted, {} rejected, {} linearisations, {} LU, {} q evaluations, {} at breakpoints, {} split for accuracy",
         stats.steps,
         stats.rejected,
         stats.linearisations,
         stats.factorisations,
         stats.q_evals,
-        stats.breakpoint_steps
+        stats.breakpoint_steps,
+        stats.error_splits
     );
     println!(
         "wall time:         {:.3} s (integration {:.3} s)",

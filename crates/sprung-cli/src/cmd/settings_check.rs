@@ -21,6 +21,7 @@ pub fn merged(m: &Model, s: &RunSettings) -> SolverSettings {
         linear_solver: m.solver.linear_solver,
         max_displacement: s.bounds.max_displacement,
         max_velocity: s.bounds.max_velocity,
+        max_force: s.bounds.max_force,
     }
 }
 
@@ -40,6 +41,7 @@ pub fn validate(a: &RunArgs, m: &Model, s: &RunSettings, route: &Route) -> anyho
         "method" => a.solver.is_some(),
         "max_displacement" => a.max_displacement.is_some(),
         "max_velocity" => a.max_velocity.is_some(),
+        "max_force" => a.max_force.is_some(),
         _ => false,
     };
     let lines: Vec<String> = e

@@ -22,6 +22,19 @@ def sprung(*args, cwd=None):
     return r
 
 
+def unpacked(fmu):
+    """The FMU extracted beside it, into `<fmu stem>.unpacked/` (once; the FMUs live in pytest's
+    session folder). FMPy's `simulate_fmu` and `extract` otherwise unpack into a fresh folder
+    under /tmp per call and leave it there when the simulation raises (~1 MB per call); given an
+    extracted folder they read it in place and create nothing."""
+    from fmpy import extract
+
+    folder = Path(fmu).with_suffix(".unpacked")
+    if not (folder / "modelDescription.xml").is_file():
+        extract(str(fmu), unzipdir=str(folder))
+    return folder
+
+
 def export(model, out, version):
     """`sprung fmu MODEL -o OUT --fmi VERSION --library LIBRARY`."""
     sprung("fmu", model, "-o", out, "--fmi", version, "--library", LIBRARY)

@@ -12,7 +12,7 @@ import pytest
 from fmpy import read_model_description, simulate_fmu
 from fmpy.fmi1 import FMICallException
 
-from sprung_fmu_support import sprung
+from sprung_fmu_support import sprung, unpacked
 
 T_END = 8.0  # s, the load case (models/double_wishbone.toml)
 DT = 1e-3  # s, output interval = internal step of the model
@@ -84,8 +84,8 @@ def test_load_case_matches_sprung_run(wishbone_fmu, sprung_run_reference):
     )
     ref = sprung_run_reference
     channels = [c for c in ref.columns if c != "time"]
-    res = simulate_fmu(str(wishbone_fmu), stop_time=T_END, output_interval=DT, input=signals,
-                       output=channels)
+    res = simulate_fmu(str(unpacked(wishbone_fmu)), stop_time=T_END, output_interval=DT,
+                       input=signals, output=channels)
     assert len(res) == len(ref), (len(res), len(ref))
     np.testing.assert_allclose(res["time"], ref["time"], rtol=0, atol=1e-9)
     worst = 0.0
@@ -105,7 +105,7 @@ def test_non_multiple_step_is_rejected(msd_fmu):
     and a message naming the internal step."""
     log = LogCollector()
     with pytest.raises(FMICallException) as e:
-        simulate_fmu(str(msd_fmu), stop_time=0.1, output_interval=1.5e-3, logger=log)
+        simulate_fmu(str(unpacked(msd_fmu)), stop_time=0.1, output_interval=1.5e-3, logger=log)
     assert e.value.status == 3
     assert "DoStep" in e.value.function
     assert any(s == 3 and "communication step 0.0015 s is not a whole multiple of the internal "
@@ -118,8 +118,8 @@ def test_diverging_model_raises(diverging_fmu):
     log = LogCollector()
     signals = np.array([(0.0, 10.0), (3.0, 10.0)], dtype=[("time", np.float64), ("F", np.float64)])
     with pytest.raises(FMICallException) as e:
-        simulate_fmu(str(diverging_fmu), stop_time=3.0, output_interval=1e-2, input=signals,
-                     logger=log)
+        simulate_fmu(str(unpacked(diverging_fmu)), stop_time=3.0, output_interval=1e-2,
+                     input=signals, logger=log)
     assert e.value.status == 3
     text = log.text()
     assert "step from t = " in text and "mass" in text, text
@@ -128,11 +128,11 @@ def test_diverging_model_raises(diverging_fmu):
 def test_fmu_state_serialisation(msd_fmu):
     """Get, serialise, deserialise and set the FMU state through FMPy's FMI API: the run after
     the restore repeats the outputs bit for bit."""
-    from fmpy import extract, instantiate_fmu
+    from fmpy import instantiate_fmu
 
     md = read_model_description(str(msd_fmu))
     vr = {v.name: v.valueReference for v in md.modelVariables}
-    fmu = instantiate_fmu(extract(str(msd_fmu)), md)
+    fmu = instantiate_fmu(str(unpacked(msd_fmu)), md)
     v2 = md.fmiVersion.startswith("2")
     if v2:
         fmu.setupExperiment(startTime=0.0)
@@ -229,12 +229,13 @@ def test_parameter_from_the_importer(work, wishbone_model, wishbone_fmu):
         [(0.0, 0.0, 0.0), (5.0, 0.0, 0.0), (5.0, -2500.0, -2500.0), (t_end, -2500.0, -2500.0)],
         dtype=[("time", np.float64), ("Fx_L", np.float64), ("Fx_R", np.float64)],
     )
-    res = simulate_fmu(str(wishbone_fmu), stop_time=t_end, output_interval=DT, input=signals,
-                       start_values={"damper_scale": 2.0}, output=["damper_force_L", "wc_dx_L"])
+    res = simulate_fmu(str(unpacked(wishbone_fmu)), stop_time=t_end, output_interval=DT,
+                       input=signals, start_values={"damper_scale": 2.0},
+                       output=["damper_force_L", "wc_dx_L"])
     assert len(res) == len(ref)
     for c in ["damper_force_L", "wc_dx_L"]:
         a = ref[c].to_numpy()
         assert np.max(np.abs(a - res[c])) <= 1e-9 * np.max(np.abs(a)), c
-    base = simulate_fmu(str(wishbone_fmu), stop_time=t_end, output_interval=DT, input=signals,
-                        output=["damper_force_L"])
+    base = simulate_fmu(str(unpacked(wishbone_fmu)), stop_time=t_end, output_interval=DT,
+                        input=signals, output=["damper_force_L"])
     assert np.max(np.abs(base["damper_force_L"] - res["damper_force_L"])) > 1.0  # N

@@ -75,6 +75,9 @@ pub struct Stats {
     /// Fixed steps redone or split because a piecewise characteristic changed segment
     /// ([`Breakpoints`]), including re-linearisations at the step start for that reason.
     pub breakpoint_steps: u64,
+    /// Fixed steps split because their local error estimate exceeded the split tolerance
+    /// ([`RosenbrockStepper::split_tolerance`]).
+    pub error_splits: u64,
 }
 
 impl std::ops::AddAssign for Stats {
@@ -87,6 +90,7 @@ impl std::ops::AddAssign for Stats {
         self.factorisations += o.factorisations;
         self.solves += o.solves;
         self.breakpoint_steps += o.breakpoint_steps;
+        self.error_splits += o.error_splits;
     }
 }
 
@@ -554,6 +558,13 @@ pub(crate) fn first_non_finite(r: &[f64], v: &[f64]) -> Option<usize> {
     r.iter().chain(v.iter()).position(|x| !x.is_finite())
 }
 
+/// Default [`RosenbrockStepper::split_tolerance`]: 0.1 µm of position (or ≈ 0.2 µrad of
+/// rotation) of local error indicator per step. Measured on the multilink load case at 1 ms
+/// (LSRT2, `docs/performance.md`): 92 of 6000 steps split, largest wheel-displacement error
+/// after the Fx step 0.059 % of the step response (without: 0.23 %; 3e-7: 0.075 %; 1e-6:
+/// 0.15 %).
+pub const SPLIT_TOLERANCE: f64 = 1e-7;
+
 /// What the fixed-step stepper does when a piecewise characteristic of the system changes
 /// segment ([`MechanicalSystem::segment_changes`]), e.g. a damper table crossing a breakpoint:
 /// the Jacobian of the linearisation then holds the slope of the old segment.
@@ -569,10 +580,12 @@ pub enum Breakpoints {
     /// Ignore segment changes (the stepper before breakpoint handling).
     Ignore,
     /// Re-linearise at the step start when its q evaluation sees other segments than the
-    /// (lagged) linearisation; when a stage sees other segments, redo the step as two half
-    /// steps, the first with the step's Jacobian (re-factored for h/2), the second linearised
-    /// at the midpoint. Worst case per step (LSRT2, re-linearising every step): two
-    /// linearisations, three LU factorisations, three q evaluations, six triangular solves.
+    /// (lagged) linearisation; when a stage sees other segments, or the step's local error
+    /// estimate exceeds [`RosenbrockStepper::split_tolerance`] (a fast transient, e.g. right
+    /// after a force step), redo the step as two half steps, the first with the step's
+    /// Jacobian (re-factored for h/2), the second linearised at the midpoint. One split level
+    /// at most; worst case per step (LSRT2, re-linearising every step): two linearisations,
+    /// three LU factorisations, three q evaluations, six triangular solves.
     /// Redoing the whole step with a Jacobian from the end state of the first attempt was
     /// measured too and does not help on the multilink (NMSE unchanged at 1.8e-3): the full
     /// step still integrates the old-segment part with the new slope.
@@ -599,9 +612,21 @@ pub struct RosenbrockStepper {
     pub congruent: bool,
     /// Reaction to characteristics changing segment within a step (default [`Breakpoints::Split`]).
     pub breakpoints: Breakpoints,
+    /// With [`Breakpoints::Split`]: a step whose local error indicator (largest entry of
+    /// γ h² K(r) Σ e_i Δv_i over the position coordinates r: m for positions, ≈ half the
+    /// rotation angle in rad for quaternion components; `local_error`) exceeds this is redone
+    /// as two half steps like a step across a breakpoint (default [`SPLIT_TOLERANCE`];
+    /// `f64::INFINITY` = never).
+    pub split_tolerance: f64,
+    /// Weights e_i = b_i − b̂_i of the local error indicator (the tableau's embedded weights,
+    /// else the first stage alone as the embedded first-order solution: e = (−1, 1) for LSRT2).
+    err_weights: Vec<f64>,
     /// Work counters.
     pub stats: Stats,
     q0: Vec<f64>,
+    /// Buffers of the local error indicator (velocity and position space).
+    est_v: Vec<f64>,
+    est_r: Vec<f64>,
     r_save: Vec<f64>,
     v_save: Vec<f64>,
     have_lin: bool,
@@ -624,9 +649,20 @@ impl RosenbrockStepper {
             a: BlockMatrix::zeros(pattern),
             work: StageWork::new(s, sys.n_r(), sys.n_v()),
             q0: vec![0.0; sys.n_v()],
+            est_v: vec![0.0; sys.n_v()],
+            est_r: vec![0.0; sys.n_r()],
             r_save: vec![0.0; sys.n_r()],
             v_save: vec![0.0; sys.n_v()],
             breakpoints: Breakpoints::default(),
+            split_tolerance: SPLIT_TOLERANCE,
+            err_weights: {
+                let b_hat = tab.b_hat.clone().unwrap_or_else(|| {
+                    let mut e = vec![0.0; s];
+                    e[0] = 1.0;
+                    e
+                });
+                tab.b.iter().zip(&b_hat).map(|(b, bh)| b - bh).collect()
+            },
             tab,
             lu,
             h,
@@ -687,10 +723,17 @@ impl RosenbrockStepper {
         }
         let c1 = sys.segment_changes();
         self.advance(sys, t, h, r, v);
-        if watch && sys.segment_changes() != c1 {
-            // A stage saw other segments than the linearisation: a breakpoint lies within
-            // the step. Redo it once as two half steps, the second linearised at the midpoint.
-            self.stats.breakpoint_steps += 1;
+        let crossed = watch && sys.segment_changes() != c1;
+        let rough = watch && !crossed && self.local_error(sys, r, h) > self.split_tolerance;
+        if crossed || rough {
+            // A stage saw other segments than the linearisation (a breakpoint lies within the
+            // step), or the step's error estimate is above the tolerance (a fast transient).
+            // Redo it once as two half steps, the second linearised at the midpoint.
+            if crossed {
+                self.stats.breakpoint_steps += 1;
+            } else {
+                self.stats.error_splits += 1;
+            }
             let h2 = 0.5 * h;
             r.copy_from_slice(&self.r_save);
             v.copy_from_slice(&self.v_save);
@@ -715,6 +758,27 @@ impl RosenbrockStepper {
             }),
             None => Ok(()),
         }
+    }
+
+    /// Local error indicator of the last [`Self::advance`] with step h at the step's end
+    /// position r: the largest entry of γ h² K(r) Σ e_i Δv_i (position coordinates), the
+    /// change of the stage accelerations within the step integrated twice. It vanishes for a
+    /// constant acceleration (which the method integrates exactly; the plain embedded
+    /// difference h Σ e_i Δr_i would report h² a / 2 there and split every step of a body
+    /// falling or braking) and scales with the rate of change of the accelerations.
+    fn local_error<S: MechanicalSystem + ?Sized>(&mut self, sys: &S, r: &[f64], h: f64) -> f64 {
+        if !self.split_tolerance.is_finite() {
+            return 0.0;
+        }
+        self.est_v.fill(0.0);
+        for (i, &w) in self.err_weights.iter().enumerate() {
+            if w != 0.0 {
+                axpy(w, &self.work.dv[i], &mut self.est_v);
+            }
+        }
+        sys.kinematics(r, &self.est_v, &mut self.est_r);
+        let worst = self.est_r.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+        self.tab.gamma * h * h * worst
     }
 
     /// Linearises at (t, r, v) and factors the iteration matrix for step h.
