@@ -13,20 +13,23 @@
 
 pub mod contact;
 pub mod dual;
+pub mod leaf_spring;
 pub mod rig;
 pub mod road;
+pub mod speed_controller;
 pub mod tire;
 pub mod tire_element;
 
 use sprung_mbs::elements::ElementRegistry;
 
 /// Registers every tire kind of this crate on `reg` (`tire_linear`, `tmeasy`, `pac2002`, each a
-/// [`tire_element::TireElement`] on a road); the facade's `sprung::element_registry()` is the
+/// [`tire_element::TireElement`] on a road) and the `speed_controller`; the facade's `sprung::element_registry()` is the
 /// built-in kinds plus these.
 pub fn register_all(reg: &mut ElementRegistry) {
     for kind in rig::TIRE_KINDS {
         (kind.register)(reg);
     }
+    reg.register(speed_controller::INFO, speed_controller::build);
 }
 
 /// The built-in element kinds of `sprung-mbs` plus the vehicle kinds of [`register_all`].
