@@ -97,6 +97,9 @@ enum Command {
     /// Tire test rig: steady sweeps of longitudinal slip, slip angle, load and camber and a
     /// transient slip-angle step of a model's tire element -> CSV + PNG of Fx, Fy, Mz.
     Tire(cmd::tire::TireArgs),
+    /// Kinematics-and-compliance rig: wheel travel, steering and wheel-force sweeps of an axle
+    /// through the static equilibrium -> CSV + PNG of toe, camber, track, compliance.
+    Kc(cmd::kc::KcArgs),
     /// Parameter sweep: run variants of a model (a grid or a table of parameter values) on all
     /// cores and tabulate metrics per run (peak, settling time, final value, ...).
     Sweep(cmd::sweep::SweepArgs),
@@ -131,6 +134,7 @@ fn main() -> ExitCode {
         Command::Modes { model, count } => cmd::modes::run(&model, count),
         Command::Static(args) => cmd::statics::run(&args),
         Command::Tire(args) => cmd::tire::run(&args),
+        Command::Kc(args) => cmd::kc::run(&args),
         Command::Fmu(args) => cmd::fmu::run(&args),
         Command::Sweep(args) => cmd::sweep::run(&args),
         Command::Template(args) => cmd::template::run(&args),

@@ -189,26 +189,62 @@ impl VariableTable {
             if !u.runtime {
                 continue;
             }
-            let (unit, what) = match u.kind {
-                sprung_mbs::compiled::InputKind::Force => ("N", "force"),
-                sprung_mbs::compiled::InputKind::Torque => ("Nm", "torque"),
+            let (unit, description) = match (u.kind, u.marker) {
+                (sprung_mbs::compiled::InputKind::Signal, _) | (_, None) => {
+                    // A signal read by open elements: its unit is the slot's.
+                    let readers: Vec<(&str, &str)> = cm
+                        .open_elements
+                        .iter()
+                        .flat_map(|e| {
+                            e.law
+                                .inputs()
+                                .iter()
+                                .zip(&e.inputs)
+                                .filter(|(_, m)| **m == Some(k))
+                                .map(move |(slot, _)| (e.name.as_str(), slot.unit))
+                        })
+                        .collect();
+                    let unit = readers.first().map(|(_, unit)| *unit).unwrap_or("");
+                    let names: Vec<&str> = readers.iter().map(|(n, _)| *n).collect();
+                    (
+                        unit,
+                        format!(
+                            "runtime signal read by element(s) {} (held over each communication step)",
+                            if names.is_empty() {
+                                "none".to_string()
+                            } else {
+                                names.join(", ")
+                            }
+                        ),
+                    )
+                }
+                (kind, Some(marker)) => {
+                    let (unit, what) = match kind {
+                        sprung_mbs::compiled::InputKind::Torque => ("Nm", "torque"),
+                        _ => ("N", "force"),
+                    };
+                    let marker = &cm.markers[marker].name;
+                    let d = u.direction;
+                    (
+                        unit,
+                        format!(
+                            "runtime {what} input at marker {marker}, applied along ({}, {}, {}) in {} axes (held over each communication step)",
+                            d.x,
+                            d.y,
+                            d.z,
+                            if u.body_frame { "body" } else { "global" }
+                        ),
+                    )
+                }
             };
-            let marker = &cm.markers[u.marker].name;
-            let d = u.direction;
             variables.push(Variable {
                 vr: variables.len() as u32,
                 name: u.name.clone(),
                 causality: Causality::Input,
                 variability: Variability::Continuous,
-                unit: Some(unit.into()),
+                unit: (!unit.is_empty()).then(|| unit.into()),
                 start: Some(u.signal.value(0.0)),
-                description: format!(
-                    "runtime {what} input at marker {marker}, applied along ({}, {}, {}) in {} axes (held over each communication step)",
-                    d.x,
-                    d.y,
-                    d.z,
-                    if u.body_frame { "body" } else { "global" }
-                ),
+                description,
                 binding: Binding::Input(k),
             });
         }

@@ -187,8 +187,12 @@ pub fn compile_with(
                 kind: match u.kind {
                     sm::InputKind::Force => InputKind::Force,
                     sm::InputKind::Torque => InputKind::Torque,
+                    sm::InputKind::Signal => InputKind::Signal,
                 },
-                marker: marker_of(&u.marker)?,
+                marker: match u.kind {
+                    sm::InputKind::Signal => None,
+                    _ => Some(marker_of(&u.marker)?),
+                },
                 body_frame: u.frame == sm::InputFrame::Body,
                 direction: Vector3::from(u.direction),
                 signal: u.signal.clone(),
@@ -224,9 +228,43 @@ pub fn compile_with(
             .build_with_roads(&e.kind, &e.parameters, &design, &m.roads)
             .map_err(|w| err(format!("element '{}' (type \"{}\"): {w}", e.name, e.kind)))?;
         let n_blocks = law.n_states().div_ceil(6);
+        // Input slots: each mapped model input by name; unknown slot names are errors.
+        let slots = law.inputs();
+        for slot in e.inputs.keys() {
+            if !slots.iter().any(|s| s.name == slot.as_str()) {
+                let known: Vec<&str> = slots.iter().map(|s| s.name).collect();
+                return Err(err(format!(
+                    "element '{}' (type \"{}\"): unknown input slot `{slot}`; the kind reads {}",
+                    e.name,
+                    e.kind,
+                    if known.is_empty() {
+                        "no inputs (remove `inputs`)".to_string()
+                    } else {
+                        format!("{} (`sprung elements`)", known.join(", "))
+                    }
+                )));
+            }
+        }
+        let input_idx = slots
+            .iter()
+            .map(|s| match e.inputs.get(s.name) {
+                None => Ok(None),
+                Some(name) => inputs
+                    .iter()
+                    .position(|u: &Input| u.name == *name)
+                    .map(Some)
+                    .ok_or_else(|| {
+                        err(format!(
+                            "element '{}': input slot `{}` names unknown input '{name}'",
+                            e.name, s.name
+                        ))
+                    }),
+            })
+            .collect::<Result<Vec<_>, _>>()?;
         open_elements.push(OpenElement {
             name: e.name.clone(),
             markers: idx,
+            inputs: input_idx,
             law,
             state_offset: 6 * n_state_blocks,
             first_block: n_state_blocks,

@@ -209,6 +209,9 @@ pub struct OpenElement {
     pub name: String,
     /// Marker indices in the order the kind expects.
     pub markers: Vec<usize>,
+    /// Per input slot of the kind ([`crate::element_law::ElementLaw::inputs`]): the model
+    /// input it reads, `None` (value 0) when the model file leaves it unmapped.
+    pub inputs: Vec<Option<usize>>,
     /// The law (parameters inside).
     pub law: Arc<dyn ElementLaw>,
     /// Offset of the element's first state in the state part of v (after the body velocities).
@@ -226,6 +229,8 @@ pub enum InputKind {
     Force,
     /// Pure torque on the marker's body.
     Torque,
+    /// A scalar read by open elements through their input slots; acts on no marker.
+    Signal,
 }
 
 /// An external input u_k(t): direction × signal, applied at a marker.
@@ -235,8 +240,8 @@ pub struct Input {
     pub name: String,
     /// Force or torque.
     pub kind: InputKind,
-    /// Marker index (its body must not be the ground).
-    pub marker: usize,
+    /// Marker index (its body must not be the ground); `None` for a [`InputKind::Signal`].
+    pub marker: Option<usize>,
     /// `true`: direction is given in the body frame of the marker's body; `false`: global.
     pub body_frame: bool,
     /// Direction (not necessarily unit; the input value is direction × signal).

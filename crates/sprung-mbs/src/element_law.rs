@@ -72,6 +72,10 @@ pub struct ElementInput<'a> {
     pub markers: &'a [MarkerState],
     /// The element's internal differential states.
     pub states: &'a [f64],
+    /// Values of the kind's input slots ([`ElementLaw::inputs`]) in their order: the model
+    /// inputs the element's `inputs` map names (time signals or runtime values), 0 for a slot
+    /// left unmapped.
+    pub inputs: &'a [f64],
 }
 
 /// What an element writes.
@@ -158,6 +162,13 @@ pub trait ElementLaw: Send + Sync + Debug {
     }
     /// Outputs for output channels.
     fn outputs(&self) -> &[OutputInfo] {
+        &[]
+    }
+    /// Input slots: named scalars the element reads (e.g. a steering-wheel angle, a drive
+    /// torque), mapped to model inputs by the `inputs` table of its `[[elements]]` entry and
+    /// delivered in this order as [`ElementInput::inputs`]. Their partials are not part of the
+    /// interface: J_u of runtime inputs is differenced (`sprung::Simulation::linearise`).
+    fn inputs(&self) -> &[OutputInfo] {
         &[]
     }
     /// Forces, torques, state rates and outputs at `x`. Must not allocate (it runs inside the
@@ -347,6 +358,7 @@ pub fn difference_partials(
                         t: x.t,
                         markers: &s.fd_markers,
                         states: &s.fd_states,
+                        inputs: x.inputs,
                     },
                     &mut out,
                 );

@@ -122,6 +122,7 @@ impl Evaluator {
                 .iter()
                 .map(|e| OpenWork {
                     markers: vec![MarkerState::default(); e.markers.len()],
+                    inputs: vec![0.0; e.inputs.len()],
                     scratch: ElementScratch::new(e.law.as_ref()),
                 })
                 .collect(),
@@ -236,10 +237,12 @@ impl Evaluator {
             let work = &mut self.open[e];
             fill_marker_states(&model, &el.markers, &self.bodies, &mut work.markers);
             let ns = el.law.n_states();
+            gather_inputs(&model, &self.runtime_u, t, &el.inputs, &mut work.inputs);
             let input = ElementInput {
                 t,
                 markers: &work.markers,
                 states: &v[nbv + el.state_offset..nbv + el.state_offset + ns],
+                inputs: &work.inputs,
             };
             work.scratch.evaluate_outputs(el.law.as_ref(), &input);
         }
@@ -446,7 +449,9 @@ impl Evaluator {
                 self.u[k] = inp.signal.value(t);
                 self.u_dot[k] = inp.signal.rate(t);
             }
-            let m = MarkerKin::with_lanes(l, &model.markers[inp.marker], &self.bodies);
+            // A signal acts through the open elements that read it.
+            let Some(marker) = inp.marker else { continue };
+            let m = MarkerKin::with_lanes(l, &model.markers[marker], &self.bodies);
             let Some(c) = m.body else { continue };
             let dir = if inp.body_frame {
                 self.bodies[c].rot * inp.direction
@@ -476,6 +481,7 @@ impl Evaluator {
                     ef.partials.t_phi[0] = d_val;
                     ef.partials.has_torque = inp.body_frame;
                 }
+                InputKind::Signal => unreachable!("signal inputs have no marker"),
             }
             let mut ground = m;
             ground.body = None;
@@ -512,10 +518,12 @@ impl Evaluator {
             fill_marker_states(&model, &el.markers, &self.bodies, &mut work.markers);
             let ns = el.law.n_states();
             let states = &v[nbv + el.state_offset..nbv + el.state_offset + ns];
+            gather_inputs(&model, &self.runtime_u, t, &el.inputs, &mut work.inputs);
             let input = ElementInput {
                 t,
                 markers: &work.markers,
                 states,
+                inputs: &work.inputs,
             };
             if acc.is_some() {
                 work.scratch.evaluate_with_partials(el.law.as_ref(), &input);
@@ -654,7 +662,10 @@ impl Evaluator {
         let nv = 6 * self.model.bodies.len();
         self.j_u.fill(0.0);
         for (k, inp) in self.model.inputs.iter().enumerate() {
-            let m = MarkerKin::new(&self.model.markers[inp.marker], &self.bodies);
+            // A signal input's column stays zero: it acts through open elements, whose input
+            // partials are not part of the interface (the stage's ∂q/∂u · u̇ term is omitted).
+            let Some(marker) = inp.marker else { continue };
+            let m = MarkerKin::new(&self.model.markers[marker], &self.bodies);
             let Some(c) = m.body else { continue };
             let kc = &self.bodies[c];
             let body = &self.model.bodies[c];
@@ -666,6 +677,7 @@ impl Evaluator {
             let (f, t) = match inp.kind {
                 InputKind::Force => (dir, m.arm.cross(&dir)),
                 InputKind::Torque => (Vector3::zeros(), dir),
+                InputKind::Signal => unreachable!("signal inputs have no marker"),
             };
             let col = &mut self.j_u[k * nv..(k + 1) * nv];
             let a = f * (1.0 / body.mass);
@@ -725,10 +737,31 @@ fn fill_marker_states(
     }
 }
 
+/// The values of an open element's input slots at time `t`: each mapped model input's runtime
+/// value or time signal, 0 where the slot is unmapped.
+#[inline]
+fn gather_inputs(
+    model: &CompiledModel,
+    runtime_u: &[f64],
+    t: f64,
+    slots: &[Option<usize>],
+    dst: &mut [f64],
+) {
+    for (d, slot) in dst.iter_mut().zip(slots) {
+        *d = match *slot {
+            None => 0.0,
+            Some(k) if model.inputs[k].runtime => runtime_u[k],
+            Some(k) => model.inputs[k].signal.value(t),
+        };
+    }
+}
+
 /// Per open element: its markers' kinematics and the evaluation scratch.
 #[derive(Debug, Clone)]
 struct OpenWork {
     markers: Vec<MarkerState>,
+    /// Values of the kind's input slots (model inputs by index, 0 where unmapped).
+    inputs: Vec<f64>,
     scratch: ElementScratch,
 }
 
@@ -923,7 +956,7 @@ fn first_contributions(
         .inputs
         .iter()
         .map(|inp| {
-            let c = model.markers[inp.marker].body?;
+            let c = model.markers[inp.marker?].body?;
             let slot = model.pattern.slot(c, c)?;
             Some((slot, claim(slot)))
         })

@@ -164,6 +164,7 @@ fn declared_element_partials_match_differences_of_the_law() {
                 t: 0.0,
                 markers: &markers,
                 states: &states,
+                inputs: &[],
             };
             let mut analytic = ElementScratch::new(law);
             analytic.evaluate_with_partials(law, &x);
@@ -196,6 +197,7 @@ fn anti_roll_bar_forces_and_moments_balance() {
                 t: 0.0,
                 markers: &markers,
                 states: &[],
+                inputs: &[],
             },
         );
         let net_force: Vector3<f64> = sc.force.iter().sum();
@@ -250,6 +252,7 @@ mod user_kind {
         ],
         states: &[],
         outputs: &[],
+        inputs: &[],
     };
 
     #[derive(Debug)]

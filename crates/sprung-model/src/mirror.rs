@@ -244,6 +244,7 @@ pub(crate) fn expand(src: &Model) -> Expansion {
             c.direction = match i.kind {
                 InputKind::Force => rot::mirror_vec(&i.direction),
                 InputKind::Torque => rot::mirror_pseudo(&i.direction),
+                InputKind::Signal => i.direction,
             };
             out.inputs.push(c);
         }

@@ -690,6 +690,21 @@ pub enum InputKind {
     Force,
     /// A torque applied to the marker's body.
     Torque,
+    /// A named scalar value read by force elements of open kinds (`[[elements]]` entries map
+    /// their input slots to it, e.g. a steering-wheel angle or a drive torque); it acts on no
+    /// marker itself (no `marker`, no `direction`).
+    Signal,
+}
+
+impl InputKind {
+    /// Name as written in model files.
+    pub fn name(self) -> &'static str {
+        match self {
+            InputKind::Force => "force",
+            InputKind::Torque => "torque",
+            InputKind::Signal => "signal",
+        }
+    }
 }
 
 /// Frame in which an input direction is given.
@@ -788,14 +803,18 @@ pub enum Signal {
 pub struct Input {
     /// Unique input name.
     pub name: String,
-    /// `"force"` or `"torque"`.
+    /// `"force"`, `"torque"` or `"signal"` (a scalar read by `[[elements]]`).
     pub kind: InputKind,
-    /// Marker at which the input acts (must not be on the ground).
+    /// Marker at which a force or torque input acts (must not be on the ground); empty (absent)
+    /// for a `signal` input.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub marker: String,
     /// `"global"` (default) or `"body"`.
     #[serde(default)]
     pub frame: InputFrame,
-    /// Direction (non-zero; not normalised: value = direction * signal).
+    /// Direction of a force or torque input (non-zero; not normalised: value = direction *
+    /// signal); absent for a `signal` input.
+    #[serde(default, skip_serializing_if = "is_zero3")]
     pub direction: [f64; 3],
     /// The signal.
     pub signal: Signal,
@@ -989,6 +1008,10 @@ pub struct OpenElement {
     /// Parameters by name.
     #[serde(default)]
     pub parameters: std::collections::BTreeMap<String, ParamValue>,
+    /// Input slots of the kind mapped to model inputs by name (`slot = "input name"`), e.g.
+    /// `inputs = { steering_wheel_angle = "delta_w" }`; a slot left out reads 0.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub inputs: std::collections::BTreeMap<String, String>,
 }
 
 /// Surface type of a `[[roads]]` entry (`docs/roads-and-contact.md`).

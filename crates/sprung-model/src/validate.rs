@@ -10,8 +10,8 @@ use std::collections::HashSet;
 use crate::error::Problem;
 use crate::rot;
 use crate::types::{
-    Axes, Body, Curve, ForceElement, Input, Marker, Model, OpenElement, Output, OutputFrame,
-    ParamValue, Quantity, Road, RoadType, Signal, Symmetry,
+    Axes, Body, Curve, ForceElement, Input, InputKind, Marker, Model, OpenElement, Output,
+    OutputFrame, ParamValue, Quantity, Road, RoadType, Signal, Symmetry,
 };
 
 /// Tolerance on |A^T A - I| for frame axes.
@@ -90,6 +90,7 @@ impl Ctx<'_> {
             "marker" => m.markers.iter().map(|x| x.name.as_str()).collect(),
             "frame" => m.frames.iter().map(|x| x.name.as_str()).collect(),
             "curve" => m.curves.iter().map(|x| x.name.as_str()).collect(),
+            "input" => m.inputs.iter().map(|x| x.name.as_str()).collect(),
             _ => m
                 .force_elements
                 .iter()
@@ -102,6 +103,7 @@ impl Ctx<'_> {
             "marker" => "[[markers]]",
             "frame" => "[[frames]]",
             "curve" => "[[curves]]",
+            "input" => "[[inputs]] (kind = \"signal\" for a scalar read by elements)",
             _ => "[[force_elements]]",
         };
         match closest(name, &candidates) {
@@ -855,6 +857,16 @@ fn open_element(ctx: &mut Ctx, e: &OpenElement) {
             );
         }
     }
+    for (slot, input) in &e.inputs {
+        if ctx.model.input(input).is_none() {
+            ctx.push(
+                k,
+                n,
+                format!("maps its input slot `{slot}` to unknown input '{input}'"),
+                ctx.unknown_hint("input", input),
+            );
+        }
+    }
     for (p, v) in &e.parameters {
         let bad = match v {
             ParamValue::Number(x) => !x.is_finite(),
@@ -1133,26 +1145,57 @@ fn road(ctx: &mut Ctx, r: &Road) {
 fn input(ctx: &mut Ctx, i: &Input) {
     let k = "input";
     let n = i.name.as_str();
-    match ctx.model.marker(&i.marker) {
-        None => ctx.push(
-            k,
-            n,
-            format!("refers to unknown marker '{}'", i.marker),
-            ctx.unknown_hint("marker", &i.marker),
-        ),
-        Some(m) if ctx.model.is_ground(&m.body) => {
-            let body = m.body.clone();
+    if i.kind == InputKind::Signal {
+        // A named scalar read by `[[elements]]`: it acts on no marker.
+        if !i.marker.is_empty() {
             ctx.push(
                 k,
                 n,
-                format!(
-                    "acts at marker '{}' on the ground '{body}', which cannot move",
-                    i.marker
-                ),
-                "apply the input at a marker on a moving body",
-            )
+                format!("is a `signal` input but names marker '{}'", i.marker),
+                "remove `marker` (a signal acts on no marker; elements read it through their \
+                 `inputs` map), or use kind = \"force\" / \"torque\"",
+            );
         }
-        Some(_) => {}
+        if i.direction.iter().any(|x| *x != 0.0) {
+            ctx.push(
+                k,
+                n,
+                "is a `signal` input but gives a `direction`",
+                "remove `direction`: a signal is a scalar",
+            );
+        }
+        signal(ctx, k, n, &i.signal);
+        return;
+    }
+    if i.marker.is_empty() {
+        ctx.push(
+            k,
+            n,
+            format!("is a `{}` input without `marker`", i.kind.name()),
+            "give the marker it acts at, e.g. marker = \"wheel_centre_L\"",
+        );
+    } else {
+        match ctx.model.marker(&i.marker) {
+            None => ctx.push(
+                k,
+                n,
+                format!("refers to unknown marker '{}'", i.marker),
+                ctx.unknown_hint("marker", &i.marker),
+            ),
+            Some(m) if ctx.model.is_ground(&m.body) => {
+                let body = m.body.clone();
+                ctx.push(
+                    k,
+                    n,
+                    format!(
+                        "acts at marker '{}' on the ground '{body}', which cannot move",
+                        i.marker
+                    ),
+                    "apply the input at a marker on a moving body",
+                )
+            }
+            Some(_) => {}
+        }
     }
     if ctx.finite(k, n, "direction", &i.direction) && i.direction.iter().all(|x| *x == 0.0) {
         ctx.push(

@@ -18,6 +18,7 @@ const INFO: KindInfo = KindInfo {
     parameters: Tmeasy::PARAMETERS,
     states: Tmeasy::STATES,
     outputs: &[],
+    inputs: &[],
 };
 
 #[derive(serde::Deserialize)]

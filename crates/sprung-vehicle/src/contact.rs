@@ -41,10 +41,10 @@ use crate::road::Road;
 use crate::tire::{SlipKinematics, VerticalLaw, VerticalStiffness, kin};
 use sprung_mbs::element_law::MarkerState;
 
-/// Partials of a vector with respect to the marker perturbations (δp, δφ, δv, δω).
-pub type J3 = SMatrix<f64, 3, 12>;
-/// Partials of a scalar with respect to the marker perturbations (δp, δφ, δv, δω).
-pub type J1 = SMatrix<f64, 1, 12>;
+/// Partials of a vector with respect to the marker's position and rotation (δp, δφ).
+pub type G3 = SMatrix<f64, 3, 6>;
+/// Partials of a scalar with respect to the marker's position and rotation (δp, δφ).
+pub type G1 = SMatrix<f64, 1, 6>;
 
 /// Distance added to the rim radius below which the bottoming stiffness acts, m (TMeasy step 2).
 pub const RIM_CLEARANCE: f64 = 0.01;
@@ -70,21 +70,23 @@ pub struct Contact {
     pub deflection_rate: f64,
 }
 
-/// The partials of a [`Contact`] with respect to the marker perturbations.
+/// The partials of a [`Contact`] with respect to the marker perturbations. The directions and
+/// radii depend on the marker's position and rotation only, so their blocks have the 6 position
+/// columns (δp, δφ); the kinematic inputs have all 12 (δp, δφ, δv, δω).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ContactPartials {
     /// ∂(kinematic inputs, in the order of [`kin`])/∂(δp, δφ, δv, δω).
     pub kin: SMatrix<f64, 7, 12>,
-    /// ∂e_x.
-    pub e_x: J3,
-    /// ∂e_y.
-    pub e_y: J3,
-    /// ∂n.
-    pub n: J3,
-    /// ∂e_u.
-    pub up: J3,
-    /// ∂r_s.
-    pub loaded_radius: J1,
+    /// ∂e_x/∂(δp, δφ).
+    pub e_x: G3,
+    /// ∂e_y/∂(δp, δφ).
+    pub e_y: G3,
+    /// ∂n/∂(δp, δφ).
+    pub n: G3,
+    /// ∂e_u/∂(δp, δφ).
+    pub up: G3,
+    /// ∂r_s/∂(δp, δφ).
+    pub loaded_radius: G1,
 }
 
 /// Vertical force of the law at deflection ρ and rate ρ̇ before the no-tension rule:
@@ -166,27 +168,23 @@ pub fn contact(
     };
     let frame = Matrix3::from_columns(&[e_x, e_y, n]);
     if let Some(p) = partials {
+        // Directions over (δp, δφ) only (the velocities do not move them): 3 × 6 blocks.
         // Road normal: ∂N/∂(c_x, c_y) = (−h_xx, −h_xy, 0), (−h_xy, −h_yy, 0); n = N/|N|.
         let [hxx, hxy, hyy] = s.hessian;
         let dn_big = Matrix3::new(-hxx, -hxy, 0.0, -hxy, -hyy, 0.0, 0.0, 0.0, 0.0);
         let dn_p = (Matrix3::identity() - n * n.transpose()) / l * dn_big;
-        let mut dn = J3::zeros();
+        let mut dn = G3::zeros();
         dn.fixed_view_mut::<3, 3>(0, 0).copy_from(&dn_p);
         // d = (c_z − h)/|N|: ∇d = n + (c_z − h) ∇n_z.
-        let mut dd = J1::zeros();
+        let mut dd = G1::zeros();
         for k in 0..3 {
             dd[k] = n[k] + (c.z - s.height) * dn_p[(2, k)];
         }
         // Spin axis: δa = δφ × a = −[a]× δφ.
-        let mut da = J3::zeros();
-        da.fixed_view_mut::<3, 3>(0, 3).copy_from(&(-skew(&a)));
-        let mut dv = J3::zeros();
-        dv.fixed_view_mut::<3, 3>(0, 6)
-            .copy_from(&Matrix3::identity());
-        let mut dw_w = J3::zeros();
-        dw_w.fixed_view_mut::<3, 3>(0, 9)
-            .copy_from(&Matrix3::identity());
-        let dw = -skew(&n) * da + skew(&a) * dn;
+        let ax = skew(&a);
+        let mut da = G3::zeros();
+        da.fixed_view_mut::<3, 3>(0, 3).copy_from(&(-ax));
+        let dw = -skew(&n) * da + ax * dn;
         let dcg = e_x.transpose() * dw;
         let de_x = (Matrix3::identity() - e_x * e_x.transpose()) * dw / cg;
         let dsg = n.transpose() * da + a.transpose() * dn;
@@ -194,26 +192,41 @@ pub fn contact(
         let drho = r0 * dcg - dd;
         let de_y = -skew(&e_x) * dn + skew(&n) * de_x;
         let drs = (dd - r_s * dcg) / cg;
-        let de_u = -skew(&a) * de_x + skew(&e_x) * da;
+        let de_u = -ax * de_x + skew(&e_x) * da;
         let db = -skew(&e_y) * de_u + skew(&e_u) * de_y;
-        let dvx = v.transpose() * de_x + e_x.transpose() * dv;
-        let dvy = v.transpose() * de_y + e_y.transpose() * dv
-            - w_w.dot(&b) * drs
-            - r_s * (w_w.transpose() * db + b.transpose() * dw_w);
-        let domega = w_w.transpose() * da + a.transpose() * dw_w;
-        let dpsi = w_w.transpose() * dn + n.transpose() * dw_w;
-        let drho_dot = -(v.transpose() * dn) - n.transpose() * dv;
+        // Kinematic inputs: position columns 0..6, velocity 6..9, angular velocity 9..12.
         p.kin = SMatrix::zeros();
+        let mut put = |row: usize, pos: &G1, dv: &Vector3<f64>, dw: &Vector3<f64>| {
+            for k in 0..6 {
+                p.kin[(row, k)] = pos[k];
+            }
+            for k in 0..3 {
+                p.kin[(row, 6 + k)] = dv[k];
+                p.kin[(row, 9 + k)] = dw[k];
+            }
+        };
+        let zero = Vector3::zeros();
+        put(kin::VX, &(v.transpose() * de_x), &e_x, &zero);
+        put(
+            kin::VY,
+            &(v.transpose() * de_y - w_w.dot(&b) * drs - r_s * (w_w.transpose() * db)),
+            &e_y,
+            &(-r_s * b),
+        );
+        put(kin::OMEGA, &(w_w.transpose() * da), &zero, &a);
+        put(kin::GAMMA, &dgamma, &zero, &zero);
+        put(kin::PSI_DOT, &(w_w.transpose() * dn), &zero, &n);
         if in_contact {
-            p.kin
-                .set_row(kin::FZ, &(df_drho * drho + df_drhodot * drho_dot));
-            p.kin.set_row(kin::RHO, &drho);
+            // ρ̇ = −v·n: ∂ρ̇ = −vᵀ ∂n − nᵀ δv.
+            let drho_dot = -(v.transpose() * dn);
+            put(
+                kin::FZ,
+                &(df_drho * drho + df_drhodot * drho_dot),
+                &(-df_drhodot * n),
+                &zero,
+            );
+            put(kin::RHO, &drho, &zero, &zero);
         }
-        p.kin.set_row(kin::VX, &dvx);
-        p.kin.set_row(kin::VY, &dvy);
-        p.kin.set_row(kin::OMEGA, &domega);
-        p.kin.set_row(kin::GAMMA, &dgamma);
-        p.kin.set_row(kin::PSI_DOT, &dpsi);
         p.e_x = de_x;
         p.e_y = de_y;
         p.n = dn;
@@ -236,11 +249,11 @@ impl Default for ContactPartials {
     fn default() -> Self {
         Self {
             kin: SMatrix::zeros(),
-            e_x: J3::zeros(),
-            e_y: J3::zeros(),
-            n: J3::zeros(),
-            up: J3::zeros(),
-            loaded_radius: J1::zeros(),
+            e_x: SMatrix::zeros(),
+            e_y: SMatrix::zeros(),
+            n: SMatrix::zeros(),
+            up: SMatrix::zeros(),
+            loaded_radius: SMatrix::zeros(),
         }
     }
 }

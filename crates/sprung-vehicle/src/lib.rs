@@ -17,6 +17,7 @@ pub mod leaf_spring;
 pub mod rig;
 pub mod road;
 pub mod speed_controller;
+pub mod steering;
 pub mod tire;
 pub mod tire_element;
 
@@ -30,6 +31,7 @@ pub fn register_all(reg: &mut ElementRegistry) {
         (kind.register)(reg);
     }
     reg.register(speed_controller::INFO, speed_controller::build);
+    steering::register(reg);
 }
 
 /// The built-in element kinds of `sprung-mbs` plus the vehicle kinds of [`register_all`].

@@ -16,11 +16,37 @@
 //! ([`crate::contact::ContactPartials`]) chained with the law's [`TireModel::partials`], plus the
 //! rotation of the contact frame and the lever arm P − c under the marker's motion. They are
 //! checked against central differences of the element (`tests/tire_element_partials.rs`).
+//!
+//! # Wheel spin as a state
+//!
+//! With `spin = "state"` the marker sits on a **non-spinning wheel carrier** (knuckle, axle
+//! beam; y = spin axis a) and the wheel's absolute spin rate Ω about a is an element state
+//! after the law's, with the brake deflection z (states `omega`, `brake_angle`). The wheel's
+//! angular velocity is ω_w = ω_c − (ω_c·a) a + Ω a (ω_c the carrier's), which the contact sees
+//! instead of the marker's. For an axisymmetric wheel the Euler equation about its axis is
+//! exactly (the transverse terms cancel)
+//!
+//! I_w Ω̇ = T_d − T_b z/φ_s + a·τ,
+//!
+//! τ the tire's torque on the wheel about its centre (a·τ = −r_s F_x + the rolling-resistance
+//! moment …), T_d the drive torque, T_b ≥ 0 the brake's friction torque (both element inputs).
+//! The brake is a **Dahl friction element** (Dahl 1968, the bristle model behind LuGre): the
+//! brake deflection z follows the wheel's spin relative to the carrier Ω_r = Ω − ω_c·a,
+//! ż = Ω_r − |Ω_r| z/φ_s, and the brake acts with T_b (z + τ_b ż)/φ_s (τ_b the damping time,
+//! LuGre's σ₁ term). While the wheel slides, z → ±φ_s and ż → 0 (the torque is ±T_b); through
+//! Ω_r = 0 the torque follows a state, continuous, and a held wheel sticks (ż = 0 at Ω_r = 0): no
+//! creep, no chatter, no regularising velocity; the held wheel turns at most φ_s
+//! (`brake_stick_angle`) against the brake, damped by τ_b (`brake_damping_time`). The carrier takes the force F, the
+//! tire torque without its axial part, the brake's reaction T_b z/φ_s a, the gyroscopic moment
+//! −I_w Ω (ω_c × a) of the spinning wheel, and (with `drive_reaction = "carrier"`) −T_d a. The
+//! wheel's mass and transverse inertia belong to the carrier body; its polar inertia is I_w.
+//! The partials chain the contact's through ω_w to (δφ, δω, Ω) and add the spin and brake rows
+//! and columns analytically.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 
-use nalgebra::{SMatrix, Vector3};
+use nalgebra::{Matrix3, SMatrix, Vector3};
 use sprung_mbs::element_law::{
     ElementInput, ElementJacobian, ElementLaw, ElementOutput, MarkerState, OutputInfo, Provided,
 };
@@ -38,6 +64,46 @@ pub const ROAD_PARAMETER: ParamInfo = ParamInfo {
     description: "name of the [[roads]] entry the tire rolls on (text; default: the only road)",
     default: Some(f64::NAN),
 };
+
+/// The spin-model parameters every tire element has (module docs, "Wheel spin as a state").
+pub const SPIN_PARAMETERS: &[ParamInfo] = &[
+    ParamInfo {
+        name: "spin",
+        unit: "-",
+        description: "\"body\" (default): the marker's body is the spinning wheel; \"state\": the marker's body is a non-spinning wheel carrier and the spin rate is an element state",
+        default: Some(f64::NAN),
+    },
+    ParamInfo {
+        name: "spin_inertia",
+        unit: "kg m^2",
+        description: "spin = \"state\": polar moment of inertia of the spinning parts (required there)",
+        default: Some(f64::NAN),
+    },
+    ParamInfo {
+        name: "brake_stick_angle",
+        unit: "rad",
+        description: "spin = \"state\": rotation of the wheel against the held brake before it slips (Dahl brake)",
+        default: Some(DEFAULT_STICK_ANGLE),
+    },
+    ParamInfo {
+        name: "brake_damping_time",
+        unit: "s",
+        description: "spin = \"state\": damping of the held brake as a time times its stiffness T_b/phi_s",
+        default: Some(DEFAULT_BRAKE_DAMPING_TIME),
+    },
+    ParamInfo {
+        name: "drive_reaction",
+        unit: "-",
+        description: "spin = \"state\": \"carrier\" (default): the drive torque reacts on the carrier; \"none\": its source takes the reaction",
+        default: Some(f64::NAN),
+    },
+    ParamInfo {
+        name: "initial_omega",
+        unit: "rad/s",
+        description: "spin = \"state\": initial spin rate (default: free rolling at the design velocity)",
+        default: Some(f64::NAN),
+    },
+];
 
 /// Outputs of every tire element (read with `quantity = "element_output"`).
 pub const OUTPUTS: &[OutputInfo] = &[
@@ -91,13 +157,144 @@ pub const OUTPUTS: &[OutputInfo] = &[
         "m",
         "effective rolling radius of the tire law",
     ),
+    o(
+        "slip",
+        "-",
+        "longitudinal slip (omega r_e - vx) / max(|vx|, 0.1 m/s)",
+    ),
+    o(
+        "drive_torque",
+        "N m",
+        "drive torque on the wheel (spin = \"state\"; else 0)",
+    ),
+    o(
+        "brake_torque",
+        "N m",
+        "acting brake torque against the wheel's spin on its carrier (spin = \"state\"; else 0)",
+    ),
 ];
+
+/// Input slots of every tire element (`[[elements]] inputs = { drive_torque = "...",
+/// brake_torque = "..." }`, usually `kind = "signal"` model inputs); read with `spin = "state"`
+/// only.
+pub const TORQUE_INPUTS: &[OutputInfo] = &[
+    o(
+        "drive_torque",
+        "N m",
+        "spin = \"state\": drive torque on the wheel about its axis (> 0 drives forward)",
+    ),
+    o(
+        "brake_torque",
+        "N m",
+        "spin = \"state\": brake friction torque (>= 0; the brake acts against the wheel's spin on the carrier)",
+    ),
+];
+
+/// Number of outputs before `slip`, `drive_torque`, `brake_torque`.
+const N_BASE_OUTPUTS: usize = 18;
 
 const fn o(name: &'static str, unit: &'static str, description: &'static str) -> OutputInfo {
     OutputInfo {
         name,
         unit,
         description,
+    }
+}
+
+/// How the wheel spins (parameter `spin`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Spin {
+    /// `spin = "body"` (default): the marker's body is the spinning wheel; its angular velocity
+    /// about the marker's y axis is the spin rate.
+    Body,
+    /// `spin = "state"`: the marker's body is a non-spinning wheel carrier and the wheel's spin
+    /// rate is an element state ([`SpinState`]).
+    State(SpinState),
+}
+
+/// The wheel spin as element states (module docs, "Wheel spin as a state"): the wheel turns
+/// about the carrier's y axis a with the absolute spin rate Ω, and the brake is a Dahl
+/// friction element with the stick angle φ_s.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SpinState {
+    /// Polar moment of inertia of the spinning parts I_w, kg m².
+    pub inertia: f64,
+    /// Brake stick angle φ_s, rad: the wheel turns against the held brake by at most φ_s
+    /// before the brake slips (the brake's torsional stiffness is T_b/φ_s).
+    pub stick_angle: f64,
+    /// Brake damping time τ_b, s: the held brake's damping is τ_b times its stiffness (the
+    /// LuGre σ₁ term), so the wheel does not ring on the brake's stiffness.
+    pub damping_time: f64,
+    /// Whether the drive torque's reaction acts on the carrier (`drive_reaction = "carrier"`,
+    /// a hub motor or a drive housed in the carrier) or is left to the torque's source
+    /// (`"none"`, e.g. a driveline element on the chassis).
+    pub drive_reaction_on_carrier: bool,
+    /// Initial spin rate, rad/s.
+    pub initial_omega: f64,
+}
+
+/// Default brake damping time τ_b, s (assumption: damping ratio ≈ 0.2–0.6 of a 1–1.2 kg m² car
+/// wheel on a 300–3000 N m brake).
+pub const DEFAULT_BRAKE_DAMPING_TIME: f64 = 1e-3;
+
+/// Default brake stick angle φ_s, rad (assumption: 2 mrad, brake and hub compliance of a car
+/// wheel; a 2 kN m brake is then a 1 MN m/rad torsional spring while it holds).
+pub const DEFAULT_STICK_ANGLE: f64 = 2e-3;
+
+/// Velocity floor of the `slip` output's denominator, m/s.
+pub const SLIP_VELOCITY_FLOOR: f64 = 0.1;
+
+/// Torques and state rates of the spin state at one evaluation.
+#[derive(Debug, Clone, Copy)]
+struct SpinRates {
+    /// Torque on the carrier, N m (global).
+    carrier_torque: Vector3<f64>,
+    /// Ω̇, rad/s².
+    omega_dot: f64,
+    /// ż, rad/s (brake deflection).
+    z_dot: f64,
+    /// Acting brake torque T_b (z + τ_b ż)/φ_s, N m (opposes the wheel's spin relative to the carrier).
+    brake: f64,
+}
+
+impl SpinState {
+    /// The spin balance I_w Ω̇ = T_d − T_b (z + τ_b ż)/φ_s + a·τ (τ: the tire's torque on the wheel about
+    /// its centre), the Dahl brake ż = Ω_r − |Ω_r| z/φ_s with Ω_r = Ω − ω_c·a, and the torque the
+    /// carrier takes: τ − (a·τ) a + T_b z/φ_s a − I_w Ω (ω_c × a) (− T_d a with the drive
+    /// reaction on the carrier).
+    fn rates(
+        &self,
+        m: &MarkerState,
+        omega: f64,
+        z: f64,
+        tau: &Vector3<f64>,
+        drive: f64,
+        brake: f64,
+    ) -> SpinRates {
+        let a: Vector3<f64> = m.rot.column(1).into_owned();
+        let omega_r = omega - m.w.dot(&a);
+        let z_dot = omega_r - omega_r.abs() * z / self.stick_angle;
+        let t_bk = brake.max(0.0) * (z + self.damping_time * z_dot) / self.stick_angle;
+        let tau_a = a.dot(tau);
+        let mut carrier_torque = tau - a * tau_a + a * t_bk - self.inertia * omega * m.w.cross(&a);
+        if self.drive_reaction_on_carrier {
+            carrier_torque -= a * drive;
+        }
+        SpinRates {
+            carrier_torque,
+            omega_dot: (drive - t_bk + tau_a) / self.inertia,
+            z_dot,
+            brake: t_bk,
+        }
+    }
+
+    /// The wheel's kinematics on the carrier `m`: angular velocity ω_c − (ω_c·a) a + Ω a.
+    fn wheel(m: &MarkerState, omega: f64) -> MarkerState {
+        let a: Vector3<f64> = m.rot.column(1).into_owned();
+        MarkerState {
+            w: m.w + a * (omega - m.w.dot(&a)),
+            ..*m
+        }
     }
 }
 
@@ -110,16 +307,24 @@ pub struct TireElement<M: TireModel> {
     pub road: Arc<Road>,
     /// The law's vertical contact law.
     pub vertical: VerticalLaw,
+    /// How the wheel spins.
+    pub spin: Spin,
 }
 
 impl<M: TireModel> TireElement<M> {
-    /// A tire element of law `model` on `road`.
+    /// A tire element of law `model` on `road`, on the spinning wheel body.
     pub fn new(model: M, road: Arc<Road>) -> Self {
+        Self::with_spin(model, road, Spin::Body)
+    }
+
+    /// A tire element of law `model` on `road` with the spin model `spin`.
+    pub fn with_spin(model: M, road: Arc<Road>, spin: Spin) -> Self {
         let vertical = model.vertical();
         Self {
             model,
             road,
             vertical,
+            spin,
         }
     }
 
@@ -136,6 +341,331 @@ impl<M: TireModel> TireElement<M> {
             f
         } else {
             TireForces::default()
+        }
+    }
+
+    /// The drive and brake torques of the element's input slots ([`TORQUE_INPUTS`]), N m; they
+    /// act only with `spin = "state"` (the spinning body has no carrier to react on).
+    fn torques(&self, x: &ElementInput) -> (f64, f64) {
+        match self.spin {
+            Spin::Body => (0.0, 0.0),
+            Spin::State(_) => (
+                x.inputs.first().copied().unwrap_or(0.0),
+                x.inputs.get(1).copied().unwrap_or(0.0),
+            ),
+        }
+    }
+
+    /// [`ElementLaw::evaluate`] with the drive torque T_d and the brake torque T_b (≥ 0; the
+    /// largest friction torque of the brake) given, N m; they act only with `spin = "state"`.
+    pub fn evaluate_with_torques(
+        &self,
+        x: &ElementInput,
+        drive: f64,
+        brake: f64,
+        out: &mut ElementOutput,
+    ) {
+        let ns = M::STATES.len();
+        let m = &x.markers[0];
+        let (law_states, spin_states) = x.states.split_at(ns);
+        let (c, f) = match self.spin {
+            Spin::Body => {
+                let c = self.contact(m);
+                let f = self.forces(&c, law_states, out.state_rates);
+                let (force, torque) = wrench(&c, &f);
+                out.force[0] = force;
+                out.torque[0] = torque;
+                (c, f)
+            }
+            Spin::State(sp) => {
+                let c = self.contact(&SpinState::wheel(m, spin_states[0]));
+                let f = self.forces(&c, law_states, &mut out.state_rates[..ns]);
+                let (force, torque) = wrench(&c, &f);
+                let r = sp.rates(m, spin_states[0], spin_states[1], &torque, drive, brake);
+                out.force[0] = force;
+                out.torque[0] = r.carrier_torque;
+                out.state_rates[ns] = r.omega_dot;
+                out.state_rates[ns + 1] = r.z_dot;
+                out.outputs[N_BASE_OUTPUTS + 1] = drive;
+                out.outputs[N_BASE_OUTPUTS + 2] = r.brake;
+                (c, f)
+            }
+        };
+        if self.spin == Spin::Body {
+            out.outputs[N_BASE_OUTPUTS + 1] = 0.0;
+            out.outputs[N_BASE_OUTPUTS + 2] = 0.0;
+        }
+        let k = &c.kin;
+        let r_e = self.model.effective_radius(k.fz, k.rho);
+        let values = [
+            k.fz,
+            f.fx,
+            f.fy,
+            f.mx,
+            f.my,
+            f.mz,
+            c.deflection,
+            k.vx,
+            k.vy,
+            k.omega,
+            k.gamma,
+            k.psi_dot,
+            c.point.x,
+            c.point.y,
+            c.point.z,
+            k.mu_road,
+            c.loaded_radius,
+            r_e,
+        ];
+        out.outputs[..N_BASE_OUTPUTS].copy_from_slice(&values);
+        out.outputs[N_BASE_OUTPUTS] = (k.omega * r_e - k.vx) / k.vx.abs().max(SLIP_VELOCITY_FLOOR);
+    }
+
+    /// [`ElementLaw::partials`] with the torques given (see [`Self::evaluate_with_torques`]).
+    pub fn partials_with_torques(
+        &self,
+        x: &ElementInput,
+        drive: f64,
+        brake: f64,
+        jac: &mut ElementJacobian,
+    ) -> Provided {
+        let ns = M::STATES.len();
+        let m = &x.markers[0];
+        let (law_states, spin_states) = x.states.split_at(ns);
+        let sp = match self.spin {
+            Spin::Body => {
+                let mut cp = ContactPartials::default();
+                let c = contact(&self.road, &self.vertical, m, Some(&mut cp));
+                let ch = self.chain(&c, law_states, &cp, &cp.kin);
+                ch.write(jac, ns, 12);
+                return Provided::ALL;
+            }
+            Spin::State(sp) => sp,
+        };
+        let (omega, z) = (spin_states[0], spin_states[1]);
+        let wheel = SpinState::wheel(m, omega);
+        let mut cp = ContactPartials::default();
+        let c = contact(&self.road, &self.vertical, &wheel, Some(&mut cp));
+        // Columns (δp, δφ, δv, δω) of the wheel → (δp, δφ, δv, δω, δΩ) of the carrier and the
+        // spin state: ω_w = ω_c − (ω_c·a) a + Ω a with δa = −[a]× δφ.
+        let a: Vector3<f64> = m.rot.column(1).into_owned();
+        let w = m.w;
+        let ax = a.cross_matrix();
+        let mut t = SMatrix::<f64, 12, 13>::zeros();
+        t.fixed_view_mut::<9, 9>(0, 0)
+            .copy_from(&SMatrix::<f64, 9, 9>::identity());
+        let w_phi = (a * w.transpose() - Matrix3::identity() * (omega - w.dot(&a))) * ax;
+        t.fixed_view_mut::<3, 3>(9, 3).copy_from(&w_phi);
+        t.fixed_view_mut::<3, 3>(9, 9)
+            .copy_from(&(Matrix3::identity() - a * a.transpose()));
+        t.fixed_view_mut::<3, 1>(9, 12).copy_from(&a);
+        let kin13 = cp.kin * t;
+        let ch = self.chain(&c, law_states, &cp, &kin13);
+        let (drive_c, brake) = (drive, brake.max(0.0));
+        let (_, tau) = wrench(&c, &ch.forces);
+        // δa over the 13 columns; δω_c (the carrier's angular velocity) likewise.
+        let mut da = SMatrix::<f64, 3, 13>::zeros();
+        da.fixed_view_mut::<3, 3>(0, 3).copy_from(&(-ax));
+        let mut dw = SMatrix::<f64, 3, 13>::zeros();
+        dw.fixed_view_mut::<3, 3>(0, 9)
+            .copy_from(&Matrix3::identity());
+        let mut e_omega = SMatrix::<f64, 1, 13>::zeros();
+        e_omega[12] = 1.0;
+        let omega_r = omega - w.dot(&a);
+        let d_omega_r = e_omega - a.transpose() * dw - w.transpose() * da;
+        let sgn = if omega_r > 0.0 {
+            1.0
+        } else if omega_r < 0.0 {
+            -1.0
+        } else {
+            0.0
+        };
+        let d_z_dot = d_omega_r * (1.0 - sgn * z / sp.stick_angle);
+        let z_dot = omega_r - omega_r.abs() * z / sp.stick_angle;
+        let dzdot_dz = -omega_r.abs() / sp.stick_angle;
+        // Brake torque T_b (z + τ_b ż)/φ_s over the columns and over z.
+        let k_b = brake / sp.stick_angle;
+        let t_bk = k_b * (z + sp.damping_time * z_dot);
+        let d_t_bk = d_z_dot * (k_b * sp.damping_time);
+        let d_t_bk_z = k_b * (1.0 + sp.damping_time * dzdot_dz);
+        let tau_a = a.dot(&tau);
+        let d_tau_a = a.transpose() * ch.torque + tau.transpose() * da;
+        let mut d_tc = ch.torque - a * d_tau_a - da * tau_a + da * t_bk + a * d_t_bk
+            - sp.inertia * (w.cross(&a) * e_omega + omega * (-ax * dw + w.cross_matrix() * da));
+        if sp.drive_reaction_on_carrier {
+            d_tc -= da * drive_c;
+        }
+        let d_omega_dot = (d_tau_a - d_t_bk) / sp.inertia;
+        // Marker and Ω columns.
+        let (iw, iz) = (6 + ns, 7 + ns);
+        for col in 0..12 {
+            let (dst, cc) = if col < 6 {
+                (&mut *jac.position, col)
+            } else {
+                (&mut *jac.velocity, col - 6)
+            };
+            for r in 0..3 {
+                dst[(r, cc)] = ch.force[(r, col)];
+                dst[(3 + r, cc)] = d_tc[(r, col)];
+            }
+            for j in 0..ns {
+                dst[(6 + j, cc)] = ch.law[(N_FORCES + j, col)];
+            }
+            dst[(iw, cc)] = d_omega_dot[col];
+            dst[(iz, cc)] = d_z_dot[col];
+        }
+        let v = &mut *jac.velocity;
+        for r in 0..3 {
+            v[(r, iw)] = ch.force[(r, 12)];
+            v[(3 + r, iw)] = d_tc[(r, 12)];
+            // Brake deflection: the brake torque on the wheel (−) and the carrier (+).
+            v[(3 + r, iz)] = a[r] * d_t_bk_z;
+        }
+        for j in 0..ns {
+            v[(6 + j, iw)] = ch.law[(N_FORCES + j, 12)];
+        }
+        v[(iw, iw)] = d_omega_dot[12];
+        v[(iz, iw)] = d_z_dot[12];
+        v[(iw, iz)] = -d_t_bk_z / sp.inertia;
+        v[(iz, iz)] = dzdot_dz;
+        // Law-state columns: the wheel torque's share goes to the spin (a·) and the carrier.
+        for j in 0..ns {
+            let (df, dt) = (ch.state_force[j], ch.state_torque[j]);
+            let dt_a = a.dot(&dt);
+            let dtc = dt - a * dt_a;
+            for r in 0..3 {
+                v[(r, 6 + j)] = df[r];
+                v[(3 + r, 6 + j)] = dtc[r];
+            }
+            for i in 0..ns {
+                v[(6 + i, 6 + j)] = ch.law_states[(N_FORCES + i, j)];
+            }
+            v[(iw, 6 + j)] = dt_a / sp.inertia;
+        }
+        Provided::ALL
+    }
+
+    /// The wheel's force, torque and law rates over the columns of `kin` (the contact's
+    /// kinematic inputs over C coordinates whose first six are the marker's δp, δφ), and over
+    /// the law's states: the kinematic partials chained with the law's, plus the rotation of the
+    /// contact frame and the lever arm P − c (`cp`, position columns only).
+    fn chain<const C: usize>(
+        &self,
+        c: &Contact,
+        states: &[f64],
+        cp: &ContactPartials,
+        kin: &SMatrix<f64, N_KIN, C>,
+    ) -> Chain<C> {
+        let ns = M::STATES.len();
+        let mut rates = [0.0; MAX_STATES];
+        let mut f = TireForces::default();
+        let mut tp = TirePartials::default();
+        self.model
+            .evaluate_with_partials(&c.kin, states, &mut f, &mut rates[..ns], &mut tp);
+        if !c.in_contact {
+            f = TireForces::default();
+        }
+        // Law outputs over the columns: ∂(f, ṡ)/∂kin · ∂kin/∂(columns).
+        let law_kin =
+            SMatrix::<f64, { N_FORCES + MAX_STATES }, N_KIN>::from_fn(|r, col| tp.kin[r][col]);
+        let mut d_law = law_kin * kin;
+        let mut d_law_s =
+            SMatrix::<f64, { N_FORCES + MAX_STATES }, MAX_STATES>::from_fn(|r, col| {
+                tp.states[r][col]
+            });
+        if !c.in_contact {
+            for r in 0..N_FORCES {
+                d_law.row_mut(r).fill(0.0);
+                d_law_s.row_mut(r).fill(0.0);
+            }
+        }
+        let e_x: Vector3<f64> = c.frame.column(0).into_owned();
+        let e_y: Vector3<f64> = c.frame.column(1).into_owned();
+        let n: Vector3<f64> = c.frame.column(2).into_owned();
+        let fz = c.kin.fz;
+        let (force, _) = wrench(c, &f);
+        let r_s = c.loaded_radius;
+        let e_u = c.up;
+        // F = f_x e_x + f_y e_y + F_z n.
+        let mut d_force =
+            e_x * d_law.row(0) + e_y * d_law.row(1) + n * kin.row(crate::tire::kin::FZ);
+        let geo_force = cp.e_x * f.fx + cp.e_y * f.fy + cp.n * fz;
+        // T = m_x e_x + m_y e_y + m_z n − r_s e_u × F.
+        let mut d_torque = e_x * d_law.row(2) + e_y * d_law.row(3) + n * d_law.row(4);
+        let geo_torque = cp.e_x * f.mx + cp.e_y * f.my + cp.n * f.mz
+            - e_u.cross(&force) * cp.loaded_radius
+            + force.cross_matrix() * cp.up * r_s;
+        d_force
+            .fixed_view_mut::<3, 6>(0, 0)
+            .zip_apply(&geo_force, |x, g| *x += g);
+        d_torque -= e_u.cross_matrix() * d_force * r_s;
+        d_torque
+            .fixed_view_mut::<3, 6>(0, 0)
+            .zip_apply(&geo_torque, |x, g| *x += g);
+        let mut state_force = [Vector3::zeros(); MAX_STATES];
+        let mut state_torque = [Vector3::zeros(); MAX_STATES];
+        for j in 0..ns {
+            let df = e_x * d_law_s[(0, j)] + e_y * d_law_s[(1, j)];
+            state_torque[j] = e_x * d_law_s[(2, j)] + e_y * d_law_s[(3, j)] + n * d_law_s[(4, j)]
+                - r_s * e_u.cross(&df);
+            state_force[j] = df;
+        }
+        Chain {
+            forces: f,
+            force: d_force,
+            torque: d_torque,
+            law: d_law,
+            law_states: d_law_s,
+            state_force,
+            state_torque,
+        }
+    }
+}
+
+/// The chained partials of the wheel's wrench and the law's rates (see [`TireElement::chain`]).
+struct Chain<const C: usize> {
+    /// The law's forces at the evaluation.
+    forces: TireForces,
+    /// ∂F/∂(columns).
+    force: SMatrix<f64, 3, C>,
+    /// ∂T/∂(columns) (the wheel's torque about its centre).
+    torque: SMatrix<f64, 3, C>,
+    /// ∂(law forces, law rates)/∂(columns).
+    law: SMatrix<f64, { N_FORCES + MAX_STATES }, C>,
+    /// ∂(law forces, law rates)/∂(law states).
+    law_states: SMatrix<f64, { N_FORCES + MAX_STATES }, MAX_STATES>,
+    /// ∂F/∂(law state j).
+    state_force: [Vector3<f64>; MAX_STATES],
+    /// ∂T/∂(law state j).
+    state_torque: [Vector3<f64>; MAX_STATES],
+}
+
+impl<const C: usize> Chain<C> {
+    /// Writes the element's partials of the spinning-body form (the marker's 12 columns, then
+    /// the law's `ns` states).
+    fn write(&self, jac: &mut ElementJacobian, ns: usize, cols: usize) {
+        for col in 0..cols {
+            let (dst, cc) = if col < 6 {
+                (&mut *jac.position, col)
+            } else {
+                (&mut *jac.velocity, col - 6)
+            };
+            for r in 0..3 {
+                dst[(r, cc)] = self.force[(r, col)];
+                dst[(3 + r, cc)] = self.torque[(r, col)];
+            }
+            for j in 0..ns {
+                dst[(6 + j, cc)] = self.law[(N_FORCES + j, col)];
+            }
+        }
+        for j in 0..ns {
+            for r in 0..3 {
+                jac.velocity[(r, 6 + j)] = self.state_force[j][r];
+                jac.velocity[(3 + r, 6 + j)] = self.state_torque[j][r];
+            }
+            for i in 0..ns {
+                jac.velocity[(6 + i, 6 + j)] = self.law_states[(N_FORCES + i, j)];
+            }
         }
     }
 }
@@ -155,123 +685,51 @@ impl<M: TireModel> ElementLaw for TireElement<M> {
         1
     }
     fn n_states(&self) -> usize {
-        M::STATES.len()
+        M::STATES.len() + self.n_spin_states()
     }
     fn state_names(&self) -> Vec<String> {
-        M::STATES.iter().map(|s| s.to_string()).collect()
+        let mut v: Vec<String> = M::STATES.iter().map(|s| s.to_string()).collect();
+        if let Spin::State(_) = self.spin {
+            v.extend(SPIN_STATES.iter().map(|s| s.to_string()));
+        }
+        v
+    }
+    fn initial_states(&self, states: &mut [f64]) {
+        states.fill(0.0);
+        if let Spin::State(sp) = self.spin {
+            states[M::STATES.len()] = sp.initial_omega;
+        }
     }
     fn outputs(&self) -> &[OutputInfo] {
         OUTPUTS
     }
+    fn inputs(&self) -> &[OutputInfo] {
+        TORQUE_INPUTS
+    }
 
     fn evaluate(&self, x: &ElementInput, out: &mut ElementOutput) {
-        let m = &x.markers[0];
-        let c = self.contact(m);
-        let f = self.forces(&c, x.states, out.state_rates);
-        let (force, torque) = wrench(&c, &f);
-        out.force[0] = force;
-        out.torque[0] = torque;
-        let k = &c.kin;
-        let values = [
-            k.fz,
-            f.fx,
-            f.fy,
-            f.mx,
-            f.my,
-            f.mz,
-            c.deflection,
-            k.vx,
-            k.vy,
-            k.omega,
-            k.gamma,
-            k.psi_dot,
-            c.point.x,
-            c.point.y,
-            c.point.z,
-            k.mu_road,
-            c.loaded_radius,
-            self.model.effective_radius(k.fz, k.rho),
-        ];
-        out.outputs.copy_from_slice(&values);
+        let (drive, brake) = self.torques(x);
+        self.evaluate_with_torques(x, drive, brake, out);
     }
 
     fn partials(&self, x: &ElementInput, jac: &mut ElementJacobian) -> Provided {
-        let m = &x.markers[0];
-        let ns = M::STATES.len();
-        let mut cp = ContactPartials::default();
-        let c = contact(&self.road, &self.vertical, m, Some(&mut cp));
-        let mut rates = [0.0; MAX_STATES];
-        let f = self.forces(&c, x.states, &mut rates[..ns]);
-        let mut tp = TirePartials::default();
-        self.model.partials(&c.kin, x.states, &mut tp);
-        // Law outputs over the marker perturbations: ∂(f, ṡ)/∂kin · ∂kin/∂(δp, δφ, δv, δω).
-        let law_kin =
-            SMatrix::<f64, { N_FORCES + MAX_STATES }, N_KIN>::from_fn(|r, col| tp.kin[r][col]);
-        let mut d_law = law_kin * cp.kin;
-        let mut d_law_s =
-            SMatrix::<f64, { N_FORCES + MAX_STATES }, MAX_STATES>::from_fn(|r, col| {
-                tp.states[r][col]
-            });
-        if !c.in_contact {
-            for r in 0..N_FORCES {
-                d_law.row_mut(r).fill(0.0);
-                d_law_s.row_mut(r).fill(0.0);
-            }
-        }
-        let e_x: Vector3<f64> = c.frame.column(0).into_owned();
-        let e_y: Vector3<f64> = c.frame.column(1).into_owned();
-        let n: Vector3<f64> = c.frame.column(2).into_owned();
-        let fz = c.kin.fz;
-        // F = f_x e_x + f_y e_y + F_z n.
-        let d_fz = cp.kin.row(crate::tire::kin::FZ);
-        let d_force = e_x * d_law.row(0)
-            + f.fx * cp.e_x
-            + e_y * d_law.row(1)
-            + f.fy * cp.e_y
-            + n * d_fz
-            + fz * cp.n;
-        let (force, _) = wrench(&c, &f);
-        // T = m_x e_x + m_y e_y + m_z n − r_s e_u × F.
-        let r_s = c.loaded_radius;
-        let e_u = c.up;
-        let d_torque = e_x * d_law.row(2)
-            + f.mx * cp.e_x
-            + e_y * d_law.row(3)
-            + f.my * cp.e_y
-            + n * d_law.row(4)
-            + f.mz * cp.n
-            - e_u.cross(&force) * cp.loaded_radius
-            - r_s * (e_u.cross_matrix() * d_force - force.cross_matrix() * cp.up);
-        for col in 0..12 {
-            let (dst, cc) = if col < 6 {
-                (&mut *jac.position, col)
-            } else {
-                (&mut *jac.velocity, col - 6)
-            };
-            for r in 0..3 {
-                dst[(r, cc)] = d_force[(r, col)];
-                dst[(3 + r, cc)] = d_torque[(r, col)];
-            }
-            for j in 0..ns {
-                dst[(6 + j, cc)] = d_law[(N_FORCES + j, col)];
-            }
-        }
-        // State columns: forces through the law's state partials; rates likewise.
-        for j in 0..ns {
-            let df = e_x * d_law_s[(0, j)] + e_y * d_law_s[(1, j)];
-            let dt = e_x * d_law_s[(2, j)] + e_y * d_law_s[(3, j)] + n * d_law_s[(4, j)]
-                - r_s * e_u.cross(&df);
-            for r in 0..3 {
-                jac.velocity[(r, 6 + j)] = df[r];
-                jac.velocity[(3 + r, 6 + j)] = dt[r];
-            }
-            for i in 0..ns {
-                jac.velocity[(6 + i, 6 + j)] = d_law_s[(N_FORCES + i, j)];
-            }
-        }
-        Provided::ALL
+        let (drive, brake) = self.torques(x);
+        self.partials_with_torques(x, drive, brake, jac)
     }
 }
+
+impl<M: TireModel> TireElement<M> {
+    /// Number of element states of the spin model (0 on the spinning body; Ω and z).
+    fn n_spin_states(&self) -> usize {
+        match self.spin {
+            Spin::Body => 0,
+            Spin::State(_) => SPIN_STATES.len(),
+        }
+    }
+}
+
+/// Names of the states `spin = "state"` adds after the law's.
+pub const SPIN_STATES: &[&str] = &["omega", "brake_angle"];
 
 /// Roads alive in some compiled model, by declaration: tires naming the same declared road share
 /// one [`Road`] (a grid is read once), across elements and models. An entry is reused only while
@@ -297,7 +755,7 @@ fn shared_road(decl: &sm::Road) -> Result<Arc<Road>, String> {
 /// The factory of kind `M`: the law from the parameters, the road by name.
 pub fn build<M: TireModel>(
     p: &ElementParams,
-    _design: &[MarkerState],
+    design: &[MarkerState],
 ) -> Result<Arc<dyn ElementLaw>, String> {
     let decl = p.road(ROAD_PARAMETER.name)?;
     let road = shared_road(decl)?;
@@ -309,7 +767,78 @@ pub fn build<M: TireModel>(
             M::STATES.len()
         ));
     }
-    Ok(Arc::new(TireElement::new(model, road)))
+    let mut element = TireElement::new(model, road);
+    element.spin = spin_model(p, &element, design)?;
+    Ok(Arc::new(element))
+}
+
+/// The spin model from the parameters `spin`, `spin_inertia`, `brake_stick_angle`,
+/// `drive_reaction`, `initial_omega`; the default initial spin rate is free rolling
+/// (Ω = v_x / r_e) at the design kinematics of the carrier.
+fn spin_model<M: TireModel>(
+    p: &ElementParams,
+    element: &TireElement<M>,
+    design: &[MarkerState],
+) -> Result<Spin, String> {
+    let state_only = [
+        "spin_inertia",
+        "drive_reaction",
+        "initial_omega",
+        "brake_stick_angle",
+        "brake_damping_time",
+    ];
+    match p.text("spin")? {
+        None | Some("body") => {
+            if let Some(name) = state_only.iter().find(|n| p.has(n)) {
+                return Err(format!(
+                    "parameter `{name}` applies to spin = \"state\" only; add spin = \"state\" (the marker on a non-spinning wheel carrier) or remove it"
+                ));
+            }
+            Ok(Spin::Body)
+        }
+        Some("state") => {
+            if !p.has("spin_inertia") {
+                return Err(
+                    "spin = \"state\" needs spin_inertia = ... (polar moment of inertia of the wheel, kg m^2)"
+                        .to_string(),
+                );
+            }
+            let inertia = p.positive("spin_inertia")?;
+            let stick_angle = p.positive("brake_stick_angle")?;
+            let damping_time = p.non_negative("brake_damping_time")?;
+            let drive_reaction_on_carrier = match p.text("drive_reaction")? {
+                None | Some("carrier") => true,
+                Some("none") => false,
+                Some(other) => {
+                    return Err(format!(
+                        "drive_reaction = \"{other}\": use \"carrier\" (the carrier takes the drive torque's reaction) or \"none\" (its source does)"
+                    ));
+                }
+            };
+            let initial_omega = if p.has("initial_omega") {
+                let w = p.number("initial_omega")?;
+                if !w.is_finite() {
+                    return Err(format!("parameter `initial_omega` = {w} must be finite"));
+                }
+                w
+            } else {
+                let m = design.first().copied().unwrap_or_default();
+                let a: Vector3<f64> = m.rot.column(1).into_owned();
+                let c = element.contact(&SpinState::wheel(&m, m.w.dot(&a)));
+                c.kin.vx / element.model.effective_radius(c.kin.fz, c.kin.rho)
+            };
+            Ok(Spin::State(SpinState {
+                inertia,
+                stick_angle,
+                damping_time,
+                drive_reaction_on_carrier,
+                initial_omega,
+            }))
+        }
+        Some(other) => Err(format!(
+            "spin = \"{other}\": use \"body\" (the marker's body is the spinning wheel) or \"state\" (a non-spinning carrier with the spin rate as an element state)"
+        )),
+    }
 }
 
 /// The parameter list of kind `M`: `road` and the law's own (made once per kind and kept for
@@ -320,6 +849,7 @@ fn parameters<M: TireModel>() -> &'static [ParamInfo] {
     let mut lists = lists.lock().unwrap_or_else(|e| e.into_inner());
     lists.entry(M::KIND).or_insert_with(|| {
         let mut v = vec![ROAD_PARAMETER];
+        v.extend_from_slice(SPIN_PARAMETERS);
         v.extend_from_slice(M::PARAMETERS);
         Vec::leak(v)
     })
@@ -334,6 +864,7 @@ pub fn kind_info<M: TireModel>() -> KindInfo {
         parameters: parameters::<M>(),
         states: M::STATES,
         outputs: OUTPUTS,
+        inputs: TORQUE_INPUTS,
     }
 }
 

@@ -307,6 +307,9 @@ fn a_braked_wheel_on_a_slope_creeps_at_the_rate_v_n_implies() {
             "drift {drift} vs {predicted}"
         );
     }
-    // The 1 mm over 60 s on a 10 % slope needs v_n ≤ ~0.005 m/s for this tire.
-    assert!(parked_on_slope(0.001).0 < 1e-3);
+    // The 1 mm over 60 s on a 10 % slope needs v_n ≤ ~0.006 m/s for this tire (the
+    // drift is linear in v_n: 1.67 mm at 0.01 m/s); the default holds it with a factor 2.
+    let (drift, _) = parked_on_slope(sprung_vehicle::tire::tmeasy::DEFAULT_V_N);
+    println!("default v_n: drift over 60 s {:.4} mm", drift * 1e3);
+    assert!(drift < 0.6e-3, "default v_n creeps {drift} m in 60 s");
 }

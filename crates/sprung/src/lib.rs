@@ -36,6 +36,7 @@
 //! interface [`sprung_mbs::element_law::ElementLaw`] (docs/elements.md).
 
 mod error;
+pub mod kc;
 pub mod linearise;
 mod model;
 pub mod parameters;
@@ -49,6 +50,11 @@ pub use error::Error;
 #[cfg(doctest)]
 #[doc = include_str!("../../../docs/parameters.md")]
 mod parameters_doc {}
+
+/// The Rust example of `docs/kc.md` compiles as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/kc.md")]
+mod kc_doc {}
 
 /// The Rust examples of `docs/sweeps.md` run as doctests.
 #[cfg(doctest)]

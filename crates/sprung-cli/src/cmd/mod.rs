@@ -7,6 +7,7 @@ pub mod compare;
 pub mod elements;
 pub mod fmu;
 pub mod inputs_table;
+pub mod kc;
 pub mod loadcase;
 pub mod metrics;
 pub mod modes;

@@ -50,6 +50,7 @@ pub const INFO: KindInfo = KindInfo {
     ],
     states: &[],
     outputs: OUTPUTS,
+    inputs: &[],
 };
 
 const OUTPUTS: &[OutputInfo] = &[

@@ -48,6 +48,7 @@ pub const INFO: KindInfo = KindInfo {
     ],
     states: &["damper_elongation"],
     outputs: OUTPUTS,
+    inputs: &[],
 };
 
 const OUTPUTS: &[OutputInfo] = &[

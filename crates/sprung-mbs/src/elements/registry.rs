@@ -36,6 +36,8 @@ pub struct KindInfo {
     pub states: &'static [&'static str],
     /// Outputs for output channels.
     pub outputs: &'static [OutputInfo],
+    /// Input slots (scalars the element reads, mapped by its `inputs` table to model inputs).
+    pub inputs: &'static [OutputInfo],
 }
 
 /// Builds a law from the parameters and the design kinematics of its markers.
@@ -284,6 +286,12 @@ impl ElementRegistry {
                 s.push_str(&format!(
                     "  output {} [{}] {}\n",
                     o.name, o.unit, o.description
+                ));
+            }
+            for i in k.inputs {
+                s.push_str(&format!(
+                    "  input {} [{}] {}\n",
+                    i.name, i.unit, i.description
                 ));
             }
         }

@@ -209,6 +209,21 @@ pub trait TireModel: Send + Sync + Debug + Sized + 'static {
     /// Analytic partials of [`TireModel::evaluate`] (zeroed on entry). Must not allocate.
     fn partials(&self, k: &SlipKinematics, states: &[f64], jac: &mut TirePartials);
 
+    /// [`TireModel::evaluate`] and [`TireModel::partials`] in one call (what the tire element
+    /// needs for its Jacobian). Laws that differentiate by dual numbers override it to take the
+    /// forces and rates from the same pass. Must not allocate.
+    fn evaluate_with_partials(
+        &self,
+        k: &SlipKinematics,
+        states: &[f64],
+        out: &mut TireForces,
+        rates: &mut [f64],
+        jac: &mut TirePartials,
+    ) {
+        self.evaluate(k, states, out, rates);
+        self.partials(k, states, jac);
+    }
+
     /// The load the parameters are referred to (PAC2002 FNOMIN, TMeasy pn), N, if the law has
     /// one: the tire test rig's default load.
     fn nominal_load(&self) -> Option<f64> {

@@ -27,7 +27,7 @@ pub mod params;
 use sprung_mbs::elements::{ElementParams, ParamInfo};
 
 use self::law::{LawIn, LawOut};
-pub use self::params::{Curve, TmeasyParams, VerticalInput};
+pub use self::params::{Curve, DEFAULT_V_N, TmeasyParams, VerticalInput};
 use super::{
     N_FORCES, N_KIN, SlipKinematics, TireForces, TireModel, TirePartials, VerticalLaw,
     VerticalStiffness,
@@ -136,6 +136,36 @@ impl TireModel for Tmeasy {
     /// law's affine dependence on the states (ẋ_e = g_x x_e + …, g_x = −v_t c_x/(v_t d_x + f_sx);
     /// F_x = c_x x_e + d_x ẋ_e; likewise y and bore; M_z = −F_y L n + M_B).
     fn partials(&self, k: &SlipKinematics, states: &[f64], jac: &mut TirePartials) {
+        self.dual_pass(k, states, jac);
+    }
+
+    /// One dual-number pass gives the forces and rates (its values) and the partials.
+    fn evaluate_with_partials(
+        &self,
+        k: &SlipKinematics,
+        states: &[f64],
+        out: &mut TireForces,
+        rates: &mut [f64],
+        jac: &mut TirePartials,
+    ) {
+        let r = self.dual_pass(k, states, jac);
+        let [fx, fy, mx, my, mz] = r.forces.map(|x| x.v);
+        *out = TireForces { fx, fy, mx, my, mz };
+        for (d, x) in rates.iter_mut().zip(r.rates) {
+            *d = x.v;
+        }
+    }
+}
+
+impl Tmeasy {
+    /// The law over dual numbers seeded with the kinematic inputs: fills `jac` and returns the
+    /// dual outputs (values and kinematic derivatives).
+    fn dual_pass(
+        &self,
+        k: &SlipKinematics,
+        states: &[f64],
+        jac: &mut TirePartials,
+    ) -> LawOut<Dual<N_KIN>> {
         let kv = k.as_array();
         let kin: [Dual<N_KIN>; N_KIN] = std::array::from_fn(|i| Dual::seed(kv[i], i));
         let st: [Dual<N_KIN>; N_STATES] =
@@ -171,5 +201,6 @@ impl TireModel for Tmeasy {
             jac.states[4][1] = -a.trail * dfy;
             jac.states[4][2] = dmb;
         }
+        r
     }
 }

@@ -19,6 +19,7 @@ pub const INFO: KindInfo = KindInfo {
     parameters: Tmeasy::PARAMETERS,
     states: Tmeasy::STATES,
     outputs: &[],
+    inputs: &[],
 };
 
 #[derive(Deserialize)]

@@ -387,6 +387,33 @@ impl TireModel for Pac2002 {
     }
 
     fn partials(&self, k: &SlipKinematics, states: &[f64], jac: &mut TirePartials) {
+        self.dual_pass(k, states, jac);
+    }
+
+    /// One dual-number pass gives the forces and rates (its values) and the partials.
+    fn evaluate_with_partials(
+        &self,
+        k: &SlipKinematics,
+        states: &[f64],
+        out: &mut TireForces,
+        rates: &mut [f64],
+        jac: &mut TirePartials,
+    ) {
+        let (f, r) = self.dual_pass(k, states, jac);
+        *out = f;
+        rates[..2].copy_from_slice(&r);
+    }
+}
+
+impl Pac2002 {
+    /// The law over dual numbers: fills `jac` and returns the forces and state rates (the
+    /// values of the same pass).
+    fn dual_pass(
+        &self,
+        k: &SlipKinematics,
+        states: &[f64],
+        jac: &mut TirePartials,
+    ) -> (TireForces, [f64; 2]) {
         // Front part in 9 seeds: the 7 kinematic inputs, then the 2 states.
         let seed = |v: f64, i: usize| Dual::<NF>::seed(v, i);
         let lifted = k.fz <= 0.0;
@@ -410,9 +437,10 @@ impl TireModel for Pac2002 {
             jac.states[row][0] = r.d[7];
             jac.states[row][1] = r.d[8];
         }
+        let rates = [r0.v, r1.v];
         let set = self.settings(k.mu_road);
         if lifted || set.mu_factor <= 0.0 {
-            return;
+            return (TireForces::default(), rates);
         }
         // Magic Formula in 4 seeds (Fz, κ_F, α_F, γ); the rolling resistance in 6 (+ vx, ω);
         // then the chain rule to the 9.
@@ -463,5 +491,13 @@ impl TireModel for Pac2002 {
             jac.states[row][0] = acc[7];
             jac.states[row][1] = acc[8];
         }
+        let forces = TireForces {
+            fx: f[0].v,
+            fy: f[1].v,
+            mx: f[2].v,
+            my: f[3].v,
+            mz: f[4].v,
+        };
+        (forces, rates)
     }
 }

@@ -100,6 +100,11 @@ const fn req(name: &'static str, unit: &'static str, description: &'static str) 
     }
 }
 
+/// Default regularising velocity v_N, m/s: a braked wheel creeps at v_N times the slip that holds
+/// its load (`docs/tire-tmeasy.md`); 0.003 m/s keeps the car tire's creep on a 10 % slope at
+/// 0.5 mm per minute, half the 1 mm, leaving room for heavier loads per tire.
+pub const DEFAULT_V_N: f64 = 0.003;
+
 /// The parameters of a `type = "tmeasy"` entry. Those described "default …" without a default
 /// value have defaults computed from other parameters.
 pub const PARAMETERS: &[ParamInfo] = &[
@@ -166,8 +171,8 @@ pub const PARAMETERS: &[ParamInfo] = &[
     ParamInfo {
         name: "v_n",
         unit: "m/s",
-        description: "regularising velocity of the transport velocity",
-        default: Some(0.01),
+        description: "regularising velocity of the transport velocity (a braked wheel creeps at v_n times its holding slip)",
+        default: Some(DEFAULT_V_N),
     },
     req("dfx0_pn", "N", "initial slope dFx/dsx at pn"),
     req("dfx0_2pn", "N", "initial slope dFx/dsx at 2 pn"),

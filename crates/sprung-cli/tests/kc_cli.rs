@@ -1,0 +1,118 @@
+//! `sprung kc` end to end on the double-wishbone axle: CSV and PNG per test, the CSV's wheel
+//! travel is the requested one, the wheel rate column matches the data sheet, left and right
+//! agree; bad input names the option that fixes it.
+
+mod common;
+
+use common::{root, sprung_output, text};
+
+fn read_csv(path: &std::path::Path) -> (Vec<String>, Vec<Vec<f64>>) {
+    let s = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut lines = s.lines();
+    let header = lines
+        .next()
+        .unwrap()
+        .split(',')
+        .map(str::to_string)
+        .collect();
+    let rows = lines
+        .map(|l| l.split(',').map(|x| x.parse::<f64>().unwrap()).collect())
+        .collect();
+    (header, rows)
+}
+
+#[test]
+fn kc_rig_writes_travel_and_force_tests() {
+    let out = std::env::temp_dir().join(format!("sprung-kc-cli-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&out);
+    let model = root().join("models/double_wishbone.toml");
+    let o = sprung_output(&[
+        "kc",
+        model.to_str().unwrap(),
+        "--test",
+        "parallel,fy",
+        "--steps",
+        "5",
+        "--range",
+        "20",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let stdout = text(&o);
+    let stderr = &stdout;
+    assert!(o.status.success(), "{stdout}\n{stderr}");
+    assert!(stdout.contains("roll_centre_height_LR"), "{stdout}");
+    for f in [
+        "parallel.csv",
+        "parallel.png",
+        "fy.csv",
+        "fy.png",
+        "summary.txt",
+    ] {
+        assert!(out.join(f).exists(), "{f} missing");
+    }
+    let (h, rows) = read_csv(&out.join("parallel.csv"));
+    let col = |n: &str| {
+        h.iter()
+            .position(|c| c == n)
+            .unwrap_or_else(|| panic!("{n} in {h:?}"))
+    };
+    let (x, t, tl, tr, k) = (
+        col("travel_mm"),
+        col("travel_L_mm"),
+        col("toe_L_deg"),
+        col("toe_R_deg"),
+        col("wheel_rate_L_N_per_mm"),
+    );
+    assert_eq!(rows.len(), 5);
+    for r in &rows {
+        // travel held to 1e-9 m by the force Newton
+        assert!((r[x] - r[t]).abs() < 1e-5, "travel {} vs {}", r[t], r[x]);
+        assert!((r[tl] - r[tr]).abs() < 1e-6, "toe L/R {} {}", r[tl], r[tr]);
+    }
+    // data sheet: parallel wheel rate 29.13 N/mm at design (±10 mm difference quotient here;
+    // the rate rises with travel, hence 1 %)
+    assert!(
+        (rows[2][k] - 29.128).abs() < 0.3,
+        "wheel rate {}",
+        rows[2][k]
+    );
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+#[test]
+fn kc_rig_errors_name_the_fixing_option() {
+    let msd = root().join("models/mass_spring_damper.toml");
+    let o = sprung_output(&["kc", msd.to_str().unwrap(), "--out", "/nonexistent/kc"]);
+    let stderr = text(&o);
+    assert!(!o.status.success());
+    assert!(stderr.contains("--wheel-centre"), "{stderr}");
+    let dw = root().join("models/double_wishbone.toml");
+    let o = sprung_output(&[
+        "kc",
+        dw.to_str().unwrap(),
+        "--wheel-centre",
+        "wheel_centre_L",
+        "--carrier",
+        "carrier_L",
+        "--carrier",
+        "carrier_R",
+    ]);
+    let stderr = text(&o);
+    assert!(
+        !o.status.success() && stderr.contains("one carrier per wheel centre"),
+        "{stderr}"
+    );
+    let o = sprung_output(&["kc", dw.to_str().unwrap(), "--test", "steer"]);
+    let stderr = text(&o);
+    assert!(
+        !o.status.success() && stderr.contains("--steer-range"),
+        "{stderr}"
+    );
+    let o = sprung_output(&["kc", dw.to_str().unwrap(), "--wheel-centre", "nope"]);
+    let stderr = text(&o);
+    assert!(
+        !o.status.success() && stderr.contains("no marker of that name"),
+        "{stderr}"
+    );
+}
