@@ -33,7 +33,7 @@ pub const INFO: KindInfo = KindInfo {
         ParamInfo {
             name: "target_time",
             unit: "s",
-            description: "times of the target-speed table (list, increasing)",
+            description: "times of the target-speed table (list, increasing); without it the input slot target_speed",
             default: None,
         },
         ParamInfo {
@@ -75,7 +75,14 @@ pub const INFO: KindInfo = KindInfo {
     ],
     states: &["error_integral"],
     outputs: OUTPUTS,
+    inputs: INPUTS,
 };
+
+const INPUTS: &[OutputInfo] = &[OutputInfo {
+    name: "target_speed",
+    unit: "m/s",
+    description: "target speed (used when the element has no target_time/target_speed table)",
+}];
 
 const OUTPUTS: &[OutputInfo] = &[
     OutputInfo {
@@ -103,6 +110,7 @@ const OUTPUTS: &[OutputInfo] = &[
 /// The PI speed controller (module docs).
 #[derive(Debug, Clone, PartialEq)]
 pub struct SpeedController {
+    /// Target-speed table (empty: the input slot `target_speed`).
     time: Vec<f64>,
     speed: Vec<f64>,
     kp: f64,
@@ -116,15 +124,15 @@ pub struct SpeedController {
 pub fn build(p: &ElementParams, _design: &[MarkerState]) -> Result<Arc<dyn ElementLaw>, String> {
     let time = p
         .list("target_time")?
-        .ok_or("parameter `target_time` is missing; add target_time = [t0, t1, ...] (s)")?
-        .to_vec();
+        .map(<[f64]>::to_vec)
+        .unwrap_or_default();
     let speed = p
         .list("target_speed")?
-        .ok_or("parameter `target_speed` is missing; add target_speed = [v0, v1, ...] (m/s)")?
-        .to_vec();
-    if time.is_empty() || time.len() != speed.len() {
+        .map(<[f64]>::to_vec)
+        .unwrap_or_default();
+    if time.len() != speed.len() {
         return Err(format!(
-            "target_time has {} and target_speed {} entries; give the same number (>= 1)",
+            "target_time has {} and target_speed {} entries; give the same number, or neither (then the input slot target_speed sets the target: inputs = {{ target_speed = \"...\" }})",
             time.len(),
             speed.len()
         ));
@@ -155,9 +163,13 @@ pub fn build(p: &ElementParams, _design: &[MarkerState]) -> Result<Arc<dyn Eleme
 }
 
 impl SpeedController {
-    /// Target speed at time t (piecewise linear, constant outside the table), m/s.
-    pub fn target(&self, t: f64) -> f64 {
+    /// Target speed at time t (piecewise linear, constant outside the table), m/s; without a
+    /// table the input slot's value `slot`.
+    pub fn target(&self, t: f64, slot: f64) -> f64 {
         let n = self.time.len();
+        if n == 0 {
+            return slot;
+        }
         if t <= self.time[0] {
             return self.speed[0];
         }
@@ -189,11 +201,14 @@ impl ElementLaw for SpeedController {
     fn outputs(&self) -> &[OutputInfo] {
         OUTPUTS
     }
+    fn inputs(&self) -> &[OutputInfo] {
+        INPUTS
+    }
 
     fn evaluate(&self, x: &ElementInput, out: &mut ElementOutput) {
         let m = x.markers;
         let v = m[0].v.dot(&m[0].rot.column(0));
-        let target = self.target(x.t);
+        let target = self.target(x.t, x.inputs.first().copied().unwrap_or(0.0));
         let e = target - v;
         let s = x.states[0];
         let u = self.kp * e + self.ki * s;
