@@ -205,11 +205,12 @@ fn lsrt2_at_1_ms_agrees_with_a_tighter_reference_on_the_first_impact() {
         let err: f64 = a.iter().zip(&l[k]).map(|(x, y)| (x - y).powi(2)).sum();
         let nmse = err / var;
         eprintln!("{name}: NMSE {nmse:e}");
-        // Measured (1.8 s, first impact of axle 1 included): F_z11 5.5e-7, F_z12 4.9e-6, axle z
-        // 8.7e-7, frame z 6.4e-6, speed 1e-10 — LSRT2's O(h²) error at 1 ms; the reference at
-        // 0.1 ms carries 1 % of it. Bound 2e-5. (RODAS4 as the reference needs ~30 µs steps on
-        // this model, whose stiff leaf joints limit its error control: minutes per run.)
-        assert!(nmse < 2e-5, "{name}: NMSE {nmse:e}");
+        // Measured (1.8 s, first impact of axle 1 included, with the steering element): F_z11
+        // 1.4e-6, F_z12 1.2e-5, axle z 2.1e-6, frame z 1.3e-5, speed 2e-10 — LSRT2's O(h²) error
+        // at 1 ms; the reference at 0.1 ms carries 1 % of it. Bound 5e-5 (4x the largest).
+        // (RODAS4 as the reference needs ~30 µs steps on this model, whose stiff leaf joints
+        // limit its error control: minutes per run.)
+        assert!(nmse < 5e-5, "{name}: NMSE {nmse:e}");
     }
 }
 

@@ -109,6 +109,7 @@ fn run_one(
         format: FormatArg::Csv,
         name: name.to_string(),
         plot: false,
+        plot_channels: Vec::new(),
         from_design: false,
         quiet: true,
         inputs: None,
