@@ -153,7 +153,7 @@ fn bump_impacts_come_in_the_order_of_the_geometry() {
     // (issue 14), also through the impacts.
     let iters = ch[6].iter().cloned().fold(0.0, f64::max);
     assert!(
-        iters < 10.0 && iters >= 1.0,
+        (1.0..10.0).contains(&iters),
         "Newton iterations up to {iters}"
     );
     // The PI controllers follow the 0.926 m/s^2 ramp: lag below 0.1 m/s at 3 s (measured ~0.04).
