@@ -554,7 +554,6 @@ impl LeafSpringParams {
 
 #[derive(serde::Serialize)]
 struct Fragment<'a> {
-    bodies: &'a [Body],
     markers: &'a [Marker],
     force_elements: &'a [ForceElement],
 }
@@ -595,8 +594,21 @@ impl LeafSpring {
             d.shackle_force,
             d.front_eye_load,
         ));
+        // Bodies by hand, with the inertia as an inline table on its own line (the serialiser
+        // would write a `[bodies.inertia]` sub-table, which located errors cannot point into).
+        let num = |x: f64| toml::Value::Float(x).to_string();
+        let arr = |v: [f64; 3]| format!("[{}, {}, {}]", num(v[0]), num(v[1]), num(v[2]));
+        for b in &self.bodies {
+            out.push_str(&format!(
+                "[[bodies]]\nname = \"{}\"\nmass = {}\nposition = {}\ninertia = {{ principal = {} }}\n{}\n",
+                b.name,
+                num(b.mass),
+                arr(b.position),
+                arr(b.inertia.principal.unwrap_or_default()),
+                if b.mirror { "mirror = true\n" } else { "" }
+            ));
+        }
         let frag = Fragment {
-            bodies: &self.bodies,
             markers: &self.markers,
             force_elements: &self.force_elements,
         };
