@@ -112,6 +112,9 @@ enum Command {
     /// Parameter sweep: run variants of a model (a grid or a table of parameter values) on all
     /// cores and tabulate metrics per run (peak, settling time, final value, ...).
     Sweep(cmd::sweep::SweepArgs),
+    /// Generate a model-file fragment from a few parameters (leaf-spring: the SAE three-link
+    /// leaf spring, docs/leaf-spring.md).
+    Template(cmd::template::TemplateArgs),
 }
 
 fn main() -> ExitCode {
@@ -150,6 +153,7 @@ fn main() -> ExitCode {
         Command::Fmu(args) => cmd::fmu::run(&args),
         Command::Sweep(args) => cmd::sweep::run(&args),
         Command::Reduce(args) => cmd::reduce::run(&args),
+        Command::Template(args) => cmd::template::run(&args),
     };
     match res {
         Ok(()) => ExitCode::SUCCESS,

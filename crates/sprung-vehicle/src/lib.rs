@@ -15,8 +15,10 @@ pub mod accelerometer;
 pub mod contact;
 pub mod dual;
 pub mod rack_pinion;
+pub mod leaf_spring;
 pub mod rig;
 pub mod road;
+pub mod speed_controller;
 pub mod steering;
 pub mod tire;
 pub mod tire_element;
@@ -24,13 +26,15 @@ pub mod tire_element;
 use sprung_mbs::elements::ElementRegistry;
 
 /// Registers every tire kind of this crate on `reg` (`tire_linear`, `tmeasy`, `pac2002`, each a
-/// [`tire_element::TireElement`] on a road), the rack-and-pinion steering ([`rack_pinion`]) and
-/// the accelerometer ([`accelerometer`]); the facade's `sprung::element_registry()` is the
+/// [`tire_element::TireElement`] on a road), the dual-axle steering ([`steering`]), the
+/// rack-and-pinion steering ([`rack_pinion`]), the accelerometer ([`accelerometer`]) and the
+/// speed controller ([`speed_controller`]); the facade's `sprung::element_registry()` is the
 /// built-in kinds plus these.
 pub fn register_all(reg: &mut ElementRegistry) {
     for kind in rig::TIRE_KINDS {
         (kind.register)(reg);
     }
+    reg.register(speed_controller::INFO, speed_controller::build);
     steering::register(reg);
     rack_pinion::register(reg);
     accelerometer::register(reg);

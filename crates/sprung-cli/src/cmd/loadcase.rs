@@ -111,6 +111,7 @@ fn run_one(
         name: name.to_string(),
         plot: false,
         xy: Vec::new(),
+        plot_channels: Vec::new(),
         from_design: false,
         quiet: true,
         inputs: None,

@@ -19,6 +19,7 @@ pub mod settings_check;
 pub mod solvers;
 pub mod statics;
 pub mod sweep;
+pub mod template;
 pub mod tire;
 
 use std::path::Path;

@@ -89,6 +89,10 @@ pub struct RunArgs {
     /// the results (`<name>.xy.png`, linear axes of equal scale).
     #[arg(long, value_name = "X,Y", value_delimiter = ',', num_args = 1)]
     pub xy: Vec<String>,
+    /// Write the PNG plot of these channels (comma separated, one panel each) instead of the
+    /// first four; implies --plot.
+    #[arg(long, value_delimiter = ',', value_name = "CHANNELS")]
+    pub plot_channels: Vec<String>,
     /// Start from the design position even if the model asks for static equilibrium.
     #[arg(long)]
     pub from_design: bool,
@@ -433,9 +437,13 @@ pub fn run(a: &RunArgs) -> anyhow::Result<()> {
             Format::Parquet => "the Parquet field metadata".into(),
         }
     );
-    if a.plot && !channels.is_empty() {
+    if (a.plot || !a.plot_channels.is_empty()) && !channels.is_empty() {
         let png = folder.sibling("png");
-        let names: Vec<String> = channels.iter().take(4).map(|c| c.name.clone()).collect();
+        let names: Vec<String> = if a.plot_channels.is_empty() {
+            channels.iter().take(4).map(|c| c.name.clone()).collect()
+        } else {
+            a.plot_channels.clone()
+        };
         super::plot::plot_files(
             std::slice::from_ref(&path),
             &names,

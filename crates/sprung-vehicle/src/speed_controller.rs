@@ -1,0 +1,231 @@
+//! Speed controller: a PI law that drives (and brakes) a wheel so that a vehicle follows a target
+//! speed — the drive of the 10-wheeler of document 002 (issue 14 item 4: "a drive torque at the
+//! rear wheels from a speed controller (target speed as an input)"; the seed's truck is
+//! "slowly accelerated" from 5 to 25 km/h in the bump crossing, Fig. 5).
+//!
+//! Markers: 0 `vehicle` (on the frame; the speed is v = v₀ · x₀, the frame's forward velocity),
+//! 1 `wheel` (on the wheel body, y = spin axis, the tire's convention), 2 `carrier` (on the body
+//! the wheel turns on: axle or knuckle; it takes the reaction). With the target v*(t)
+//! (piecewise linear in `target_time`/`target_speed`, constant outside), the error e = v* − v and
+//! the state s (the error integral, m):
+//!
+//! u = k_p e + k_i s,   T = T_lim tanh(u / T_lim),   ṡ = e + (T − u)/k_p,
+//!
+//! T_lim = `torque_max` for u ≥ 0 (drive) and `brake_torque_max` for u < 0 (brake). The smooth
+//! saturation keeps the law differentiable for the implicit integrators; the last term of ṡ is
+//! back-calculation anti-windup with the time constant k_p/k_i of the PI law. The torque T acts
+//! on the wheel about its spin axis a (T a) and −T a on the carrier, so the pair does no work on
+//! the vehicle except through the wheel's rotation (a drive line and brakes; no engine model).
+//! Partials are differenced by the element interface (`docs/elements.md`).
+
+use std::sync::Arc;
+
+use nalgebra::Vector3;
+use sprung_mbs::element_law::{ElementInput, ElementLaw, ElementOutput, MarkerState, OutputInfo};
+use sprung_mbs::elements::{ElementParams, KindInfo, ParamInfo};
+
+/// Registry entry.
+pub const INFO: KindInfo = KindInfo {
+    name: "speed_controller",
+    description: "PI speed controller: drive/brake torque between a wheel (marker 1, y = spin axis) and its carrier (marker 2) so that the forward speed of marker 0 follows a target table",
+    markers: &["vehicle", "wheel", "carrier"],
+    parameters: &[
+        ParamInfo {
+            name: "target_time",
+            unit: "s",
+            description: "times of the target-speed table (list, increasing); without it the input slot target_speed",
+            default: None,
+        },
+        ParamInfo {
+            name: "target_speed",
+            unit: "m/s",
+            description: "target speeds at target_time (list)",
+            default: None,
+        },
+        ParamInfo {
+            name: "kp",
+            unit: "N m s/m",
+            description: "proportional gain (torque per speed error)",
+            default: None,
+        },
+        ParamInfo {
+            name: "ki",
+            unit: "N m/m",
+            description: "integral gain (torque per integrated speed error)",
+            default: None,
+        },
+        ParamInfo {
+            name: "torque_max",
+            unit: "N m",
+            description: "drive torque limit (smooth, tanh)",
+            default: None,
+        },
+        ParamInfo {
+            name: "brake_torque_max",
+            unit: "N m",
+            description: "brake torque limit (default: torque_max)",
+            default: Some(f64::NAN),
+        },
+        ParamInfo {
+            name: "initial_integral",
+            unit: "m",
+            description: "initial error integral (k_i times it is the initial torque)",
+            default: Some(0.0),
+        },
+    ],
+    states: &["error_integral"],
+    outputs: OUTPUTS,
+    inputs: INPUTS,
+};
+
+const INPUTS: &[OutputInfo] = &[OutputInfo {
+    name: "target_speed",
+    unit: "m/s",
+    description: "target speed (used when the element has no target_time/target_speed table)",
+}];
+
+const OUTPUTS: &[OutputInfo] = &[
+    OutputInfo {
+        name: "torque",
+        unit: "N m",
+        description: "torque on the wheel about its spin axis (drive > 0, brake < 0)",
+    },
+    OutputInfo {
+        name: "speed",
+        unit: "m/s",
+        description: "forward speed of the vehicle marker",
+    },
+    OutputInfo {
+        name: "target",
+        unit: "m/s",
+        description: "target speed",
+    },
+    OutputInfo {
+        name: "error_integral",
+        unit: "m",
+        description: "the state s",
+    },
+];
+
+/// The PI speed controller (module docs).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SpeedController {
+    /// Target-speed table (empty: the input slot `target_speed`).
+    time: Vec<f64>,
+    speed: Vec<f64>,
+    kp: f64,
+    ki: f64,
+    torque_max: f64,
+    brake_max: f64,
+    s0: f64,
+}
+
+/// Factory for the registry.
+pub fn build(p: &ElementParams, _design: &[MarkerState]) -> Result<Arc<dyn ElementLaw>, String> {
+    let time = p
+        .list("target_time")?
+        .map(<[f64]>::to_vec)
+        .unwrap_or_default();
+    let speed = p
+        .list("target_speed")?
+        .map(<[f64]>::to_vec)
+        .unwrap_or_default();
+    if time.len() != speed.len() {
+        return Err(format!(
+            "target_time has {} and target_speed {} entries; give the same number, or neither (then the input slot target_speed sets the target: inputs = {{ target_speed = \"...\" }})",
+            time.len(),
+            speed.len()
+        ));
+    }
+    if time.windows(2).any(|w| w[1] <= w[0]) || time.iter().chain(&speed).any(|x| !x.is_finite()) {
+        return Err("target_time must be strictly increasing and all values finite".into());
+    }
+    let torque_max = p.positive("torque_max")?;
+    let brake = p.number("brake_torque_max")?;
+    let brake_max = if brake.is_nan() {
+        torque_max
+    } else if brake > 0.0 && brake.is_finite() {
+        brake
+    } else {
+        return Err(format!(
+            "brake_torque_max = {brake} is not positive; give the brake torque limit in N m"
+        ));
+    };
+    Ok(Arc::new(SpeedController {
+        time,
+        speed,
+        kp: p.positive("kp")?,
+        ki: p.non_negative("ki")?,
+        torque_max,
+        brake_max,
+        s0: p.number("initial_integral")?,
+    }))
+}
+
+impl SpeedController {
+    /// Target speed at time t (piecewise linear, constant outside the table), m/s; without a
+    /// table the input slot's value `slot`.
+    pub fn target(&self, t: f64, slot: f64) -> f64 {
+        let n = self.time.len();
+        if n == 0 {
+            return slot;
+        }
+        if t <= self.time[0] {
+            return self.speed[0];
+        }
+        if t >= self.time[n - 1] {
+            return self.speed[n - 1];
+        }
+        let i = self.time.partition_point(|&x| x <= t) - 1;
+        let w = (t - self.time[i]) / (self.time[i + 1] - self.time[i]);
+        self.speed[i] + w * (self.speed[i + 1] - self.speed[i])
+    }
+}
+
+impl ElementLaw for SpeedController {
+    fn kind(&self) -> &str {
+        INFO.name
+    }
+    fn n_markers(&self) -> usize {
+        3
+    }
+    fn n_states(&self) -> usize {
+        1
+    }
+    fn initial_states(&self, states: &mut [f64]) {
+        states[0] = self.s0;
+    }
+    fn state_names(&self) -> Vec<String> {
+        INFO.states.iter().map(|s| s.to_string()).collect()
+    }
+    fn outputs(&self) -> &[OutputInfo] {
+        OUTPUTS
+    }
+    fn inputs(&self) -> &[OutputInfo] {
+        INPUTS
+    }
+
+    fn evaluate(&self, x: &ElementInput, out: &mut ElementOutput) {
+        let m = x.markers;
+        let v = m[0].v.dot(&m[0].rot.column(0));
+        let target = self.target(x.t, x.inputs.first().copied().unwrap_or(0.0));
+        let e = target - v;
+        let s = x.states[0];
+        let u = self.kp * e + self.ki * s;
+        let lim = if u >= 0.0 {
+            self.torque_max
+        } else {
+            self.brake_max
+        };
+        let torque = lim * (u / lim).tanh();
+        let a: Vector3<f64> = m[1].rot.column(1).into();
+        out.force[0] = Vector3::zeros();
+        out.force[1] = Vector3::zeros();
+        out.force[2] = Vector3::zeros();
+        out.torque[0] = Vector3::zeros();
+        out.torque[1] = torque * a;
+        out.torque[2] = -torque * a;
+        out.state_rates[0] = e + (torque - u) / self.kp;
+        out.outputs.copy_from_slice(&[torque, v, target, s]);
+    }
+}
