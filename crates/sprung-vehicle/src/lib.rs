@@ -14,8 +14,8 @@
 pub mod accelerometer;
 pub mod contact;
 pub mod dual;
-pub mod rack_pinion;
 pub mod leaf_spring;
+pub mod rack_pinion;
 pub mod rig;
 pub mod road;
 pub mod speed_controller;
