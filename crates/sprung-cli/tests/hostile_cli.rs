@@ -34,6 +34,14 @@ fn rejected_runs_touch_nothing_and_name_the_flag() {
         (&["--solver", "rodas4", "--rtol", "-1"], "--rtol"),
         (&["--solver", "rodas4", "--rtol", "1e10"], "--rtol"),
         (&["--solver", "rodas4", "--atol", "0"], "--atol"),
+        // A tolerance a fixed-step method would ignore is an error, not silence.
+        (&["--solver", "rk4", "--rtol", "1e-3"], "drop --rtol/--atol"),
+        (&["--solver", "rk4", "--atol", "1e-6"], "drop --rtol/--atol"),
+        (
+            &["--solver", "lsrt2", "--rtol", "1e-3"],
+            "drop --rtol/--atol",
+        ),
+        (&["--solver", "pie", "--atol", "1e-6"], "drop --rtol/--atol"),
         (&["--output-interval", "1e-4"], "--output-interval"),
         (
             &["--output-interval", "1.5e-3"],

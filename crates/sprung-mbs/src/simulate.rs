@@ -104,6 +104,11 @@ impl Route {
 /// it (None: the method's natural mode — adaptive if it has an error estimate).
 pub fn route(name: &str, adaptive: Option<bool>) -> Result<Route, RunError> {
     if name == "rk4" {
+        if adaptive == Some(true) {
+            return Err(RunError::Settings(
+                "rk4 (classical Runge-Kutta on the mechanical system) has no error estimate and runs with a fixed step only; drop --rtol/--atol or choose e.g. ode45 or rodas4".into(),
+            ));
+        }
         return Ok(Route::Rk4);
     }
     if name == "pie" {

@@ -319,6 +319,9 @@ pub struct AxleCase {
     pub cache_dir: PathBuf,
     /// Use the portable (non-AVX2) pipeline copies.
     pub portable: bool,
+    /// Step splitting of the fixed-step Rosenbrock steppers at breakpoints and fast transients
+    /// (`Split` is what `sprung run` does; `Ignore` measures the bare method, e.g. its order).
+    pub breakpoints: sprung_solve::mech::Breakpoints,
 }
 
 /// A loaded axle model at its static equilibrium with the reference solution.
@@ -488,7 +491,7 @@ impl AxleBench {
             t_end: self.case.t_end,
             output_interval: self.output_interval,
             relinearise_every: (self.model.solver.relinearise_every as u64).max(1),
-            breakpoints: Default::default(),
+            breakpoints: self.case.breakpoints,
             rtol: rtol.unwrap_or(1e-6),
             atol: rtol.unwrap_or(1e-6) * 1e-2,
             linear_solver: self.linear_solver,

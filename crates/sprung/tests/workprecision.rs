@@ -106,6 +106,9 @@ fn axle_ladder_measures_against_a_cached_reference() {
         reference_rtol: 1e-6,
         cache_dir: dir.clone(),
         portable: false,
+        // The bare method: the error-triggered splits after the force step (on by default)
+        // make the fixed step partly adaptive, which is not the method whose order is measured.
+        breakpoints: sprung_solve::mech::Breakpoints::Ignore,
     };
     let mut log = Vec::new();
     let bench = AxleBench::new(case.clone(), &mut |s| log.push(s.to_string())).unwrap();

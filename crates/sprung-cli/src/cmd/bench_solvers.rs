@@ -182,6 +182,7 @@ pub fn run(a: &BenchSolversArgs) -> anyhow::Result<()> {
             reference_rtol: a.reference_rtol,
             cache_dir,
             portable: super::portable_requested(),
+            breakpoints: Default::default(),
         };
         let bench = AxleBench::new(case, &mut log)?;
         points.extend(axle_ladder(
