@@ -186,6 +186,13 @@ pub fn column_error(analytic: &[f64], fd: &[f64]) -> f64 {
     if scale < 1e-9 { diff } else { diff / scale }
 }
 
+/// Path of a test fixture file, e.g. `fixture_path("subsystems/pair.toml")`.
+pub fn fixture_path(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures")
+        .join(name)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -214,11 +221,4 @@ mod tests {
         assert_eq!(column_error(&[1e-12], &[0.0]), 1e-12);
         assert_eq!(column_error(&[1.0, 2.0], &[1.0, 1.0]), 0.5);
     }
-}
-
-/// Path of a test fixture file, e.g. `fixture_path("subsystems/pair.toml")`.
-pub fn fixture_path(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("fixtures")
-        .join(name)
 }
