@@ -4,22 +4,7 @@
 
 mod common;
 
-use common::{root, sprung_output, text};
-
-fn read_csv(path: &std::path::Path) -> (Vec<String>, Vec<Vec<f64>>) {
-    let s = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let mut lines = s.lines();
-    let header = lines
-        .next()
-        .unwrap()
-        .split(',')
-        .map(str::to_string)
-        .collect();
-    let rows = lines
-        .map(|l| l.split(',').map(|x| x.parse::<f64>().unwrap()).collect())
-        .collect();
-    (header, rows)
-}
+use common::{read_csv, root, sprung_output, text};
 
 #[test]
 fn kc_rig_writes_travel_and_force_tests() {

@@ -4,24 +4,9 @@
 
 mod common;
 
-use common::{root, sprung_output, text};
+use common::{read_csv, root, sprung_output, text};
 use sprung_vehicle::tire::pac2002::Pac2002;
 use sprung_vehicle::tire::{SlipKinematics, TireForces, TireModel};
-
-fn read_csv(path: &std::path::Path) -> (Vec<String>, Vec<Vec<f64>>) {
-    let s = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let mut lines = s.lines();
-    let header = lines
-        .next()
-        .unwrap()
-        .split(',')
-        .map(str::to_string)
-        .collect();
-    let rows = lines
-        .map(|l| l.split(',').map(|x| x.parse::<f64>().unwrap()).collect())
-        .collect();
-    (header, rows)
-}
 
 #[test]
 fn tire_rig_writes_sweeps_that_match_the_law() {

@@ -32,3 +32,20 @@ pub fn text(o: &Output) -> String {
         String::from_utf8_lossy(&o.stderr)
     )
 }
+
+/// A numeric CSV result file written by the CLI: header and rows (test helper; panics with the
+/// path on a missing file or a non-number).
+pub fn read_csv(path: &std::path::Path) -> (Vec<String>, Vec<Vec<f64>>) {
+    let s = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut lines = s.lines();
+    let header = lines
+        .next()
+        .unwrap()
+        .split(',')
+        .map(str::to_string)
+        .collect();
+    let rows = lines
+        .map(|l| l.split(',').map(|x| x.parse::<f64>().unwrap()).collect())
+        .collect();
+    (header, rows)
+}
