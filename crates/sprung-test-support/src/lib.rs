@@ -193,6 +193,17 @@ pub fn fixture_path(name: &str) -> PathBuf {
         .join(name)
 }
 
+/// Variance-normalised squared error of `y` against `y_ref`: Σ(y − y_ref)² / Σ(y_ref − ȳ_ref)²
+/// (1 = as far off as the reference's own spread; the tests' measure for time histories that
+/// swing about a non-zero mean, unlike the mean-normalised NMSE of document 000 in
+/// `sprung_io::metrics`).
+pub fn nmse_about_mean(y: &[f64], y_ref: &[f64]) -> f64 {
+    let mean = y_ref.iter().sum::<f64>() / y_ref.len() as f64;
+    let var: f64 = y_ref.iter().map(|v| (v - mean).powi(2)).sum();
+    let err: f64 = y.iter().zip(y_ref).map(|(a, b)| (a - b).powi(2)).sum();
+    err / var
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -113,14 +113,6 @@ fn table_1_sweep_newton_pitman_range_and_ackermann() {
     }
 }
 
-/// NMSE = Σ(y − y_ref)² / Σ(y_ref − ȳ_ref)².
-fn nmse(y: &[f64], y_ref: &[f64]) -> f64 {
-    let mean = y_ref.iter().sum::<f64>() / y_ref.len() as f64;
-    let var: f64 = y_ref.iter().map(|v| (v - mean).powi(2)).sum();
-    let err: f64 = y.iter().zip(y_ref).map(|(a, b)| (a - b).powi(2)).sum();
-    err / var
-}
-
 /// The quasi-static element against the linkage built from bodies over the Table 1 sweep
 /// (LSRT2, 1 ms, outputs every 10 ms): knuckle angles and rod forces. The dynamic model keeps what
 /// the quasi-static one drops — the inertia of the pitman arm, the lever and the rods (1.6-10 kg),
@@ -148,7 +140,7 @@ fn quasi_static_agrees_with_dynamic_reference() {
     let (td, b) = record(&dy, &names, 25.0);
     assert_eq!(tq.len(), td.len());
     for (k, n) in names.iter().enumerate() {
-        let e = nmse(&a[k], &b[k]);
+        let e = sprung_test_support::nmse_about_mean(&a[k], &b[k]);
         let peak = b[k].iter().map(|x| x.abs()).fold(0.0, f64::max);
         eprintln!("{n}: NMSE {e:.3e} (reference peak {peak:.4e})");
         // The sweep loads the linkage: knuckles beyond 25°, rod forces of kilonewtons.

@@ -595,11 +595,7 @@ fn quarter_car_cleat_crossing_agrees_with_rodas4() {
         let peak = rodas[0].iter().cloned().fold(0.0, f64::max);
         assert!(peak > 5000.0, "{kind}: peak load {peak}");
         for (k, name) in names.iter().enumerate() {
-            let r = &rodas[k];
-            let mean = r.iter().sum::<f64>() / r.len() as f64;
-            let var: f64 = r.iter().map(|y| (y - mean).powi(2)).sum();
-            let err: f64 = r.iter().zip(&lsrt2[k]).map(|(a, b)| (a - b).powi(2)).sum();
-            let nmse = err / var;
+            let nmse = sprung_test_support::nmse_about_mean(&lsrt2[k], &rodas[k]);
             eprintln!("{kind} {name}: NMSE {nmse:e}");
             // Measured: F_z 8.9e-7, wheel z 2.2e-6, body z 2.3e-7 (LSRT2's O(h²) error at 1 ms on
             // the cleat's 0.2 m / 10 m/s = 20 ms pulse); bound 1e-5.

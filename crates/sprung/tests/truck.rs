@@ -199,11 +199,7 @@ fn lsrt2_at_1_ms_agrees_with_a_tighter_reference_on_the_first_impact() {
     s.step = 1e-4;
     let (_, r) = record(&model, s, t_end, &names);
     for (k, name) in names.iter().enumerate() {
-        let a = &r[k];
-        let mean = a.iter().sum::<f64>() / a.len() as f64;
-        let var: f64 = a.iter().map(|y| (y - mean).powi(2)).sum();
-        let err: f64 = a.iter().zip(&l[k]).map(|(x, y)| (x - y).powi(2)).sum();
-        let nmse = err / var;
+        let nmse = sprung_test_support::nmse_about_mean(&l[k], &r[k]);
         eprintln!("{name}: NMSE {nmse:e}");
         // Measured (1.8 s, first impact of axle 1 included, with the steering element): F_z11
         // 1.4e-6, F_z12 1.2e-5, axle z 2.1e-6, frame z 1.3e-5, speed 2e-10 — LSRT2's O(h²) error
