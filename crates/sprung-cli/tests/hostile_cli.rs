@@ -154,6 +154,19 @@ fn plot_into_a_missing_folder_is_a_sentence() {
 }
 
 #[test]
+fn a_missing_result_file_is_named_once_with_the_os_reason_once() {
+    let d = tmp("plot-missing");
+    let missing = d.join("no_such_results.csv");
+    let o = sprung_output(&["plot", &s(&missing)]);
+    let t = text(&o);
+    assert!(!o.status.success());
+    assert!(t.contains("no_such_results.csv"), "{t}");
+    // The OS reason appears exactly once (it used to be printed twice: in the message and
+    // again as the error's source in the CLI's chain).
+    assert_eq!(t.matches("No such file or directory").count(), 1, "{t}");
+}
+
+#[test]
 fn an_error_curve_stops_the_run_when_the_table_is_left() {
     let d = tmp("curve");
     let base = std::fs::read_to_string(root().join("models/mass_spring_damper.toml")).unwrap();

@@ -9,12 +9,13 @@ use std::path::PathBuf;
 #[derive(Debug, thiserror::Error)]
 pub enum IoError {
     /// An operating-system level I/O error on a file.
-    #[error("I/O error on '{path}': {source}")]
+    #[error("I/O error on '{path}': {cause}")]
     Io {
         /// File that was being accessed.
         path: PathBuf,
-        /// Underlying error.
-        source: std::io::Error,
+        /// Underlying error. Part of the message, deliberately not `Error::source()`: a chain
+        /// printer (anyhow's `{:#}`) would otherwise show it twice.
+        cause: std::io::Error,
     },
     /// The file extension does not select a supported result format.
     #[error(
@@ -77,28 +78,31 @@ pub enum IoError {
         message: String,
     },
     /// CSV encoding or decoding error.
-    #[error("CSV error in '{path}': {source}")]
+    #[error("CSV error in '{path}': {cause}")]
     Csv {
         /// File being accessed.
         path: PathBuf,
-        /// Underlying error.
-        source: csv::Error,
+        /// Underlying error. Part of the message, deliberately not `Error::source()`: a chain
+        /// printer (anyhow's `{:#}`) would otherwise show it twice.
+        cause: csv::Error,
     },
     /// Parquet encoding or decoding error.
-    #[error("Parquet error in '{path}': {source}")]
+    #[error("Parquet error in '{path}': {cause}")]
     Parquet {
         /// File being accessed.
         path: PathBuf,
-        /// Underlying error.
-        source: parquet::errors::ParquetError,
+        /// Underlying error. Part of the message, deliberately not `Error::source()`: a chain
+        /// printer (anyhow's `{:#}`) would otherwise show it twice.
+        cause: parquet::errors::ParquetError,
     },
     /// JSON encoding or decoding error (sidecar / embedded metadata).
-    #[error("JSON metadata error in '{path}': {source}")]
+    #[error("JSON metadata error in '{path}': {cause}")]
     Json {
         /// File being accessed.
         path: PathBuf,
-        /// Underlying error.
-        source: serde_json::Error,
+        /// Underlying error. Part of the message, deliberately not `Error::source()`: a chain
+        /// printer (anyhow's `{:#}`) would otherwise show it twice.
+        cause: serde_json::Error,
     },
     /// The content of a result file is not what `sprung-io` expects.
     #[error("malformed result file '{path}': {message}")]
@@ -139,25 +143,25 @@ impl IoError {
     pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         IoError::Io {
             path: path.into(),
-            source,
+            cause: source,
         }
     }
     pub(crate) fn parquet(path: impl Into<PathBuf>, source: parquet::errors::ParquetError) -> Self {
         IoError::Parquet {
             path: path.into(),
-            source,
+            cause: source,
         }
     }
     pub(crate) fn csv(path: impl Into<PathBuf>, source: csv::Error) -> Self {
         IoError::Csv {
             path: path.into(),
-            source,
+            cause: source,
         }
     }
     pub(crate) fn json(path: impl Into<PathBuf>, source: serde_json::Error) -> Self {
         IoError::Json {
             path: path.into(),
-            source,
+            cause: source,
         }
     }
     pub(crate) fn malformed(path: impl Into<PathBuf>, message: impl Into<String>) -> Self {
