@@ -23,7 +23,10 @@
 //! CPU time is the wall-clock time of the integration alone (`std::time::Instant`, the median of
 //! `--repeats` runs; runs longer than [`REPEAT_LIMIT_S`] are not repeated), plus the counters of
 //! the solver: accepted steps, right-hand-side evaluations (force evaluations `q` for the
-//! mechanical routes), Jacobians (linearisations) and LU factorisations.
+//! mechanical routes), Jacobians (linearisations), LU factorisations and, on the mechanical routes,
+//! linear solves. The fixed-step mechanical methods (LSRT2, `pie`, …) can be measured at several
+//! re-linearisation intervals ([`AxleBench::measure_with`], `--axle-relinearise-every`): the
+//! lever of the equal-cost comparison of the partly implicit Euler with LSRT2 (docs/solvers.md).
 //!
 //! Tolerances: `atol_i = rtol · atol_scale_i` with the per-problem scales of
 //! [`sprung_solve::ode::problems::Reference::atol`] (those of the solver suite's own tests);
