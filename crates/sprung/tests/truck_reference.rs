@@ -6,9 +6,11 @@
 //! variance-normalised NMSE of each channel (1 = as far off as the reference's spread over the
 //! window), sampled every 1 ms. Full-length numbers: docs/truck.md.
 //!
-//! Reference: RODAS5P at rtol 1e-6 (atol 1e-8). RODAS4 needs ~25 µs steps on this model (order
-//! reduction, docs/truck.md), RODAS5P ~100 µs, radau5 runs the 540-state first-order form with a
-//! dense LU (40 s per 0.05 s): RODAS5P is the affordable stiff reference. Its own error is far
+//! Reference: RODAS5P at rtol 1e-6 (atol 1e-8). RODAS4 needs ~25 µs steps on this model while
+//! the steering-wheel or target-speed table of an element drives it (the linearisation's ∂q/∂t
+//! misses element-internal time tables, docs/truck.md), RODAS5P ~30-100 µs, radau5 runs the
+//! 540-state first-order form with a dense LU (40 s per 0.05 s): RODAS5P is the affordable stiff
+//! reference. Its own error is far
 //! below what is measured: with rtol 1e-7 every NMSE of the bump window changed by < 1 %.
 //!
 //! Windows (chosen for the events of the figures and a test of seconds): the bump crossing
