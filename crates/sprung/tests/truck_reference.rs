@@ -11,7 +11,7 @@
 //! misses element-internal time tables, docs/truck.md), RODAS5P ~30-100 µs, radau5 runs the
 //! 540-state first-order form with a dense LU (40 s per 0.05 s): RODAS5P is the affordable stiff
 //! reference. Its own error is far
-//! below what is measured: with rtol 1e-7 every NMSE of the bump window changed by < 1 %.
+//! below what is measured: with rtol 1e-7 every NMSE of both windows changed by < 1 %.
 //!
 //! Windows (chosen for the events of the figures and a test of seconds): the bump crossing
 //! 1.3-1.8 s holds the first impact (the left wheel of axle 1 meets the bump at 1.38 s, the
