@@ -64,3 +64,82 @@ fn pie_at_1_ms_follows_rodas4_on_both_reference_axles() {
         );
     }
 }
+
+/// `sprung bench solvers` with the re-linearisation intervals of the equal-cost table
+/// (docs/solvers.md, issue 14): one row per method and interval, labelled `pie/5`, with the
+/// counters the cost comparison reads — re-linearising every 5 steps pie takes a linearisation
+/// and an LU per 5 steps (plus the re-linearisations after a breakpoint: at most 25 % more on
+/// this load case, measured 240 of 1200 steps), one q evaluation and one solve per step; LSRT2
+/// two q evaluations on each step that does not re-linearise. A zero interval is refused.
+#[test]
+fn bench_solvers_compares_pie_and_lsrt2_per_relinearisation_interval() {
+    let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("bench_pie");
+    let png = out.join("wp.png");
+    let args = |json: bool| {
+        let mut a = vec![
+            "bench",
+            "solvers",
+            "--problems",
+            "axle",
+            "--axle-methods",
+            "pie,lsrt2",
+            "--axle-steps-ms",
+            "1",
+            "--axle-relinearise-every",
+            "1,5",
+            "--reference-rtol",
+            "1e-6",
+            "--repeats",
+            "1",
+            "--out",
+            png.to_str().unwrap(),
+            "-q",
+        ];
+        if json {
+            a.push("--json");
+        }
+        a
+    };
+    let o = common::sprung_output(&args(true));
+    assert!(o.status.success(), "{}", common::text(&o));
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let points = doc["points"].as_array().unwrap();
+    assert_eq!(points.len(), 4, "{doc}");
+    let find = |method: &str, every: u64| {
+        points
+            .iter()
+            .find(|p| p["method"] == method && p["relinearise_every"] == every)
+            .unwrap_or_else(|| panic!("no {method}/{every} in {doc}"))
+    };
+    let n = |p: &serde_json::Value, k: &str| p[k].as_u64().unwrap();
+    for (m, every) in [("pie", 1), ("pie", 5), ("lsrt2", 1), ("lsrt2", 5)] {
+        let p = find(m, every);
+        assert_eq!(p["model"], "double_wishbone");
+        assert_eq!(n(p, "steps"), 1200, "4.8-6.0 s at 1 ms");
+        assert!(p["error"].as_f64().unwrap() > 0.0 && p["failure"].is_null());
+    }
+    let pie5 = find("pie", 5);
+    assert!((240..=300).contains(&n(pie5, "jac_evals")), "{pie5}");
+    assert_eq!(n(pie5, "lu"), n(pie5, "jac_evals"));
+    assert_eq!((n(pie5, "f_evals"), n(pie5, "solves")), (1200, 1200));
+    let lsrt2_5 = find("lsrt2", 5);
+    assert!(n(lsrt2_5, "f_evals") >= 2 * 1200 - n(lsrt2_5, "jac_evals"));
+    assert!(n(lsrt2_5, "solves") >= 2 * 1200);
+    // The text table (the reference is cached by the first run) labels the intervals.
+    let o = common::sprung_output(&args(false));
+    let t = common::text(&o);
+    assert!(
+        o.status.success() && t.contains("pie/5") && t.contains("lsrt2/5"),
+        "{t}"
+    );
+    assert!(t.contains("double_wishbone") && t.contains("solves"), "{t}");
+    let mut bad = args(false);
+    bad[9] = "0";
+    let o = common::sprung_output(&bad);
+    assert!(!o.status.success());
+    assert!(
+        common::text(&o).contains("--axle-relinearise-every"),
+        "{}",
+        common::text(&o)
+    );
+}

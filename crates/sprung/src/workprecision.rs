@@ -23,7 +23,10 @@
 //! CPU time is the wall-clock time of the integration alone (`std::time::Instant`, the median of
 //! `--repeats` runs; runs longer than [`REPEAT_LIMIT_S`] are not repeated), plus the counters of
 //! the solver: accepted steps, right-hand-side evaluations (force evaluations `q` for the
-//! mechanical routes), Jacobians (linearisations) and LU factorisations.
+//! mechanical routes), Jacobians (linearisations), LU factorisations and, on the mechanical routes,
+//! linear solves. The fixed-step mechanical methods (LSRT2, `pie`, …) can be measured at several
+//! re-linearisation intervals ([`AxleBench::measure_with`], `--axle-relinearise-every`): the
+//! lever of the equal-cost comparison of the partly implicit Euler with LSRT2 (docs/solvers.md).
 //!
 //! Tolerances: `atol_i = rtol · atol_scale_i` with the per-problem scales of
 //! [`sprung_solve::ode::problems::Reference::atol`] (those of the solver suite's own tests);
@@ -182,6 +185,13 @@ pub struct BenchPoint {
     pub jac_evals: u64,
     /// LU factorisations.
     pub lu: u64,
+    /// Linear solves (forward/back substitutions; mechanical routes).
+    pub solves: u64,
+    /// Re-linearisation interval in steps of a fixed-step mechanical run (`None`: adaptive or
+    /// first-order route).
+    pub relinearise_every: Option<u64>,
+    /// Model file stem of an axle point (`double_wishbone`, `multilink`).
+    pub model: Option<String>,
     /// Why the run failed (then error and counters are not meaningful).
     pub failure: Option<String>,
 }
@@ -203,6 +213,9 @@ impl BenchPoint {
             f_evals: 0,
             jac_evals: 0,
             lu: 0,
+            solves: 0,
+            relinearise_every: None,
+            model: None,
             failure: None,
         }
     }
@@ -215,7 +228,9 @@ impl BenchPoint {
             "scd": self.scd.map(num), "error": num(self.error),
             "nmse_force": self.nmse_force.map(num), "cpu_ms": num(self.cpu_ms), "runs": self.runs,
             "steps": self.steps, "rejected": self.rejected, "f_evals": self.f_evals,
-            "jac_evals": self.jac_evals, "lu": self.lu, "failure": self.failure,
+            "jac_evals": self.jac_evals, "lu": self.lu, "solves": self.solves,
+            "relinearise_every": self.relinearise_every, "model": self.model,
+            "failure": self.failure,
         })
     }
 }
@@ -467,7 +482,7 @@ impl AxleBench {
             path.display()
         ));
         let run = self
-            .simulate("rodas4", Some(self.case.reference_rtol), None)
+            .simulate("rodas4", Some(self.case.reference_rtol), None, None)
             .context("computing the axle reference solution")?;
         std::fs::create_dir_all(&self.case.cache_dir)
             .with_context(|| format!("creating {}", self.case.cache_dir.display()))?;
@@ -482,15 +497,22 @@ impl AxleBench {
         Ok(run.traces)
     }
 
-    /// One run from the equilibrium at `t_start`: adaptive with `rtol` or fixed with `step`.
-    fn simulate(&self, method: &str, rtol: Option<f64>, step: Option<f64>) -> Result<AxleRun> {
+    /// One run from the equilibrium at `t_start`: adaptive with `rtol` or fixed with `step`,
+    /// re-linearising every `relinearise_every` steps (`None`: the model's `[solver]` value).
+    fn simulate(
+        &self,
+        method: &str,
+        rtol: Option<f64>,
+        step: Option<f64>,
+        relinearise_every: Option<u64>,
+    ) -> Result<AxleRun> {
         let settings = RunSettings {
             method: method.to_string(),
             step: step.unwrap_or(1e-3),
             t0: self.case.t_start,
             t_end: self.case.t_end,
             output_interval: self.output_interval,
-            relinearise_every: (self.model.solver.relinearise_every as u64).max(1),
+            relinearise_every: self.relinearise_every(relinearise_every),
             breakpoints: self.case.breakpoints,
             rtol: rtol.unwrap_or(1e-6),
             atol: rtol.unwrap_or(1e-6) * 1e-2,
@@ -538,9 +560,25 @@ impl AxleBench {
         Ok((ex.nmse, ef.nmse))
     }
 
+    /// The re-linearisation interval of a run: `requested`, else the model's `[solver]` value.
+    fn relinearise_every(&self, requested: Option<u64>) -> u64 {
+        requested
+            .unwrap_or(self.model.solver.relinearise_every as u64)
+            .max(1)
+    }
+
+    /// The model file's stem (`double_wishbone`, `multilink`).
+    pub fn model_name(&self) -> String {
+        self.case
+            .model
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    }
+
     /// Runs `method` at one setting (`rtol` for adaptive, `step` in s for fixed-step) `repeats`
     /// times (once if a run takes longer than [`REPEAT_LIMIT_S`]); failures are reported in the
-    /// point.
+    /// point. Fixed-step runs re-linearise as the model's `[solver]` table says.
     pub fn measure(
         &self,
         method: &str,
@@ -548,12 +586,35 @@ impl AxleBench {
         step: Option<f64>,
         repeats: usize,
     ) -> BenchPoint {
+        self.measure_with(method, rtol, step, None, repeats)
+    }
+
+    /// [`AxleBench::measure`] with the re-linearisation interval of a fixed-step mechanical run
+    /// (`None`: the model's value): the lever of the cost comparison between `pie` and `lsrt2`
+    /// (docs/solvers.md), whose steps cost alike when both re-linearise every step.
+    pub fn measure_with(
+        &self,
+        method: &str,
+        rtol: Option<f64>,
+        step: Option<f64>,
+        relinearise_every: Option<u64>,
+        repeats: usize,
+    ) -> BenchPoint {
         let mut p = BenchPoint::empty("axle", method, rtol, step);
+        p.model = Some(self.model_name());
+        let mechanical_fixed = step.is_some()
+            && matches!(
+                simulate::route(method, Some(false)),
+                Ok(simulate::Route::RosenbrockFixed(_) | simulate::Route::Pie)
+            );
+        if mechanical_fixed {
+            p.relinearise_every = Some(self.relinearise_every(relinearise_every));
+        }
         let mut times = Vec::with_capacity(MAX_RUNS);
         while want_more(&times, repeats) {
             let first = times.is_empty();
             match self
-                .simulate(method, rtol, step)
+                .simulate(method, rtol, step, relinearise_every)
                 .and_then(|run| Ok((self.errors(&run.traces)?, run)))
             {
                 Ok(((nx, nf), run)) => {
@@ -566,6 +627,7 @@ impl AxleBench {
                         p.f_evals = run.stats.q_evals;
                         p.jac_evals = run.stats.linearisations;
                         p.lu = run.stats.factorisations;
+                        p.solves = run.stats.solves;
                     }
                 }
                 Err(e) => {
@@ -581,32 +643,41 @@ impl AxleBench {
 }
 
 /// The axle ladder: fixed-step methods (catalogue kind `Fixed`, e.g. lsrt2) over `steps_ms`,
-/// adaptive ones over `rtols`.
+/// adaptive ones over `rtols`; the fixed-step mechanical methods (lsrt2, pie, …) once per entry
+/// of `relinearise_every` (empty: the model's value).
 pub fn axle_ladder(
     bench: &AxleBench,
     methods: &[String],
     rtols: &[f64],
     steps_ms: &[f64],
+    relinearise_every: &[u64],
     repeats: usize,
     progress: &mut dyn FnMut(&BenchPoint),
 ) -> Result<Vec<BenchPoint>> {
     let mut out = Vec::new();
     for m in methods {
         let m = m.trim().to_ascii_lowercase();
-        let fixed = match simulate::route(&m, None).context("solver")? {
-            simulate::Route::RosenbrockFixed(_) | simulate::Route::Rk4 | simulate::Route::Pie => {
-                true
-            }
-            simulate::Route::FirstOrder(_, fixed) => fixed,
-            simulate::Route::RosenbrockAdaptive(_) => false,
+        let (fixed, relinearising) = match simulate::route(&m, None).context("solver")? {
+            simulate::Route::RosenbrockFixed(_) | simulate::Route::Pie => (true, true),
+            simulate::Route::Rk4 => (true, false),
+            simulate::Route::FirstOrder(_, fixed) => (fixed, false),
+            simulate::Route::RosenbrockAdaptive(_) => (false, false),
         };
-        let settings: Vec<(Option<f64>, Option<f64>)> = if fixed {
-            steps_ms.iter().map(|h| (None, Some(h * 1e-3))).collect()
+        let relins: Vec<Option<u64>> = if relinearising && !relinearise_every.is_empty() {
+            relinearise_every.iter().map(|&n| Some(n)).collect()
         } else {
-            rtols.iter().map(|r| (Some(*r), None)).collect()
+            vec![None]
         };
-        for (rtol, step) in settings {
-            let mut p = bench.measure(&m, rtol, step, repeats);
+        let mut settings: Vec<(Option<f64>, Option<f64>, Option<u64>)> = Vec::new();
+        for relin in relins {
+            if fixed {
+                settings.extend(steps_ms.iter().map(|h| (None, Some(h * 1e-3), relin)));
+            } else {
+                settings.extend(rtols.iter().map(|r| (Some(*r), None, relin)));
+            }
+        }
+        for (rtol, step, relin) in settings {
+            let mut p = bench.measure_with(&m, rtol, step, relin, repeats);
             p.method = m.clone();
             progress(&p);
             out.push(p);
@@ -615,13 +686,29 @@ pub fn axle_ladder(
     Ok(out)
 }
 
-fn problem_title(key: &str) -> &'static str {
+/// Title of a problem's table and panel; the axle's names the model of its points.
+fn problem_title(key: &str, points: &[BenchPoint]) -> String {
     match key {
-        "hires" => "HIRES (t_end = 321.8122)",
-        "vdp" => "Van der Pol, eps = 1e-6 (t_end = 2)",
-        "rober" => "ROBER (t_end = 1e11)",
-        "axle" => "Double wishbone, Fx step (4.8-6 s)",
-        _ => "problem",
+        "hires" => "HIRES (t_end = 321.8122)".into(),
+        "vdp" => "Van der Pol, eps = 1e-6 (t_end = 2)".into(),
+        "rober" => "ROBER (t_end = 1e11)".into(),
+        "axle" => {
+            let model = points
+                .iter()
+                .find_map(|p| p.model.as_deref().filter(|_| p.problem == "axle"))
+                .unwrap_or("axle");
+            format!("{model}, Fx step (4.8-6 s)")
+        }
+        _ => "problem".into(),
+    }
+}
+
+/// The method of a point as text, with its re-linearisation interval when that is not every
+/// step: `pie`, `pie/5` (the table's method column and the diagram's series).
+pub fn label(p: &BenchPoint) -> String {
+    match p.relinearise_every {
+        Some(n) if n > 1 => format!("{}/{n}", p.method),
+        _ => p.method.clone(),
     }
 }
 
@@ -639,19 +726,20 @@ pub fn format_table(problem: &str, points: &[BenchPoint]) -> String {
     use std::fmt::Write as _;
     let axle = problem == "axle";
     let mut s = String::new();
-    let _ = writeln!(s, "{}", problem_title(problem));
+    let _ = writeln!(s, "{}", problem_title(problem, points));
     let err_head = if axle { "NMSE x" } else { "scd" };
     let _ = write!(s, "{:<10} {:>9} {:>9}", "method", "rtol/h", err_head);
     if axle {
         let _ = write!(s, " {:>9}", "NMSE F");
     }
-    let _ = writeln!(
+    let _ = write!(
         s,
         " {:>10} {:>8} {:>6} {:>9} {:>7} {:>7}",
         "CPU ms", "steps", "rej", "f evals", "Jac", "LU"
     );
+    let _ = writeln!(s, "{}", if axle { "  solves" } else { "" });
     for p in points.iter().filter(|p| p.problem == problem) {
-        let _ = write!(s, "{:<10} {:>9}", p.method, setting(p));
+        let _ = write!(s, "{:<10} {:>9}", label(p), setting(p));
         if let Some(f) = &p.failure {
             let short: String = f.chars().take(90).collect();
             let _ = writeln!(s, "  FAILED: {short}");
@@ -667,11 +755,15 @@ pub fn format_table(problem: &str, points: &[BenchPoint]) -> String {
         } else {
             let _ = write!(s, " {:>9.2}", p.scd.unwrap_or(f64::NAN));
         }
-        let _ = writeln!(
+        let _ = write!(
             s,
             " {:>10.3} {:>8} {:>6} {:>9} {:>7} {:>7}",
             p.cpu_ms, p.steps, p.rejected, p.f_evals, p.jac_evals, p.lu
         );
+        if axle {
+            let _ = write!(s, " {:>7}", p.solves);
+        }
+        let _ = writeln!(s);
     }
     s
 }
@@ -692,10 +784,11 @@ pub fn plot(
         }
     }
     // one look per method across all panels
-    let mut all_methods: Vec<&str> = Vec::new();
+    let mut all_methods: Vec<String> = Vec::new();
     for p in points {
-        if !all_methods.contains(&p.method.as_str()) {
-            all_methods.push(&p.method);
+        let l = label(p);
+        if !all_methods.contains(&l) {
+            all_methods.push(l);
         }
     }
     let mut panels = Vec::new();
@@ -705,11 +798,11 @@ pub fn plot(
         } else {
             "max. relative error at t_end"
         };
-        let mut panel = XyPanel::new(problem_title(prob), "CPU time [ms]", y_label);
+        let mut panel = XyPanel::new(problem_title(prob, points), "CPU time [ms]", y_label);
         for (k, m) in all_methods.iter().enumerate() {
             let mine: Vec<&BenchPoint> = points
                 .iter()
-                .filter(|p| p.problem == *prob && p.method == *m)
+                .filter(|p| p.problem == *prob && label(p) == *m)
                 .collect();
             if mine.is_empty() {
                 continue;
@@ -720,14 +813,14 @@ pub fn plot(
                 .map(|p| (p.cpu_ms, p.error))
                 .collect();
             let failed = mine.iter().filter(|p| p.failure.is_some()).count();
-            let label = match failed {
+            let name = match failed {
                 0 => m.to_string(),
                 n if n == mine.len() => format!("{m} (failed)"),
                 n => format!("{m} ({n} failed)"),
             };
             let (color, marker) = default_style(k);
             panel = panel.with_series(
-                XySeries::new(label, pts)
+                XySeries::new(name, pts)
                     .with_color(color)
                     .with_marker(marker),
             );

@@ -9,7 +9,7 @@ use clap::Args;
 use serde_json::json;
 use sprung::workprecision::{
     AxleBench, AxleCase, BenchPoint, DEFAULT_AXLE_METHODS, DEFAULT_METHODS, StiffProblem,
-    axle_ladder, format_table, machine, plot, setting, stiff_ladder,
+    axle_ladder, format_table, label, machine, plot, setting, stiff_ladder,
 };
 use sprung_io::metrics::Window;
 use sprung_solve::ode::Method;
@@ -43,6 +43,10 @@ pub struct BenchSolversArgs {
     /// Fixed steps in ms on the axle (fixed-step methods such as lsrt2).
     #[arg(long, value_delimiter = ',', default_value = "4,2,1,0.5,0.25")]
     pub axle_steps_ms: Vec<f64>,
+    /// Re-linearisation intervals (steps) of the fixed-step mechanical methods (lsrt2, pie, …)
+    /// on the axle, each a row of its own (e.g. `1,5`); default: the model's `[solver]` value.
+    #[arg(long, value_delimiter = ',')]
+    pub axle_relinearise_every: Vec<u64>,
     /// Axle model file.
     #[arg(long, default_value = "models/double_wishbone.toml")]
     pub model: PathBuf,
@@ -81,6 +85,7 @@ impl Default for BenchSolversArgs {
             axle_methods: DEFAULT_AXLE_METHODS.split(',').map(String::from).collect(),
             axle_rtols: (3..=7).map(|k| 10f64.powi(-k)).collect(),
             axle_steps_ms: vec![4.0, 2.0, 1.0, 0.5, 0.25],
+            axle_relinearise_every: Vec::new(),
             model: PathBuf::from("models/double_wishbone.toml"),
             channel: "wc_dx_L".into(),
             force_channel: "tl_bushing_fx_L".into(),
@@ -121,6 +126,9 @@ pub fn run(a: &BenchSolversArgs) -> anyhow::Result<()> {
     if !a.axle_steps_ms.iter().all(|h| *h > 0.0) {
         bail!("--axle-steps-ms must be positive step sizes in ms");
     }
+    if a.axle_relinearise_every.contains(&0) {
+        bail!("--axle-relinearise-every must be whole numbers of steps >= 1, got 0");
+    }
     let size = a
         .size
         .split_once(['x', 'X'])
@@ -155,7 +163,7 @@ pub fn run(a: &BenchSolversArgs) -> anyhow::Result<()> {
         eprintln!(
             "[{done:>3}{of}] {:<6} {:<9} {:>9}: {what}",
             p.problem,
-            p.method,
+            label(p),
             setting(p)
         );
     };
@@ -190,6 +198,7 @@ pub fn run(a: &BenchSolversArgs) -> anyhow::Result<()> {
             &a.axle_methods,
             &a.axle_rtols,
             &a.axle_steps_ms,
+            &a.axle_relinearise_every,
             a.repeats,
             &mut progress,
         )?);
