@@ -46,7 +46,7 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 
-use nalgebra::{Matrix3, SMatrix, Vector3};
+use nalgebra::{DMatrix, Matrix3, SMatrix, Vector3};
 use sprung_mbs::element_law::{
     ElementInput, ElementJacobian, ElementLaw, ElementOutput, MarkerState, OutputInfo, Provided,
 };
@@ -368,32 +368,49 @@ impl<M: TireModel> TireElement<M> {
         let ns = M::STATES.len();
         let m = &x.markers[0];
         let (law_states, spin_states) = x.states.split_at(ns);
-        let (c, f) = match self.spin {
+        let c = match self.spin {
+            Spin::Body => self.contact(m),
+            Spin::State(_) => self.contact(&SpinState::wheel(m, spin_states[0])),
+        };
+        let mut rates = [0.0; MAX_STATES];
+        let f = self.forces(&c, law_states, &mut rates[..ns]);
+        self.write_evaluation(x, &c, &f, &rates[..ns], drive, brake, out);
+    }
+
+    /// Writes the element's forces, torques, state rates and outputs from the contact `c`, the
+    /// law's forces `f` (zero when the tire carries no load) and rates `law_rates`: the common
+    /// end of [`Self::evaluate_with_torques`] and of the one-pass evaluation with partials.
+    #[allow(clippy::too_many_arguments)]
+    fn write_evaluation(
+        &self,
+        x: &ElementInput,
+        c: &Contact,
+        f: &TireForces,
+        law_rates: &[f64],
+        drive: f64,
+        brake: f64,
+        out: &mut ElementOutput,
+    ) {
+        let ns = M::STATES.len();
+        let m = &x.markers[0];
+        let spin_states = &x.states[ns..];
+        out.state_rates[..ns].copy_from_slice(law_rates);
+        let (force, torque) = wrench(c, f);
+        out.force[0] = force;
+        match self.spin {
             Spin::Body => {
-                let c = self.contact(m);
-                let f = self.forces(&c, law_states, out.state_rates);
-                let (force, torque) = wrench(&c, &f);
-                out.force[0] = force;
                 out.torque[0] = torque;
-                (c, f)
+                out.outputs[N_BASE_OUTPUTS + 1] = 0.0;
+                out.outputs[N_BASE_OUTPUTS + 2] = 0.0;
             }
             Spin::State(sp) => {
-                let c = self.contact(&SpinState::wheel(m, spin_states[0]));
-                let f = self.forces(&c, law_states, &mut out.state_rates[..ns]);
-                let (force, torque) = wrench(&c, &f);
                 let r = sp.rates(m, spin_states[0], spin_states[1], &torque, drive, brake);
-                out.force[0] = force;
                 out.torque[0] = r.carrier_torque;
                 out.state_rates[ns] = r.omega_dot;
                 out.state_rates[ns + 1] = r.z_dot;
                 out.outputs[N_BASE_OUTPUTS + 1] = drive;
                 out.outputs[N_BASE_OUTPUTS + 2] = r.brake;
-                (c, f)
             }
-        };
-        if self.spin == Spin::Body {
-            out.outputs[N_BASE_OUTPUTS + 1] = 0.0;
-            out.outputs[N_BASE_OUTPUTS + 2] = 0.0;
         }
         let k = &c.kin;
         let r_e = self.model.effective_radius(k.fz, k.rho);
@@ -429,6 +446,21 @@ impl<M: TireModel> TireElement<M> {
         brake: f64,
         jac: &mut ElementJacobian,
     ) -> Provided {
+        self.partials_and_evaluation(x, drive, brake, jac, None)
+    }
+
+    /// The partials (as [`Self::partials_with_torques`]) and, with `out`, the evaluation (as
+    /// [`Self::evaluate_with_torques`]) from one contact and one pass of the law: the law's
+    /// dual-number pass gives the forces and rates bit for bit as its `f64` evaluation
+    /// ([`crate::dual`]), and the contact's values are the same with or without its partials.
+    fn partials_and_evaluation(
+        &self,
+        x: &ElementInput,
+        drive: f64,
+        brake: f64,
+        jac: &mut ElementJacobian,
+        out: Option<&mut ElementOutput>,
+    ) -> Provided {
         let ns = M::STATES.len();
         let m = &x.markers[0];
         let (law_states, spin_states) = x.states.split_at(ns);
@@ -438,6 +470,9 @@ impl<M: TireModel> TireElement<M> {
                 let c = contact(&self.road, &self.vertical, m, Some(&mut cp));
                 let ch = self.chain(&c, law_states, &cp, &cp.kin);
                 ch.write(jac, ns, 12);
+                if let Some(out) = out {
+                    self.write_evaluation(x, &c, &ch.forces, &ch.rates[..ns], drive, brake, out);
+                }
                 return Provided::ALL;
             }
             Spin::State(sp) => sp,
@@ -461,6 +496,9 @@ impl<M: TireModel> TireElement<M> {
         t.fixed_view_mut::<3, 1>(9, 12).copy_from(&a);
         let kin13 = cp.kin * t;
         let ch = self.chain(&c, law_states, &cp, &kin13);
+        if let Some(out) = out {
+            self.write_evaluation(x, &c, &ch.forces, &ch.rates[..ns], drive, brake, out);
+        }
         let (drive_c, brake) = (drive, brake.max(0.0));
         let (_, tau) = wrench(&c, &ch.forces);
         // δa over the 13 columns; δω_c (the carrier's angular velocity) likewise.
@@ -612,6 +650,7 @@ impl<M: TireModel> TireElement<M> {
         }
         Chain {
             forces: f,
+            rates,
             force: d_force,
             torque: d_torque,
             law: d_law,
@@ -624,8 +663,10 @@ impl<M: TireModel> TireElement<M> {
 
 /// The chained partials of the wheel's wrench and the law's rates (see [`TireElement::chain`]).
 struct Chain<const C: usize> {
-    /// The law's forces at the evaluation.
+    /// The law's forces at the evaluation (zero when the tire carries no load).
     forces: TireForces,
+    /// The law's state rates at the evaluation.
+    rates: [f64; MAX_STATES],
     /// ∂F/∂(columns).
     force: SMatrix<f64, 3, C>,
     /// ∂T/∂(columns) (the wheel's torque about its centre).
@@ -645,29 +686,38 @@ impl<const C: usize> Chain<C> {
     /// the law's `ns` states).
     fn write(&self, jac: &mut ElementJacobian, ns: usize, cols: usize) {
         for col in 0..cols {
-            let (dst, cc) = if col < 6 {
-                (&mut *jac.position, col)
+            let dst = if col < 6 {
+                column(jac.position, col)
             } else {
-                (&mut *jac.velocity, col - 6)
+                column(jac.velocity, col - 6)
             };
-            for r in 0..3 {
-                dst[(r, cc)] = self.force[(r, col)];
-                dst[(3 + r, cc)] = self.torque[(r, col)];
-            }
-            for j in 0..ns {
-                dst[(6 + j, cc)] = self.law[(N_FORCES + j, col)];
+            dst[..3].copy_from_slice(self.force.column(col).as_slice());
+            dst[3..6].copy_from_slice(self.torque.column(col).as_slice());
+            for (d, s) in dst[6..6 + ns]
+                .iter_mut()
+                .zip(&self.law.column(col).as_slice()[N_FORCES..])
+            {
+                *d = *s;
             }
         }
         for j in 0..ns {
-            for r in 0..3 {
-                jac.velocity[(r, 6 + j)] = self.state_force[j][r];
-                jac.velocity[(3 + r, 6 + j)] = self.state_torque[j][r];
-            }
-            for i in 0..ns {
-                jac.velocity[(6 + i, 6 + j)] = self.law_states[(N_FORCES + i, j)];
+            let dst = column(jac.velocity, 6 + j);
+            dst[..3].copy_from_slice(self.state_force[j].as_slice());
+            dst[3..6].copy_from_slice(self.state_torque[j].as_slice());
+            for (d, s) in dst[6..6 + ns]
+                .iter_mut()
+                .zip(&self.law_states.column(j).as_slice()[N_FORCES..])
+            {
+                *d = *s;
             }
         }
     }
+}
+
+/// Column `c` of a (column-major) partials block as a slice.
+fn column(m: &mut DMatrix<f64>, c: usize) -> &mut [f64] {
+    let n = m.nrows();
+    &mut m.as_mut_slice()[c * n..(c + 1) * n]
 }
 
 /// Global force and torque at the wheel centre from contact-frame forces at P.
@@ -715,6 +765,18 @@ impl<M: TireModel> ElementLaw for TireElement<M> {
     fn partials(&self, x: &ElementInput, jac: &mut ElementJacobian) -> Provided {
         let (drive, brake) = self.torques(x);
         self.partials_with_torques(x, drive, brake, jac)
+    }
+
+    /// One contact and one pass of the law for both (the same results as `evaluate` and
+    /// `partials` called one after the other, bit for bit).
+    fn evaluate_with_partials(
+        &self,
+        x: &ElementInput,
+        out: &mut ElementOutput,
+        jac: &mut ElementJacobian,
+    ) -> Provided {
+        let (drive, brake) = self.torques(x);
+        self.partials_and_evaluation(x, drive, brake, jac, Some(out))
     }
 }
 
