@@ -603,14 +603,24 @@ impl<M: TireModel> TireElement<M> {
         if !c.in_contact {
             f = TireForces::default();
         }
-        // Law outputs over the columns: ∂(f, ṡ)/∂kin · ∂kin/∂(columns).
-        let law_kin =
-            SMatrix::<f64, { N_FORCES + MAX_STATES }, N_KIN>::from_fn(|r, col| tp.kin[r][col]);
-        let mut d_law = law_kin * kin;
-        let mut d_law_s =
-            SMatrix::<f64, { N_FORCES + MAX_STATES }, MAX_STATES>::from_fn(|r, col| {
-                tp.states[r][col]
-            });
+        // Law outputs over the columns: ∂(f, ṡ)/∂kin · ∂kin/∂(columns), column by column over
+        // the kinematic inputs that move with the column (∂kin/∂(column) is sparse: a velocity
+        // column moves three or four of the seven).
+        const R: usize = N_FORCES + MAX_STATES;
+        let law_kin = SMatrix::<f64, R, N_KIN>::from_fn(|r, col| tp.kin[r][col]);
+        let mut d_law = SMatrix::<f64, R, C>::zeros();
+        for col in 0..C {
+            let dst = &mut d_law.as_mut_slice()[col * R..(col + 1) * R];
+            for k in 0..N_KIN {
+                let g = kin[(k, col)];
+                if g != 0.0 {
+                    for (d, l) in dst.iter_mut().zip(&law_kin.as_slice()[k * R..(k + 1) * R]) {
+                        *d += l * g;
+                    }
+                }
+            }
+        }
+        let mut d_law_s = SMatrix::<f64, R, MAX_STATES>::from_fn(|r, col| tp.states[r][col]);
         if !c.in_contact {
             for r in 0..N_FORCES {
                 d_law.row_mut(r).fill(0.0);
@@ -624,22 +634,27 @@ impl<M: TireModel> TireElement<M> {
         let (force, _) = wrench(c, &f);
         let r_s = c.loaded_radius;
         let e_u = c.up;
-        // F = f_x e_x + f_y e_y + F_z n.
-        let mut d_force =
-            e_x * d_law.row(0) + e_y * d_law.row(1) + n * kin.row(crate::tire::kin::FZ);
+        // F = f_x e_x + f_y e_y + F_z n and T = m_x e_x + m_y e_y + m_z n − r_s e_u × F, column
+        // by column; the position columns add the turning of the frame and of the lever arm.
         let geo_force = cp.e_x * f.fx + cp.e_y * f.fy + cp.n * fz;
-        // T = m_x e_x + m_y e_y + m_z n − r_s e_u × F.
-        let mut d_torque = e_x * d_law.row(2) + e_y * d_law.row(3) + n * d_law.row(4);
         let geo_torque = cp.e_x * f.mx + cp.e_y * f.my + cp.n * f.mz
             - e_u.cross(&force) * cp.loaded_radius
             + force.cross_matrix() * cp.up * r_s;
-        d_force
-            .fixed_view_mut::<3, 6>(0, 0)
-            .zip_apply(&geo_force, |x, g| *x += g);
-        d_torque -= e_u.cross_matrix() * d_force * r_s;
-        d_torque
-            .fixed_view_mut::<3, 6>(0, 0)
-            .zip_apply(&geo_torque, |x, g| *x += g);
+        let mut d_force = SMatrix::<f64, 3, C>::zeros();
+        let mut d_torque = SMatrix::<f64, 3, C>::zeros();
+        for col in 0..C {
+            let l = d_law.column(col);
+            let mut df = e_x * l[0] + e_y * l[1] + n * kin[(crate::tire::kin::FZ, col)];
+            if col < 6 {
+                df += geo_force.column(col);
+            }
+            let mut dt = e_x * l[2] + e_y * l[3] + n * l[4] - e_u.cross(&df) * r_s;
+            if col < 6 {
+                dt += geo_torque.column(col);
+            }
+            d_force.set_column(col, &df);
+            d_torque.set_column(col, &dt);
+        }
         let mut state_force = [Vector3::zeros(); MAX_STATES];
         let mut state_torque = [Vector3::zeros(); MAX_STATES];
         for j in 0..ns {
