@@ -486,15 +486,22 @@ impl<M: TireModel> TireElement<M> {
         let a: Vector3<f64> = m.rot.column(1).into_owned();
         let w = m.w;
         let ax = a.cross_matrix();
-        let mut t = SMatrix::<f64, 12, 13>::zeros();
-        t.fixed_view_mut::<9, 9>(0, 0)
-            .copy_from(&SMatrix::<f64, 9, 9>::identity());
+        // The map T (12 × 13) is the identity on (δp, δφ, δv) except that δω_w also moves
+        // with δφ (w_phi), δω_c (I − a aᵀ) and δΩ (a): only the ω columns of the contact's
+        // partials are multiplied (kin13 = cp.kin T block by block).
         let w_phi = (a * w.transpose() - Matrix3::identity() * (omega - w.dot(&a))) * ax;
-        t.fixed_view_mut::<3, 3>(9, 3).copy_from(&w_phi);
-        t.fixed_view_mut::<3, 3>(9, 9)
-            .copy_from(&(Matrix3::identity() - a * a.transpose()));
-        t.fixed_view_mut::<3, 1>(9, 12).copy_from(&a);
-        let kin13 = cp.kin * t;
+        let k_w = cp.kin.fixed_view::<N_KIN, 3>(0, 9);
+        let mut kin13 = SMatrix::<f64, N_KIN, 13>::zeros();
+        kin13
+            .fixed_view_mut::<N_KIN, 9>(0, 0)
+            .copy_from(&cp.kin.fixed_view::<N_KIN, 9>(0, 0));
+        kin13
+            .fixed_view_mut::<N_KIN, 3>(0, 3)
+            .zip_apply(&(k_w * w_phi), |x, y| *x += y);
+        kin13
+            .fixed_view_mut::<N_KIN, 3>(0, 9)
+            .copy_from(&(k_w * (Matrix3::identity() - a * a.transpose())));
+        kin13.set_column(12, &(k_w * a));
         let ch = self.chain(&c, law_states, &cp, &kin13);
         if let Some(out) = out {
             self.write_evaluation(x, &c, &ch.forces, &ch.rates[..ns], drive, brake, out);
@@ -700,29 +707,39 @@ impl<const C: usize> Chain<C> {
     /// Writes the element's partials of the spinning-body form (the marker's 12 columns, then
     /// the law's `ns` states).
     fn write(&self, jac: &mut ElementJacobian, ns: usize, cols: usize) {
+        const R: usize = N_FORCES + MAX_STATES;
+        // Element by element from the column-major storage: three-entry copies would be
+        // library calls.
+        let (force, torque, law) = (
+            self.force.as_slice(),
+            self.torque.as_slice(),
+            self.law.as_slice(),
+        );
         for col in 0..cols {
             let dst = if col < 6 {
                 column(jac.position, col)
             } else {
                 column(jac.velocity, col - 6)
             };
-            dst[..3].copy_from_slice(self.force.column(col).as_slice());
-            dst[3..6].copy_from_slice(self.torque.column(col).as_slice());
-            for (d, s) in dst[6..6 + ns]
-                .iter_mut()
-                .zip(&self.law.column(col).as_slice()[N_FORCES..])
-            {
+            let (f, t) = (&force[3 * col..3 * col + 3], &torque[3 * col..3 * col + 3]);
+            let dst = &mut dst[..6 + ns];
+            for r in 0..3 {
+                dst[r] = f[r];
+                dst[3 + r] = t[r];
+            }
+            for (d, s) in dst[6..].iter_mut().zip(&law[R * col + N_FORCES..]) {
                 *d = *s;
             }
         }
+        let law_states = self.law_states.as_slice();
         for j in 0..ns {
-            let dst = column(jac.velocity, 6 + j);
-            dst[..3].copy_from_slice(self.state_force[j].as_slice());
-            dst[3..6].copy_from_slice(self.state_torque[j].as_slice());
-            for (d, s) in dst[6..6 + ns]
-                .iter_mut()
-                .zip(&self.law_states.column(j).as_slice()[N_FORCES..])
-            {
+            let dst = &mut column(jac.velocity, 6 + j)[..6 + ns];
+            let (f, t) = (&self.state_force[j], &self.state_torque[j]);
+            for r in 0..3 {
+                dst[r] = f[r];
+                dst[3 + r] = t[r];
+            }
+            for (d, s) in dst[6..].iter_mut().zip(&law_states[R * j + N_FORCES..]) {
                 *d = *s;
             }
         }
