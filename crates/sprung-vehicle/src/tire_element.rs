@@ -708,8 +708,7 @@ impl<const C: usize> Chain<C> {
     /// the law's `ns` states).
     fn write(&self, jac: &mut ElementJacobian, ns: usize, cols: usize) {
         const R: usize = N_FORCES + MAX_STATES;
-        // Element by element from the column-major storage: three-entry copies would be
-        // library calls.
+        // From the column-major storage in fixed-length pieces (inlined copies).
         let (force, torque, law) = (
             self.force.as_slice(),
             self.torque.as_slice(),
@@ -721,12 +720,9 @@ impl<const C: usize> Chain<C> {
             } else {
                 column(jac.velocity, col - 6)
             };
-            let (f, t) = (&force[3 * col..3 * col + 3], &torque[3 * col..3 * col + 3]);
             let dst = &mut dst[..6 + ns];
-            for r in 0..3 {
-                dst[r] = f[r];
-                dst[3 + r] = t[r];
-            }
+            dst[..3].copy_from_slice(&force[3 * col..3 * col + 3]);
+            dst[3..6].copy_from_slice(&torque[3 * col..3 * col + 3]);
             for (d, s) in dst[6..].iter_mut().zip(&law[R * col + N_FORCES..]) {
                 *d = *s;
             }
