@@ -33,7 +33,9 @@
 //! road normal through the Hessian of h, the spin axis as δa = δφ × a, and every derived
 //! direction through the derivative of its normalisation. They are exact for the contact as
 //! defined (checked against central differences in the element tests). μ is piecewise constant
-//! and has no partials.
+//! and has no partials. They are formed in 3 × 3 blocks over δp and δφ: the road normal moves
+//! with δp only and the spin axis with δφ only, and where the road's Hessian is zero (a plane,
+//! the flat parts of obstacles) the δp blocks reduce to ∂d/∂δp = n.
 
 use nalgebra::{Matrix3, RowVector3, SMatrix, Vector3};
 

@@ -16,6 +16,9 @@
 //! ([`crate::contact::ContactPartials`]) chained with the law's [`TireModel::partials`], plus the
 //! rotation of the contact frame and the lever arm P − c under the marker's motion. They are
 //! checked against central differences of the element (`tests/tire_element_partials.rs`).
+//! When the stepper needs both, [`ElementLaw::evaluate_with_partials`] computes the contact
+//! once and takes the forces and rates from the law's dual-number pass; the result is bit for
+//! bit that of `evaluate` and `partials` (`tests/tire_element_one_pass.rs`).
 //!
 //! # Wheel spin as a state
 //!
