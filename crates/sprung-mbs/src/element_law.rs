@@ -179,6 +179,21 @@ pub trait ElementLaw: Send + Sync + Debug {
     fn partials(&self, _x: &ElementInput, _jac: &mut ElementJacobian) -> Provided {
         Provided::NONE
     }
+    /// [`ElementLaw::evaluate`] and [`ElementLaw::partials`] at the same `x` in one call: what
+    /// the pipeline calls when it needs the Jacobian ([`ElementScratch::evaluate_with_partials`]).
+    /// `jac` is zeroed on entry; the blocks not reported in the returned [`Provided`] are
+    /// differenced afterwards, as for `partials`. The default calls `evaluate`, then `partials`;
+    /// a kind overrides it to share the work of both (a tire's wheel–road contact, a Newton
+    /// solve) and must give exactly the results of the two separate calls. Must not allocate.
+    fn evaluate_with_partials(
+        &self,
+        x: &ElementInput,
+        out: &mut ElementOutput,
+        jac: &mut ElementJacobian,
+    ) -> Provided {
+        self.evaluate(x, out);
+        self.partials(x, jac)
+    }
 }
 
 /// Scratch of one element evaluation, sized once for a law (no allocation per evaluation).
@@ -257,13 +272,20 @@ impl ElementScratch {
     }
 
     /// Evaluates `law` and all its partials at `x`: the analytic ones it provides, the others by
-    /// [`difference_partials`].
+    /// [`difference_partials`]; [`ElementLaw::evaluate_with_partials`] gives both in one call.
     pub fn evaluate_with_partials(&mut self, law: &dyn ElementLaw, x: &ElementInput) {
-        self.evaluate(law, x);
-        self.d_position.fill(0.0);
-        self.d_velocity.fill(0.0);
-        let provided = law.partials(
+        // Zeroed through the contiguous storage (one memset, not an element-wise iteration).
+        self.d_position.as_mut_slice().fill(0.0);
+        self.d_velocity.as_mut_slice().fill(0.0);
+        let provided = law.evaluate_with_partials(
             x,
+            &mut ElementOutput {
+                force: &mut self.force,
+                torque: &mut self.torque,
+                state_rates: &mut self.state_rates,
+                outputs: &mut self.outputs,
+                algebraic: &mut self.algebraic,
+            },
             &mut ElementJacobian {
                 position: &mut self.d_position,
                 velocity: &mut self.d_velocity,

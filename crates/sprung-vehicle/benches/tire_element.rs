@@ -1,7 +1,9 @@
 //! One tire element evaluation with analytic partials (contact, law, chain rule to the wheel
 //! marker): `cargo bench -p sprung-vehicle --bench tire_element`. Target ≤ 1 µs (issue 13).
 //! Each law on the spinning wheel body and with `spin = "state"` (the wheel's spin and brake
-//! as element states on a non-spinning carrier).
+//! as element states on a non-spinning carrier); `evaluate + partials` is what the stepper calls
+//! when it forms the Jacobian (`ElementLaw::evaluate_with_partials`, one pass), `evaluate` what
+//! it calls otherwise.
 
 use std::hint::black_box;
 use std::sync::Arc;
@@ -85,6 +87,12 @@ fn bench(c: &mut Criterion) {
                     })
                 },
             );
+            c.bench_function(&format!("{name} on a cleat, {label}: evaluate"), |b| {
+                b.iter(|| {
+                    sc.evaluate(law.as_ref(), black_box(&x));
+                    black_box(sc.force[0][0]);
+                })
+            });
         }
     }
 }

@@ -33,9 +33,11 @@
 //! road normal through the Hessian of h, the spin axis as δa = δφ × a, and every derived
 //! direction through the derivative of its normalisation. They are exact for the contact as
 //! defined (checked against central differences in the element tests). μ is piecewise constant
-//! and has no partials.
+//! and has no partials. They are formed in 3 × 3 blocks over δp and δφ: the road normal moves
+//! with δp only and the spin axis with δφ only, and where the road's Hessian is zero (a plane,
+//! the flat parts of obstacles) the δp blocks reduce to ∂d/∂δp = n.
 
-use nalgebra::{Matrix3, SMatrix, Vector3};
+use nalgebra::{Matrix3, RowVector3, SMatrix, Vector3};
 
 use crate::road::Road;
 use crate::tire::{SlipKinematics, VerticalLaw, VerticalStiffness, kin};
@@ -168,32 +170,71 @@ pub fn contact(
     };
     let frame = Matrix3::from_columns(&[e_x, e_y, n]);
     if let Some(p) = partials {
-        // Directions over (δp, δφ) only (the velocities do not move them): 3 × 6 blocks.
+        // Directions over (δp, δφ) only (the velocities do not move them), each as its 3 × 3
+        // blocks over δp (suffix _p) and δφ (_r): the road normal moves with δp only, the spin
+        // axis with δφ only, so half of the products vanish structurally.
         // Road normal: ∂N/∂(c_x, c_y) = (−h_xx, −h_xy, 0), (−h_xy, −h_yy, 0); n = N/|N|.
-        let [hxx, hxy, hyy] = s.hessian;
-        let dn_big = Matrix3::new(-hxx, -hxy, 0.0, -hxy, -hyy, 0.0, 0.0, 0.0, 0.0);
-        let dn_p = (Matrix3::identity() - n * n.transpose()) / l * dn_big;
-        let mut dn = G3::zeros();
-        dn.fixed_view_mut::<3, 3>(0, 0).copy_from(&dn_p);
-        // d = (c_z − h)/|N|: ∇d = n + (c_z − h) ∇n_z.
-        let mut dd = G1::zeros();
-        for k in 0..3 {
-            dd[k] = n[k] + (c.z - s.height) * dn_p[(2, k)];
-        }
         // Spin axis: δa = δφ × a = −[a]× δφ.
         let ax = skew(&a);
-        let mut da = G3::zeros();
-        da.fixed_view_mut::<3, 3>(0, 3).copy_from(&(-ax));
-        let dw = -skew(&n) * da + ax * dn;
-        let dcg = e_x.transpose() * dw;
-        let de_x = (Matrix3::identity() - e_x * e_x.transpose()) * dw / cg;
-        let dsg = n.transpose() * da + a.transpose() * dn;
-        let dgamma = cg * dsg - sg * dcg;
-        let drho = r0 * dcg - dd;
-        let de_y = -skew(&e_x) * dn + skew(&n) * de_x;
-        let drs = (dd - r_s * dcg) / cg;
-        let de_u = -ax * de_x + skew(&e_x) * da;
-        let db = -skew(&e_y) * de_u + skew(&e_u) * de_y;
+        let da_r = -ax;
+        let proj = (Matrix3::identity() - e_x * e_x.transpose()) / cg;
+        let (sn, sx, sy, su) = (skew(&n), skew(&e_x), skew(&e_y), skew(&e_u));
+        // w = a × n: δw = −[n]× δa + [a]× δn.
+        let dw_r = -sn * da_r;
+        let dcg_r = e_x.transpose() * dw_r;
+        let de_x_r = proj * dw_r;
+        let dsg_r = n.transpose() * da_r;
+        let de_y_r = sn * de_x_r;
+        let de_u_r = -ax * de_x_r + sx * da_r;
+        let db_r = -sy * de_u_r + su * de_y_r;
+        // The δp blocks: through δn only (and d), so on a plane (zero Hessian: the normal does
+        // not turn as the wheel moves) they reduce to ∇d = n, the rest zero.
+        let (dn_p, dd_p, dcg_p, de_x_p, dsg_p, de_y_p, de_u_p, db_p) = if s.hessian == [0.0; 3] {
+            let z = Matrix3::zeros();
+            let zr = RowVector3::zeros();
+            (z, n.transpose(), zr, z, zr, z, z, z)
+        } else {
+            let [hxx, hxy, hyy] = s.hessian;
+            let dn_big = Matrix3::new(-hxx, -hxy, 0.0, -hxy, -hyy, 0.0, 0.0, 0.0, 0.0);
+            let dn_p = (Matrix3::identity() - n * n.transpose()) / l * dn_big;
+            // d = (c_z − h)/|N|: ∇d = n + (c_z − h) ∇n_z.
+            let mut dd_p = RowVector3::zeros();
+            for k in 0..3 {
+                dd_p[k] = n[k] + (c.z - s.height) * dn_p[(2, k)];
+            }
+            let dw_p = ax * dn_p;
+            let de_x_p = proj * dw_p;
+            let de_y_p = -sx * dn_p + sn * de_x_p;
+            let de_u_p = -ax * de_x_p;
+            let db_p = -sy * de_u_p + su * de_y_p;
+            (
+                dn_p,
+                dd_p,
+                e_x.transpose() * dw_p,
+                de_x_p,
+                a.transpose() * dn_p,
+                de_y_p,
+                de_u_p,
+                db_p,
+            )
+        };
+        let (dgamma_p, dgamma_r) = (dsg_p * cg - dcg_p * sg, dsg_r * cg - dcg_r * sg);
+        let (drho_p, drho_r) = (dcg_p * r0 - dd_p, dcg_r * r0);
+        let (drs_p, drs_r) = ((dd_p - dcg_p * r_s) / cg, dcg_r * (-r_s / cg));
+        let join = |p: Matrix3<f64>, r: Matrix3<f64>| {
+            let mut g = G3::zeros();
+            g.fixed_view_mut::<3, 3>(0, 0).copy_from(&p);
+            g.fixed_view_mut::<3, 3>(0, 3).copy_from(&r);
+            g
+        };
+        let join1 = |p: RowVector3<f64>, r: RowVector3<f64>| {
+            G1::from_fn(|_, k| if k < 3 { p[k] } else { r[k - 3] })
+        };
+        let de_x = join(de_x_p, de_x_r);
+        let de_y = join(de_y_p, de_y_r);
+        let dn = join(dn_p, Matrix3::zeros());
+        let drs = join1(drs_p, drs_r);
+        let drho = join1(drho_p, drho_r);
         // Kinematic inputs: position columns 0..6, velocity 6..9, angular velocity 9..12.
         p.kin = SMatrix::zeros();
         let mut put = |row: usize, pos: &G1, dv: &Vector3<f64>, dw: &Vector3<f64>| {
@@ -206,22 +247,41 @@ pub fn contact(
             }
         };
         let zero = Vector3::zeros();
-        put(kin::VX, &(v.transpose() * de_x), &e_x, &zero);
+        let ww = w_w.dot(&b);
+        put(
+            kin::VX,
+            &join1(v.transpose() * de_x_p, v.transpose() * de_x_r),
+            &e_x,
+            &zero,
+        );
         put(
             kin::VY,
-            &(v.transpose() * de_y - w_w.dot(&b) * drs - r_s * (w_w.transpose() * db)),
+            &join1(
+                v.transpose() * de_y_p - drs_p * ww - (w_w.transpose() * db_p) * r_s,
+                v.transpose() * de_y_r - drs_r * ww - (w_w.transpose() * db_r) * r_s,
+            ),
             &e_y,
             &(-r_s * b),
         );
-        put(kin::OMEGA, &(w_w.transpose() * da), &zero, &a);
-        put(kin::GAMMA, &dgamma, &zero, &zero);
-        put(kin::PSI_DOT, &(w_w.transpose() * dn), &zero, &n);
+        put(
+            kin::OMEGA,
+            &join1(RowVector3::zeros(), w_w.transpose() * da_r),
+            &zero,
+            &a,
+        );
+        put(kin::GAMMA, &join1(dgamma_p, dgamma_r), &zero, &zero);
+        put(
+            kin::PSI_DOT,
+            &join1(w_w.transpose() * dn_p, RowVector3::zeros()),
+            &zero,
+            &n,
+        );
         if in_contact {
             // ρ̇ = −v·n: ∂ρ̇ = −vᵀ ∂n − nᵀ δv.
-            let drho_dot = -(v.transpose() * dn);
+            let drho_dot_p = -(v.transpose() * dn_p);
             put(
                 kin::FZ,
-                &(df_drho * drho + df_drhodot * drho_dot),
+                &join1(drho_p * df_drho + drho_dot_p * df_drhodot, drho_r * df_drho),
                 &(-df_drhodot * n),
                 &zero,
             );
@@ -230,7 +290,7 @@ pub fn contact(
         p.e_x = de_x;
         p.e_y = de_y;
         p.n = dn;
-        p.up = de_u;
+        p.up = join(de_u_p, de_u_r);
         p.loaded_radius = drs;
     }
     Contact {

@@ -16,6 +16,9 @@
 //! ([`crate::contact::ContactPartials`]) chained with the law's [`TireModel::partials`], plus the
 //! rotation of the contact frame and the lever arm P − c under the marker's motion. They are
 //! checked against central differences of the element (`tests/tire_element_partials.rs`).
+//! When the stepper needs both, [`ElementLaw::evaluate_with_partials`] computes the contact
+//! once and takes the forces and rates from the law's dual-number pass; the result is bit for
+//! bit that of `evaluate` and `partials` (`tests/tire_element_one_pass.rs`).
 //!
 //! # Wheel spin as a state
 //!
@@ -46,7 +49,7 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 
-use nalgebra::{Matrix3, SMatrix, Vector3};
+use nalgebra::{DMatrix, Matrix3, SMatrix, Vector3};
 use sprung_mbs::element_law::{
     ElementInput, ElementJacobian, ElementLaw, ElementOutput, MarkerState, OutputInfo, Provided,
 };
@@ -368,32 +371,49 @@ impl<M: TireModel> TireElement<M> {
         let ns = M::STATES.len();
         let m = &x.markers[0];
         let (law_states, spin_states) = x.states.split_at(ns);
-        let (c, f) = match self.spin {
+        let c = match self.spin {
+            Spin::Body => self.contact(m),
+            Spin::State(_) => self.contact(&SpinState::wheel(m, spin_states[0])),
+        };
+        let mut rates = [0.0; MAX_STATES];
+        let f = self.forces(&c, law_states, &mut rates[..ns]);
+        self.write_evaluation(x, &c, &f, &rates[..ns], drive, brake, out);
+    }
+
+    /// Writes the element's forces, torques, state rates and outputs from the contact `c`, the
+    /// law's forces `f` (zero when the tire carries no load) and rates `law_rates`: the common
+    /// end of [`Self::evaluate_with_torques`] and of the one-pass evaluation with partials.
+    #[allow(clippy::too_many_arguments)]
+    fn write_evaluation(
+        &self,
+        x: &ElementInput,
+        c: &Contact,
+        f: &TireForces,
+        law_rates: &[f64],
+        drive: f64,
+        brake: f64,
+        out: &mut ElementOutput,
+    ) {
+        let ns = M::STATES.len();
+        let m = &x.markers[0];
+        let spin_states = &x.states[ns..];
+        out.state_rates[..ns].copy_from_slice(law_rates);
+        let (force, torque) = wrench(c, f);
+        out.force[0] = force;
+        match self.spin {
             Spin::Body => {
-                let c = self.contact(m);
-                let f = self.forces(&c, law_states, out.state_rates);
-                let (force, torque) = wrench(&c, &f);
-                out.force[0] = force;
                 out.torque[0] = torque;
-                (c, f)
+                out.outputs[N_BASE_OUTPUTS + 1] = 0.0;
+                out.outputs[N_BASE_OUTPUTS + 2] = 0.0;
             }
             Spin::State(sp) => {
-                let c = self.contact(&SpinState::wheel(m, spin_states[0]));
-                let f = self.forces(&c, law_states, &mut out.state_rates[..ns]);
-                let (force, torque) = wrench(&c, &f);
                 let r = sp.rates(m, spin_states[0], spin_states[1], &torque, drive, brake);
-                out.force[0] = force;
                 out.torque[0] = r.carrier_torque;
                 out.state_rates[ns] = r.omega_dot;
                 out.state_rates[ns + 1] = r.z_dot;
                 out.outputs[N_BASE_OUTPUTS + 1] = drive;
                 out.outputs[N_BASE_OUTPUTS + 2] = r.brake;
-                (c, f)
             }
-        };
-        if self.spin == Spin::Body {
-            out.outputs[N_BASE_OUTPUTS + 1] = 0.0;
-            out.outputs[N_BASE_OUTPUTS + 2] = 0.0;
         }
         let k = &c.kin;
         let r_e = self.model.effective_radius(k.fz, k.rho);
@@ -429,6 +449,21 @@ impl<M: TireModel> TireElement<M> {
         brake: f64,
         jac: &mut ElementJacobian,
     ) -> Provided {
+        self.partials_and_evaluation(x, drive, brake, jac, None)
+    }
+
+    /// The partials (as [`Self::partials_with_torques`]) and, with `out`, the evaluation (as
+    /// [`Self::evaluate_with_torques`]) from one contact and one pass of the law: the law's
+    /// dual-number pass gives the forces and rates bit for bit as its `f64` evaluation
+    /// ([`crate::dual`]), and the contact's values are the same with or without its partials.
+    fn partials_and_evaluation(
+        &self,
+        x: &ElementInput,
+        drive: f64,
+        brake: f64,
+        jac: &mut ElementJacobian,
+        out: Option<&mut ElementOutput>,
+    ) -> Provided {
         let ns = M::STATES.len();
         let m = &x.markers[0];
         let (law_states, spin_states) = x.states.split_at(ns);
@@ -438,6 +473,9 @@ impl<M: TireModel> TireElement<M> {
                 let c = contact(&self.road, &self.vertical, m, Some(&mut cp));
                 let ch = self.chain(&c, law_states, &cp, &cp.kin);
                 ch.write(jac, ns, 12);
+                if let Some(out) = out {
+                    self.write_evaluation(x, &c, &ch.forces, &ch.rates[..ns], drive, brake, out);
+                }
                 return Provided::ALL;
             }
             Spin::State(sp) => sp,
@@ -451,16 +489,26 @@ impl<M: TireModel> TireElement<M> {
         let a: Vector3<f64> = m.rot.column(1).into_owned();
         let w = m.w;
         let ax = a.cross_matrix();
-        let mut t = SMatrix::<f64, 12, 13>::zeros();
-        t.fixed_view_mut::<9, 9>(0, 0)
-            .copy_from(&SMatrix::<f64, 9, 9>::identity());
+        // The map T (12 × 13) is the identity on (δp, δφ, δv) except that δω_w also moves
+        // with δφ (w_phi), δω_c (I − a aᵀ) and δΩ (a): only the ω columns of the contact's
+        // partials are multiplied (kin13 = cp.kin T block by block).
         let w_phi = (a * w.transpose() - Matrix3::identity() * (omega - w.dot(&a))) * ax;
-        t.fixed_view_mut::<3, 3>(9, 3).copy_from(&w_phi);
-        t.fixed_view_mut::<3, 3>(9, 9)
-            .copy_from(&(Matrix3::identity() - a * a.transpose()));
-        t.fixed_view_mut::<3, 1>(9, 12).copy_from(&a);
-        let kin13 = cp.kin * t;
+        let k_w = cp.kin.fixed_view::<N_KIN, 3>(0, 9);
+        let mut kin13 = SMatrix::<f64, N_KIN, 13>::zeros();
+        kin13
+            .fixed_view_mut::<N_KIN, 9>(0, 0)
+            .copy_from(&cp.kin.fixed_view::<N_KIN, 9>(0, 0));
+        kin13
+            .fixed_view_mut::<N_KIN, 3>(0, 3)
+            .zip_apply(&(k_w * w_phi), |x, y| *x += y);
+        kin13
+            .fixed_view_mut::<N_KIN, 3>(0, 9)
+            .copy_from(&(k_w * (Matrix3::identity() - a * a.transpose())));
+        kin13.set_column(12, &(k_w * a));
         let ch = self.chain(&c, law_states, &cp, &kin13);
+        if let Some(out) = out {
+            self.write_evaluation(x, &c, &ch.forces, &ch.rates[..ns], drive, brake, out);
+        }
         let (drive_c, brake) = (drive, brake.max(0.0));
         let (_, tau) = wrench(&c, &ch.forces);
         // δa over the 13 columns; δω_c (the carrier's angular velocity) likewise.
@@ -565,14 +613,24 @@ impl<M: TireModel> TireElement<M> {
         if !c.in_contact {
             f = TireForces::default();
         }
-        // Law outputs over the columns: ∂(f, ṡ)/∂kin · ∂kin/∂(columns).
-        let law_kin =
-            SMatrix::<f64, { N_FORCES + MAX_STATES }, N_KIN>::from_fn(|r, col| tp.kin[r][col]);
-        let mut d_law = law_kin * kin;
-        let mut d_law_s =
-            SMatrix::<f64, { N_FORCES + MAX_STATES }, MAX_STATES>::from_fn(|r, col| {
-                tp.states[r][col]
-            });
+        // Law outputs over the columns: ∂(f, ṡ)/∂kin · ∂kin/∂(columns), column by column over
+        // the kinematic inputs that move with the column (∂kin/∂(column) is sparse: a velocity
+        // column moves three or four of the seven).
+        const R: usize = N_FORCES + MAX_STATES;
+        let law_kin = SMatrix::<f64, R, N_KIN>::from_fn(|r, col| tp.kin[r][col]);
+        let mut d_law = SMatrix::<f64, R, C>::zeros();
+        for col in 0..C {
+            let dst = &mut d_law.as_mut_slice()[col * R..(col + 1) * R];
+            for k in 0..N_KIN {
+                let g = kin[(k, col)];
+                if g != 0.0 {
+                    for (d, l) in dst.iter_mut().zip(&law_kin.as_slice()[k * R..(k + 1) * R]) {
+                        *d += l * g;
+                    }
+                }
+            }
+        }
+        let mut d_law_s = SMatrix::<f64, R, MAX_STATES>::from_fn(|r, col| tp.states[r][col]);
         if !c.in_contact {
             for r in 0..N_FORCES {
                 d_law.row_mut(r).fill(0.0);
@@ -586,22 +644,27 @@ impl<M: TireModel> TireElement<M> {
         let (force, _) = wrench(c, &f);
         let r_s = c.loaded_radius;
         let e_u = c.up;
-        // F = f_x e_x + f_y e_y + F_z n.
-        let mut d_force =
-            e_x * d_law.row(0) + e_y * d_law.row(1) + n * kin.row(crate::tire::kin::FZ);
+        // F = f_x e_x + f_y e_y + F_z n and T = m_x e_x + m_y e_y + m_z n − r_s e_u × F, column
+        // by column; the position columns add the turning of the frame and of the lever arm.
         let geo_force = cp.e_x * f.fx + cp.e_y * f.fy + cp.n * fz;
-        // T = m_x e_x + m_y e_y + m_z n − r_s e_u × F.
-        let mut d_torque = e_x * d_law.row(2) + e_y * d_law.row(3) + n * d_law.row(4);
         let geo_torque = cp.e_x * f.mx + cp.e_y * f.my + cp.n * f.mz
             - e_u.cross(&force) * cp.loaded_radius
             + force.cross_matrix() * cp.up * r_s;
-        d_force
-            .fixed_view_mut::<3, 6>(0, 0)
-            .zip_apply(&geo_force, |x, g| *x += g);
-        d_torque -= e_u.cross_matrix() * d_force * r_s;
-        d_torque
-            .fixed_view_mut::<3, 6>(0, 0)
-            .zip_apply(&geo_torque, |x, g| *x += g);
+        let mut d_force = SMatrix::<f64, 3, C>::zeros();
+        let mut d_torque = SMatrix::<f64, 3, C>::zeros();
+        for col in 0..C {
+            let l = d_law.column(col);
+            let mut df = e_x * l[0] + e_y * l[1] + n * kin[(crate::tire::kin::FZ, col)];
+            if col < 6 {
+                df += geo_force.column(col);
+            }
+            let mut dt = e_x * l[2] + e_y * l[3] + n * l[4] - e_u.cross(&df) * r_s;
+            if col < 6 {
+                dt += geo_torque.column(col);
+            }
+            d_force.set_column(col, &df);
+            d_torque.set_column(col, &dt);
+        }
         let mut state_force = [Vector3::zeros(); MAX_STATES];
         let mut state_torque = [Vector3::zeros(); MAX_STATES];
         for j in 0..ns {
@@ -612,6 +675,7 @@ impl<M: TireModel> TireElement<M> {
         }
         Chain {
             forces: f,
+            rates,
             force: d_force,
             torque: d_torque,
             law: d_law,
@@ -624,8 +688,10 @@ impl<M: TireModel> TireElement<M> {
 
 /// The chained partials of the wheel's wrench and the law's rates (see [`TireElement::chain`]).
 struct Chain<const C: usize> {
-    /// The law's forces at the evaluation.
+    /// The law's forces at the evaluation (zero when the tire carries no load).
     forces: TireForces,
+    /// The law's state rates at the evaluation.
+    rates: [f64; MAX_STATES],
     /// ∂F/∂(columns).
     force: SMatrix<f64, 3, C>,
     /// ∂T/∂(columns) (the wheel's torque about its centre).
@@ -644,30 +710,45 @@ impl<const C: usize> Chain<C> {
     /// Writes the element's partials of the spinning-body form (the marker's 12 columns, then
     /// the law's `ns` states).
     fn write(&self, jac: &mut ElementJacobian, ns: usize, cols: usize) {
+        const R: usize = N_FORCES + MAX_STATES;
+        // From the column-major storage in fixed-length pieces (inlined copies).
+        let (force, torque, law) = (
+            self.force.as_slice(),
+            self.torque.as_slice(),
+            self.law.as_slice(),
+        );
         for col in 0..cols {
-            let (dst, cc) = if col < 6 {
-                (&mut *jac.position, col)
+            let dst = if col < 6 {
+                column(jac.position, col)
             } else {
-                (&mut *jac.velocity, col - 6)
+                column(jac.velocity, col - 6)
             };
-            for r in 0..3 {
-                dst[(r, cc)] = self.force[(r, col)];
-                dst[(3 + r, cc)] = self.torque[(r, col)];
-            }
-            for j in 0..ns {
-                dst[(6 + j, cc)] = self.law[(N_FORCES + j, col)];
+            let dst = &mut dst[..6 + ns];
+            dst[..3].copy_from_slice(&force[3 * col..3 * col + 3]);
+            dst[3..6].copy_from_slice(&torque[3 * col..3 * col + 3]);
+            for (d, s) in dst[6..].iter_mut().zip(&law[R * col + N_FORCES..]) {
+                *d = *s;
             }
         }
+        let law_states = self.law_states.as_slice();
         for j in 0..ns {
+            let dst = &mut column(jac.velocity, 6 + j)[..6 + ns];
+            let (f, t) = (&self.state_force[j], &self.state_torque[j]);
             for r in 0..3 {
-                jac.velocity[(r, 6 + j)] = self.state_force[j][r];
-                jac.velocity[(3 + r, 6 + j)] = self.state_torque[j][r];
+                dst[r] = f[r];
+                dst[3 + r] = t[r];
             }
-            for i in 0..ns {
-                jac.velocity[(6 + i, 6 + j)] = self.law_states[(N_FORCES + i, j)];
+            for (d, s) in dst[6..].iter_mut().zip(&law_states[R * j + N_FORCES..]) {
+                *d = *s;
             }
         }
     }
+}
+
+/// Column `c` of a (column-major) partials block as a slice.
+fn column(m: &mut DMatrix<f64>, c: usize) -> &mut [f64] {
+    let n = m.nrows();
+    &mut m.as_mut_slice()[c * n..(c + 1) * n]
 }
 
 /// Global force and torque at the wheel centre from contact-frame forces at P.
@@ -715,6 +796,18 @@ impl<M: TireModel> ElementLaw for TireElement<M> {
     fn partials(&self, x: &ElementInput, jac: &mut ElementJacobian) -> Provided {
         let (drive, brake) = self.torques(x);
         self.partials_with_torques(x, drive, brake, jac)
+    }
+
+    /// One contact and one pass of the law for both (the same results as `evaluate` and
+    /// `partials` called one after the other, bit for bit).
+    fn evaluate_with_partials(
+        &self,
+        x: &ElementInput,
+        out: &mut ElementOutput,
+        jac: &mut ElementJacobian,
+    ) -> Provided {
+        let (drive, brake) = self.torques(x);
+        self.partials_and_evaluation(x, drive, brake, jac, Some(out))
     }
 }
 
