@@ -6,7 +6,10 @@
 use std::sync::Arc;
 
 use sprung::{Control, Model, Simulation};
-use sprung_test_support::model_path;
+use sprung_test_support::{CountingAllocator, allocations, model_path};
+
+#[global_allocator]
+static GLOBAL: CountingAllocator = CountingAllocator;
 
 const WHEELS: [&str; 4] = ["tire_fl", "tire_fr", "tire_rl", "tire_rr"];
 
@@ -271,4 +274,36 @@ fn reduced_car_follows_the_full_car_through_the_turn_entry() {
     assert!(e_yaw < 1.5e-5, "NMSE yaw rate {e_yaw:e}");
     // Both cars hold the speed (controllers) and turn left by the same ~0.9 m.
     assert!((v_end.0 - v_end.1).abs() < 0.01 && yf.last().unwrap() > &0.5);
+}
+
+/// A step of the full and of the reduced car allocates nothing (issue 15: "zero allocations per
+/// step"): LSRT2 re-linearising every step and every 5 steps, 300 steps after a warm-up of 20,
+/// inside the steering ramp (moved to 0.01-0.5 s), where steps are split, with the output channels
+/// read every step. Counted by the thread-local counting allocator of sprung-test-support.
+#[test]
+fn car_steps_do_not_allocate() {
+    let full = car(&[
+        ("inputs.steering_wheel_angle.signal.start_time", 0.01),
+        ("inputs.steering_wheel_angle.signal.end_time", 0.5),
+    ]);
+    let red = sprung_reduce::reduce(full.description(), &sprung_reduce::ReduceOptions::default())
+        .unwrap_or_else(|e| panic!("{e}"));
+    let reduced = Model::from_description(red.model).unwrap_or_else(|e| panic!("{e}"));
+    for (name, model) in [("full", full), ("reduced", reduced)] {
+        for every in [1, 5] {
+            let mut s = model.default_settings();
+            s.relinearise_every = every;
+            let mut sim = Simulation::with_settings(model.clone(), s).unwrap();
+            let run = |sim: &mut Simulation, n: usize| {
+                for _ in 0..n {
+                    sim.step().unwrap();
+                    std::hint::black_box(sim.channel_values());
+                }
+            };
+            run(&mut sim, 20);
+            let before = allocations();
+            run(&mut sim, 300);
+            assert_eq!(allocations() - before, 0, "{name}, every {every}");
+        }
+    }
 }
