@@ -23,47 +23,73 @@ pub fn plot_path(
     panel: &XyPanel,
     size: Option<(u32, u32)>,
 ) -> Result<(), IoError> {
+    plot_line_panels(path, title, &[(panel, true)], size)
+}
+
+/// Plots several line panels side by side in one figure (one row), each `(panel, equal_scale)`:
+/// with `equal_scale` the axes share one scale (a path), otherwise each axis spans its data (a
+/// time history drawn as x = t). Document 004, Bild 6 is such a figure: the x-y path and the
+/// lateral acceleration over time. `size` defaults to 800 × 640 pixels per panel.
+pub fn plot_line_panels(
+    path: impl AsRef<Path>,
+    title: &str,
+    panels: &[(&XyPanel, bool)],
+    size: Option<(u32, u32)>,
+) -> Result<(), IoError> {
     let path = path.as_ref();
     let err = plot_error(path);
-    check_grid(1, 1, 1).map_err(&err)?;
-    let size = image_size(size, (800, 640), 1, 1).map_err(&err)?;
-    if panel.series.is_empty() {
-        return Err(err(format!("panel '{}' has no series", panel.title)));
+    let n = panels.len().max(1);
+    check_grid(panels.len(), 1, n).map_err(&err)?;
+    let size = image_size(size, (800, 640), 1, n).map_err(&err)?;
+    let mut prepared = Vec::with_capacity(panels.len());
+    for &(panel, equal) in panels {
+        if panel.series.is_empty() {
+            return Err(err(format!("panel '{}' has no series", panel.title)));
+        }
+        let curves: Vec<Vec<(f64, f64)>> = panel
+            .series
+            .iter()
+            .map(|s| {
+                s.points
+                    .iter()
+                    .copied()
+                    .filter(|(x, y)| x.is_finite() && y.is_finite())
+                    .collect()
+            })
+            .collect();
+        let Some(((x0, x1), (y0, y1))) = bounds(&curves) else {
+            return Err(err(format!(
+                "panel '{}' has no point with finite coordinates",
+                panel.title
+            )));
+        };
+        let (x_range, y_range) = if equal {
+            // Equal scale: the longer extent sets both, each range centred on its data.
+            let half = 0.5 * (x1 - x0).max(y1 - y0).max(1e-9) * 1.05;
+            let (cx, cy) = (0.5 * (x0 + x1), 0.5 * (y0 + y1));
+            ((cx - half, cx + half), (cy - half, cy + half))
+        } else {
+            let pad = |a: f64, b: f64| {
+                let m = 0.05 * (b - a).max(1e-9);
+                (a - m, b + m)
+            };
+            ((x0, x1.max(x0 + 1e-9)), pad(y0, y1))
+        };
+        prepared.push(Prepared {
+            panel,
+            curves,
+            x_range,
+            y_range,
+        });
     }
-    let curves: Vec<Vec<(f64, f64)>> = panel
-        .series
-        .iter()
-        .map(|s| {
-            s.points
-                .iter()
-                .copied()
-                .filter(|(x, y)| x.is_finite() && y.is_finite())
-                .collect()
-        })
-        .collect();
-    let Some(((x0, x1), (y0, y1))) = bounds(&curves) else {
-        return Err(err(format!(
-            "panel '{}' has no point with finite coordinates",
-            panel.title
-        )));
-    };
-    // Equal scale: the longer extent sets both, each range centred on its data.
-    let half = 0.5 * (x1 - x0).max(y1 - y0).max(1e-9) * 1.05;
-    let (cx, cy) = (0.5 * (x0 + x1), 0.5 * (y0 + y1));
-    let prepared = Prepared {
-        panel,
-        curves,
-        x_range: (cx - half, cx + half),
-        y_range: (cy - half, cy + half),
-    };
     let frame = Frame {
         title,
         title_size: 24,
         rows: 1,
-        cols: 1,
+        cols: n,
         size,
     };
-    render(path, &frame, &prepared)
+    render(path, &frame, &Panels(prepared))
 }
 
 struct Prepared<'a> {
@@ -71,6 +97,25 @@ struct Prepared<'a> {
     curves: Vec<Vec<(f64, f64)>>,
     x_range: (f64, f64),
     y_range: (f64, f64),
+}
+
+struct Panels<'a>(Vec<Prepared<'a>>);
+
+impl PanelPainter for Panels<'_> {
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    fn paint<DB: DrawingBackend>(
+        &self,
+        index: usize,
+        area: &DrawingArea<DB, Shift>,
+    ) -> Result<(), String>
+    where
+        DB::ErrorType: 'static,
+    {
+        self.0[index].paint(0, area)
+    }
 }
 
 impl PanelPainter for Prepared<'_> {
@@ -142,6 +187,15 @@ mod tests {
         assert!(std::fs::metadata(&out).unwrap().len() > 1000);
         let empty = XyPanel::new("none", "x", "y");
         assert!(plot_path(&out, "test", &empty, None).is_err());
+        // Two panels in one figure: the path (equal scale) and a time history.
+        let ay = XyPanel::new("a_y", "t [s]", "a_y [m/s^2]").with_series(XySeries::new(
+            "car",
+            (0..100).map(|k| (k as f64 * 0.1, 0.5 * k as f64)).collect(),
+        ));
+        let two = dir.join("two.png");
+        plot_line_panels(&two, "test", &[(&panel, true), (&ay, false)], None).unwrap();
+        assert!(std::fs::metadata(&two).unwrap().len() > 1000);
+        assert!(plot_line_panels(&two, "test", &[(&panel, true), (&empty, false)], None).is_err());
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -1,9 +1,13 @@
 //! `sprung bench`: the real-time benchmark of document 000, section 3 and Table 2, on this machine.
 //!
 //! For every model (default: both reference axles) and every combination of linear solver
-//! {dense, block-sparse} × re-linearisation {every step, every 5 steps}, LSRT2 (or the fixed-step
-//! method of `--solver`, e.g. `pie`) at the model's fixed step runs the model's load case `--repeat` times from static equilibrium. Reported per row:
-//! the real-time factor (compute time / simulated time; median over the repeats), the mean, p99.9
+//! {dense, block-sparse} × re-linearisation {every step, every 5 steps} (`--linear-solvers`,
+//! `--relinearise` choose others), LSRT2 (or the fixed-step method of `--solver`, e.g. `pie`) at
+//! the model's fixed step runs the model's load case `--repeat` times from static equilibrium
+//! (or the model's design state, e.g. the full car). Reported per row: the real-time factor
+//! (compute time / simulated time; median over the repeats), the CPU real-time factor (the
+//! run thread's CPU time / simulated time: what a core of its own would take, less inflated by
+//! other processes on a loaded machine than the wall clock), the mean, p99.9
 //! and maximum step time (pooled over the repeats), and the accuracy as NMSE (document 000,
 //! Table 3; `sprung_io::metrics`) of a displacement and a force channel against a RODAS4
 //! reference (rtol 1e-8, atol 1e-10) over the window of Bild 7 (4.9–6.0 s). The channels are
@@ -78,6 +82,46 @@ pub struct BenchArgs {
     /// local error estimate exceeds 0.1 µm, or ignore (`sprung_solve::mech::Breakpoints`).
     #[arg(long, default_value = "split", value_parser = super::parse_breakpoints)]
     pub breakpoints: sprung_solve::mech::Breakpoints,
+    /// Linear solvers benchmarked, comma separated: dense, block-sparse (default both; the dense
+    /// rows of a large model such as the full car take minutes).
+    #[arg(long, value_delimiter = ',', default_values_t = [BenchSolver::Dense, BenchSolver::BlockSparse])]
+    pub linear_solvers: Vec<BenchSolver>,
+    /// Re-linearisation intervals benchmarked (steps), comma separated.
+    #[arg(long, value_delimiter = ',', default_values_t = [1u64, 5])]
+    pub relinearise: Vec<u64>,
+}
+
+/// A linear solver of the benchmark table.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BenchSolver {
+    /// Dense LU (faer).
+    Dense,
+    /// Block-sparse LU on the 6 × 6 body blocks.
+    BlockSparse,
+}
+
+impl std::fmt::Display for BenchSolver {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            BenchSolver::Dense => "dense",
+            BenchSolver::BlockSparse => "block-sparse",
+        })
+    }
+}
+
+/// CPU time of the calling thread, s (`CLOCK_THREAD_CPUTIME_ID`): unlike the wall-clock time it
+/// does not count the time the thread waits for a core on a loaded machine.
+fn thread_cpu_time() -> f64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec; the clock id is a constant of the platform.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    if rc != 0 {
+        return f64::NAN;
+    }
+    ts.tv_sec as f64 + 1e-9 * ts.tv_nsec as f64
 }
 
 /// Benchmarks other than the real-time table.
@@ -120,6 +164,8 @@ struct Row {
     linear_solver: &'static str,
     relinearise_every: u64,
     rtf: Vec<f64>,
+    /// CPU time of the run's thread / simulated time, per repeat (sorted).
+    cpu_rtf: Vec<f64>,
     mean: f64,
     p999: f64,
     max: f64,
@@ -359,6 +405,11 @@ pub fn run(a: &BenchArgs) -> anyhow::Result<()> {
     if a.repeat == 0 {
         bail!("--repeat must be at least 1");
     }
+    if a.relinearise.contains(&0) || a.relinearise.is_empty() || a.linear_solvers.is_empty() {
+        bail!(
+            "--relinearise takes step counts >= 1 and --linear-solvers at least one of dense, block-sparse (e.g. --linear-solvers block-sparse --relinearise 1,5)"
+        );
+    }
     let window = super::compare::parse_window(&a.window)?;
     if a.t_end < window.t1 || a.t_end.is_nan() {
         bail!(
@@ -388,17 +439,28 @@ pub fn run(a: &BenchArgs) -> anyhow::Result<()> {
         for (lu, lu_name) in [
             (LinearSolverKind::Dense, "dense"),
             (LinearSolverKind::BlockSparse, "block-sparse"),
-        ] {
-            for every in [1u64, 5] {
+        ]
+        .into_iter()
+        .filter(|(k, _)| {
+            a.linear_solvers.contains(&match k {
+                LinearSolverKind::Dense => BenchSolver::Dense,
+                _ => BenchSolver::BlockSparse,
+            })
+        }) {
+            for &every in &a.relinearise {
                 let settings = case.settings(&method, a.t_end, every, lu);
                 let mut rtf = Vec::with_capacity(a.repeat);
+                let mut cpu_rtf = Vec::with_capacity(a.repeat);
                 let mut times = Vec::new();
                 let mut errs = [f64::NAN; 2];
                 let mut counts = (0, 0);
                 for rep in 0..a.repeat {
+                    let cpu0 = thread_cpu_time();
                     let (summary, trace, _) = case.simulate(&settings)?;
+                    let cpu = thread_cpu_time() - cpu0;
                     let simulated = summary.t_reached - settings.t0;
                     rtf.push(summary.compute_time / simulated);
+                    cpu_rtf.push(cpu / simulated);
                     times.extend_from_slice(&summary.step_times);
                     if rep == 0 {
                         for (k, e) in errs.iter_mut().enumerate() {
@@ -409,15 +471,17 @@ pub fn run(a: &BenchArgs) -> anyhow::Result<()> {
                     progress(
                         quiet,
                         &format!(
-                            "[{}] {lu_name}, re-linearise every {every}: run {}/{} RTF {:.4}",
+                            "[{}] {lu_name}, re-linearise every {every}: run {}/{} RTF {:.4} (CPU {:.4})",
                             case.stem,
                             rep + 1,
                             a.repeat,
-                            rtf[rep]
+                            rtf[rep],
+                            cpu_rtf[rep]
                         ),
                     );
                 }
                 rtf.sort_by(f64::total_cmp);
+                cpu_rtf.sort_by(f64::total_cmp);
                 let mean = times.iter().sum::<f64>() / times.len().max(1) as f64;
                 let max = times.iter().copied().fold(0.0, f64::max);
                 rows.push(Row {
@@ -427,6 +491,7 @@ pub fn run(a: &BenchArgs) -> anyhow::Result<()> {
                     p999: percentile(&times, 0.999),
                     max,
                     rtf,
+                    cpu_rtf,
                     nmse: errs,
                     steps: counts.0,
                     linearisations: counts.1,
@@ -453,6 +518,7 @@ pub fn run(a: &BenchArgs) -> anyhow::Result<()> {
                     "relinearise_every": r.relinearise_every,
                     "real_time_factor": median(&r.rtf),
                     "real_time_factor_runs": r.rtf,
+                    "cpu_real_time_factor": median(&r.cpu_rtf),
                     "mean_step_s": r.mean,
                     "p999_step_s": r.p999,
                     "max_step_s": r.max,
@@ -472,11 +538,12 @@ pub fn run(a: &BenchArgs) -> anyhow::Result<()> {
     );
     println!();
     println!(
-        "{:<16} {:<13} {:>6} {:>8} {:>10} {:>11} {:>10} {:>11} {:>11}",
+        "{:<16} {:<13} {:>6} {:>8} {:>8} {:>10} {:>11} {:>10} {:>11} {:>11}",
         "model",
         "linear solver",
         "relin",
         "RTF",
+        "CPU RTF",
         "mean [us]",
         "p99.9 [us]",
         "max [us]",
@@ -486,11 +553,12 @@ pub fn run(a: &BenchArgs) -> anyhow::Result<()> {
     for (case, rows) in &report {
         for r in rows {
             println!(
-                "{:<16} {:<13} {:>6} {:>8.4} {:>10.1} {:>11.1} {:>10.1} {:>11.3e} {:>11.3e}",
+                "{:<16} {:<13} {:>6} {:>8.4} {:>8.4} {:>10.1} {:>11.1} {:>10.1} {:>11.3e} {:>11.3e}",
                 case.stem,
                 r.linear_solver,
                 r.relinearise_every,
                 median(&r.rtf),
+                median(&r.cpu_rtf),
                 r.mean * 1e6,
                 r.p999 * 1e6,
                 r.max * 1e6,
@@ -500,6 +568,9 @@ pub fn run(a: &BenchArgs) -> anyhow::Result<()> {
         }
     }
     println!();
+    println!(
+        "RTF: wall-clock compute time of the steps / simulated time; CPU RTF: the run's thread CPU time (steps, outputs every output interval) / simulated time, what a core of its own would take on a loaded machine"
+    );
     for (case, _) in &report {
         println!(
             "NMSE columns of {}: {} and {}",

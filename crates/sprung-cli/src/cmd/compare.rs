@@ -25,6 +25,11 @@ pub struct CompareArgs {
     /// Also write the comparison plot (PNG/SVG) of the compared channels.
     #[arg(long)]
     pub plot: Option<PathBuf>,
+    /// With `--plot`: two channels `X,Y` drawn against each other (equal axis scales, e.g. the
+    /// path `x,y` of a vehicle) in the first panel, then the compared channels over time, all in
+    /// one row (document 004, Bild 6: path and lateral acceleration of two models).
+    #[arg(long, value_delimiter = ',', requires = "plot")]
+    pub xy: Vec<String>,
     /// Multiply the reference values (unit conversion, e.g. 1e-3 for mm to m): `FACTOR` for
     /// every channel or `CHANNEL=FACTOR` (repeatable; a channel entry wins).
     #[arg(long = "ref-scale", value_name = "[CHANNEL=]FACTOR")]
@@ -121,7 +126,19 @@ pub fn run(a: &CompareArgs) -> anyhow::Result<()> {
         a.reference.display()
     );
     println!("{}", format_comparison_table(&errors));
-    if let Some(p) = &a.plot {
+    if let (Some(p), false) = (&a.plot, a.xy.is_empty()) {
+        let chans: Vec<String> = errors.iter().map(|e| e.channel.clone()).collect();
+        plot_path_and_channels(
+            &[
+                (a.result.as_path(), &res),
+                (a.reference.as_path(), &reference),
+            ],
+            &a.xy,
+            &chans,
+            p,
+        )?;
+        println!("plot: {}", p.display());
+    } else if let Some(p) = &a.plot {
         let chans: Vec<String> = errors.iter().map(|e| e.channel.clone()).collect();
         // The adjusted data (scale, offset, time shift, datum), as compared.
         super::plot::plot_sets(
@@ -136,5 +153,67 @@ pub fn run(a: &CompareArgs) -> anyhow::Result<()> {
         )?;
         println!("plot: {}", p.display());
     }
+    Ok(())
+}
+
+/// One figure in a row: channel `xy[1]` over `xy[0]` of every set (equal scales), then each of
+/// `channels` over time, every set a series labelled by its file's folder (or name).
+fn plot_path_and_channels(
+    sets: &[(&std::path::Path, &sprung_io::ResultSet)],
+    xy: &[String],
+    channels: &[String],
+    out: &std::path::Path,
+) -> anyhow::Result<()> {
+    use sprung_io::xy_plot::{XyPanel, XySeries};
+    let [x, y] = xy else {
+        anyhow::bail!(
+            "--xy takes two channel names, e.g. --xy x,y (got {})",
+            xy.join(",")
+        );
+    };
+    let label = |p: &std::path::Path| {
+        let name = |q: &std::path::Path| q.file_name().map(|n| n.to_string_lossy().into_owned());
+        p.parent()
+            .and_then(name)
+            .filter(|n| !n.is_empty())
+            .or_else(|| name(p))
+            .unwrap_or_else(|| p.display().to_string())
+    };
+    let col = |file: &std::path::Path, set: &sprung_io::ResultSet, c: &str| {
+        set.column(c).map(<[f64]>::to_vec).ok_or_else(|| {
+            anyhow::anyhow!(
+                "--xy/--channels: no channel '{c}' in {}; channels: {}",
+                file.display(),
+                set.channel_names().collect::<Vec<_>>().join(", ")
+            )
+        })
+    };
+    let unit = |set: &sprung_io::ResultSet, c: &str| {
+        set.unit(c).map(|u| format!(" [{u}]")).unwrap_or_default()
+    };
+    let first = sets[0].1;
+    let mut path = XyPanel::new(
+        format!("{y} over {x}"),
+        format!("{x}{}", unit(first, x)),
+        format!("{y}{}", unit(first, y)),
+    );
+    for (file, set) in sets {
+        let (xs, ys) = (col(file, set, x)?, col(file, set, y)?);
+        path = path.with_series(XySeries::new(label(file), xs.into_iter().zip(ys).collect()));
+    }
+    let mut panels = vec![(path, true)];
+    for c in channels {
+        let mut panel = XyPanel::new(c.clone(), "t [s]", format!("{c}{}", unit(first, c)));
+        for (file, set) in sets {
+            let v = col(file, set, c)?;
+            panel = panel.with_series(XySeries::new(
+                label(file),
+                set.time.iter().copied().zip(v).collect(),
+            ));
+        }
+        panels.push((panel, false));
+    }
+    let refs: Vec<(&XyPanel, bool)> = panels.iter().map(|(p, e)| (p, *e)).collect();
+    sprung_io::path_plot::plot_line_panels(out, "comparison", &refs, None)?;
     Ok(())
 }
