@@ -1,5 +1,6 @@
 //! Cost of one LSRT2 step (1 ms) of the double-wishbone axle, full or reduced (macro joints):
-//! static equilibrium, a short settle, then `steps` steps of the model's load case. Wall time
+//! static equilibrium, then `steps` steps of the response to the load case's Fx step
+//! (-2500 N per wheel at t = 0). Wall time
 //! per step is printed; for load-independent numbers run it under callgrind twice (0 and N
 //! steps) and divide the difference of the instruction counts by N (docs/macro-joint.md):
 //!
@@ -55,17 +56,26 @@ pub fn run(which: &str, steps: usize, file: &str, method: &str) -> (usize, f64) 
         }
         other => panic!("unknown variant '{other}' (full, reduced, kinematic)"),
     };
-    let model = Model::from_description(model).expect("compiles");
+    // The load case's Fx step (-2500 N per wheel, document 000) is applied at t = 0, right
+    // after the static equilibrium, so that the measured steps move (the step response).
+    let model = Model::from_description(model)
+        .expect("compiles")
+        .with_runtime_inputs(&["Fx_L", "Fx_R"])
+        .expect("the model has the inputs Fx_L and Fx_R");
     let settings = RunSettings {
         method: method.into(),
         step: 1e-3,
         ..model.default_settings()
     };
-    let mut sim = Simulation::with_settings(model, settings.clone()).expect("sim");
+    let mut sim =
+        Simulation::with_settings(std::sync::Arc::new(model), settings.clone()).expect("sim");
     // Valgrind 3.19 does not decode every AVX2 instruction: SPRUNG_PORTABLE=1 selects the
     // portable copies of the pipeline (docs/performance.md).
     sim.force_portable(std::env::var_os("SPRUNG_PORTABLE").is_some());
     sim.equilibrium().expect("static equilibrium");
+    for name in ["Fx_L", "Fx_R"] {
+        sim.set_input(name, -2500.0).expect("input");
+    }
     let t0 = Instant::now();
     if method == "ode1" {
         let report = sim.run_with(&settings, steps as f64 * 1e-3, &mut |_, _| {

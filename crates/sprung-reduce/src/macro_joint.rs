@@ -214,7 +214,10 @@ struct Work {
     lu: Vec<f64>,
     piv: Vec<usize>,
     s: Vec<f64>,
+    /// Whether `s` belongs to the last solve.
+    has_s: bool,
     t1: Vec<f64>,
+    prod: Vec<f64>,
     y: Vec<f64>,
     ef: ElementForce,
     /// The algebraic variables of the last solve (link and boundary poses, the predictor) and
@@ -241,6 +244,7 @@ impl Work {
         self.piv.resize(n_l, 0);
         self.s.resize(n_l * n_b, 0.0);
         self.t1.resize(n_l * n_b, 0.0);
+        self.prod.resize(n_b * n_b, 0.0);
         self.y.resize(n, 0.0);
         self.alg.resize(n_alg, 0.0);
         self.last_markers.resize(nb, MarkerState::default());
@@ -481,7 +485,7 @@ impl MacroJoint {
     /// boundary poses relative to boundary node 0, and the velocity map S (global, `s`: 6
     /// n_links × 6 n_boundary) turned into node 0's axes, without node 0's columns (a motion of
     /// node 0 moves everything rigidly).
-    fn store(&self, markers: &[MarkerState], nodes: &[Node], s: &[f64], alg: &mut [f64]) {
+    fn store(&self, markers: &[MarkerState], nodes: &[Node], s: Option<&[f64]>, alg: &mut [f64]) {
         let nl = self.n_links;
         if nodes[..nl]
             .iter()
@@ -507,6 +511,7 @@ impl MacroJoint {
         for (k, m) in markers.iter().enumerate().skip(1) {
             rel(&m.x, &m.rot, &mut alg[bo + 12 * (k - 1)..bo + 12 * k]);
         }
+        let Some(s) = s else { return };
         let n_b = 6 * self.n_boundary;
         let rt = x0.rot.transpose();
         for rb in 0..2 * nl {
@@ -786,41 +791,42 @@ impl MacroJoint {
                 // K_l· (stiffness rows of the links, at the last Newton iterate) for the velocity
                 // map and the force transfer.
                 kl.copy_from_slice(&k[..n_l * n]);
-                // S = −K_ll⁻¹ K_lb column by column (the velocity map, the force transfer, the
-                // next warm start's predictor and the partials).
-                for j in 0..n_b {
-                    for i in 0..n_l {
-                        y[i] = -kl[i * n + n_l + j];
-                    }
-                    if factored {
-                        lu::solve(lu_m, n_l, piv, &mut y[..n_l]);
-                    }
-                    for i in 0..n_l {
-                        s[i * n_b + j] = if factored && y[i].is_finite() {
-                            y[i]
-                        } else {
-                            0.0
-                        };
-                    }
-                }
-                // Velocity level: q̇ = S ẋ_b.
+                // Velocity level: q̇ = S ẋ_b = −K_ll⁻¹ (K_lb ẋ_b), one solve.
                 for (kb, m) in x.markers.iter().enumerate() {
                     nodes[nl + kb].v = m.v;
                     nodes[nl + kb].w = m.w;
-                    y[6 * kb..6 * kb + 3].copy_from_slice(m.v.as_slice());
-                    y[6 * kb + 3..6 * kb + 6].copy_from_slice(m.w.as_slice());
+                }
+                for (i, yi) in y[..n_l].iter_mut().enumerate() {
+                    let row = &kl[i * n + n_l..(i + 1) * n];
+                    let mut v = 0.0;
+                    for (kb, m) in x.markers.iter().enumerate() {
+                        let r = &row[6 * kb..6 * kb + 6];
+                        v += r[0] * m.v.x + r[1] * m.v.y + r[2] * m.v.z;
+                        v += r[3] * m.w.x + r[4] * m.w.y + r[5] * m.w.z;
+                    }
+                    *yi = -v;
+                }
+                if factored {
+                    lu::solve(lu_m, n_l, piv, &mut y[..n_l]);
+                } else {
+                    y[..n_l].fill(0.0);
                 }
                 for (l, node) in nodes.iter_mut().enumerate().take(nl) {
-                    let mut q = [0.0; 6];
-                    for (a, qa) in q.iter_mut().enumerate() {
-                        let row = &s[(6 * l + a) * n_b..(6 * l + a + 1) * n_b];
-                        *qa = row.iter().zip(&y[..n_b]).map(|(s, v)| s * v).sum();
-                    }
-                    node.v = Vector3::new(q[0], q[1], q[2]);
-                    node.w = Vector3::new(q[3], q[4], q[5]);
+                    let d = &y[6 * l..6 * l + 6];
+                    node.v = Vector3::new(d[0], d[1], d[2]);
+                    node.w = Vector3::new(d[3], d[4], d[5]);
                 }
                 w.last_markers[..nb].copy_from_slice(x.markers);
-                self.store(x.markers, nodes, s, alg);
+                w.has_s = false;
+                // The predictor's S is refreshed when it was missing or no longer good enough
+                // for a one-step Newton (it only has to be close: it moves the warm start).
+                let (_, so, _) = self.alg_layout();
+                let refresh = iterations > 1 || alg[so..].iter().all(|&v| v == 0.0);
+                if refresh {
+                    self.velocity_map(factored, kl, lu_m, piv, y, s);
+                    w.has_s = true;
+                }
+                self.store(x.markers, nodes, refresh.then_some(&*s), alg);
             }
             let partials = jac.is_some();
             if partials {
@@ -830,14 +836,19 @@ impl MacroJoint {
                 });
             } else {
                 self.assemble(nodes, Need::Forces, g, k, c, &mut w.ef);
-            }
-            // Forces on the boundary: G_b = g_b + Sᵀ g_l.
-            for i in 0..n_l {
-                let gi = g[i];
-                if gi != 0.0 {
-                    let row = &s[i * n_b..(i + 1) * n_b];
-                    for (gb, sij) in g[n_l..].iter_mut().zip(row) {
-                        *gb += sij * gi;
+                // Forces on the boundary: G_b = g_b + Sᵀ g_l = g_b − K_lbᵀ (K_ll⁻ᵀ g_l).
+                y[..n_l].copy_from_slice(&g[..n_l]);
+                if factored {
+                    lu::solve_transpose(lu_m, n_l, piv, &mut y[..n_l]);
+                } else {
+                    y[..n_l].fill(0.0);
+                }
+                for (i, &yi) in y[..n_l].iter().enumerate() {
+                    if yi != 0.0 {
+                        let row = &kl[i * n + n_l..(i + 1) * n];
+                        for (gb, kij) in g[n_l..].iter_mut().zip(row) {
+                            *gb -= kij * yi;
+                        }
                     }
                 }
             }
@@ -854,31 +865,87 @@ impl MacroJoint {
                 out.algebraic.copy_from_slice(alg);
             }
             let Some(jac) = jac else { return };
-            // ∂G/∂x_b = A_bb + A_bl S + Sᵀ (A_lb + A_ll S), the same with C for ∂G/∂ẋ_b.
+            if !w.has_s {
+                self.velocity_map(w.solved, kl, lu_m, piv, y, s);
+                w.has_s = true;
+            }
+            // ∂G/∂x_b = A_bb + A_bl S + Sᵀ (A_lb + A_ll S), the same with C for ∂G/∂ẋ_b; the
+            // link blocks of A and C are sparse (elements join few links), zeros are skipped.
             let t1 = &mut w.t1[..n_l * n_b];
+            let prod = &mut w.prod[..n_b * n_b];
             for (mat, dst) in [(&*k, &mut *jac.position), (&*c, &mut *jac.velocity)] {
+                // t1 = A_lb + A_ll S, row by row.
                 for i in 0..n_l {
-                    let arow = &mat[i * n..i * n + n_l];
-                    for j in 0..n_b {
-                        let mut v = mat[i * n + n_l + j];
-                        for (q, a) in arow.iter().enumerate() {
-                            v += a * s[q * n_b + j];
+                    let t = &mut t1[i * n_b..(i + 1) * n_b];
+                    t.copy_from_slice(&mat[i * n + n_l..(i + 1) * n]);
+                    for (q, &a) in mat[i * n..i * n + n_l].iter().enumerate() {
+                        if a != 0.0 {
+                            for (tj, sj) in t.iter_mut().zip(&s[q * n_b..(q + 1) * n_b]) {
+                                *tj += a * sj;
+                            }
                         }
-                        t1[i * n_b + j] = v;
+                    }
+                }
+                // A_bb + A_bl S + Sᵀ t1.
+                for i in 0..n_b {
+                    let p = &mut prod[i * n_b..(i + 1) * n_b];
+                    p.copy_from_slice(&mat[(n_l + i) * n + n_l..(n_l + i + 1) * n]);
+                    for (q, &a) in mat[(n_l + i) * n..(n_l + i) * n + n_l].iter().enumerate() {
+                        if a != 0.0 {
+                            for (pj, sj) in p.iter_mut().zip(&s[q * n_b..(q + 1) * n_b]) {
+                                *pj += a * sj;
+                            }
+                        }
+                    }
+                }
+                for q in 0..n_l {
+                    let t = &t1[q * n_b..(q + 1) * n_b];
+                    for i in 0..n_b {
+                        let sqi = s[q * n_b + i];
+                        if sqi != 0.0 {
+                            for (pj, tj) in prod[i * n_b..(i + 1) * n_b].iter_mut().zip(t) {
+                                *pj += sqi * tj;
+                            }
+                        }
                     }
                 }
                 for i in 0..n_b {
-                    let arow = &mat[(n_l + i) * n..(n_l + i) * n + n_l];
                     for j in 0..n_b {
-                        let mut v = mat[(n_l + i) * n + n_l + j];
-                        for q in 0..n_l {
-                            v += arow[q] * s[q * n_b + j] + s[q * n_b + i] * t1[q * n_b + j];
-                        }
-                        dst[(i, j)] = v;
+                        dst[(i, j)] = prod[i * n_b + j];
                     }
                 }
             }
         });
+    }
+
+    /// S = −K_ll⁻¹ K_lb column by column into `s` (6 n_links × 6 n_boundary, row-major) from
+    /// the links' stiffness rows `kl` and the factorised K_ll; zero if K_ll is singular.
+    fn velocity_map(
+        &self,
+        factored: bool,
+        kl: &[f64],
+        lu_m: &[f64],
+        piv: &[usize],
+        y: &mut [f64],
+        s: &mut [f64],
+    ) {
+        let (n_l, n_b) = (6 * self.n_links, 6 * self.n_boundary);
+        let n = n_l + n_b;
+        for j in 0..n_b {
+            for i in 0..n_l {
+                y[i] = -kl[i * n + n_l + j];
+            }
+            if factored {
+                lu::solve(lu_m, n_l, piv, &mut y[..n_l]);
+            }
+            for i in 0..n_l {
+                s[i * n_b + j] = if factored && y[i].is_finite() {
+                    y[i]
+                } else {
+                    0.0
+                };
+            }
+        }
     }
 }
 

@@ -209,12 +209,29 @@ fn fx_step_modes_and_explicit_euler() {
     assert!(red_max < full_max, "{red_max} vs {full_max}");
 
     // Explicit Euler at 1 ms is stable iff |1 + h lambda| <= 1 for every eigenvalue of the
-    // linearisation; the run must agree with that prediction.
+    // linearisation, i.e. h <= -2 Re(lambda) / |lambda|^2; the run must agree with that
+    // prediction.
     let h = 1e-3;
     let worst = red_eig
         .iter()
         .map(|l| ((1.0 + h * l.re).powi(2) + (h * l.im).powi(2)).sqrt())
         .fold(0.0f64, f64::max);
+    let (h_max, unstable) = euler_limit(&red_eig, h);
+    let (h_max_full, unstable_full) = euler_limit(&lam(f.clone()).1, h);
+    for l in red_eig.iter().filter(|l| l.im >= 0.0) {
+        if (1.0 + h * l.re).powi(2) + (h * l.im).powi(2) > 1.0 + 1e-12 {
+            println!(
+                "  unstable at 1 ms: lambda {:.4e} {:+.4e} i ({:.1} Hz, damping ratio {:.3})",
+                l.re,
+                l.im,
+                l.norm() / std::f64::consts::TAU,
+                -l.re / l.norm()
+            );
+        }
+    }
+    println!(
+        "explicit Euler stability limit: full axle h <= {h_max_full:.3e} s ({unstable_full} eigenvalues unstable at 1 ms), reduced h <= {h_max:.3e} s ({unstable} unstable at 1 ms)"
+    );
     let model = Model::from_description(ek.model.clone()).unwrap();
     let mut sim = Simulation::new(model).unwrap();
     let settings = RunSettings {
@@ -229,6 +246,23 @@ fn fx_step_modes_and_explicit_euler() {
         report.stop
     );
     assert_eq!(completed, worst <= 1.0 + 1e-9, "{:?}", report.stop);
+    assert_eq!(completed, unstable == 0);
+}
+
+/// The largest explicit-Euler step for which every eigenvalue λ of `eig` (non-zero, |λ| above
+/// 1e-9 of the largest) satisfies |1 + h λ| ≤ 1, i.e. h ≤ −2 Re λ / |λ|², s (0 if one has
+/// Re λ ≥ 0), and how many eigenvalues violate that at step `h`.
+fn euler_limit(eig: &[nalgebra::Complex<f64>], h: f64) -> (f64, usize) {
+    let big = eig.iter().map(|l| l.norm()).fold(0.0f64, f64::max);
+    let mut h_max = f64::INFINITY;
+    let mut unstable = 0;
+    for l in eig.iter().filter(|l| l.norm() > 1e-9 * big) {
+        h_max = h_max.min((-2.0 * l.re / l.norm_sqr()).max(0.0));
+        if (1.0 + h * l.re).powi(2) + (h * l.im).powi(2) > 1.0 + 1e-12 {
+            unstable += 1;
+        }
+    }
+    (h_max, unstable)
 }
 
 /// NMSE of wc_dx_L, reduced vs full, Fx step over 0.2 s: measured 1.565e-3.
