@@ -13,9 +13,13 @@
 //!
 //! * position level: g_l(x_b, q) = 0, the force and torque on every link from its bushings,
 //!   springs and stops (velocities zero), solved by Newton for the link poses q (6 per link:
-//!   δx, δφ global), warm-started from the last solution (the element's algebraic variables,
-//!   stored relative to the frame of boundary marker 0 so that a rigid motion of the whole car
-//!   does not disturb the warm start);
+//!   δx, δφ global). The start is the last solution moved by the predictor S Δx_b for the
+//!   boundary bodies' motion since (the element's algebraic variables hold the link poses, the
+//!   boundary poses and S, relative to the frame of boundary marker 0 so that a rigid motion of
+//!   the whole car does not disturb them); a step below sqrt(tolerance × 1 cm) is
+//!   the last (quadratic convergence leaves less than the tolerance after it), so a warm solve
+//!   takes one iteration. Far from the solution the steps are damped link by link and guarded
+//!   by a backtracking line search on |g_l|;
 //! * velocity level: q̇ = S ẋ_b with S = −K_ll⁻¹ K_lb (implicit function theorem; K = ∂g/∂(q,
 //!   x_b), the stiffness matrix of the links' elements) — document 004's H q̇ + B ż = 0 with
 //!   H = K_ll, B = K_lb;
@@ -30,8 +34,9 @@
 //!   at the actual velocities, ∂G_b/∂x_b = A_bb + A_bl S + Sᵀ (A_lb + A_ll S) — at zero velocity
 //!   the Schur complement K_eff = K_bb − K_bl K_ll⁻¹ K_lb — and ∂G_b/∂ẋ_b = C_bb + C_bl S +
 //!   Sᵀ C_lb + Sᵀ C_ll S (the damping projected on the link motion). The derivative of S itself
-//!   (it multiplies the links' damping imbalance) is left out; the tests measure what that
-//!   costs against differences of `evaluate()`.
+//!   (it multiplies the links' damping imbalance and turns q̇ = S ẋ_b) is left out: it needs
+//!   second derivatives of the elements' laws; the tests measure what that costs against
+//!   differences of `evaluate()` (zero at rest).
 //!
 //! Assumptions (document 004, sec. 2.1): rigid, massless links — their gravity and inertia are
 //! neglected; the link poses follow the stiffness equilibrium, so the deflection of the link
@@ -44,7 +49,8 @@
 //! curves they use) and is compiled with the engine's own compiler, so the bushings, springs,
 //! dampers and stops inside the macro joint are the engine's laws (`sprung_mbs::bushing`,
 //! `sprung_mbs::p2p`) with their analytic partials. `evaluate` allocates nothing: its dense
-//! workspace is per thread and sized on first use.
+//! workspace is per thread and sized on first use; `partials()` right after `evaluate()` at the
+//! same input reuses that solve (the workspace remembers the element and its marker input).
 
 use std::cell::RefCell;
 use std::sync::Arc;
@@ -83,7 +89,7 @@ pub const INFO: KindInfo = KindInfo {
         ParamInfo {
             name: "tolerance",
             unit: "m, rad",
-            description: "Newton step below which the link poses count as solved",
+            description: "error of the link poses the Newton iteration aims at: a step below sqrt(tolerance x 1 cm) is the last",
             default: Some(1e-10),
         },
         ParamInfo {
