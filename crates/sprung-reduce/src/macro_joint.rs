@@ -237,23 +237,31 @@ struct Work {
 }
 
 impl Work {
+    /// Grows the buffers to the sizes of a joint with `nl` links and `nb` boundary bodies (never
+    /// shrinks them: the joints of a model share the workspace in turn, and every use takes a
+    /// slice of its own size, so nothing is zeroed or reallocated when they alternate).
     fn fit(&mut self, nl: usize, nb: usize, n_alg: usize) {
+        fn grow<T: Clone>(v: &mut Vec<T>, len: usize, fill: T) {
+            if v.len() < len {
+                v.resize(len, fill);
+            }
+        }
         let (n_l, n) = (6 * nl, 6 * (nl + nb));
         let n_b = n - n_l;
-        self.nodes.resize(nl + nb, Node::default());
-        self.saved.resize(nl, Node::default());
-        self.g.resize(n, 0.0);
-        self.k.resize(n * n, 0.0);
-        self.c.resize(n * n, 0.0);
-        self.kl.resize(n_l * n, 0.0);
-        self.lu.resize(n_l * n_l, 0.0);
-        self.piv.resize(n_l, 0);
-        self.s.resize(n_l * n_b, 0.0);
-        self.t1.resize(n_l * n_b, 0.0);
-        self.prod.resize(n_b * n_b, 0.0);
-        self.y.resize(n, 0.0);
-        self.alg.resize(n_alg, 0.0);
-        self.last_markers.resize(nb, MarkerState::default());
+        grow(&mut self.nodes, nl + nb, Node::default());
+        grow(&mut self.saved, nl, Node::default());
+        grow(&mut self.g, n, 0.0);
+        grow(&mut self.k, n * n, 0.0);
+        grow(&mut self.c, n * n, 0.0);
+        grow(&mut self.kl, n_l * n, 0.0);
+        grow(&mut self.lu, n_l * n_l, 0.0);
+        grow(&mut self.piv, n_l, 0);
+        grow(&mut self.s, n_l * n_b, 0.0);
+        grow(&mut self.t1, n_l * n_b, 0.0);
+        grow(&mut self.prod, n_b * n_b, 0.0);
+        grow(&mut self.y, n, 0.0);
+        grow(&mut self.alg, n_alg, 0.0);
+        grow(&mut self.last_markers, nb, MarkerState::default());
     }
 }
 
