@@ -88,5 +88,10 @@ pub fn run(which: &str, steps: usize, file: &str, method: &str) -> (usize, f64) 
         }
     }
     let wall = t0.elapsed().as_secs_f64();
+    let st = sim.stats();
+    println!(
+        "{which}: {} steps, {} linearisations, {} q evaluations, {} breakpoint steps, {} error splits",
+        st.steps, st.linearisations, st.q_evals, st.breakpoint_steps, st.error_splits
+    );
     ((sim.time() / 1e-3).round() as usize, wall)
 }
