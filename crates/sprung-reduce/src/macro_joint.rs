@@ -13,9 +13,13 @@
 //!
 //! * position level: g_l(x_b, q) = 0, the force and torque on every link from its bushings,
 //!   springs and stops (velocities zero), solved by Newton for the link poses q (6 per link:
-//!   δx, δφ global), warm-started from the last solution (the element's algebraic variables,
-//!   stored relative to the frame of boundary marker 0 so that a rigid motion of the whole car
-//!   does not disturb the warm start);
+//!   δx, δφ global). The start is the last solution moved by the predictor S Δx_b for the
+//!   boundary bodies' motion since (the element's algebraic variables hold the link poses, the
+//!   boundary poses and S, relative to the frame of boundary marker 0 so that a rigid motion of
+//!   the whole car does not disturb them); a step below sqrt(tolerance × 1 cm) is
+//!   the last (quadratic convergence leaves less than the tolerance after it), so a warm solve
+//!   takes one iteration. Far from the solution the steps are damped link by link and guarded
+//!   by a backtracking line search on |g_l|;
 //! * velocity level: q̇ = S ẋ_b with S = −K_ll⁻¹ K_lb (implicit function theorem; K = ∂g/∂(q,
 //!   x_b), the stiffness matrix of the links' elements) — document 004's H q̇ + B ż = 0 with
 //!   H = K_ll, B = K_lb;
@@ -30,8 +34,9 @@
 //!   at the actual velocities, ∂G_b/∂x_b = A_bb + A_bl S + Sᵀ (A_lb + A_ll S) — at zero velocity
 //!   the Schur complement K_eff = K_bb − K_bl K_ll⁻¹ K_lb — and ∂G_b/∂ẋ_b = C_bb + C_bl S +
 //!   Sᵀ C_lb + Sᵀ C_ll S (the damping projected on the link motion). The derivative of S itself
-//!   (it multiplies the links' damping imbalance) is left out; the tests measure what that
-//!   costs against differences of `evaluate()`.
+//!   (it multiplies the links' damping imbalance and turns q̇ = S ẋ_b) is left out: it needs
+//!   second derivatives of the elements' laws; the tests measure what that costs against
+//!   differences of `evaluate()` (zero at rest).
 //!
 //! Assumptions (document 004, sec. 2.1): rigid, massless links — their gravity and inertia are
 //! neglected; the link poses follow the stiffness equilibrium, so the deflection of the link
@@ -44,7 +49,8 @@
 //! curves they use) and is compiled with the engine's own compiler, so the bushings, springs,
 //! dampers and stops inside the macro joint are the engine's laws (`sprung_mbs::bushing`,
 //! `sprung_mbs::p2p`) with their analytic partials. `evaluate` allocates nothing: its dense
-//! workspace is per thread and sized on first use.
+//! workspace is per thread and sized on first use; `partials()` right after `evaluate()` at the
+//! same input reuses that solve (the workspace remembers the element and its marker input).
 
 use std::cell::RefCell;
 use std::sync::Arc;
@@ -83,7 +89,7 @@ pub const INFO: KindInfo = KindInfo {
         ParamInfo {
             name: "tolerance",
             unit: "m, rad",
-            description: "Newton step below which the link poses count as solved",
+            description: "error of the link poses the Newton iteration aims at: a step below sqrt(tolerance x 1 cm) is the last",
             default: Some(1e-10),
         },
         ParamInfo {
@@ -162,21 +168,51 @@ pub struct MacroJoint {
     /// Design pose of every link relative to boundary node 0: position (3), rotation (9,
     /// row-major).
     design_rel: Vec<f64>,
-    /// Newton step tolerance, m and rad.
-    tolerance: f64,
+    /// Newton step below which the step is the last one: sqrt(tolerance × ACCEPT_LENGTH).
+    accept: f64,
     /// Newton iterations at most.
     max_iterations: usize,
     /// Names of the links (for `sprung check` and errors).
     link_names: Vec<String>,
 }
 
-/// Longest Newton step of the loop closure, m or rad (damped Newton).
+/// Longest Newton step of a link's reference point, m (damped Newton).
 const MAX_STEP: f64 = 0.005;
+
+/// Largest Newton rotation of a link, rad (damped Newton).
+const MAX_TURN: f64 = 0.1;
+
+/// Smallest fraction of a Newton step the line search tries before it takes the step anyway.
+const MIN_STEP_FACTOR: f64 = 1.0 / 64.0;
+
+/// Length scale of the loop closure's nonlinearity, m: after a full Newton step δ the error
+/// left is about |δ|²/ℓ; with ℓ = 1 cm (the links are 10–40 cm long, their bushings' characteristics
+/// bend over millimetres) a step below sqrt(tolerance × ℓ) leaves less than the tolerance, so it
+/// is accepted without a confirming iteration.
+const ACCEPT_LENGTH: f64 = 0.01;
+
+/// Boundary bodies whose motion the warm start's predictor follows (the others start from the
+/// last solution): the reference axles have at most three (chassis or subframe, carrier,
+/// anti-roll bar half).
+const MAX_BOUNDARY: usize = 4;
+
+/// What [`MacroJoint::assemble`] computes besides the generalised forces g.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Need {
+    /// g only.
+    Forces,
+    /// The links' rows of A = ∂g/∂(q, x_b) (the Newton matrix K_l·; velocities are zero).
+    LinkStiffness,
+    /// All rows of A and C = ∂g/∂(q̇, ẋ_b).
+    All,
+}
 
 /// Per-thread dense workspace of [`MacroJoint::evaluate`] (grown on first use, then reused).
 #[derive(Debug, Default)]
 struct Work {
     nodes: Vec<Node>,
+    /// The link poses of the last accepted Newton iterate (line search).
+    saved: Vec<Node>,
     g: Vec<f64>,
     k: Vec<f64>,
     c: Vec<f64>,
@@ -184,35 +220,48 @@ struct Work {
     lu: Vec<f64>,
     piv: Vec<usize>,
     s: Vec<f64>,
+    /// Whether `s` belongs to the last solve.
+    has_s: bool,
     t1: Vec<f64>,
+    prod: Vec<f64>,
     y: Vec<f64>,
     ef: ElementForce,
-    /// Link poses of the last solve (relative, as the algebraic variables) and whose they are:
-    /// `partials()` runs right after `evaluate()` on the same thread and starts from them.
-    warm: Vec<f64>,
+    /// The algebraic variables of the last solve (link and boundary poses, the predictor) and
+    /// whose they are: `partials()` runs right after `evaluate()` on the same thread.
+    alg: Vec<f64>,
     owner: usize,
-    /// The boundary markers of the last `evaluate()`: `partials()` at the same input reuses
-    /// its solve (link poses and velocities, the factorised K_ll, K_l·) instead of repeating it.
+    /// The boundary markers of the last solve: `partials()` at the same input reuses it (link
+    /// poses and velocities, the factorised K_ll, K_l·, S) instead of repeating it.
     last_markers: Vec<MarkerState>,
     solved: bool,
 }
 
 impl Work {
-    fn fit(&mut self, nl: usize, nb: usize) {
+    /// Grows the buffers to the sizes of a joint with `nl` links and `nb` boundary bodies (never
+    /// shrinks them: the joints of a model share the workspace in turn, and every use takes a
+    /// slice of its own size, so nothing is zeroed or reallocated when they alternate).
+    fn fit(&mut self, nl: usize, nb: usize, n_alg: usize) {
+        fn grow<T: Clone>(v: &mut Vec<T>, len: usize, fill: T) {
+            if v.len() < len {
+                v.resize(len, fill);
+            }
+        }
         let (n_l, n) = (6 * nl, 6 * (nl + nb));
         let n_b = n - n_l;
-        self.nodes.resize(nl + nb, Node::default());
-        self.g.resize(n, 0.0);
-        self.k.resize(n * n, 0.0);
-        self.c.resize(n * n, 0.0);
-        self.kl.resize(n_l * n, 0.0);
-        self.lu.resize(n_l * n_l, 0.0);
-        self.piv.resize(n_l, 0);
-        self.s.resize(n_l * n_b, 0.0);
-        self.t1.resize(n_l * n_b.max(1), 0.0);
-        self.y.resize(n, 0.0);
-        self.warm.resize(12 * nl, 0.0);
-        self.last_markers.resize(nb, MarkerState::default());
+        grow(&mut self.nodes, nl + nb, Node::default());
+        grow(&mut self.saved, nl, Node::default());
+        grow(&mut self.g, n, 0.0);
+        grow(&mut self.k, n * n, 0.0);
+        grow(&mut self.c, n * n, 0.0);
+        grow(&mut self.kl, n_l * n, 0.0);
+        grow(&mut self.lu, n_l * n_l, 0.0);
+        grow(&mut self.piv, n_l, 0);
+        grow(&mut self.s, n_l * n_b, 0.0);
+        grow(&mut self.t1, n_l * n_b, 0.0);
+        grow(&mut self.prod, n_b * n_b, 0.0);
+        grow(&mut self.y, n, 0.0);
+        grow(&mut self.alg, n_alg, 0.0);
+        grow(&mut self.last_markers, nb, MarkerState::default());
     }
 }
 
@@ -365,7 +414,7 @@ impl MacroJoint {
             n_boundary: nb,
             ends,
             design_rel,
-            tolerance,
+            accept: (tolerance * ACCEPT_LENGTH).sqrt(),
             max_iterations: max_iterations.max(1),
             link_names,
         })
@@ -386,16 +435,51 @@ impl MacroJoint {
         self.n_boundary
     }
 
-    /// Link poses from the algebraic variables (relative to boundary node 0), or the design.
-    fn load_links(&self, x0: &MarkerState, alg: Option<&[f64]>, nodes: &mut [Node]) {
-        let src = match alg {
-            Some(a) if a.len() == self.design_rel.len() && a.iter().any(|&v| v != 0.0) => a,
-            _ => &self.design_rel[..],
+    /// Link poses (global) for the Newton start: with `alg`, the last solution (relative to
+    /// boundary node 0) moved by the predictor δq = S Δx_b for the motion of the other boundary
+    /// bodies relative to node 0 since that solution (first order in the motion, so that one
+    /// Newton step usually converges); without, or before the first solve, the design pose.
+    fn load_links(&self, markers: &[MarkerState], alg: Option<&[f64]>, nodes: &mut [Node]) {
+        let nl = self.n_links;
+        let x0 = &markers[0];
+        let warm = alg.filter(|a| a[..12 * nl].iter().any(|&v| v != 0.0));
+        let src = warm.map_or(&self.design_rel[..], |a| &a[..12 * nl]);
+        let (bo, so, ncols) = self.alg_layout();
+        // Relative motion of boundary k ≥ 1 since the last solve (marker-0 axes), at most
+        // MAX_BOUNDARY bodies predicted (the rest start from the last solution).
+        let mut dxb = [0.0f64; 6 * MAX_BOUNDARY];
+        let predict = match warm {
+            Some(a) if ncols > 0 && a[bo + 3..bo + 12].iter().any(|&v| v != 0.0) => {
+                for (k, m) in markers.iter().enumerate().skip(1).take(MAX_BOUNDARY) {
+                    let p = x0.rot.transpose() * (m.x - x0.x);
+                    let r = x0.rot.transpose() * m.rot;
+                    let o = bo + 12 * (k - 1);
+                    let p_old = Vector3::new(a[o], a[o + 1], a[o + 2]);
+                    let r_old = Matrix3::from_row_slice(&a[o + 3..o + 12]);
+                    let dphi =
+                        Rotation3::from_matrix_unchecked(r * r_old.transpose()).scaled_axis();
+                    let d = &mut dxb[6 * (k - 1)..6 * k];
+                    d[..3].copy_from_slice((p - p_old).as_slice());
+                    d[3..].copy_from_slice(dphi.as_slice());
+                }
+                dxb.iter().all(|v| v.is_finite())
+            }
+            _ => false,
         };
-        for (l, node) in nodes.iter_mut().enumerate().take(self.n_links) {
+        let npred = ncols.min(6 * MAX_BOUNDARY);
+        for (l, node) in nodes.iter_mut().enumerate().take(nl) {
             let a = &src[12 * l..12 * l + 12];
-            let p = Vector3::new(a[0], a[1], a[2]);
-            let r = Matrix3::from_row_slice(&a[3..12]);
+            let mut p = Vector3::new(a[0], a[1], a[2]);
+            let mut r = Matrix3::from_row_slice(&a[3..12]);
+            if let (true, Some(alg)) = (predict, warm) {
+                let mut d = [0.0; 6];
+                for (i, di) in d.iter_mut().enumerate() {
+                    let row = &alg[so + (6 * l + i) * ncols..so + (6 * l + i) * ncols + npred];
+                    *di = row.iter().zip(&dxb[..npred]).map(|(s, x)| s * x).sum();
+                }
+                p += Vector3::new(d[0], d[1], d[2]);
+                r = Rotation3::new(Vector3::new(d[3], d[4], d[5])).into_inner() * r;
+            }
             node.x = x0.x + x0.rot * p;
             node.r = orthonormalise(&(x0.rot * r));
             node.v = Vector3::zeros();
@@ -403,21 +487,55 @@ impl MacroJoint {
         }
     }
 
-    /// Stores the link poses relative to boundary node 0 (finite values only).
-    fn store_links(&self, x0: &MarkerState, nodes: &[Node], alg: &mut [f64]) {
-        if nodes[..self.n_links]
+    /// Offsets in the algebraic variables: the boundary poses (12 per boundary body after the
+    /// first), the predictor S (6 n_links rows × 6 (n_boundary − 1) columns, row-major), and its
+    /// number of columns.
+    fn alg_layout(&self) -> (usize, usize, usize) {
+        let nbr = self.n_boundary - 1;
+        (12 * self.n_links, 12 * (self.n_links + nbr), 6 * nbr)
+    }
+
+    /// Stores the solution as the next warm start (finite values only): the link poses and the
+    /// boundary poses relative to boundary node 0, and the velocity map S (global, `s`: 6
+    /// n_links × 6 n_boundary) turned into node 0's axes, without node 0's columns (a motion of
+    /// node 0 moves everything rigidly).
+    fn store(&self, markers: &[MarkerState], nodes: &[Node], s: Option<&[f64]>, alg: &mut [f64]) {
+        let nl = self.n_links;
+        if nodes[..nl]
             .iter()
             .any(|n| !n.x.iter().chain(n.r.iter()).all(|v| v.is_finite()))
         {
             return;
         }
-        for (l, node) in nodes.iter().enumerate().take(self.n_links) {
-            let p = x0.rot.transpose() * (node.x - x0.x);
-            let r = x0.rot.transpose() * node.r;
-            alg[12 * l..12 * l + 3].copy_from_slice(p.as_slice());
+        let x0 = &markers[0];
+        let rel = |x: &Vector3<f64>, r: &Matrix3<f64>, dst: &mut [f64]| {
+            let p = x0.rot.transpose() * (x - x0.x);
+            let r = x0.rot.transpose() * r;
+            dst[..3].copy_from_slice(p.as_slice());
             for a in 0..3 {
                 for c in 0..3 {
-                    alg[12 * l + 3 + 3 * a + c] = r[(a, c)];
+                    dst[3 + 3 * a + c] = r[(a, c)];
+                }
+            }
+        };
+        for (l, node) in nodes.iter().enumerate().take(nl) {
+            rel(&node.x, &node.r, &mut alg[12 * l..12 * l + 12]);
+        }
+        let (bo, so, ncols) = self.alg_layout();
+        for (k, m) in markers.iter().enumerate().skip(1) {
+            rel(&m.x, &m.rot, &mut alg[bo + 12 * (k - 1)..bo + 12 * k]);
+        }
+        let Some(s) = s else { return };
+        let n_b = 6 * self.n_boundary;
+        let rt = x0.rot.transpose();
+        for rb in 0..2 * nl {
+            for cb in 2..2 * self.n_boundary {
+                let blk = Matrix3::from_fn(|i, j| s[(3 * rb + i) * n_b + 3 * cb + j]);
+                let b = rt * blk * x0.rot;
+                for i in 0..3 {
+                    for j in 0..3 {
+                        alg[so + (3 * rb + i) * ncols + 3 * (cb - 2) + j] = b[(i, j)];
+                    }
                 }
             }
         }
@@ -429,18 +547,24 @@ impl MacroJoint {
     fn assemble(
         &self,
         nodes: &[Node],
-        partials: bool,
+        need: Need,
         g: &mut [f64],
         k: &mut [f64],
         c: &mut [f64],
         ef: &mut ElementForce,
     ) {
         let n = 6 * nodes.len();
+        let n_l = 6 * self.n_links;
         g.fill(0.0);
-        if partials {
-            k.fill(0.0);
-            c.fill(0.0);
+        match need {
+            Need::Forces => {}
+            Need::LinkStiffness => k[..n_l * n].fill(0.0),
+            Need::All => {
+                k.fill(0.0);
+                c.fill(0.0);
+            }
         }
+        let partials = need != Need::Forces;
         let curves = &self.links.curves;
         for (el, ends) in self.links.elements.iter().zip(&self.ends) {
             let kin = ends.map(|e| {
@@ -519,6 +643,9 @@ impl MacroJoint {
                 let dtw = sign[e] * tw;
                 for side in 0..2 {
                     let nr = node[side];
+                    if need == Need::LinkStiffness && nr >= self.n_links {
+                        continue;
+                    }
                     let sg = sign[side];
                     let sr = skew(&r[side]);
                     // The force's point is the origin of marker point_end[side].
@@ -539,6 +666,9 @@ impl MacroJoint {
                         co + 3,
                         &(sg * (dtphi + sr * dfphi - sf * dpphi)),
                     );
+                    if need == Need::LinkStiffness {
+                        continue;
+                    }
                     add_block(c, n, ro, co, &(sg * dfv));
                     add_block(c, n, ro, co + 3, &(sg * dfw));
                     add_block(c, n, ro + 3, co, &(sg * (sr * dfv)));
@@ -560,7 +690,7 @@ impl MacroJoint {
             let mut w = w.borrow_mut();
             let w = &mut *w;
             let (nl, nb) = (self.n_links, self.n_boundary);
-            w.fit(nl, nb);
+            w.fit(nl, nb, self.n_algebraic());
             let n_l = 6 * nl;
             let n = 6 * (nl + nb);
             let n_b = n - n_l;
@@ -571,10 +701,12 @@ impl MacroJoint {
             let (lu_m, piv) = (&mut w.lu[..n_l * n_l], &mut w.piv[..n_l]);
             let y = &mut w.y[..n];
             let kl = &mut w.kl[..n_l * n];
+            let s = &mut w.s[..n_l * n_b];
+            let alg = &mut w.alg[..self.n_algebraic()];
             let mut iterations = 0;
             let mut residual = f64::INFINITY;
             let mut converged = false;
-            let mut factored = true;
+            let mut factored = reuse;
             if !reuse {
                 for (k, m) in x.markers.iter().enumerate() {
                     nodes[nl + k] = Node {
@@ -584,30 +716,49 @@ impl MacroJoint {
                         w: Vector3::zeros(),
                     };
                 }
-                let warm = match (&out, w.owner == id) {
-                    (Some(o), _) => Some(&*o.algebraic),
-                    (None, true) => Some(&w.warm[..12 * nl]),
-                    (None, false) => None,
-                };
-                self.load_links(&x.markers[0], warm, nodes);
+                // The warm start: the element's algebraic variables (evaluate), or this
+                // thread's last solve of this element (partials without evaluate).
+                match (&out, w.owner == id) {
+                    (Some(o), _) => alg.copy_from_slice(o.algebraic),
+                    (None, true) => {}
+                    (None, false) => alg.fill(0.0),
+                }
+                self.load_links(x.markers, Some(alg), nodes);
                 // Position level: Newton on the links' stiffness equilibrium (velocities zero); its
                 // curve evaluations at trial poses stay out of the breakpoint signature.
                 sprung_mbs::compiled::without_segment_signature(|| {
-                    // From the warm start; if that fails (a far jump of a boundary body), once
-                    // more from the design pose.
+                    // From the predicted warm start; if that fails (a far jump of a boundary
+                    // body), once more from the design pose.
                     for attempt in 0..2 {
                         if attempt == 1 {
                             if converged {
                                 break;
                             }
-                            self.load_links(&x.markers[0], None, nodes);
+                            self.load_links(x.markers, None, nodes);
                         }
                         let mut it = 0;
+                        let (mut norm_prev, mut alpha) = (f64::INFINITY, 1.0f64);
                         while it < self.max_iterations {
                             it += 1;
                             iterations += 1;
-                            self.assemble(nodes, true, g, k, c, &mut w.ef);
+                            self.assemble(nodes, Need::LinkStiffness, g, k, c, &mut w.ef);
                             residual = g[..n_l].iter().fold(0.0f64, |m, v| m.max(v.abs()));
+                            let norm = g[..n_l].iter().map(|v| v * v).sum::<f64>().sqrt();
+                            if (norm >= norm_prev || norm.is_nan()) && alpha > MIN_STEP_FACTOR {
+                                // Backtracking line search: the last step raised the residual
+                                // (a stop engaging, a far jump); take half of it instead.
+                                alpha *= 0.5;
+                                for (l, node) in nodes.iter_mut().enumerate().take(nl) {
+                                    *node = w.saved[l];
+                                    let d = &y[6 * l..6 * l + 6];
+                                    node.x += alpha * Vector3::new(d[0], d[1], d[2]);
+                                    let phi = alpha * Vector3::new(d[3], d[4], d[5]);
+                                    node.r = Rotation3::new(phi).into_inner() * node.r;
+                                }
+                                continue;
+                            }
+                            (norm_prev, alpha) = (norm, 1.0);
+                            w.saved[..nl].copy_from_slice(&nodes[..nl]);
                             for i in 0..n_l {
                                 lu_m[i * n_l..(i + 1) * n_l]
                                     .copy_from_slice(&k[i * n..i * n + n_l]);
@@ -620,49 +771,54 @@ impl MacroJoint {
                                 y[i] = -g[i];
                             }
                             lu::solve(lu_m, n_l, piv, &mut y[..n_l]);
-                            // Damped Newton: a step longer than MAX_STEP (m or rad) is shortened
-                            // to it, so that a start far from the solution (no warm start, a large
-                            // jump of a boundary body) cannot throw a link across its stops.
+                            // Damped Newton: a link's step longer than MAX_STEP or turning more
+                            // than MAX_TURN is shortened (link by link: a nearly free spin of one
+                            // link, e.g. a drop link about its axis, must not stall the others), so
+                            // that a start far from the solution (no warm start, a large jump of a
+                            // boundary body) cannot throw a link across its stops.
                             let longest = y[..n_l].iter().fold(0.0f64, |m, v| m.max(v.abs()));
-                            if longest > MAX_STEP {
-                                let f = MAX_STEP / longest;
-                                y[..n_l].iter_mut().for_each(|v| *v *= f);
+                            if !longest.is_finite() {
+                                break;
                             }
-                            let mut step = 0.0f64;
+                            for d in y[..n_l].chunks_exact_mut(6) {
+                                let dx = d[..3].iter().fold(0.0f64, |m, v| m.max(v.abs()));
+                                let dphi = d[3..].iter().fold(0.0f64, |m, v| m.max(v.abs()));
+                                let f = (MAX_STEP / dx).min(MAX_TURN / dphi).min(1.0);
+                                d.iter_mut().for_each(|v| *v *= f);
+                            }
                             for (l, node) in nodes.iter_mut().enumerate().take(nl) {
                                 let d = &y[6 * l..6 * l + 6];
                                 node.x += Vector3::new(d[0], d[1], d[2]);
                                 let phi = Vector3::new(d[3], d[4], d[5]);
                                 node.r = Rotation3::new(phi).into_inner() * node.r;
-                                step = d.iter().fold(step, |m, v| m.max(v.abs()));
                             }
-                            if step < self.tolerance {
+                            // Quadratic convergence: the error left after a full step δ is about
+                            // |δ|²/ℓ (module docs), below the tolerance once |δ| < accept.
+                            if longest < self.accept {
                                 converged = true;
-                                break;
-                            }
-                            if !step.is_finite() {
                                 break;
                             }
                         }
                     }
                 });
-                // K_l· (stiffness rows of the links) for the velocity map and the force transfer.
+                w.solved = factored;
+                // K_l· (stiffness rows of the links, at the last Newton iterate) for the velocity
+                // map and the force transfer.
                 kl.copy_from_slice(&k[..n_l * n]);
-                // Velocity level: q̇ = S ẋ_b = −K_ll⁻¹ K_lb ẋ_b.
+                // Velocity level: q̇ = S ẋ_b = −K_ll⁻¹ (K_lb ẋ_b), one solve.
                 for (kb, m) in x.markers.iter().enumerate() {
                     nodes[nl + kb].v = m.v;
                     nodes[nl + kb].w = m.w;
                 }
-                let wb = |j: usize| -> f64 {
-                    let m = &x.markers[j / 6];
-                    if j % 6 < 3 {
-                        m.v[j % 6]
-                    } else {
-                        m.w[j % 6 - 3]
+                for (i, yi) in y[..n_l].iter_mut().enumerate() {
+                    let row = &kl[i * n + n_l..(i + 1) * n];
+                    let mut v = 0.0;
+                    for (kb, m) in x.markers.iter().enumerate() {
+                        let r = &row[6 * kb..6 * kb + 6];
+                        v += r[0] * m.v.x + r[1] * m.v.y + r[2] * m.v.z;
+                        v += r[3] * m.w.x + r[4] * m.w.y + r[5] * m.w.z;
                     }
-                };
-                for i in 0..n_l {
-                    y[i] = -(0..n_b).map(|j| kl[i * n + n_l + j] * wb(j)).sum::<f64>();
+                    *yi = -v;
                 }
                 if factored {
                     lu::solve(lu_m, n_l, piv, &mut y[..n_l]);
@@ -670,33 +826,46 @@ impl MacroJoint {
                     y[..n_l].fill(0.0);
                 }
                 for (l, node) in nodes.iter_mut().enumerate().take(nl) {
-                    node.v = Vector3::new(y[6 * l], y[6 * l + 1], y[6 * l + 2]);
-                    node.w = Vector3::new(y[6 * l + 3], y[6 * l + 4], y[6 * l + 5]);
+                    let d = &y[6 * l..6 * l + 6];
+                    node.v = Vector3::new(d[0], d[1], d[2]);
+                    node.w = Vector3::new(d[3], d[4], d[5]);
                 }
-                w.solved = factored;
                 w.last_markers[..nb].copy_from_slice(x.markers);
+                w.has_s = false;
+                // The predictor's S is refreshed when it was missing or no longer good enough
+                // for a one-step Newton (it only has to be close: it moves the warm start).
+                let (_, so, _) = self.alg_layout();
+                let refresh = iterations > 1 || alg[so..].iter().all(|&v| v == 0.0);
+                if refresh {
+                    self.velocity_map(factored, kl, lu_m, piv, y, s);
+                    w.has_s = true;
+                }
+                self.store(x.markers, nodes, refresh.then_some(&*s), alg);
             }
             let partials = jac.is_some();
             if partials {
                 // The final assemble of evaluate() counted its curve segments already.
                 sprung_mbs::compiled::without_segment_signature(|| {
-                    self.assemble(nodes, true, g, k, c, &mut w.ef)
+                    self.assemble(nodes, Need::All, g, k, c, &mut w.ef)
                 });
             } else {
-                self.assemble(nodes, false, g, k, c, &mut w.ef);
+                self.assemble(nodes, Need::Forces, g, k, c, &mut w.ef);
+                // Forces on the boundary: G_b = g_b + Sᵀ g_l = g_b − K_lbᵀ (K_ll⁻ᵀ g_l).
+                y[..n_l].copy_from_slice(&g[..n_l]);
+                if factored {
+                    lu::solve_transpose(lu_m, n_l, piv, &mut y[..n_l]);
+                } else {
+                    y[..n_l].fill(0.0);
+                }
+                for (i, &yi) in y[..n_l].iter().enumerate() {
+                    if yi != 0.0 {
+                        let row = &kl[i * n + n_l..(i + 1) * n];
+                        for (gb, kij) in g[n_l..].iter_mut().zip(row) {
+                            *gb -= kij * yi;
+                        }
+                    }
+                }
             }
-            // Forces on the boundary: G_b = g_b + Sᵀ g_l = g_b − K_lbᵀ K_ll⁻ᵀ g_l.
-            y[..n_l].copy_from_slice(&g[..n_l]);
-            if factored {
-                lu::solve_transpose(lu_m, n_l, piv, &mut y[..n_l]);
-            } else {
-                y[..n_l].fill(0.0);
-            }
-            for j in 0..n_b {
-                let t: f64 = (0..n_l).map(|i| kl[i * n + n_l + j] * y[i]).sum();
-                g[n_l + j] -= t;
-            }
-            self.store_links(&x.markers[0], nodes, &mut w.warm[..12 * nl]);
             w.owner = id;
             if let Some(out) = out {
                 for kb in 0..nb {
@@ -707,48 +876,90 @@ impl MacroJoint {
                 out.outputs[0] = iterations as f64;
                 out.outputs[1] = residual;
                 out.outputs[2] = if converged { 1.0 } else { 0.0 };
-                self.store_links(&x.markers[0], nodes, out.algebraic);
+                out.algebraic.copy_from_slice(alg);
             }
             let Some(jac) = jac else { return };
-            // S = −K_ll⁻¹ K_lb, column by column.
-            let s = &mut w.s[..n_l * n_b];
-            for j in 0..n_b {
-                for i in 0..n_l {
-                    y[i] = -kl[i * n + n_l + j];
-                }
-                if factored {
-                    lu::solve(lu_m, n_l, piv, &mut y[..n_l]);
-                } else {
-                    y[..n_l].fill(0.0);
-                }
-                for i in 0..n_l {
-                    s[i * n_b + j] = y[i];
-                }
+            if !w.has_s {
+                self.velocity_map(w.solved, kl, lu_m, piv, y, s);
+                w.has_s = true;
             }
-            // ∂G/∂x_b = A_bb + A_bl S + Sᵀ (A_lb + A_ll S), the same with C for ∂G/∂ẋ_b.
+            // ∂G/∂x_b = A_bb + A_bl S + Sᵀ (A_lb + A_ll S), the same with C for ∂G/∂ẋ_b; the
+            // link blocks of A and C are sparse (elements join few links), zeros are skipped.
             let t1 = &mut w.t1[..n_l * n_b];
+            let prod = &mut w.prod[..n_b * n_b];
             for (mat, dst) in [(&*k, &mut *jac.position), (&*c, &mut *jac.velocity)] {
+                // t1 = A_lb + A_ll S, row by row.
                 for i in 0..n_l {
-                    for j in 0..n_b {
-                        let mut v = mat[i * n + n_l + j];
-                        for q in 0..n_l {
-                            v += mat[i * n + q] * s[q * n_b + j];
+                    let t = &mut t1[i * n_b..(i + 1) * n_b];
+                    t.copy_from_slice(&mat[i * n + n_l..(i + 1) * n]);
+                    for (q, &a) in mat[i * n..i * n + n_l].iter().enumerate() {
+                        if a != 0.0 {
+                            for (tj, sj) in t.iter_mut().zip(&s[q * n_b..(q + 1) * n_b]) {
+                                *tj += a * sj;
+                            }
                         }
-                        t1[i * n_b + j] = v;
+                    }
+                }
+                // A_bb + A_bl S + Sᵀ t1.
+                for i in 0..n_b {
+                    let p = &mut prod[i * n_b..(i + 1) * n_b];
+                    p.copy_from_slice(&mat[(n_l + i) * n + n_l..(n_l + i + 1) * n]);
+                    for (q, &a) in mat[(n_l + i) * n..(n_l + i) * n + n_l].iter().enumerate() {
+                        if a != 0.0 {
+                            for (pj, sj) in p.iter_mut().zip(&s[q * n_b..(q + 1) * n_b]) {
+                                *pj += a * sj;
+                            }
+                        }
+                    }
+                }
+                for q in 0..n_l {
+                    let t = &t1[q * n_b..(q + 1) * n_b];
+                    for i in 0..n_b {
+                        let sqi = s[q * n_b + i];
+                        if sqi != 0.0 {
+                            for (pj, tj) in prod[i * n_b..(i + 1) * n_b].iter_mut().zip(t) {
+                                *pj += sqi * tj;
+                            }
+                        }
                     }
                 }
                 for i in 0..n_b {
                     for j in 0..n_b {
-                        let mut v = mat[(n_l + i) * n + n_l + j];
-                        for q in 0..n_l {
-                            v += mat[(n_l + i) * n + q] * s[q * n_b + j]
-                                + s[q * n_b + i] * t1[q * n_b + j];
-                        }
-                        dst[(i, j)] = v;
+                        dst[(i, j)] = prod[i * n_b + j];
                     }
                 }
             }
         });
+    }
+
+    /// S = −K_ll⁻¹ K_lb column by column into `s` (6 n_links × 6 n_boundary, row-major) from
+    /// the links' stiffness rows `kl` and the factorised K_ll; zero if K_ll is singular.
+    fn velocity_map(
+        &self,
+        factored: bool,
+        kl: &[f64],
+        lu_m: &[f64],
+        piv: &[usize],
+        y: &mut [f64],
+        s: &mut [f64],
+    ) {
+        let (n_l, n_b) = (6 * self.n_links, 6 * self.n_boundary);
+        let n = n_l + n_b;
+        for j in 0..n_b {
+            for i in 0..n_l {
+                y[i] = -kl[i * n + n_l + j];
+            }
+            if factored {
+                lu::solve(lu_m, n_l, piv, &mut y[..n_l]);
+            }
+            for i in 0..n_l {
+                s[i * n_b + j] = if factored && y[i].is_finite() {
+                    y[i]
+                } else {
+                    0.0
+                };
+            }
+        }
     }
 }
 
@@ -769,7 +980,8 @@ impl ElementLaw for MacroJoint {
         self.n_boundary
     }
     fn n_algebraic(&self) -> usize {
-        12 * self.n_links
+        let (_, so, ncols) = self.alg_layout();
+        so + 6 * self.n_links * ncols
     }
     fn outputs(&self) -> &[OutputInfo] {
         OUTPUTS

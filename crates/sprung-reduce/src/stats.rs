@@ -8,7 +8,7 @@
 //! velocity coordinates per body, and the elements' differential states; *constraints* are
 //! always 0 (no ideal joints, no DAE). A macro joint adds no state: its link poses are
 //! algebraic variables solved inside the element (6 coordinates per link, stored as position
-//! and rotation matrix, 12 numbers), counted separately.
+//! and rotation matrix, 12 numbers, next to the warm start's predictor), counted separately.
 
 use sprung_mbs::CompiledModel;
 
