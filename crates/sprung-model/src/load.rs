@@ -544,8 +544,12 @@ fn process(
     base_dir: &Path,
 ) -> Result<Model, ModelError> {
     let mut raw = raw;
+    // Built-in kinds written as `[[elements]]` become the force elements of their tables
+    // before anything else sees the model (one representation, `builtin_kinds`).
+    let builtin_problems = crate::builtin_kinds::normalise(&mut raw);
     resolve_csv(&mut raw, base_dir)?;
-    let file_problems = resolve_files(&mut raw, base_dir);
+    let mut file_problems = resolve_files(&mut raw, base_dir);
+    file_problems.extend(builtin_problems);
     let sub_names: Vec<String> = raw.subsystems.iter().map(|s| s.name.clone()).collect();
     let inclusion = crate::subsystem::include_all(&mut raw, base_dir);
     let exp = mirror::expand_with(&raw, &inclusion.paired);
@@ -932,13 +936,23 @@ impl SourceMap {
         origins: &HashMap<(&'static str, String), String>,
     ) -> Option<usize> {
         let kd = kind_key(kind);
-        let lookup = |n: &str| {
+        // The line of `n` defined in section `section`.
+        let lookup = |section: &'static str, n: &str| {
             self.names
-                .get(&(kd, n.to_string()))
+                .get(&(section, n.to_string()))
                 .map(|v| if v.len() > 1 { v[1] } else { v[0] })
         };
-        lookup(name)
-            .or_else(|| origins.get(&(kd, name.to_string())).and_then(|o| lookup(o)))
+        let original = origins.get(&(kd, name.to_string()));
+        let in_section = |section: &'static str| {
+            lookup(section, name).or_else(|| original.and_then(|o| lookup(section, o)))
+        };
+        // A force element of a built-in kind may be written as an `[[elements]]` entry.
+        in_section(kd)
+            .or_else(|| {
+                (kd == "force_elements")
+                    .then(|| in_section("elements"))
+                    .flatten()
+            })
             .or_else(|| self.sections.get(kd).copied())
     }
 }
