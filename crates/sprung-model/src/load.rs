@@ -878,8 +878,21 @@ impl SourceMap {
             _ => None,
         };
         let kind_of = |s: &str| KINDS.iter().copied().find(|k| *k == s);
+        // A key opens a section only at the top level: in JSON inside the root object (depth
+        // 1), in TOML before the first table header. Keys of the same names inside an item
+        // (`markers = [...]`, `parameters = {...}` of an `[[elements]]` entry) do not.
+        let mut depth = 0i32;
+        let mut header_seen = false;
         for k in 0..toks.len() {
             let (t, off) = &toks[k];
+            let top_level = if toml { !header_seen } else { depth == 1 };
+            if !toml {
+                match t {
+                    Tok::Punct('[' | '{') => depth += 1,
+                    Tok::Punct(']' | '}') => depth -= 1,
+                    _ => {}
+                }
+            }
             // TOML headers [[kind]] and [kind].
             if toml && *t == Tok::Punct('[') && (k == 0 || line_of(toks[k - 1].1) != line_of(*off))
             {
@@ -889,6 +902,7 @@ impl SourceMap {
                     (k + 1, false)
                 };
                 if let Some(w) = toks.get(j).and_then(|x| key_text(&x.0)) {
+                    header_seen = true;
                     let close = toks.get(j + 1).map(|x| &x.0) == Some(&Tok::Punct(']'));
                     if close {
                         current = kind_of(&w);
@@ -909,6 +923,7 @@ impl SourceMap {
             }
             let next = toks.get(k + 2).map(|x| &x.0);
             if let Some(kd) = kind_of(&key)
+                && top_level
                 && (next == Some(&Tok::Punct('[')) || next == Some(&Tok::Punct('{')))
             {
                 current = Some(kd);

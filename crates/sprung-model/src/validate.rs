@@ -1325,7 +1325,10 @@ fn output(ctx: &mut Ctx, o: &Output) {
             );
         }
     } else if let Some(en) = &o.element {
+        let unconverted = ctx.model.elements.iter().any(|e| e.name == *en);
         match ctx.model.force_element(en) {
+            // An `[[elements]]` entry of a built-in kind that could not be converted: reported.
+            None if unconverted => {}
             None => ctx.push(
                 k,
                 n,
