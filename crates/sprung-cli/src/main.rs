@@ -69,7 +69,7 @@ enum Command {
     Schema,
     /// List the available solvers.
     Solvers,
-    /// List the element kinds of `[[elements]]` (markers, parameters, states, outputs).
+    /// List the element kinds, built-in and open (markers, parameters, states, outputs); all are written as `[[elements]]`.
     Elements,
     /// Compare result channels against a reference (normalised errors as in document 000, Table 3).
     Compare(cmd::compare::CompareArgs),

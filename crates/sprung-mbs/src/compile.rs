@@ -46,6 +46,25 @@ pub fn compile_with(
         model: m.model.name.clone(),
         what,
     };
+    // `[[elements]]` entries of the built-in kinds in a description built in code (the loader
+    // has turned those of a file into force elements already): compiled as the force elements
+    // they stand for, appended in their order (`sprung_model::builtin_kinds`).
+    if m.elements
+        .iter()
+        .any(|e| registry.builtin_kind(&e.kind).is_some())
+    {
+        let normalised = m
+            .clone()
+            .with_builtin_elements_normalised()
+            .map_err(|problems| {
+                err(problems
+                    .iter()
+                    .map(|p| format!("element '{}': {}; fix: {}", p.name, p.message, p.hint))
+                    .collect::<Vec<_>>()
+                    .join("; "))
+            })?;
+        return compile_with(&normalised, registry);
+    }
     let curve = |name: &str| -> Result<usize, CompileError> {
         m.curve_index(name)
             .ok_or_else(|| err(format!("unknown curve '{name}'")))

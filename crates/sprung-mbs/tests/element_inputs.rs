@@ -86,6 +86,7 @@ fn through_element(signal: Signal) -> Model {
         inputs: [("force".to_string(), "F".to_string())]
             .into_iter()
             .collect(),
+        mirror: false,
     });
     m
 }

@@ -7,7 +7,9 @@
 //!
 //! ## Pipeline
 //! [`load()`] (or [`from_toml_str`] / [`from_json_str`]) parses TOML or JSON into one serde schema
-//! ([`Model`], unknown fields are errors with file:line:column), reads `csv` input signals into
+//! ([`Model`], unknown fields are errors with file:line:column), turns `[[elements]]` entries of
+//! the built-in kinds into the [`ForceElement`]s of their `[[force_elements]]` tables
+//! ([`builtin_kinds`]), reads `csv` input signals into
 //! `table` signals (relative to the model file's directory; errors name the CSV file and line),
 //! expands `mirror = true` items ([`mirror`]), validates the flat model collecting *all*
 //! problems ([`ModelError::Invalid`], each with file, line of the element definition, element
@@ -85,6 +87,7 @@
 #![warn(missing_docs)]
 #![allow(clippy::large_enum_variant)] // ForceElement variants are the spec's plain data structs
 
+pub mod builtin_kinds;
 pub mod error;
 pub mod interp;
 pub mod load;

@@ -544,8 +544,12 @@ fn process(
     base_dir: &Path,
 ) -> Result<Model, ModelError> {
     let mut raw = raw;
+    // Built-in kinds written as `[[elements]]` become the force elements of their tables
+    // before anything else sees the model (one representation, `builtin_kinds`).
+    let builtin_problems = crate::builtin_kinds::normalise(&mut raw);
     resolve_csv(&mut raw, base_dir)?;
-    let file_problems = resolve_files(&mut raw, base_dir);
+    let mut file_problems = resolve_files(&mut raw, base_dir);
+    file_problems.extend(builtin_problems);
     let sub_names: Vec<String> = raw.subsystems.iter().map(|s| s.name.clone()).collect();
     let inclusion = crate::subsystem::include_all(&mut raw, base_dir);
     let exp = mirror::expand_with(&raw, &inclusion.paired);
@@ -874,8 +878,21 @@ impl SourceMap {
             _ => None,
         };
         let kind_of = |s: &str| KINDS.iter().copied().find(|k| *k == s);
+        // A key opens a section only at the top level: in JSON inside the root object (depth
+        // 1), in TOML before the first table header. Keys of the same names inside an item
+        // (`markers = [...]`, `parameters = {...}` of an `[[elements]]` entry) do not.
+        let mut depth = 0i32;
+        let mut header_seen = false;
         for k in 0..toks.len() {
             let (t, off) = &toks[k];
+            let top_level = if toml { !header_seen } else { depth == 1 };
+            if !toml {
+                match t {
+                    Tok::Punct('[' | '{') => depth += 1,
+                    Tok::Punct(']' | '}') => depth -= 1,
+                    _ => {}
+                }
+            }
             // TOML headers [[kind]] and [kind].
             if toml && *t == Tok::Punct('[') && (k == 0 || line_of(toks[k - 1].1) != line_of(*off))
             {
@@ -885,6 +902,7 @@ impl SourceMap {
                     (k + 1, false)
                 };
                 if let Some(w) = toks.get(j).and_then(|x| key_text(&x.0)) {
+                    header_seen = true;
                     let close = toks.get(j + 1).map(|x| &x.0) == Some(&Tok::Punct(']'));
                     if close {
                         current = kind_of(&w);
@@ -905,6 +923,7 @@ impl SourceMap {
             }
             let next = toks.get(k + 2).map(|x| &x.0);
             if let Some(kd) = kind_of(&key)
+                && top_level
                 && (next == Some(&Tok::Punct('[')) || next == Some(&Tok::Punct('{')))
             {
                 current = Some(kd);
@@ -932,13 +951,23 @@ impl SourceMap {
         origins: &HashMap<(&'static str, String), String>,
     ) -> Option<usize> {
         let kd = kind_key(kind);
-        let lookup = |n: &str| {
+        // The line of `n` defined in section `section`.
+        let lookup = |section: &'static str, n: &str| {
             self.names
-                .get(&(kd, n.to_string()))
+                .get(&(section, n.to_string()))
                 .map(|v| if v.len() > 1 { v[1] } else { v[0] })
         };
-        lookup(name)
-            .or_else(|| origins.get(&(kd, name.to_string())).and_then(|o| lookup(o)))
+        let original = origins.get(&(kd, name.to_string()));
+        let in_section = |section: &'static str| {
+            lookup(section, name).or_else(|| original.and_then(|o| lookup(section, o)))
+        };
+        // A force element of a built-in kind may be written as an `[[elements]]` entry.
+        in_section(kd)
+            .or_else(|| {
+                (kd == "force_elements")
+                    .then(|| in_section("elements"))
+                    .flatten()
+            })
             .or_else(|| self.sections.get(kd).copied())
     }
 }

@@ -161,15 +161,20 @@ impl Model {
     }
 
     /// Mirror-expanded copy (see [`crate::mirror`]); a `mirror = true` item without an `_L` name
-    /// is an error. Models returned by [`crate::load()`] are already expanded.
+    /// is an error. Models returned by [`crate::load()`] are already expanded. `[[elements]]`
+    /// entries of the built-in kinds are turned into force elements first, as by the loader
+    /// ([`crate::builtin_kinds::normalise`]).
     pub fn expand_mirrors(&self) -> Result<Model, ModelError> {
-        let exp = mirror::expand(self);
-        if exp.problems.is_empty() {
+        let mut src = self.clone();
+        let mut problems = crate::builtin_kinds::normalise(&mut src);
+        let exp = mirror::expand(&src);
+        problems.extend(exp.problems);
+        if problems.is_empty() {
             Ok(exp.model)
         } else {
             Err(ModelError::Invalid {
                 file: "<model>".into(),
-                problems: exp.problems,
+                problems,
             })
         }
     }

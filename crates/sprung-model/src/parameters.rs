@@ -372,9 +372,28 @@ fn resolve(tree: &Value, path: &str) -> Result<Vec<Leaf>, PathError> {
             match fit {
                 Some(n) => (&after[..n.len()], &after[n.len()..], false),
                 None => {
+                    let name = &after[..seg_end];
+                    // An `[[elements]]` entry of a built-in kind is a force element once loaded.
+                    let is_force_element = tree
+                        .get("force_elements")
+                        .and_then(Value::as_array)
+                        .is_some_and(|fe| {
+                            fe.iter()
+                                .any(|i| i.get("name").and_then(Value::as_str) == Some(name))
+                        });
+                    if list == "elements" && is_force_element {
+                        return Err(perr(
+                            format!(
+                                "'{name}' is an element of a built-in kind (bushing, spring, damper, stop): its values are those of a force element, whichever syntax writes it"
+                            ),
+                            format!(
+                                "address it as force_elements.{name}.<field> (the parameter names, e.g. force_elements.{name}.stiffness)"
+                            ),
+                        ));
+                    }
                     return Err(perr(
-                        format!("there is no {label} named '{}'", &after[..seg_end]),
-                        format!("{} names: {}", label, suggest(&after[..seg_end], &names)),
+                        format!("there is no {label} named '{name}'"),
+                        format!("{} names: {}", label, suggest(name, &names)),
                     ));
                 }
             }

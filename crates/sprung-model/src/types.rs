@@ -1001,9 +1001,11 @@ pub enum ParamValue {
     Text(String),
 }
 
-/// `[[elements]]`: a force element of an open kind (Maxwell element, anti-roll bar, later tires
-/// and steering systems): any number of markers, parameters by name. The kind's documentation
-/// (`sprung elements`) lists its markers, parameters, states and outputs.
+/// `[[elements]]`: a force element of any kind — an open kind (Maxwell element, anti-roll bar,
+/// tires, steering systems) or a built-in one (`bushing`, `spring`, `damper`, `stop`, which the
+/// loader turns into the [`ForceElement`] its `[[force_elements]]` table would give,
+/// [`crate::builtin_kinds`]): any number of markers, parameters by name. The kind's
+/// documentation (`sprung elements`) lists its markers, parameters, states and outputs.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct OpenElement {
@@ -1021,6 +1023,10 @@ pub struct OpenElement {
     /// `inputs = { steering_wheel_angle = "delta_w" }`; a slot left out reads 0.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub inputs: std::collections::BTreeMap<String, String>,
+    /// Also create the y-mirrored copy: for the built-in kinds (bushing, spring, damper, stop)
+    /// only, mirrored like their `[[force_elements]]` tables ([`crate::builtin_kinds`]).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub mirror: bool,
 }
 
 /// Surface type of a `[[roads]]` entry (`docs/roads-and-contact.md`).

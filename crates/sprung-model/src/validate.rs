@@ -839,6 +839,18 @@ fn open_element(ctx: &mut Ctx, e: &OpenElement) {
             "name an element kind, e.g. type = \"maxwell\" (`sprung elements` lists them)",
         );
     }
+    if e.mirror && !crate::builtin_kinds::is_builtin(&e.kind) {
+        ctx.push(
+            k,
+            n,
+            format!(
+                "mirror = true: elements of type \"{}\" cannot be mirrored (only the built-in kinds {} can)",
+                e.kind,
+                crate::builtin_kinds::KINDS.join(", ")
+            ),
+            "remove `mirror` and write the mirrored element as an entry of its own",
+        );
+    }
     if e.markers.is_empty() {
         ctx.push(
             k,
@@ -1261,7 +1273,9 @@ fn output(ctx: &mut Ctx, o: &Output) {
     let open = o
         .element
         .as_deref()
-        .and_then(|en| ctx.model.elements.iter().find(|e| e.name == en));
+        .and_then(|en| ctx.model.elements.iter().find(|e| e.name == en))
+        // An entry of a built-in kind left here could not be converted; that is reported.
+        .filter(|e| !crate::builtin_kinds::is_builtin(&e.kind));
     if (q == Quantity::ElementOutput) != o.output.is_some() {
         ctx.push(
             k,
@@ -1281,7 +1295,26 @@ fn output(ctx: &mut Ctx, o: &Output) {
             );
         }
     } else if q == Quantity::ElementOutput {
-        if let Some(en) = &o.element {
+        if let Some(fe) = o
+            .element
+            .as_deref()
+            .and_then(|en| ctx.model.force_element(en))
+        {
+            ctx.push(
+                k,
+                n,
+                format!(
+                    "'{}' is a {} (a built-in kind, whichever syntax writes it): its channels are the force-element quantities",
+                    fe.name(),
+                    fe.type_name()
+                ),
+                if fe.is_point_to_point() {
+                    "use quantity = \"force\", \"deflection\", \"length\" or \"length_rate\" without `output`"
+                } else {
+                    "use quantity = \"force\", \"torque\", \"deflection\" or \"rot_deflection\" without `output`"
+                },
+            );
+        } else if let Some(en) = &o.element {
             ctx.push(
                 k,
                 n,
@@ -1292,7 +1325,10 @@ fn output(ctx: &mut Ctx, o: &Output) {
             );
         }
     } else if let Some(en) = &o.element {
+        let unconverted = ctx.model.elements.iter().any(|e| e.name == *en);
         match ctx.model.force_element(en) {
+            // An `[[elements]]` entry of a built-in kind that could not be converted: reported.
+            None if unconverted => {}
             None => ctx.push(
                 k,
                 n,

@@ -366,6 +366,7 @@ pub fn reduce(model: &sm::Model, opts: &ReduceOptions) -> Result<Reduction, Redu
             markers,
             parameters,
             inputs: Default::default(),
+            mirror: false,
         });
         for e in &internal {
             removed_elements.insert(e.name().to_string());

@@ -56,6 +56,17 @@ impl Model {
         m: sprung_model::Model,
         registry: Arc<ElementRegistry>,
     ) -> Result<Self, Error> {
+        // `[[elements]]` of built-in kinds in a description built in code become the force
+        // elements they stand for, so the description, the channels and the compiled model agree.
+        let m = m.with_builtin_elements_normalised().map_err(|problems| {
+            Error::Model(
+                problems
+                    .iter()
+                    .map(|p| format!("element '{}': {}; fix: {}", p.name, p.message, p.hint))
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+            )
+        })?;
         let compiled =
             sprung_mbs::compile_with(&m, &registry).map_err(|e| Error::Model(e.to_string()))?;
         let outputs = OutputSet::new(&m, &compiled).map_err(Error::Model)?;

@@ -207,7 +207,9 @@ impl ElementRegistry {
         r
     }
 
-    /// Adds (or replaces) a kind.
+    /// Adds (or replaces) a kind. The names of the built-in kinds (bushing, spring, damper,
+    /// stop) are taken: an `[[elements]]` entry of such a type is always the built-in element
+    /// ([`ElementRegistry::builtin_kind`]).
     pub fn register(&mut self, info: KindInfo, factory: Factory) {
         self.kinds.retain(|(k, _)| k.name != info.name);
         self.kinds.push((info, factory));
@@ -238,8 +240,17 @@ impl ElementRegistry {
         design: &[MarkerState],
         roads: &[Road],
     ) -> Result<Arc<dyn ElementLaw>, String> {
+        if self.builtin_kind(kind).is_some() {
+            return Err(format!(
+                "type \"{kind}\" is a built-in kind: its entries become force elements when the model is loaded (sprung_model::builtin_kinds::normalise), not laws of their own"
+            ));
+        }
         let Some((info, factory)) = self.kinds.iter().find(|(k, _)| k.name == kind) else {
-            let names: Vec<&str> = self.kinds.iter().map(|(k, _)| k.name).collect();
+            let names: Vec<&str> = self
+                .force_element_kinds()
+                .chain(self.kinds())
+                .map(|k| k.name)
+                .collect();
             return Err(format!(
                 "unknown element kind '{kind}'; known kinds: {} (`sprung elements` describes them)",
                 names.join(", ")
@@ -264,21 +275,44 @@ impl ElementRegistry {
         factory(&params, design)
     }
 
-    /// The built-in kinds of `[[force_elements]]` (bushing, spring, damper, stop): the same kind
-    /// information as the open kinds; stored per kind and evaluated four at a time on the q-only
+    /// The built-in kinds (bushing, spring, damper, stop): the same kind information as the
+    /// open kinds, with every parameter an `[[elements]]` entry may set
+    /// ([`super::builtin::KINDS`]); stored per kind and evaluated four at a time on the q-only
     /// path (`crate::pack`), with their laws written once for both paths (`docs/elements.md`).
     pub fn force_element_kinds(&self) -> impl Iterator<Item = &KindInfo> {
-        std::iter::once(&crate::bushing::KIND).chain(crate::p2p::KINDS.iter())
+        super::builtin::KINDS.iter()
+    }
+
+    /// The kind information of the built-in kind `kind`, if it is one.
+    pub fn builtin_kind(&self, kind: &str) -> Option<&KindInfo> {
+        self.force_element_kinds().find(|k| k.name == kind)
+    }
+
+    /// The factory of the built-in kinds: the element description an `[[elements]]` entry of a
+    /// built-in kind stands for (the one its `[[force_elements]]` table gives), compiled into
+    /// the kind's SIMD array like the table ([`super::builtin`]); `None` for other kinds.
+    /// Errors name the parameter and say what to write.
+    pub fn build_force_element(
+        &self,
+        entry: &sprung_model::OpenElement,
+    ) -> Option<Result<sprung_model::ForceElement, Vec<sprung_model::Problem>>> {
+        sprung_model::builtin_kinds::to_force_element(entry)
     }
 
     /// A text description of every kind (markers, parameters with units and defaults): the
-    /// built-in kinds of `[[force_elements]]` first, then those of `[[elements]]`.
+    /// built-in kinds first, then the open kinds.
     pub fn describe(&self) -> String {
-        let mut s = String::from("[[force_elements]] kinds (built in):\n");
+        let mut s = String::from(
+            "Built-in kinds: written as [[elements]] with type = \"<kind>\", markers = [marker_i, marker_j]\n\
+             and parameters = { ... } as listed, or with the shorthand [[force_elements]] tables\n\
+             (type, name, marker_i, marker_j and the same keys; a bushing's curves as\n\
+             stiffness_curves = { x = \"C\" } for stiffness_curve_x = \"C\"). Both compile to the same\n\
+             element; its channels are quantity = \"force\", \"torque\", \"deflection\", ... (docs/model-format.md).\n",
+        );
         for k in self.force_element_kinds() {
             describe_kind(&mut s, k);
         }
-        s.push_str("\n[[elements]] kinds:\n");
+        s.push_str("\n[[elements]] kinds (open interface, docs/elements.md):\n");
         for (k, _) in &self.kinds {
             describe_kind(&mut s, k);
         }
@@ -338,8 +372,14 @@ mod tests {
             assert!(schema.contains(&format!("\"{}\"", k.name)), "{}", k.name);
             assert_eq!(k.markers.len(), 2);
             for p in k.parameters {
+                // A bushing's per-axis curve parameters are the `x`/`y`/`z` of its table's
+                // curve fields (`stiffness_curve_x` for `stiffness_curves.x`).
+                let field = match p.name.rsplit_once("_curve_") {
+                    Some((field, _)) => format!("{field}_curves"),
+                    None => p.name.to_string(),
+                };
                 assert!(
-                    schema.contains(&format!("\"{}\"", p.name)),
+                    schema.contains(&format!("\"{field}\"")),
                     "{}: parameter {} is not in the model format",
                     k.name,
                     p.name
@@ -351,5 +391,6 @@ mod tests {
             assert!(text.contains(kind), "{kind} missing from\n{text}");
         }
         assert!(text.find("bushing:") < text.find("[[elements]] kinds"));
+        assert!(text.contains("[[force_elements]] tables"), "{text}");
     }
 }
