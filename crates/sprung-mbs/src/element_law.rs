@@ -171,6 +171,14 @@ pub trait ElementLaw: Send + Sync + Debug {
     fn inputs(&self) -> &[OutputInfo] {
         &[]
     }
+    /// Whether [`evaluate`](Self::evaluate) reads the time `x.t` itself (e.g. a time table of
+    /// its own). The linearisation then differences the element over time for the stage term
+    /// ∂q/∂t of the Rosenbrock methods (without it RODAS4 and LSRT2 drop to first order while
+    /// the table drives the model). Input slots fed by time signals are covered without it.
+    /// Default `false`.
+    fn reads_time(&self) -> bool {
+        false
+    }
     /// Forces, torques, state rates and outputs at `x`. Must not allocate (it runs inside the
     /// real-time step).
     fn evaluate(&self, x: &ElementInput, out: &mut ElementOutput);
@@ -213,6 +221,9 @@ pub struct ElementScratch {
     pub d_position: DMatrix<f64>,
     /// Velocity and state partials (6 m + n_s) × (6 m + n_s).
     pub d_velocity: DMatrix<f64>,
+    /// ∂(F, T, ṡ)/∂t at fixed markers and states (rows as in [`ElementJacobian`]), from
+    /// [`ElementScratch::time_derivative`].
+    pub d_time: Vec<f64>,
     /// Perturbed copies for differencing.
     fd_markers: Vec<MarkerState>,
     fd_states: Vec<f64>,
@@ -239,6 +250,7 @@ impl ElementScratch {
             algebraic: vec![0.0; law.n_algebraic()],
             d_position: DMatrix::zeros(rows, 6 * m),
             d_velocity: DMatrix::zeros(rows, 6 * m + ns),
+            d_time: vec![0.0; rows],
             fd_markers: vec![MarkerState::default(); m],
             fd_states: vec![0.0; ns],
             fd_plus: vec![0.0; rows],
@@ -293,6 +305,43 @@ impl ElementScratch {
         );
         if !provided.position || !provided.velocity {
             difference_partials(law, x, self, !provided.position, !provided.velocity);
+        }
+    }
+
+    /// ∂(F, T, ṡ)/∂t into [`d_time`](Self::d_time) by the central difference of the
+    /// evaluations at `x_plus` and `x_minus`, which differ only in `t` (and in the input-slot
+    /// values read at that time). The algebraic variables are restored after each evaluation, as
+    /// in [`difference_partials`], so the warm start does not move.
+    pub fn time_derivative(
+        &mut self,
+        law: &dyn ElementLaw,
+        x_plus: &ElementInput,
+        x_minus: &ElementInput,
+    ) {
+        for (sign, x) in [(1.0, x_plus), (-1.0, x_minus)] {
+            self.fd_algebraic.copy_from_slice(&self.algebraic);
+            let mut out = ElementOutput {
+                force: &mut self.fd_force,
+                torque: &mut self.fd_torque,
+                state_rates: &mut self.fd_rates,
+                outputs: &mut self.fd_outputs,
+                algebraic: &mut self.fd_algebraic,
+            };
+            law.evaluate(x, &mut out);
+            let dst = if sign > 0.0 {
+                &mut self.fd_plus
+            } else {
+                &mut self.fd_minus
+            };
+            ElementScratch::pack_rows(&self.fd_force, &self.fd_torque, &self.fd_rates, dst);
+        }
+        let dt = x_plus.t - x_minus.t;
+        for (d, (p, q)) in self
+            .d_time
+            .iter_mut()
+            .zip(self.fd_plus.iter().zip(&self.fd_minus))
+        {
+            *d = (p - q) / dt;
         }
     }
 

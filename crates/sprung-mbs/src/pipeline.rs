@@ -28,7 +28,7 @@ use sprung_solve::mech::{Congruence, Linearisation};
 
 use crate::compiled::{CompiledModel, ElementKind, ForceElement, InputKind};
 use crate::element::{ElementForce, Ends, Partials};
-use crate::element_law::{ElementInput, ElementScratch, MarkerState};
+use crate::element_law::{ElementInput, ElementScratch, FD_RELATIVE_STEP, MarkerState};
 use crate::kinematics::{BodyKin, MarkerKin};
 #[cfg(target_arch = "x86_64")]
 use crate::m3::Avx2;
@@ -51,6 +51,12 @@ pub struct Evaluator {
     /// Per open element: marker kinematics and the evaluation scratch (forces, state rates,
     /// outputs, algebraic variables, partials).
     open: Vec<OpenWork>,
+    /// ∂/∂t at fixed state of the wrenches on the bodies (global) and of the element-state rates
+    /// that time-driven open elements add (their own time tables, time signals in their input
+    /// slots); part of the stage term q_t of the linearisation.
+    force_t: Vec<Vector3<f64>>,
+    torque_t: Vec<Vector3<f64>>,
+    state_rates_t: Vec<f64>,
     /// Rates of the element states (the state part of q).
     state_rates: Vec<f64>,
     /// Current input rates u̇(t).
@@ -123,9 +129,16 @@ impl Evaluator {
                 .map(|e| OpenWork {
                     markers: vec![MarkerState::default(); e.markers.len()],
                     inputs: vec![0.0; e.inputs.len()],
+                    inputs_plus: vec![0.0; e.inputs.len()],
+                    inputs_minus: vec![0.0; e.inputs.len()],
+                    time_driven: e.law.reads_time()
+                        || e.inputs.iter().flatten().any(|&k| !model.inputs[k].runtime),
                     scratch: ElementScratch::new(e.law.as_ref()),
                 })
                 .collect(),
+            force_t: vec![Vector3::zeros(); nb],
+            torque_t: vec![Vector3::zeros(); nb],
+            state_rates_t: vec![0.0; n_state_v],
             state_rates: vec![0.0; n_state_v],
             bodies: vec![BodyKin::default(); nb],
             elements: vec![ElementForce::default(); model.elements.len()],
@@ -386,6 +399,30 @@ impl Evaluator {
                 }
             }
         }
+        if self.open.iter().any(|w| w.time_driven) {
+            self.add_element_time_terms(l, &mut lin.q_t);
+        }
+    }
+
+    /// Adds the time-driven open elements' ∂q/∂t at fixed state (accumulated by
+    /// [`Self::open_elements`]) to `q_t`: the wrench rates through the linear part of
+    /// Newton–Euler (1/m, I⁻¹ Rᵀ; the gyroscopic term does not depend on t), the state-rate
+    /// rates as they are.
+    #[inline(always)]
+    fn add_element_time_terms<L: Lanes>(&self, l: L, q_t: &mut [f64]) {
+        for (i, k) in self.bodies.iter().enumerate() {
+            let (_, inertia_inv_t) = &self.inertia_transposed[i];
+            let a = self.force_t[i] * self.inv_mass[i];
+            let alpha = inertia_inv_t.tmul_vec(l, &k.rot_rows.tmul_vec(l, &self.torque_t[i]));
+            for c in 0..3 {
+                q_t[6 * i + c] += a[c];
+                q_t[6 * i + 3 + c] += alpha[c];
+            }
+        }
+        let nbv = 6 * self.bodies.len();
+        for (q, d) in q_t[nbv..].iter_mut().zip(&self.state_rates_t) {
+            *q += d;
+        }
     }
 
     /// Kinematics, element forces and body wrenches (global, about each centre of mass); with
@@ -513,6 +550,11 @@ impl Evaluator {
         let model = self.model.clone();
         let nb = model.bodies.len();
         let nbv = 6 * nb;
+        if acc.is_some() {
+            self.force_t.fill(Vector3::zeros());
+            self.torque_t.fill(Vector3::zeros());
+            self.state_rates_t.fill(0.0);
+        }
         for (e, el) in model.open_elements.iter().enumerate() {
             let work = &mut self.open[e];
             fill_marker_states(&model, &el.markers, &self.bodies, &mut work.markers);
@@ -542,6 +584,41 @@ impl Evaluator {
                 .copy_from_slice(&sc.state_rates);
             if let Some((g_rk, g_v)) = acc.as_mut() {
                 chain_open_element(&model, el, &work.markers, &self.bodies, sc, g_rk, g_v);
+                if work.time_driven {
+                    // ∂/∂t at fixed markers and states: central difference with the relative
+                    // step of the element partials (a time table's slope, also across a knot
+                    // as the mean of the two slopes).
+                    let h = FD_RELATIVE_STEP * t.abs().max(1.0);
+                    let t_plus = t + h;
+                    let t_minus = t - h;
+                    let inputs = (&mut work.inputs_plus, &mut work.inputs_minus);
+                    gather_inputs(&model, &self.runtime_u, t_plus, &el.inputs, inputs.0);
+                    gather_inputs(&model, &self.runtime_u, t_minus, &el.inputs, inputs.1);
+                    let at = |t, inputs| ElementInput {
+                        t,
+                        markers: &work.markers,
+                        states,
+                        inputs,
+                    };
+                    work.scratch.time_derivative(
+                        el.law.as_ref(),
+                        &at(t_plus, &work.inputs_plus[..]),
+                        &at(t_minus, &work.inputs_minus[..]),
+                    );
+                    let d = &work.scratch.d_time;
+                    for (k, &mk) in el.markers.iter().enumerate() {
+                        if let Some(c) = model.markers[mk].body {
+                            let arm = work.markers[k].x - self.bodies[c].x;
+                            let df = Vector3::new(d[6 * k], d[6 * k + 1], d[6 * k + 2]);
+                            let dt = Vector3::new(d[6 * k + 3], d[6 * k + 4], d[6 * k + 5]);
+                            self.force_t[c] += df;
+                            self.torque_t[c] += arm.cross(&df) + dt;
+                        }
+                    }
+                    let m6 = 6 * el.markers.len();
+                    self.state_rates_t[el.state_offset..el.state_offset + ns]
+                        .copy_from_slice(&d[m6..m6 + ns]);
+                }
             }
         }
     }
@@ -762,6 +839,12 @@ struct OpenWork {
     markers: Vec<MarkerState>,
     /// Values of the kind's input slots (model inputs by index, 0 where unmapped).
     inputs: Vec<f64>,
+    /// The same at t ± h, for the time derivative of a time-driven element.
+    inputs_plus: Vec<f64>,
+    inputs_minus: Vec<f64>,
+    /// The law reads time itself, or a slot reads a time signal: ∂/∂t is differenced in the
+    /// linearisation.
+    time_driven: bool,
     scratch: ElementScratch,
 }
 

@@ -186,6 +186,10 @@ impl ElementLaw for SpeedController {
     fn kind(&self) -> &str {
         INFO.name
     }
+    /// The own time table (if any) is read at `x.t`.
+    fn reads_time(&self) -> bool {
+        !self.time.is_empty()
+    }
     fn n_markers(&self) -> usize {
         3
     }

@@ -99,6 +99,10 @@ impl ElementLaw for DualAxleSteering {
     fn kind(&self) -> &str {
         super::KIND
     }
+    /// The own time table (if any) is read at `x.t`.
+    fn reads_time(&self) -> bool {
+        self.wheel.is_some()
+    }
 
     fn n_markers(&self) -> usize {
         4
