@@ -179,7 +179,7 @@ pub fn log_with_inv_jacobian(r: &Matrix3<f64>, jacobian: bool) -> (Vector3<f64>,
     (th, d)
 }
 
-/// Characteristic groups of a bushing in the order of [`Characteristics::value`]: stiffness
+/// Characteristic groups of a bushing in the order of [`Characteristics::values`]: stiffness
 /// (argument d), damping (ḋ), rotational stiffness (θ), rotational damping (θ̇).
 const STIFFNESS: usize = 0;
 const DAMPING: usize = 1;
@@ -189,8 +189,11 @@ const ROT_DAMPING: usize = 3;
 /// The characteristics of one bushing ([`One`]) or of the four bushings of a [`BushingPack`]
 /// (a SIMD token), evaluated at one value per bushing.
 pub(crate) trait Characteristics<A: Arith> {
-    /// y of characteristic `group` (see [`STIFFNESS`] …) on local axis `axis` at x.
-    fn value(&mut self, a: A, group: usize, axis: usize, x: A::V) -> A::V;
+    /// y of every characteristic group (see [`STIFFNESS`] …) and local axis at its argument
+    /// `args[group][axis]`. All twelve at once, so that a pack patches its tabulated lanes in one
+    /// pass after the lane-wise products instead of testing for curves per characteristic
+    /// (which cost ≈ 5 % of q: the branches kept the twelve lane values out of registers).
+    fn values(&mut self, a: A, args: [&[A::V; 3]; 4]) -> [[A::V; 3]; 4];
 }
 
 /// The bushing law on the local axes of marker J (document 000, section 2), written once for one
@@ -204,14 +207,14 @@ pub(crate) fn local_law<A: Arith>(
     rot_preload: [A::V; 3],
     args: [&[A::V; 3]; 4],
 ) -> ([A::V; 3], [A::V; 3]) {
+    let y = ch.values(a, args);
     let (mut f, mut t) = (preload, rot_preload);
     for ax in 0..3 {
-        let k = ch.value(a, STIFFNESS, ax, args[0][ax]);
-        let c = ch.value(a, DAMPING, ax, args[1][ax]);
-        f[ax] = a.sub(preload[ax], a.add(k, c));
-        let k = ch.value(a, ROT_STIFFNESS, ax, args[2][ax]);
-        let c = ch.value(a, ROT_DAMPING, ax, args[3][ax]);
-        t[ax] = a.sub(rot_preload[ax], a.add(k, c));
+        f[ax] = a.sub(preload[ax], a.add(y[STIFFNESS][ax], y[DAMPING][ax]));
+        t[ax] = a.sub(
+            rot_preload[ax],
+            a.add(y[ROT_STIFFNESS][ax], y[ROT_DAMPING][ax]),
+        );
     }
     (f, t)
 }
@@ -231,9 +234,23 @@ struct OneBushing<'a> {
 
 impl Characteristics<One> for OneBushing<'_> {
     #[inline(always)]
-    fn value(&mut self, _: One, group: usize, axis: usize, x: f64) -> f64 {
-        let (y, dy) = groups(self.b)[group][axis].eval(self.curves, x);
-        self.slope[group][axis] = dy;
+    fn values(&mut self, _: One, args: [&[f64; 3]; 4]) -> [[f64; 3]; 4] {
+        // Axis by axis with the four groups written out (a loop over the groups costs ≈ 4 %
+        // of the linearisation: the characteristics' matches are then not specialised).
+        let (b, c) = (self.b, self.curves);
+        let mut y = [[0.0; 3]; 4];
+        for ax in 0..3 {
+            let (k, dk) = b.stiffness[ax].eval(c, args[STIFFNESS][ax]);
+            let (d, dd) = b.damping[ax].eval(c, args[DAMPING][ax]);
+            let (kr, dkr) = b.rot_stiffness[ax].eval(c, args[ROT_STIFFNESS][ax]);
+            let (dr, ddr) = b.rot_damping[ax].eval(c, args[ROT_DAMPING][ax]);
+            (y[STIFFNESS][ax], y[DAMPING][ax]) = (k, d);
+            (y[ROT_STIFFNESS][ax], y[ROT_DAMPING][ax]) = (kr, dr);
+            self.slope[STIFFNESS][ax] = dk;
+            self.slope[DAMPING][ax] = dd;
+            self.slope[ROT_STIFFNESS][ax] = dkr;
+            self.slope[ROT_DAMPING][ax] = ddr;
+        }
         y
     }
 }
@@ -276,7 +293,9 @@ pub fn evaluate<L: Lanes>(
         [&d.into(), &d_dot.into(), &theta.into(), &theta_dot.into()],
     );
     let (f, t) = (Vector3::from(f), Vector3::from(t));
-    let [kf, cf, kt, ct] = ch.slope.map(Vector3::from);
+    let s = &ch.slope;
+    let (kf, cf) = (Vector3::from(s[0]), Vector3::from(s[1]));
+    let (kt, ct) = (Vector3::from(s[2]), Vector3::from(s[3]));
     let force = rj.mul_vec(&f);
     let torque = rj.mul_vec(&t);
     out.force = force;
@@ -555,20 +574,51 @@ struct PackCharacteristics<'a> {
 
 impl<L: Lanes> Characteristics<L> for PackCharacteristics<'_> {
     #[inline(always)]
-    fn value(&mut self, l: L, group: usize, axis: usize, x: L::V) -> L::V {
-        let y = l.mul(l.load(&self.pack.slope[group][axis]), x);
-        if self.pack.curve_mask & (1 << (3 * group + axis)) == 0 {
-            return y;
-        }
-        let (mut xs, mut ys) = ([0.0; W], [0.0; W]);
-        l.store(x, &mut xs);
-        l.store(y, &mut ys);
-        for c in &self.pack.curves {
-            if c.group == group && c.axis == axis {
-                ys[c.lane] = crate::compiled::eval_curve(self.curves, c.curve, xs[c.lane]).0;
+    fn values(&mut self, l: L, args: [&V3<L::V>; 4]) -> [V3<L::V>; 4] {
+        let pack = self.pack;
+        let mut y = [[l.splat(0.0); 3]; 4];
+        for (g, yg) in y.iter_mut().enumerate() {
+            for (ax, ya) in yg.iter_mut().enumerate() {
+                *ya = l.mul(l.load(&pack.slope[g][ax]), args[g][ax]);
             }
         }
-        l.load(&ys)
+        if pack.curves.is_empty() {
+            return y;
+        }
+        patch_curves(l, pack, self.curves, args, &mut y);
+        y
+    }
+}
+
+/// Overwrites the lanes of `y` whose characteristic is a curve with curve(x) (one pass over
+/// the pack's tabulated characteristics).
+#[inline(always)]
+fn patch_curves<L: Lanes>(
+    l: L,
+    pack: &BushingPack,
+    curves: &[Curve],
+    args: [&V3<L::V>; 4],
+    y: &mut [V3<L::V>; 4],
+) {
+    let (mut xs, mut ys) = ([[[0.0; W]; 3]; 4], [[[0.0; W]; 3]; 4]);
+    for g in 0..4 {
+        for ax in 0..3 {
+            if pack.curve_mask & (1 << (3 * g + ax)) != 0 {
+                l.store(args[g][ax], &mut xs[g][ax]);
+                l.store(y[g][ax], &mut ys[g][ax]);
+            }
+        }
+    }
+    for c in &pack.curves {
+        ys[c.group][c.axis][c.lane] =
+            crate::compiled::eval_curve(curves, c.curve, xs[c.group][c.axis][c.lane]).0;
+    }
+    for g in 0..4 {
+        for ax in 0..3 {
+            if pack.curve_mask & (1 << (3 * g + ax)) != 0 {
+                y[g][ax] = l.load(&ys[g][ax]);
+            }
+        }
     }
 }
 

@@ -96,6 +96,13 @@ pub trait MechanicalSystem {
 
     /// ṙ = K(r) v.
     fn kinematics(&self, r: &[f64], v: &[f64], r_dot: &mut [f64]);
+    /// An upper bound of the largest |entry| of K(r) v, for tests against a tolerance that
+    /// need the exact value only near it (the split decision of the fixed-step stepper). The
+    /// default computes K(r) v into `scratch` (length n_r) and returns the exact value.
+    fn kinematics_max_abs_bound(&self, r: &[f64], v: &[f64], scratch: &mut [f64]) -> f64 {
+        self.kinematics(r, v, scratch);
+        scratch.iter().fold(0.0f64, |m, x| m.max(x.abs()))
+    }
     /// Left inverse of the kinematics matrix, w = L(r) Δr with L(r) K(r) = I: maps a position
     /// increment to the velocity-space (tangent) increment, so that J_r Δr = (J_r K) L Δr.
     fn tangent(&self, r: &[f64], dr: &[f64], w: &mut [f64]);

@@ -572,20 +572,24 @@ pub const SPLIT_TOLERANCE: f64 = 1e-7;
 /// Detection uses only the evaluations the step makes anyway: the q evaluation at the start of
 /// a step without scheduled re-linearisation, and the stage evaluations (for LSRT2 the second
 /// stage, at the midpoint state r + h/2 Δr₁). Every reaction is bounded (at most one redo per
-/// step) and depends only on the state, so the step stays deterministic; after a reaction the
-/// next step re-linearises on schedule-independent grounds (`invalidate`), which keeps
-/// snapshots restorable bit for bit.
+/// step) and depends only on the state, so the step stays deterministic; after a reaction that
+/// re-linearised off the schedule the next step re-linearises on schedule-independent grounds
+/// (`invalidate`), which keeps snapshots restorable bit for bit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Breakpoints {
     /// Ignore segment changes (the stepper before breakpoint handling).
     Ignore,
     /// Re-linearise at the step start when its q evaluation sees other segments than the
-    /// (lagged) linearisation; when a stage sees other segments, or the step's local error
+    /// (lagged) linearisation; when a stage sees other segments, redo the step as two half
+    /// steps, the first with the step's Jacobian (re-factored for h/2), the second linearised
+    /// at the midpoint (it must see the new segment's slopes). When the step's local error
     /// estimate exceeds [`RosenbrockStepper::split_tolerance`] (a fast transient, e.g. right
-    /// after a force step), redo the step as two half steps, the first with the step's
-    /// Jacobian (re-factored for h/2), the second linearised at the midpoint. One split level
-    /// at most; worst case per step (LSRT2, re-linearising every step): two linearisations,
-    /// three LU factorisations, three q evaluations, six triangular solves.
+    /// after a force step), redo it as two half steps with the step's own Jacobian factored
+    /// for h/2 (no midpoint linearisation: as accurate on the multilink, measured in
+    /// `docs/performance.md`, and the re-linearisation schedule is untouched; the next step
+    /// that keeps the Jacobian re-factors it for h). One split level at most; worst case per
+    /// step (LSRT2, re-linearising every step, a breakpoint split): two linearisations, three
+    /// LU factorisations, three q evaluations, six triangular solves.
     /// Redoing the whole step with a Jacobian from the end state of the first attempt was
     /// measured too and does not help on the multilink (NMSE unchanged at 1.8e-3): the full
     /// step still integrates the old-segment part with the new slope.
@@ -614,8 +618,8 @@ pub struct RosenbrockStepper {
     pub breakpoints: Breakpoints,
     /// With [`Breakpoints::Split`]: a step whose local error indicator (largest entry of
     /// γ h² K(r) Σ e_i Δv_i over the position coordinates r: m for positions, ≈ half the
-    /// rotation angle in rad for quaternion components; `local_error`) exceeds this is redone
-    /// as two half steps like a step across a breakpoint (default [`SPLIT_TOLERANCE`];
+    /// rotation angle in rad for quaternion components; `exceeds_split_tolerance`) exceeds this is redone
+    /// as two half steps with the step's Jacobian (default [`SPLIT_TOLERANCE`];
     /// `f64::INFINITY` = never).
     pub split_tolerance: f64,
     /// Weights e_i = b_i − b̂_i of the local error indicator (the tableau's embedded weights,
@@ -630,6 +634,8 @@ pub struct RosenbrockStepper {
     r_save: Vec<f64>,
     v_save: Vec<f64>,
     have_lin: bool,
+    /// Step size the current factorisation is for (an error-triggered split leaves h/2).
+    factored_h: f64,
 }
 
 impl RosenbrockStepper {
@@ -671,6 +677,7 @@ impl RosenbrockStepper {
             congruent: true,
             stats: Stats::default(),
             have_lin: false,
+            factored_h: f64::NAN,
         }
     }
 
@@ -716,6 +723,9 @@ impl RosenbrockStepper {
         if relin {
             self.relinearise(sys, t, r, v, h)?;
             self.q0.copy_from_slice(&self.lin.q);
+        } else if self.factored_h != h {
+            // An error-triggered split left the (scheduled) linearisation factored for h/2.
+            self.factor(t, h)?;
         }
         if watch {
             self.r_save.copy_from_slice(r);
@@ -724,11 +734,11 @@ impl RosenbrockStepper {
         let c1 = sys.segment_changes();
         self.advance(sys, t, h, r, v);
         let crossed = watch && sys.segment_changes() != c1;
-        let rough = watch && !crossed && self.local_error(sys, r, h) > self.split_tolerance;
+        let rough = watch && !crossed && self.exceeds_split_tolerance(sys, r, h);
         if crossed || rough {
             // A stage saw other segments than the linearisation (a breakpoint lies within the
             // step), or the step's error estimate is above the tolerance (a fast transient).
-            // Redo it once as two half steps, the second linearised at the midpoint.
+            // Redo it once as two half steps.
             if crossed {
                 self.stats.breakpoint_steps += 1;
             } else {
@@ -740,10 +750,20 @@ impl RosenbrockStepper {
             self.factor(t, h2)?;
             self.advance(sys, t, h2, r, v);
             let tm = self.t0 + (k as f64 + 0.5) * h;
-            self.relinearise(sys, tm, r, v, h2)?;
-            self.q0.copy_from_slice(&self.lin.q);
+            if crossed {
+                // The second half must see the new segment's slopes: linearise at the
+                // midpoint (off the schedule).
+                self.relinearise(sys, tm, r, v, h2)?;
+                self.q0.copy_from_slice(&self.lin.q);
+                off_schedule = true;
+            } else {
+                // A fast transient: the step's own (possibly lagged) Jacobian, already
+                // factored for h/2, serves the second half too (a W-method keeps its order
+                // with any Jacobian); the schedule is untouched.
+                sys.accelerations(tm, r, v, &mut self.q0);
+                self.stats.q_evals += 1;
+            }
             self.advance(sys, tm, h2, r, v);
-            off_schedule = true;
         }
         if off_schedule {
             // The factorisation no longer belongs to the schedule: the next step re-linearises
@@ -760,15 +780,24 @@ impl RosenbrockStepper {
         }
     }
 
-    /// Local error indicator of the last [`Self::advance`] with step h at the step's end
-    /// position r: the largest entry of γ h² K(r) Σ e_i Δv_i (position coordinates), the
-    /// change of the stage accelerations within the step integrated twice. It vanishes for a
-    /// constant acceleration (which the method integrates exactly; the plain embedded
-    /// difference h Σ e_i Δr_i would report h² a / 2 there and split every step of a body
-    /// falling or braking) and scales with the rate of change of the accelerations.
-    fn local_error<S: MechanicalSystem + ?Sized>(&mut self, sys: &S, r: &[f64], h: f64) -> f64 {
+    /// Whether the local error indicator of the last [`Self::advance`] with step h, at the
+    /// step's end position r, exceeds [`Self::split_tolerance`]: the largest entry of
+    /// γ h² K(r) Σ e_i Δv_i (position coordinates), the change of the stage accelerations within
+    /// the step integrated twice. It vanishes for a constant acceleration (which the method
+    /// integrates exactly; the plain embedded difference h Σ e_i Δr_i would report h² a / 2
+    /// there and split every step of a body falling or braking) and scales with the rate of
+    /// change of the accelerations. The system's cheap upper bound of the largest entry
+    /// ([`MechanicalSystem::kinematics_max_abs_bound`]) settles most steps; the exact value is
+    /// computed only when the bound is above the tolerance, so the decision is the same as
+    /// from the exact value (γ h² x is monotone in x also in floating point).
+    fn exceeds_split_tolerance<S: MechanicalSystem + ?Sized>(
+        &mut self,
+        sys: &S,
+        r: &[f64],
+        h: f64,
+    ) -> bool {
         if !self.split_tolerance.is_finite() {
-            return 0.0;
+            return false;
         }
         self.est_v.fill(0.0);
         for (i, &w) in self.err_weights.iter().enumerate() {
@@ -776,9 +805,14 @@ impl RosenbrockStepper {
                 axpy(w, &self.work.dv[i], &mut self.est_v);
             }
         }
+        let scale = self.tab.gamma * h * h;
+        let bound = sys.kinematics_max_abs_bound(r, &self.est_v, &mut self.est_r);
+        if scale * bound <= self.split_tolerance {
+            return false;
+        }
         sys.kinematics(r, &self.est_v, &mut self.est_r);
         let worst = self.est_r.iter().fold(0.0f64, |m, x| m.max(x.abs()));
-        self.tab.gamma * h * h * worst
+        scale * worst > self.split_tolerance
     }
 
     /// Linearises at (t, r, v) and factors the iteration matrix for step h.
@@ -806,9 +840,11 @@ impl RosenbrockStepper {
     /// Factors the iteration matrix of the current linearisation for step h.
     fn factor(&mut self, t: f64, h: f64) -> Result<(), StepError> {
         iteration_matrix(&self.lin, h * self.tab.gamma, &mut self.a);
+        self.factored_h = f64::NAN;
         self.lu
             .factor(&self.a)
             .map_err(|source| StepError::Singular { t, source })?;
+        self.factored_h = h;
         self.stats.factorisations += 1;
         Ok(())
     }
