@@ -296,3 +296,47 @@ fn bench_prints_the_table_and_json() {
         "{s}"
     );
 }
+
+/// `--reference lsrt2:STEP` compares with LSRT2 at a tenth of the step instead of RODAS4 (the
+/// 10-wheeler's bench, docs/truck.md), and the CPU real-time factor is reported. The linear
+/// oscillator's LSRT2 error at the model's step against its own error at a tenth of it: the
+/// reference carries 1 % of the error (order 2), so the NMSE is that of the run, small (bound
+/// 1e-3 on a smooth decay) but not zero (it is not compared with itself).
+#[test]
+fn bench_takes_an_lsrt2_reference_and_reports_cpu_time() {
+    let out = tmp("bench_lsrt2_ref");
+    let o = sprung(&[
+        "bench",
+        "--models",
+        "models/mass_spring_damper.toml",
+        "--displacement",
+        "x",
+        "--force",
+        "spring_force",
+        "--t-end",
+        "2",
+        "--window",
+        "0.5:2",
+        "--repeat",
+        "1",
+        "--reference",
+        "lsrt2:1e-4",
+        "--json",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let v: serde_json::Value =
+        serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(&o)));
+    assert_eq!(v["reference"]["method"], "lsrt2", "{v}");
+    for row in v["models"][0]["rows"].as_array().unwrap() {
+        let cpu = row["cpu_real_time_factor"].as_f64().unwrap();
+        assert!(cpu > 0.0 && cpu.is_finite(), "{row}");
+        for (_, e) in row["nmse"].as_object().unwrap() {
+            let e = e.as_f64().unwrap();
+            assert!(e > 0.0 && e < 1e-3, "{row}");
+        }
+    }
+    let bad = sprung(&["bench", "--reference", "lsrt2:-1"]);
+    assert!(!bad.status.success() && text(&bad).contains("positive"));
+}

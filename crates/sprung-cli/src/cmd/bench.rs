@@ -13,8 +13,15 @@
 //! name it.
 //!
 //! The reference is computed in the same command and cached as `<out>/<model>/reference.csv`;
-//! it is reused while its metadata (model file hash, end time, tolerances) still matches.
+//! it is reused while its metadata (model file hash, end time, tolerances or step) still
+//! matches. `--reference lsrt2:STEP` replaces RODAS4 by LSRT2 at a smaller fixed step, for
+//! models whose stiff joints drive RODAS4's error control to tiny steps (the 10-wheeler of
+//! document 002: ~30 µs, minutes per second simulated; `docs/truck.md`).
 //! Timing excludes the evaluation of the output channels (done in the observer between steps).
+//! Besides the wall-clock step times the table reports the CPU real-time factor: the run's
+//! thread CPU time (`CLOCK_THREAD_CPUTIME_ID`, output channels included) per simulated second,
+//! the number that counts on a machine shared with other processes, where a wall-clock step
+//! also contains the time spent waiting for a core.
 
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
@@ -78,6 +85,68 @@ pub struct BenchArgs {
     /// local error estimate exceeds 0.1 µm, or ignore (`sprung_solve::mech::Breakpoints`).
     #[arg(long, default_value = "split", value_parser = super::parse_breakpoints)]
     pub breakpoints: sprung_solve::mech::Breakpoints,
+    /// Reference solution: `rodas4` (rtol 1e-8, atol 1e-10) or `lsrt2:STEP` (LSRT2 at the fixed
+    /// step STEP in s, e.g. lsrt2:1e-4, for models on which RODAS4 takes tiny steps).
+    #[arg(long, default_value = "rodas4", value_parser = parse_reference)]
+    pub reference: Reference,
+}
+
+/// The reference solution of the accuracy columns.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Reference {
+    /// RODAS4 with rtol 1e-8, atol 1e-10.
+    Rodas4,
+    /// LSRT2 at this fixed step, s.
+    Lsrt2(f64),
+}
+
+impl Reference {
+    fn describe(self) -> String {
+        match self {
+            Reference::Rodas4 => format!("RODAS4 (rtol {REF_RTOL:e})"),
+            Reference::Lsrt2(h) => format!("LSRT2 at {h:e} s"),
+        }
+    }
+}
+
+/// Parses `rodas4` or `lsrt2:STEP`.
+fn parse_reference(s: &str) -> Result<Reference, String> {
+    let t = s.trim().to_ascii_lowercase();
+    if t == "rodas4" {
+        return Ok(Reference::Rodas4);
+    }
+    if let Some(h) = t.strip_prefix("lsrt2:") {
+        return match h.trim().parse::<f64>() {
+            Ok(h) if h > 0.0 && h.is_finite() => Ok(Reference::Lsrt2(h)),
+            _ => Err(format!(
+                "'{s}': the step after lsrt2: must be a positive number of seconds, e.g. lsrt2:1e-4"
+            )),
+        };
+    }
+    Err(format!(
+        "'{s}': use rodas4 or lsrt2:STEP (LSRT2 at a fixed step STEP in s, e.g. lsrt2:1e-4)"
+    ))
+}
+
+/// CPU time of the calling thread, s (NaN where the platform has no thread CPU clock).
+#[cfg(not(unix))]
+fn thread_cpu_time() -> f64 {
+    f64::NAN
+}
+
+/// CPU time of the calling thread, s (NaN where the platform has no thread CPU clock).
+#[cfg(unix)]
+fn thread_cpu_time() -> f64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec; the clock id is a constant of the platform.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    if rc != 0 {
+        return f64::NAN;
+    }
+    ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
 }
 
 /// Benchmarks other than the real-time table.
@@ -120,6 +189,8 @@ struct Row {
     linear_solver: &'static str,
     relinearise_every: u64,
     rtf: Vec<f64>,
+    /// Thread CPU time per simulated second, per run (sorted).
+    cpu_rtf: Vec<f64>,
     mean: f64,
     p999: f64,
     max: f64,
@@ -245,11 +316,23 @@ impl Case {
         Ok((summary, trace, all))
     }
 
-    /// The RODAS4 reference: cached file if its metadata matches, else computed and written.
-    fn reference(&mut self, dir: &Path, t_end: f64, quiet: bool) -> anyhow::Result<Trace> {
+    /// The reference: cached file if its metadata matches, else computed and written.
+    fn reference(
+        &mut self,
+        dir: &Path,
+        t_end: f64,
+        which: Reference,
+        quiet: bool,
+    ) -> anyhow::Result<Trace> {
         let path = dir.join(&self.stem).join("reference.csv");
-        let key =
-            json!({ "model_hash": self.hash, "t_end": t_end, "rtol": REF_RTOL, "atol": REF_ATOL });
+        let key = match which {
+            Reference::Rodas4 => {
+                json!({ "model_hash": self.hash, "t_end": t_end, "rtol": REF_RTOL, "atol": REF_ATOL })
+            }
+            Reference::Lsrt2(h) => {
+                json!({ "model_hash": self.hash, "t_end": t_end, "method": "lsrt2", "step": h })
+            }
+        };
         let cached = read_results(&path)
             .ok()
             .filter(|set| set.metadata().get("bench_key") == Some(&key));
@@ -262,8 +345,9 @@ impl Case {
                 progress(
                     quiet,
                     &format!(
-                        "[{}] RODAS4 reference: cached {}",
+                        "[{}] {} reference: cached {}",
                         self.stem,
+                        which.describe(),
                         path.display()
                     ),
                 );
@@ -276,17 +360,26 @@ impl Case {
         progress(
             quiet,
             &format!(
-                "[{}] RODAS4 reference (rtol {REF_RTOL:e}, atol {REF_ATOL:e}) to t = {t_end} s ...",
-                self.stem
+                "[{}] {} reference to t = {t_end} s ...",
+                self.stem,
+                which.describe()
             ),
         );
         let start = Instant::now();
-        let settings = self.settings("rodas4", t_end, 1, LinearSolverKind::BlockSparse);
+        let settings = match which {
+            Reference::Rodas4 => self.settings("rodas4", t_end, 1, LinearSolverKind::BlockSparse),
+            Reference::Lsrt2(h) => {
+                let mut s = self.settings("lsrt2", t_end, 1, LinearSolverKind::BlockSparse);
+                s.step = h;
+                s
+            }
+        };
         let (summary, trace, all) = self.simulate(&settings)?;
         if summary.t_reached < t_end - 1e-9 {
             bail!(
-                "{}: RODAS4 reference stopped at t = {} s",
+                "{}: {} reference stopped at t = {} s",
                 self.file.display(),
+                which.describe(),
                 summary.t_reached
             );
         }
@@ -308,7 +401,7 @@ impl Case {
             .map(|c| Channel::new(c.name.clone(), c.unit, c.description.clone()))
             .collect();
         let meta = json!({ "model": self.model.model.name, "model_file": self.file.display().to_string(),
-                           "solver": { "method": "rodas4", "rtol": REF_RTOL, "atol": REF_ATOL }, "bench_key": key });
+                           "solver": key, "bench_key": key });
         let mut w = ResultWriter::create(&path, Format::Csv, &channels, meta)
             .with_context(|| format!("creating {}", path.display()))?;
         let mut row = vec![0.0; channels.len()];
@@ -383,7 +476,7 @@ pub fn run(a: &BenchArgs) -> anyhow::Result<()> {
     for file in &models {
         let mut case = Case::load(file, names)?;
         case.breakpoints = a.breakpoints;
-        let reference = case.reference(&a.out, a.t_end, quiet)?;
+        let reference = case.reference(&a.out, a.t_end, a.reference, quiet)?;
         let mut rows = Vec::new();
         for (lu, lu_name) in [
             (LinearSolverKind::Dense, "dense"),
@@ -392,13 +485,17 @@ pub fn run(a: &BenchArgs) -> anyhow::Result<()> {
             for every in [1u64, 5] {
                 let settings = case.settings(&method, a.t_end, every, lu);
                 let mut rtf = Vec::with_capacity(a.repeat);
+                let mut cpu_rtf = Vec::with_capacity(a.repeat);
                 let mut times = Vec::new();
                 let mut errs = [f64::NAN; 2];
                 let mut counts = (0, 0);
                 for rep in 0..a.repeat {
+                    let cpu0 = thread_cpu_time();
                     let (summary, trace, _) = case.simulate(&settings)?;
+                    let cpu = thread_cpu_time() - cpu0;
                     let simulated = summary.t_reached - settings.t0;
                     rtf.push(summary.compute_time / simulated);
+                    cpu_rtf.push(cpu / simulated);
                     times.extend_from_slice(&summary.step_times);
                     if rep == 0 {
                         for (k, e) in errs.iter_mut().enumerate() {
@@ -409,15 +506,17 @@ pub fn run(a: &BenchArgs) -> anyhow::Result<()> {
                     progress(
                         quiet,
                         &format!(
-                            "[{}] {lu_name}, re-linearise every {every}: run {}/{} RTF {:.4}",
+                            "[{}] {lu_name}, re-linearise every {every}: run {}/{} RTF {:.4} (CPU {:.4})",
                             case.stem,
                             rep + 1,
                             a.repeat,
-                            rtf[rep]
+                            rtf[rep],
+                            cpu_rtf[rep]
                         ),
                     );
                 }
                 rtf.sort_by(f64::total_cmp);
+                cpu_rtf.sort_by(f64::total_cmp);
                 let mean = times.iter().sum::<f64>() / times.len().max(1) as f64;
                 let max = times.iter().copied().fold(0.0, f64::max);
                 rows.push(Row {
@@ -427,6 +526,7 @@ pub fn run(a: &BenchArgs) -> anyhow::Result<()> {
                     p999: percentile(&times, 0.999),
                     max,
                     rtf,
+                    cpu_rtf,
                     nmse: errs,
                     steps: counts.0,
                     linearisations: counts.1,
@@ -442,7 +542,10 @@ pub fn run(a: &BenchArgs) -> anyhow::Result<()> {
             "window": [window.t0, window.t1],
             "repeat": a.repeat,
             "solver": method,
-            "reference": { "method": "rodas4", "rtol": REF_RTOL, "atol": REF_ATOL },
+            "reference": match a.reference {
+                Reference::Rodas4 => json!({ "method": "rodas4", "rtol": REF_RTOL, "atol": REF_ATOL }),
+                Reference::Lsrt2(h) => json!({ "method": "lsrt2", "step": h }),
+            },
             "models": report.iter().map(|(case, rows)| json!({
                 "model": case.stem,
                 "model_file": case.file.display().to_string(),
@@ -453,6 +556,8 @@ pub fn run(a: &BenchArgs) -> anyhow::Result<()> {
                     "relinearise_every": r.relinearise_every,
                     "real_time_factor": median(&r.rtf),
                     "real_time_factor_runs": r.rtf,
+                    "cpu_real_time_factor": median(&r.cpu_rtf),
+                    "cpu_real_time_factor_runs": r.cpu_rtf,
                     "mean_step_s": r.mean,
                     "p999_step_s": r.p999,
                     "max_step_s": r.max,
@@ -467,16 +572,22 @@ pub fn run(a: &BenchArgs) -> anyhow::Result<()> {
     }
     println!("machine: {}", cpu_model());
     println!(
-        "{method}, model step, t = 0..{} s, median of {} runs; NMSE vs RODAS4 (rtol {REF_RTOL:e}) over {}..{} s",
-        a.t_end, a.repeat, window.t0, window.t1
+        "{method}, model step, t = 0..{} s, median of {} runs; NMSE vs {} over {}..{} s",
+        a.t_end,
+        a.repeat,
+        a.reference.describe(),
+        window.t0,
+        window.t1
     );
+    println!("RTF: wall-clock compute time, CPU RTF: thread CPU time, per simulated second");
     println!();
     println!(
-        "{:<16} {:<13} {:>6} {:>8} {:>10} {:>11} {:>10} {:>11} {:>11}",
+        "{:<16} {:<13} {:>6} {:>8} {:>8} {:>10} {:>11} {:>10} {:>11} {:>11}",
         "model",
         "linear solver",
         "relin",
         "RTF",
+        "CPU RTF",
         "mean [us]",
         "p99.9 [us]",
         "max [us]",
@@ -486,11 +597,12 @@ pub fn run(a: &BenchArgs) -> anyhow::Result<()> {
     for (case, rows) in &report {
         for r in rows {
             println!(
-                "{:<16} {:<13} {:>6} {:>8.4} {:>10.1} {:>11.1} {:>10.1} {:>11.3e} {:>11.3e}",
+                "{:<16} {:<13} {:>6} {:>8.4} {:>8.4} {:>10.1} {:>11.1} {:>10.1} {:>11.3e} {:>11.3e}",
                 case.stem,
                 r.linear_solver,
                 r.relinearise_every,
                 median(&r.rtf),
+                median(&r.cpu_rtf),
                 r.mean * 1e6,
                 r.p999 * 1e6,
                 r.max * 1e6,
