@@ -366,9 +366,12 @@ impl LanePack for P2pPack {
         let (mut len2, mut dx_dv) = ([0.0; 4], [0.0; 4]);
         l.store(dot(l, dx, dx), &mut len2);
         l.store(dot(l, dx, dv), &mut dx_dv);
-        // Per lane: length, rate and the scalar law; the force is s Δx with s = −f / L.
+        // Per lane: length, rate and the scalar law; the force is s Δx with s = −f / L. Only the
+        // used lanes: a padding lane's law would add its curve evaluation to the segment
+        // signature a second time (`crate::compiled::eval_curve`), so that every q evaluation
+        // differed from the linearisation's and the stepper split every step (s = 0 there).
         let (mut s, mut f, mut len, mut rate) = ([0.0; 4], [0.0; 4], [0.0; 4], [0.0; 4]);
-        for k in 0..W {
+        for k in 0..self.used {
             let e = length_law(&self.laws[k], curves, len2[k], dx_dv[k]);
             (len[k], rate[k], f[k]) = (e.len, e.len_rate, e.f);
             s[k] = -e.f * e.inv_len;

@@ -304,3 +304,32 @@ fn linearisation_and_single_path_q_are_identical() {
     sys.accelerations(0.1, &r, &v, &mut q);
     assert_eq!(lin.q, q);
 }
+
+/// The packed q path sees the same curve segments as the linearisation at the same state: no
+/// segment change is counted (`MechanicalSystem::segment_changes`). The models hold partly
+/// filled point-to-point packs with curves (every element type) and bushing packs with curves;
+/// before the fix in `sprung_mbs::p2p` the padding lanes of a point-to-point pack evaluated their
+/// law again, so every q evaluation of such a model counted as a segment change (the 10-wheeler
+/// of document 002 split every LSRT2 step). The last model adds one spring with a curve to the
+/// bushing model: a point-to-point pack with three padding lanes that repeat it.
+#[test]
+fn packed_q_sees_the_linearisations_segments() {
+    let one_curved_spring = format!(
+        "{PARTLY_FILLED}\n[[force_elements]]\ntype = \"spring\"\nname = \"curved_spring\"\nmarker_i = \"a1\"\nmarker_j = \"g2\"\ncurve = \"C_RADIAL\"\n"
+    );
+    let mut all = models();
+    all.push(model_from_toml(&one_curved_spring));
+    for model in all {
+        let mut sys = MbsSystem::new(model.clone());
+        let mut lin = Linearisation::new(sys.n_r(), sys.pattern());
+        let mut q = vec![0.0; sys.n_v()];
+        for seed in 0..4 {
+            let (r, v) = random_state(&sys, &mut Rng(20 + seed), 2e-3, 0.02, 0.3);
+            sys.linearise(0.1, &r, &v, &mut lin);
+            let before = sys.segment_changes();
+            sys.eval.use_element_packs(true);
+            sys.accelerations(0.1, &r, &v, &mut q);
+            assert_eq!(sys.segment_changes(), before, "{} seed {seed}", model.name);
+        }
+    }
+}

@@ -16,12 +16,19 @@
 //! back-calculation anti-windup with the time constant k_p/k_i of the PI law. The torque T acts
 //! on the wheel about its spin axis a (T a) and −T a on the carrier, so the pair does no work on
 //! the vehicle except through the wheel's rotation (a drive line and brakes; no engine model).
-//! Partials are differenced by the element interface (`docs/elements.md`).
+//!
+//! Partials are analytic (checked against the interface's central differences in the tests):
+//! with D = dT/du = 1 − tanh²(u/T_lim) (the same on both sides of u = 0, so the law is C¹),
+//! ∂v/∂v₀ = x₀ᵀ, ∂v/∂δφ₀ = (x₀ × v₀)ᵀ (δx₀ = δφ₀ × x₀), ∂T = D (−k_p ∂v + k_i ∂s),
+//! ∂ṡ = −D ∂v + k_i (D − 1)/k_p ∂s, and the wheel's axis turns with its marker, δa = δφ₁ × a;
+//! the target's time dependence is not a partial of the interface.
 
 use std::sync::Arc;
 
 use nalgebra::Vector3;
-use sprung_mbs::element_law::{ElementInput, ElementLaw, ElementOutput, MarkerState, OutputInfo};
+use sprung_mbs::element_law::{
+    ElementInput, ElementJacobian, ElementLaw, ElementOutput, MarkerState, OutputInfo, Provided,
+};
 use sprung_mbs::elements::{ElementParams, KindInfo, ParamInfo};
 
 /// Registry entry.
@@ -180,6 +187,22 @@ impl SpeedController {
         let w = (t - self.time[i]) / (self.time[i + 1] - self.time[i]);
         self.speed[i] + w * (self.speed[i + 1] - self.speed[i])
     }
+
+    /// The PI law at `x`: (speed v, target, error e, u, torque T, dT/du).
+    fn law(&self, x: &ElementInput) -> (f64, f64, f64, f64, f64, f64) {
+        let m = x.markers;
+        let v = m[0].v.dot(&m[0].rot.column(0));
+        let target = self.target(x.t, x.inputs.first().copied().unwrap_or(0.0));
+        let e = target - v;
+        let u = self.kp * e + self.ki * x.states[0];
+        let lim = if u >= 0.0 {
+            self.torque_max
+        } else {
+            self.brake_max
+        };
+        let th = (u / lim).tanh();
+        (v, target, e, u, lim * th, 1.0 - th * th)
+    }
 }
 
 impl ElementLaw for SpeedController {
@@ -211,17 +234,7 @@ impl ElementLaw for SpeedController {
 
     fn evaluate(&self, x: &ElementInput, out: &mut ElementOutput) {
         let m = x.markers;
-        let v = m[0].v.dot(&m[0].rot.column(0));
-        let target = self.target(x.t, x.inputs.first().copied().unwrap_or(0.0));
-        let e = target - v;
-        let s = x.states[0];
-        let u = self.kp * e + self.ki * s;
-        let lim = if u >= 0.0 {
-            self.torque_max
-        } else {
-            self.brake_max
-        };
-        let torque = lim * (u / lim).tanh();
+        let (v, target, e, u, torque, _) = self.law(x);
         let a: Vector3<f64> = m[1].rot.column(1).into();
         out.force[0] = Vector3::zeros();
         out.force[1] = Vector3::zeros();
@@ -230,6 +243,103 @@ impl ElementLaw for SpeedController {
         out.torque[1] = torque * a;
         out.torque[2] = -torque * a;
         out.state_rates[0] = e + (torque - u) / self.kp;
-        out.outputs.copy_from_slice(&[torque, v, target, s]);
+        out.outputs
+            .copy_from_slice(&[torque, v, target, x.states[0]]);
+    }
+
+    /// Analytic (module docs). Rows: wheel torque 9..12, carrier torque 15..18, ṡ 18; columns:
+    /// δφ₀ 3..6 and δφ₁ 9..12 (positions), δv₀ 0..3 and s 18 (velocities).
+    fn partials(&self, x: &ElementInput, jac: &mut ElementJacobian) -> Provided {
+        let m = x.markers;
+        let (_, _, _, _, torque, d) = self.law(x);
+        let a: Vector3<f64> = m[1].rot.column(1).into();
+        let x0: Vector3<f64> = m[0].rot.column(0).into();
+        let dv_dphi = x0.cross(&m[0].v);
+        let (kp, ki) = (self.kp, self.ki);
+        // dT/dδφ₀ = −D k_p (x₀ × v₀)ᵀ, dT/dδv₀ = −D k_p x₀ᵀ, dT/ds = D k_i.
+        let da = -torque * a.cross_matrix();
+        for (row, sign) in [(9, 1.0), (15, -1.0)] {
+            let t_phi = a * dv_dphi.transpose() * (-d * kp * sign);
+            let t_v = a * x0.transpose() * (-d * kp * sign);
+            jac.position
+                .fixed_view_mut::<3, 3>(row, 3)
+                .copy_from(&t_phi);
+            jac.position
+                .fixed_view_mut::<3, 3>(row, 9)
+                .copy_from(&(da * sign));
+            jac.velocity.fixed_view_mut::<3, 3>(row, 0).copy_from(&t_v);
+            for k in 0..3 {
+                jac.velocity[(row + k, 18)] = a[k] * d * ki * sign;
+            }
+        }
+        for k in 0..3 {
+            jac.position[(18, 3 + k)] = -d * dv_dphi[k];
+            jac.velocity[(18, k)] = -d * x0[k];
+        }
+        jac.velocity[(18, 18)] = ki * (d - 1.0) / kp;
+        Provided::ALL
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use nalgebra::Rotation3;
+    use sprung_mbs::element_law::{ElementScratch, difference_partials};
+
+    fn controller() -> SpeedController {
+        SpeedController {
+            time: vec![0.0, 6.0],
+            speed: vec![1.4, 6.9],
+            kp: 5000.0,
+            ki: 2500.0,
+            torque_max: 15000.0,
+            brake_max: 9000.0,
+            s0: 0.0,
+        }
+    }
+
+    fn marker(euler: (f64, f64, f64), v: [f64; 3], w: [f64; 3]) -> MarkerState {
+        MarkerState {
+            x: Vector3::new(0.3, -0.2, 0.5),
+            rot: Rotation3::from_euler_angles(euler.0, euler.1, euler.2).into_inner(),
+            v: Vector3::from(v),
+            w: Vector3::from(w),
+        }
+    }
+
+    /// Analytic partials equal the interface's central differences (step 6e-6) when driving,
+    /// braking (at the brake limit) and deep in the saturation; bound: 1e-6 of the largest entry,
+    /// the differences' truncation and round-off level.
+    #[test]
+    fn analytic_partials_match_differences() {
+        let l = controller();
+        for (speed, s) in [(2.0, 0.8), (3.5, -2.0), (0.5, 4.0)] {
+            let m = [
+                marker((0.02, -0.03, 0.4), [speed, 0.3, 0.05], [0.01, 0.02, 0.1]),
+                marker((0.1, 0.5, 0.45), [speed, 0.2, 0.0], [0.2, 4.0, 0.1]),
+                marker((0.1, 0.05, 0.45), [speed, 0.2, 0.0], [0.2, 0.0, 0.1]),
+            ];
+            let states = [s];
+            let x = ElementInput {
+                t: 1.3,
+                markers: &m,
+                states: &states,
+                inputs: &[],
+            };
+            let mut an = ElementScratch::new(&l);
+            an.evaluate_with_partials(&l, &x);
+            let mut fd = ElementScratch::new(&l);
+            fd.evaluate(&l, &x);
+            difference_partials(&l, &x, &mut fd, true, true);
+            let scale = an.d_velocity.amax().max(an.d_position.amax());
+            let ep = (&an.d_position - &fd.d_position).amax();
+            let ev = (&an.d_velocity - &fd.d_velocity).amax();
+            assert!(
+                ep < 1e-6 * scale && ev < 1e-6 * scale,
+                "speed {speed}, s {s}: position {ep:e}, velocity {ev:e}, scale {scale:e}"
+            );
+            assert!(scale > 1.0, "the test exercises nonzero partials");
+        }
     }
 }

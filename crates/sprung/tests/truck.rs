@@ -210,6 +210,24 @@ fn lsrt2_at_1_ms_agrees_with_a_tighter_reference_on_the_first_impact() {
     }
 }
 
+/// No LSRT2 step of the truck is split at a breakpoint: none of its characteristics has a knot
+/// with a slope change above the breakpoint ratio 2 (the MAN shock's largest is 1.96 at 0.1 m/s,
+/// the rear spring's 1.5), so the q evaluations must see the linearisation's segments. Before
+/// the fix in `sprung_mbs::p2p` (the padding lanes of a point-to-point pack evaluated their
+/// law, adding the rear spring's curve twice more to the segment signature) every step was
+/// split (1000 of 1000 in 1 s).
+#[test]
+fn truck_steps_are_not_split_at_breakpoints() {
+    let model = Model::from_description(description()).unwrap();
+    let mut sim = Simulation::new(model).unwrap();
+    for _ in 0..200 {
+        sim.step().unwrap();
+    }
+    let stats = sim.stats();
+    assert_eq!(stats.steps, 200);
+    assert_eq!(stats.breakpoint_steps, 0, "{stats:?}");
+}
+
 #[test]
 fn cornering_file_holds_the_same_truck() {
     let bump = description();

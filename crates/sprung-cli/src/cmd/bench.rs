@@ -17,8 +17,15 @@
 //! name it.
 //!
 //! The reference is computed in the same command and cached as `<out>/<model>/reference.csv`;
-//! it is reused while its metadata (model file hash, end time, tolerances) still matches.
+//! it is reused while its metadata (model file hash, end time, tolerances or step) still
+//! matches. `--reference lsrt2:STEP` replaces RODAS4 by LSRT2 at a smaller fixed step, for
+//! models whose stiff joints drive RODAS4's error control to tiny steps (the 10-wheeler of
+//! document 002: ~30 µs, minutes per second simulated; `docs/truck.md`).
 //! Timing excludes the evaluation of the output channels (done in the observer between steps).
+//! Besides the wall-clock step times the table reports the CPU real-time factor: the run's
+//! thread CPU time (`CLOCK_THREAD_CPUTIME_ID`, output channels included) per simulated second,
+//! the number that counts on a machine shared with other processes, where a wall-clock step
+//! also contains the time spent waiting for a core.
 
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
@@ -89,6 +96,10 @@ pub struct BenchArgs {
     /// Re-linearisation intervals benchmarked (steps), comma separated.
     #[arg(long, value_delimiter = ',', default_values_t = [1u64, 5])]
     pub relinearise: Vec<u64>,
+    /// Reference solution: `rodas4` (rtol 1e-8, atol 1e-10) or `lsrt2:STEP` (LSRT2 at the fixed
+    /// step STEP in s, e.g. lsrt2:1e-4, for models on which RODAS4 takes tiny steps).
+    #[arg(long, default_value = "rodas4", value_parser = parse_reference)]
+    pub reference: Reference,
 }
 
 /// A linear solver of the benchmark table.
@@ -109,8 +120,52 @@ impl std::fmt::Display for BenchSolver {
     }
 }
 
-/// CPU time of the calling thread, s (`CLOCK_THREAD_CPUTIME_ID`): unlike the wall-clock time it
-/// does not count the time the thread waits for a core on a loaded machine.
+
+/// The reference solution of the accuracy columns.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Reference {
+    /// RODAS4 with rtol 1e-8, atol 1e-10.
+    Rodas4,
+    /// LSRT2 at this fixed step, s.
+    Lsrt2(f64),
+}
+
+impl Reference {
+    fn describe(self) -> String {
+        match self {
+            Reference::Rodas4 => format!("RODAS4 (rtol {REF_RTOL:e})"),
+            Reference::Lsrt2(h) => format!("LSRT2 at {h:e} s"),
+        }
+    }
+}
+
+/// Parses `rodas4` or `lsrt2:STEP`.
+fn parse_reference(s: &str) -> Result<Reference, String> {
+    let t = s.trim().to_ascii_lowercase();
+    if t == "rodas4" {
+        return Ok(Reference::Rodas4);
+    }
+    if let Some(h) = t.strip_prefix("lsrt2:") {
+        return match h.trim().parse::<f64>() {
+            Ok(h) if h > 0.0 && h.is_finite() => Ok(Reference::Lsrt2(h)),
+            _ => Err(format!(
+                "'{s}': the step after lsrt2: must be a positive number of seconds, e.g. lsrt2:1e-4"
+            )),
+        };
+    }
+    Err(format!(
+        "'{s}': use rodas4 or lsrt2:STEP (LSRT2 at a fixed step STEP in s, e.g. lsrt2:1e-4)"
+    ))
+}
+
+/// CPU time of the calling thread, s (NaN where the platform has no thread CPU clock).
+#[cfg(not(unix))]
+fn thread_cpu_time() -> f64 {
+    f64::NAN
+}
+
+/// CPU time of the calling thread, s (NaN where the platform has no thread CPU clock).
+#[cfg(unix)]
 fn thread_cpu_time() -> f64 {
     let mut ts = libc::timespec {
         tv_sec: 0,
@@ -291,11 +346,23 @@ impl Case {
         Ok((summary, trace, all))
     }
 
-    /// The RODAS4 reference: cached file if its metadata matches, else computed and written.
-    fn reference(&mut self, dir: &Path, t_end: f64, quiet: bool) -> anyhow::Result<Trace> {
+    /// The reference: cached file if its metadata matches, else computed and written.
+    fn reference(
+        &mut self,
+        dir: &Path,
+        t_end: f64,
+        which: Reference,
+        quiet: bool,
+    ) -> anyhow::Result<Trace> {
         let path = dir.join(&self.stem).join("reference.csv");
-        let key =
-            json!({ "model_hash": self.hash, "t_end": t_end, "rtol": REF_RTOL, "atol": REF_ATOL });
+        let key = match which {
+            Reference::Rodas4 => {
+                json!({ "model_hash": self.hash, "t_end": t_end, "rtol": REF_RTOL, "atol": REF_ATOL })
+            }
+            Reference::Lsrt2(h) => {
+                json!({ "model_hash": self.hash, "t_end": t_end, "method": "lsrt2", "step": h })
+            }
+        };
         let cached = read_results(&path)
             .ok()
             .filter(|set| set.metadata().get("bench_key") == Some(&key));
@@ -308,8 +375,9 @@ impl Case {
                 progress(
                     quiet,
                     &format!(
-                        "[{}] RODAS4 reference: cached {}",
+                        "[{}] {} reference: cached {}",
                         self.stem,
+                        which.describe(),
                         path.display()
                     ),
                 );
@@ -322,17 +390,26 @@ impl Case {
         progress(
             quiet,
             &format!(
-                "[{}] RODAS4 reference (rtol {REF_RTOL:e}, atol {REF_ATOL:e}) to t = {t_end} s ...",
-                self.stem
+                "[{}] {} reference to t = {t_end} s ...",
+                self.stem,
+                which.describe()
             ),
         );
         let start = Instant::now();
-        let settings = self.settings("rodas4", t_end, 1, LinearSolverKind::BlockSparse);
+        let settings = match which {
+            Reference::Rodas4 => self.settings("rodas4", t_end, 1, LinearSolverKind::BlockSparse),
+            Reference::Lsrt2(h) => {
+                let mut s = self.settings("lsrt2", t_end, 1, LinearSolverKind::BlockSparse);
+                s.step = h;
+                s
+            }
+        };
         let (summary, trace, all) = self.simulate(&settings)?;
         if summary.t_reached < t_end - 1e-9 {
             bail!(
-                "{}: RODAS4 reference stopped at t = {} s",
+                "{}: {} reference stopped at t = {} s",
                 self.file.display(),
+                which.describe(),
                 summary.t_reached
             );
         }
@@ -354,7 +431,7 @@ impl Case {
             .map(|c| Channel::new(c.name.clone(), c.unit, c.description.clone()))
             .collect();
         let meta = json!({ "model": self.model.model.name, "model_file": self.file.display().to_string(),
-                           "solver": { "method": "rodas4", "rtol": REF_RTOL, "atol": REF_ATOL }, "bench_key": key });
+                           "solver": key, "bench_key": key });
         let mut w = ResultWriter::create(&path, Format::Csv, &channels, meta)
             .with_context(|| format!("creating {}", path.display()))?;
         let mut row = vec![0.0; channels.len()];
@@ -434,7 +511,7 @@ pub fn run(a: &BenchArgs) -> anyhow::Result<()> {
     for file in &models {
         let mut case = Case::load(file, names)?;
         case.breakpoints = a.breakpoints;
-        let reference = case.reference(&a.out, a.t_end, quiet)?;
+        let reference = case.reference(&a.out, a.t_end, a.reference, quiet)?;
         let mut rows = Vec::new();
         for (lu, lu_name) in [
             (LinearSolverKind::Dense, "dense"),
@@ -507,7 +584,10 @@ pub fn run(a: &BenchArgs) -> anyhow::Result<()> {
             "window": [window.t0, window.t1],
             "repeat": a.repeat,
             "solver": method,
-            "reference": { "method": "rodas4", "rtol": REF_RTOL, "atol": REF_ATOL },
+            "reference": match a.reference {
+                Reference::Rodas4 => json!({ "method": "rodas4", "rtol": REF_RTOL, "atol": REF_ATOL }),
+                Reference::Lsrt2(h) => json!({ "method": "lsrt2", "step": h }),
+            },
             "models": report.iter().map(|(case, rows)| json!({
                 "model": case.stem,
                 "model_file": case.file.display().to_string(),
@@ -519,6 +599,7 @@ pub fn run(a: &BenchArgs) -> anyhow::Result<()> {
                     "real_time_factor": median(&r.rtf),
                     "real_time_factor_runs": r.rtf,
                     "cpu_real_time_factor": median(&r.cpu_rtf),
+                    "cpu_real_time_factor_runs": r.cpu_rtf,
                     "mean_step_s": r.mean,
                     "p999_step_s": r.p999,
                     "max_step_s": r.max,
@@ -533,8 +614,12 @@ pub fn run(a: &BenchArgs) -> anyhow::Result<()> {
     }
     println!("machine: {}", cpu_model());
     println!(
-        "{method}, model step, t = 0..{} s, median of {} runs; NMSE vs RODAS4 (rtol {REF_RTOL:e}) over {}..{} s",
-        a.t_end, a.repeat, window.t0, window.t1
+        "{method}, model step, t = 0..{} s, median of {} runs; NMSE vs {} over {}..{} s",
+        a.t_end,
+        a.repeat,
+        a.reference.describe(),
+        window.t0,
+        window.t1
     );
     println!();
     println!(
