@@ -120,7 +120,6 @@ impl std::fmt::Display for BenchSolver {
     }
 }
 
-
 /// The reference solution of the accuracy columns.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Reference {
