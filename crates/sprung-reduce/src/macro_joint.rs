@@ -216,9 +216,11 @@ struct Work {
     g: Vec<f64>,
     k: Vec<f64>,
     c: Vec<f64>,
+    /// K_lb: the links' stiffness rows, boundary columns (6 n_links × 6 n_boundary).
     kl: Vec<f64>,
     lu: Vec<f64>,
     piv: Vec<usize>,
+    prof: lu::Profile,
     s: Vec<f64>,
     /// Whether `s` belongs to the last solve.
     has_s: bool,
@@ -253,7 +255,8 @@ impl Work {
         grow(&mut self.g, n, 0.0);
         grow(&mut self.k, n * n, 0.0);
         grow(&mut self.c, n * n, 0.0);
-        grow(&mut self.kl, n_l * n, 0.0);
+        grow(&mut self.kl, n_l * n_b, 0.0);
+        self.prof.fit(n_l);
         grow(&mut self.lu, n_l * n_l, 0.0);
         grow(&mut self.piv, n_l, 0);
         grow(&mut self.s, n_l * n_b, 0.0);
@@ -325,12 +328,28 @@ impl MacroJoint {
             };
             node_of_body[i] = usize::MAX - 1 - k; // marked; numbered below
         }
+        // Links numbered along the chain (reverse Cuthill–McKee over the links joined by
+        // elements): K_ll is then banded and its factorisation and solves stay in the band
+        // (`crate::lu`).
+        let link_bodies: Vec<usize> = (0..links.bodies.len())
+            .filter(|&i| node_of_body[i] == usize::MAX)
+            .collect();
+        let couplings: Vec<(usize, usize)> = links
+            .elements
+            .iter()
+            .filter_map(|el| {
+                let bi = links.markers[el.marker_i].body?;
+                let bj = links.markers[el.marker_j].body?;
+                let li = link_bodies.iter().position(|&b| b == bi)?;
+                let lj = link_bodies.iter().position(|&b| b == bj)?;
+                (li != lj).then_some((li, lj))
+            })
+            .collect();
         let mut link_names = Vec::new();
-        for (i, b) in links.bodies.iter().enumerate() {
-            if node_of_body[i] == usize::MAX {
-                node_of_body[i] = link_names.len();
-                link_names.push(b.name.clone());
-            }
+        for l in reverse_cuthill_mckee(link_bodies.len(), &couplings) {
+            let i = link_bodies[l];
+            node_of_body[i] = link_names.len();
+            link_names.push(links.bodies[i].name.clone());
         }
         let nl = link_names.len();
         if nl == 0 {
@@ -700,7 +719,8 @@ impl MacroJoint {
             let (g, k, c) = (&mut w.g[..n], &mut w.k[..n * n], &mut w.c[..n * n]);
             let (lu_m, piv) = (&mut w.lu[..n_l * n_l], &mut w.piv[..n_l]);
             let y = &mut w.y[..n];
-            let kl = &mut w.kl[..n_l * n];
+            let kl = &mut w.kl[..n_l * n_b];
+            let prof = &mut w.prof;
             let s = &mut w.s[..n_l * n_b];
             let alg = &mut w.alg[..self.n_algebraic()];
             let mut iterations = 0;
@@ -763,14 +783,14 @@ impl MacroJoint {
                                 lu_m[i * n_l..(i + 1) * n_l]
                                     .copy_from_slice(&k[i * n..i * n + n_l]);
                             }
-                            factored = lu::factor(lu_m, n_l, piv);
+                            factored = lu::factor(lu_m, n_l, piv, prof);
                             if !factored {
                                 break;
                             }
                             for i in 0..n_l {
                                 y[i] = -g[i];
                             }
-                            lu::solve(lu_m, n_l, piv, &mut y[..n_l]);
+                            lu::solve(lu_m, n_l, piv, prof, &mut y[..n_l]);
                             // Damped Newton: a link's step longer than MAX_STEP or turning more
                             // than MAX_TURN is shortened (link by link: a nearly free spin of one
                             // link, e.g. a drop link about its axis, must not stall the others), so
@@ -804,14 +824,16 @@ impl MacroJoint {
                 w.solved = factored;
                 // K_l· (stiffness rows of the links, at the last Newton iterate) for the velocity
                 // map and the force transfer.
-                kl.copy_from_slice(&k[..n_l * n]);
+                for i in 0..n_l {
+                    kl[i * n_b..(i + 1) * n_b].copy_from_slice(&k[i * n + n_l..(i + 1) * n]);
+                }
                 // Velocity level: q̇ = S ẋ_b = −K_ll⁻¹ (K_lb ẋ_b), one solve.
                 for (kb, m) in x.markers.iter().enumerate() {
                     nodes[nl + kb].v = m.v;
                     nodes[nl + kb].w = m.w;
                 }
                 for (i, yi) in y[..n_l].iter_mut().enumerate() {
-                    let row = &kl[i * n + n_l..(i + 1) * n];
+                    let row = &kl[i * n_b..(i + 1) * n_b];
                     let mut v = 0.0;
                     for (kb, m) in x.markers.iter().enumerate() {
                         let r = &row[6 * kb..6 * kb + 6];
@@ -821,7 +843,7 @@ impl MacroJoint {
                     *yi = -v;
                 }
                 if factored {
-                    lu::solve(lu_m, n_l, piv, &mut y[..n_l]);
+                    lu::solve(lu_m, n_l, piv, prof, &mut y[..n_l]);
                 } else {
                     y[..n_l].fill(0.0);
                 }
@@ -837,29 +859,32 @@ impl MacroJoint {
                 let (_, so, _) = self.alg_layout();
                 let refresh = iterations > 1 || alg[so..].iter().all(|&v| v == 0.0);
                 if refresh {
-                    self.velocity_map(factored, kl, lu_m, piv, y, s);
+                    self.velocity_map(factored.then_some((&*lu_m, &*piv, &*prof)), kl, y, s);
                     w.has_s = true;
                 }
                 self.store(x.markers, nodes, refresh.then_some(&*s), alg);
             }
-            let partials = jac.is_some();
-            if partials {
-                // The final assemble of evaluate() counted its curve segments already.
-                sprung_mbs::compiled::without_segment_signature(|| {
+            // g at the solution with the actual velocities; with the partials A and C too (one
+            // assembly serves both in `evaluate_with_partials`).
+            match (jac.is_some(), reuse) {
+                // partials() after evaluate(): evaluate's assembly counted its curve segments.
+                (true, true) => sprung_mbs::compiled::without_segment_signature(|| {
                     self.assemble(nodes, Need::All, g, k, c, &mut w.ef)
-                });
-            } else {
-                self.assemble(nodes, Need::Forces, g, k, c, &mut w.ef);
+                }),
+                (true, false) => self.assemble(nodes, Need::All, g, k, c, &mut w.ef),
+                (false, _) => self.assemble(nodes, Need::Forces, g, k, c, &mut w.ef),
+            }
+            if out.is_some() {
                 // Forces on the boundary: G_b = g_b + Sᵀ g_l = g_b − K_lbᵀ (K_ll⁻ᵀ g_l).
                 y[..n_l].copy_from_slice(&g[..n_l]);
                 if factored {
-                    lu::solve_transpose(lu_m, n_l, piv, &mut y[..n_l]);
+                    lu::solve_transpose(lu_m, n_l, piv, prof, &mut y[..n_l]);
                 } else {
                     y[..n_l].fill(0.0);
                 }
                 for (i, &yi) in y[..n_l].iter().enumerate() {
                     if yi != 0.0 {
-                        let row = &kl[i * n + n_l..(i + 1) * n];
+                        let row = &kl[i * n_b..(i + 1) * n_b];
                         for (gb, kij) in g[n_l..].iter_mut().zip(row) {
                             *gb -= kij * yi;
                         }
@@ -880,7 +905,7 @@ impl MacroJoint {
             }
             let Some(jac) = jac else { return };
             if !w.has_s {
-                self.velocity_map(w.solved, kl, lu_m, piv, y, s);
+                self.velocity_map(w.solved.then_some((&*lu_m, &*piv, &w.prof)), kl, y, s);
                 w.has_s = true;
             }
             // ∂G/∂x_b = A_bb + A_bl S + Sᵀ (A_lb + A_ll S), the same with C for ∂G/∂ẋ_b; the
@@ -936,24 +961,21 @@ impl MacroJoint {
     /// the links' stiffness rows `kl` and the factorised K_ll; zero if K_ll is singular.
     fn velocity_map(
         &self,
-        factored: bool,
+        factors: Option<(&[f64], &[usize], &lu::Profile)>,
         kl: &[f64],
-        lu_m: &[f64],
-        piv: &[usize],
         y: &mut [f64],
         s: &mut [f64],
     ) {
         let (n_l, n_b) = (6 * self.n_links, 6 * self.n_boundary);
-        let n = n_l + n_b;
         for j in 0..n_b {
             for i in 0..n_l {
-                y[i] = -kl[i * n + n_l + j];
+                y[i] = -kl[i * n_b + j];
             }
-            if factored {
-                lu::solve(lu_m, n_l, piv, &mut y[..n_l]);
+            if let Some((lu_m, piv, prof)) = factors {
+                lu::solve(lu_m, n_l, piv, prof, &mut y[..n_l]);
             }
             for i in 0..n_l {
-                s[i * n_b + j] = if factored && y[i].is_finite() {
+                s[i * n_b + j] = if factors.is_some() && y[i].is_finite() {
                     y[i]
                 } else {
                     0.0
@@ -961,6 +983,45 @@ impl MacroJoint {
             }
         }
     }
+}
+
+/// Reverse Cuthill–McKee order of the `n` nodes of the graph with edges `pairs` (each
+/// connected component from a node of least degree, neighbours by increasing degree): the order
+/// of small bandwidth for the link numbering.
+fn reverse_cuthill_mckee(n: usize, pairs: &[(usize, usize)]) -> Vec<usize> {
+    let mut adj = vec![Vec::new(); n];
+    for &(i, j) in pairs {
+        adj[i].push(j);
+        adj[j].push(i);
+    }
+    for a in adj.iter_mut() {
+        a.sort_unstable();
+        a.dedup();
+    }
+    let deg: Vec<usize> = adj.iter().map(Vec::len).collect();
+    let mut order = Vec::with_capacity(n);
+    let mut seen = vec![false; n];
+    while order.len() < n {
+        let start = (0..n)
+            .filter(|&i| !seen[i])
+            .min_by_key(|&i| deg[i])
+            .expect("an unvisited node");
+        seen[start] = true;
+        let mut head = order.len();
+        order.push(start);
+        while head < order.len() {
+            let v = order[head];
+            head += 1;
+            let mut next: Vec<usize> = adj[v].iter().copied().filter(|&u| !seen[u]).collect();
+            next.sort_by_key(|&u| deg[u]);
+            for u in next {
+                seen[u] = true;
+                order.push(u);
+            }
+        }
+    }
+    order.reverse();
+    order
 }
 
 /// The nearest rotation to `r` by one Gram–Schmidt pass over its columns (removes the round-off
@@ -988,6 +1049,17 @@ impl ElementLaw for MacroJoint {
     }
     fn evaluate(&self, x: &ElementInput, out: &mut ElementOutput) {
         self.run(x, Some(out), None);
+    }
+    fn evaluate_with_partials(
+        &self,
+        x: &ElementInput,
+        out: &mut ElementOutput,
+        jac: &mut ElementJacobian,
+    ) -> Provided {
+        // One solve and one assembly (with A and C) give the forces and the partials: the same
+        // arithmetic as evaluate() followed by partials().
+        self.run(x, Some(out), Some(jac));
+        Provided::ALL
     }
     fn partials(&self, x: &ElementInput, jac: &mut ElementJacobian) -> Provided {
         // The pipeline calls evaluate() right before on this thread: the solve starts from its
