@@ -647,6 +647,9 @@ impl MacroJoint {
             };
             let sf = skew(&f);
             let id = Matrix3::identity();
+            // C = ∂g/∂(v, ω) is zero for an element without velocity partials (a spring, a
+            // stop): its blocks are skipped.
+            let damped = p.has_f_v || p.has_torque;
             for e in 0..2 {
                 let ne = node[e];
                 let sa = skew(&kin[e].arm);
@@ -655,7 +658,10 @@ impl MacroJoint {
                 // Marker e moves with its node: δp = δX − [a]×δΦ, δφ = δΦ; at fixed global
                 // node velocities its velocity changes by ω × (δΦ × a) = −[ω]×[a]×δΦ.
                 let dfx = fp_e;
-                let dfphi = -fp_e * sa + fphi[e] - fv_e * skew(&nodes[ne].w) * sa;
+                let mut dfphi = -fp_e * sa + fphi[e];
+                if p.has_f_v {
+                    dfphi -= fv_e * skew(&nodes[ne].w) * sa;
+                }
                 let dtphi = tphi[e];
                 let dfv = fv_e;
                 let dfw = -fv_e * sa;
@@ -685,7 +691,7 @@ impl MacroJoint {
                         co + 3,
                         &(sg * (dtphi + sr * dfphi - sf * dpphi)),
                     );
-                    if need == Need::LinkStiffness {
+                    if need == Need::LinkStiffness || !damped {
                         continue;
                     }
                     add_block(c, n, ro, co, &(sg * dfv));
