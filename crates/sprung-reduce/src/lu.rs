@@ -105,6 +105,46 @@ pub fn solve(lu: &[f64], n: usize, piv: &[usize], prof: &Profile, b: &mut [f64])
     }
 }
 
+/// Solves A X = B in place for the m columns of the row-major n × m matrix `b` (one pass over
+/// the factors, row operations of length m: the velocity map S = −K_ll⁻¹ K_lb of all boundary
+/// coordinates at once).
+pub fn solve_many(lu: &[f64], n: usize, piv: &[usize], prof: &Profile, b: &mut [f64], m: usize) {
+    for k in 0..n {
+        let p = piv[k];
+        if p != k {
+            for j in 0..m {
+                b.swap(k * m + j, p * m + j);
+            }
+        }
+    }
+    for i in 0..n {
+        let (done, rest) = b.split_at_mut(i * m);
+        let bi = &mut rest[..m];
+        for j in prof.first[i]..i {
+            let l = lu[i * n + j];
+            if l != 0.0 {
+                for (x, y) in bi.iter_mut().zip(&done[j * m..(j + 1) * m]) {
+                    *x -= l * y;
+                }
+            }
+        }
+    }
+    for i in (0..n).rev() {
+        let (head, tail) = b.split_at_mut((i + 1) * m);
+        let bi = &mut head[i * m..];
+        for j in i + 1..prof.last[i] + 1 {
+            let u = lu[i * n + j];
+            if u != 0.0 {
+                for (x, y) in bi.iter_mut().zip(&tail[(j - i - 1) * m..(j - i) * m]) {
+                    *x -= u * y;
+                }
+            }
+        }
+        let inv = 1.0 / lu[i * n + i];
+        bi.iter_mut().for_each(|x| *x *= inv);
+    }
+}
+
 /// Solves Aᵀ x = b in place with the factors of [`factor`] (P A = L U, so Aᵀ = Uᵀ Lᵀ P).
 pub fn solve_transpose(lu: &[f64], n: usize, piv: &[usize], prof: &Profile, b: &mut [f64]) {
     // Uᵀ y = b, column-oriented over the rows of U.
@@ -152,6 +192,22 @@ mod tests {
         solve(&lu, n, &piv, &prof, &mut x);
         let r = a * nalgebra::DVector::from_vec(x) - &b;
         assert!(r.norm() < 1e-12, "{r}");
+        // Three right-hand sides at once against one at a time.
+        let m = 3;
+        let mut many: Vec<f64> = (0..n * m)
+            .map(|k| (k % 5) as f64 - 2.0 + k as f64 * 0.1)
+            .collect();
+        let cols: Vec<Vec<f64>> = (0..m)
+            .map(|j| (0..n).map(|i| many[i * m + j]).collect())
+            .collect();
+        solve_many(&lu, n, &piv, &prof, &mut many, m);
+        for (j, col) in cols.iter().enumerate() {
+            let mut x = col.clone();
+            solve(&lu, n, &piv, &prof, &mut x);
+            for i in 0..n {
+                assert!((x[i] - many[i * m + j]).abs() < 1e-12 * (1.0 + x[i].abs()));
+            }
+        }
         let mut y = b.as_slice().to_vec();
         solve_transpose(&lu, n, &piv, &prof, &mut y);
         let r = a.transpose() * nalgebra::DVector::from_vec(y) - &b;

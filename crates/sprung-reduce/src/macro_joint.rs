@@ -865,7 +865,7 @@ impl MacroJoint {
                 let (_, so, _) = self.alg_layout();
                 let refresh = iterations > 1 || alg[so..].iter().all(|&v| v == 0.0);
                 if refresh {
-                    self.velocity_map(factored.then_some((&*lu_m, &*piv, &*prof)), kl, y, s);
+                    self.velocity_map(factored.then_some((&*lu_m, &*piv, &*prof)), kl, s);
                     w.has_s = true;
                 }
                 self.store(x.markers, nodes, refresh.then_some(&*s), alg);
@@ -911,82 +911,96 @@ impl MacroJoint {
             }
             let Some(jac) = jac else { return };
             if !w.has_s {
-                self.velocity_map(w.solved.then_some((&*lu_m, &*piv, &w.prof)), kl, y, s);
+                self.velocity_map(w.solved.then_some((&*lu_m, &*piv, &w.prof)), kl, s);
                 w.has_s = true;
             }
-            // ∂G/∂x_b = A_bb + A_bl S + Sᵀ (A_lb + A_ll S), the same with C for ∂G/∂ẋ_b; the
-            // link blocks of A and C are sparse (elements join few links), zeros are skipped.
+            // ∂G/∂x_b = A_bb + A_bl S + Sᵀ (A_lb + A_ll S), the same with C for ∂G/∂ẋ_b.
             let t1 = &mut w.t1[..n_l * n_b];
             let prod = &mut w.prod[..n_b * n_b];
-            for (mat, dst) in [(&*k, &mut *jac.position), (&*c, &mut *jac.velocity)] {
-                // t1 = A_lb + A_ll S, row by row.
-                for i in 0..n_l {
-                    let t = &mut t1[i * n_b..(i + 1) * n_b];
-                    t.copy_from_slice(&mat[i * n + n_l..(i + 1) * n]);
-                    for (q, &a) in mat[i * n..i * n + n_l].iter().enumerate() {
-                        if a != 0.0 {
-                            for (tj, sj) in t.iter_mut().zip(&s[q * n_b..(q + 1) * n_b]) {
-                                *tj += a * sj;
-                            }
-                        }
-                    }
-                }
-                // A_bb + A_bl S + Sᵀ t1.
-                for i in 0..n_b {
-                    let p = &mut prod[i * n_b..(i + 1) * n_b];
-                    p.copy_from_slice(&mat[(n_l + i) * n + n_l..(n_l + i + 1) * n]);
-                    for (q, &a) in mat[(n_l + i) * n..(n_l + i) * n + n_l].iter().enumerate() {
-                        if a != 0.0 {
-                            for (pj, sj) in p.iter_mut().zip(&s[q * n_b..(q + 1) * n_b]) {
-                                *pj += a * sj;
-                            }
-                        }
-                    }
-                }
-                for q in 0..n_l {
-                    let t = &t1[q * n_b..(q + 1) * n_b];
-                    for i in 0..n_b {
-                        let sqi = s[q * n_b + i];
-                        if sqi != 0.0 {
-                            for (pj, tj) in prod[i * n_b..(i + 1) * n_b].iter_mut().zip(t) {
-                                *pj += sqi * tj;
-                            }
-                        }
-                    }
-                }
-                for i in 0..n_b {
-                    for j in 0..n_b {
-                        dst[(i, j)] = prod[i * n_b + j];
-                    }
-                }
-            }
+            ift_product(n_l, n_b, k, s, t1, prod, jac.position);
+            ift_product(n_l, n_b, c, s, t1, prod, jac.velocity);
         });
     }
 
-    /// S = −K_ll⁻¹ K_lb column by column into `s` (6 n_links × 6 n_boundary, row-major) from
+    /// S = −K_ll⁻¹ K_lb (all columns in one pass) into `s` (6 n_links × 6 n_boundary, row-major) from
     /// the links' stiffness rows `kl` and the factorised K_ll; zero if K_ll is singular.
     fn velocity_map(
         &self,
         factors: Option<(&[f64], &[usize], &lu::Profile)>,
         kl: &[f64],
-        y: &mut [f64],
         s: &mut [f64],
     ) {
         let (n_l, n_b) = (6 * self.n_links, 6 * self.n_boundary);
-        for j in 0..n_b {
-            for i in 0..n_l {
-                y[i] = -kl[i * n_b + j];
+        let s = &mut s[..n_l * n_b];
+        let Some((lu_m, piv, prof)) = factors else {
+            s.fill(0.0);
+            return;
+        };
+        for (sv, kv) in s.iter_mut().zip(&kl[..n_l * n_b]) {
+            *sv = -kv;
+        }
+        lu::solve_many(lu_m, n_l, piv, prof, s, n_b);
+        for v in s.iter_mut() {
+            if !v.is_finite() {
+                *v = 0.0;
             }
-            if let Some((lu_m, piv, prof)) = factors {
-                lu::solve(lu_m, n_l, piv, prof, &mut y[..n_l]);
+        }
+    }
+}
+
+/// One implicit-function product of the partials (module docs): `dst` = M_bb + M_bl S +
+/// Sᵀ (M_lb + M_ll S) for the row-major n × n matrix `mat` (n = n_l + n_b) and S (n_l × n_b);
+/// the link blocks of M are sparse (elements join few links), their zeros are skipped. `t1`
+/// (n_l × n_b) and `prod` (n_b × n_b) are scratch.
+#[inline(never)]
+fn ift_product(
+    n_l: usize,
+    n_b: usize,
+    mat: &[f64],
+    s: &[f64],
+    t1: &mut [f64],
+    prod: &mut [f64],
+    dst: &mut nalgebra::DMatrix<f64>,
+) {
+    let n = n_l + n_b;
+    // t1 = M_lb + M_ll S, row by row.
+    for i in 0..n_l {
+        let t = &mut t1[i * n_b..(i + 1) * n_b];
+        t.copy_from_slice(&mat[i * n + n_l..(i + 1) * n]);
+        for (q, &a) in mat[i * n..i * n + n_l].iter().enumerate() {
+            if a != 0.0 {
+                for (tj, sj) in t.iter_mut().zip(&s[q * n_b..(q + 1) * n_b]) {
+                    *tj += a * sj;
+                }
             }
-            for i in 0..n_l {
-                s[i * n_b + j] = if factors.is_some() && y[i].is_finite() {
-                    y[i]
-                } else {
-                    0.0
-                };
+        }
+    }
+    // M_bb + M_bl S + Sᵀ t1.
+    for i in 0..n_b {
+        let p = &mut prod[i * n_b..(i + 1) * n_b];
+        p.copy_from_slice(&mat[(n_l + i) * n + n_l..(n_l + i + 1) * n]);
+        for (q, &a) in mat[(n_l + i) * n..(n_l + i) * n + n_l].iter().enumerate() {
+            if a != 0.0 {
+                for (pj, sj) in p.iter_mut().zip(&s[q * n_b..(q + 1) * n_b]) {
+                    *pj += a * sj;
+                }
             }
+        }
+    }
+    for q in 0..n_l {
+        let t = &t1[q * n_b..(q + 1) * n_b];
+        for i in 0..n_b {
+            let sqi = s[q * n_b + i];
+            if sqi != 0.0 {
+                for (pj, tj) in prod[i * n_b..(i + 1) * n_b].iter_mut().zip(t) {
+                    *pj += sqi * tj;
+                }
+            }
+        }
+    }
+    for j in 0..n_b {
+        for (i, d) in dst.column_mut(j).iter_mut().enumerate() {
+            *d = prod[i * n_b + j];
         }
     }
 }
