@@ -49,7 +49,7 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 
-use nalgebra::{DMatrix, Matrix3, SMatrix, Vector3};
+use nalgebra::{DMatrix, SMatrix, Vector3};
 use sprung_mbs::element_law::{
     ElementInput, ElementJacobian, ElementLaw, ElementOutput, MarkerState, OutputInfo, Provided,
 };
@@ -488,39 +488,36 @@ impl<M: TireModel> TireElement<M> {
         // spin state: ω_w = ω_c − (ω_c·a) a + Ω a with δa = −[a]× δφ.
         let a: Vector3<f64> = m.rot.column(1).into_owned();
         let w = m.w;
-        let ax = a.cross_matrix();
+        let wa = w.dot(&a);
+        let s_w = omega - wa;
         // The map T (12 × 13) is the identity on (δp, δφ, δv) except that δω_w also moves
-        // with δφ (w_phi), δω_c (I − a aᵀ) and δΩ (a): only the ω columns of the contact's
-        // partials are multiplied (kin13 = cp.kin T block by block).
-        let w_phi = (a * w.transpose() - Matrix3::identity() * (omega - w.dot(&a))) * ax;
-        let k_w = cp.kin.fixed_view::<N_KIN, 3>(0, 9);
+        // with δφ ((a wᵀ − (Ω − ω_c·a) I)[a]×), δω_c (I − a aᵀ) and δΩ (a): only the ω columns
+        // of the contact's partials are multiplied (kin13 = cp.kin T), row by row: a row k of
+        // ∂kin/∂ω_w gives k·a on δΩ, k − (k·a) a on δω_c and ((k·a) ω_c − s k) × a on δφ.
         let mut kin13 = SMatrix::<f64, N_KIN, 13>::zeros();
         kin13
             .fixed_view_mut::<N_KIN, 9>(0, 0)
             .copy_from(&cp.kin.fixed_view::<N_KIN, 9>(0, 0));
-        kin13
-            .fixed_view_mut::<N_KIN, 3>(0, 3)
-            .zip_apply(&(k_w * w_phi), |x, y| *x += y);
-        kin13
-            .fixed_view_mut::<N_KIN, 3>(0, 9)
-            .copy_from(&(k_w * (Matrix3::identity() - a * a.transpose())));
-        kin13.set_column(12, &(k_w * a));
+        for r in 0..N_KIN {
+            let k = Vector3::new(cp.kin[(r, 9)], cp.kin[(r, 10)], cp.kin[(r, 11)]);
+            if k == Vector3::zeros() {
+                continue;
+            }
+            let ka = k.dot(&a);
+            let phi = (w * ka - k * s_w).cross(&a);
+            for i in 0..3 {
+                kin13[(r, 3 + i)] += phi[i];
+                kin13[(r, 9 + i)] = k[i] - ka * a[i];
+            }
+            kin13[(r, 12)] = ka;
+        }
         let ch = self.chain(&c, law_states, &cp, &kin13);
         if let Some(out) = out {
             self.write_evaluation(x, &c, &ch.forces, &ch.rates[..ns], drive, brake, out);
         }
-        let (drive_c, brake) = (drive, brake.max(0.0));
+        let brake = brake.max(0.0);
         let (_, tau) = wrench(&c, &ch.forces);
-        // δa over the 13 columns; δω_c (the carrier's angular velocity) likewise.
-        let mut da = SMatrix::<f64, 3, 13>::zeros();
-        da.fixed_view_mut::<3, 3>(0, 3).copy_from(&(-ax));
-        let mut dw = SMatrix::<f64, 3, 13>::zeros();
-        dw.fixed_view_mut::<3, 3>(0, 9)
-            .copy_from(&Matrix3::identity());
-        let mut e_omega = SMatrix::<f64, 1, 13>::zeros();
-        e_omega[12] = 1.0;
-        let omega_r = omega - w.dot(&a);
-        let d_omega_r = e_omega - a.transpose() * dw - w.transpose() * da;
+        let omega_r = omega - wa;
         let sgn = if omega_r > 0.0 {
             1.0
         } else if omega_r < 0.0 {
@@ -528,52 +525,78 @@ impl<M: TireModel> TireElement<M> {
         } else {
             0.0
         };
-        let d_z_dot = d_omega_r * (1.0 - sgn * z / sp.stick_angle);
+        // ż = Ω_r − |Ω_r| z/φ_s: ∂ż = ∂Ω_r (1 − sgn Ω_r z/φ_s), with ∂Ω_r = 1 on δΩ, −aᵀ on
+        // δω_c and (ω_c × a)ᵀ on δφ (δa = −[a]× δφ).
+        let z_fac = 1.0 - sgn * z / sp.stick_angle;
         let z_dot = omega_r - omega_r.abs() * z / sp.stick_angle;
         let dzdot_dz = -omega_r.abs() / sp.stick_angle;
-        // Brake torque T_b (z + τ_b ż)/φ_s over the columns and over z.
+        // Brake torque T_b (z + τ_b ż)/φ_s over the columns (k_b τ_b ∂ż) and over z.
         let k_b = brake / sp.stick_angle;
         let t_bk = k_b * (z + sp.damping_time * z_dot);
-        let d_t_bk = d_z_dot * (k_b * sp.damping_time);
+        let k_bt = k_b * sp.damping_time;
         let d_t_bk_z = k_b * (1.0 + sp.damping_time * dzdot_dz);
         let tau_a = a.dot(&tau);
-        let d_tau_a = a.transpose() * ch.torque + tau.transpose() * da;
-        let mut d_tc = ch.torque - a * d_tau_a - da * tau_a + da * t_bk + a * d_t_bk
-            - sp.inertia * (w.cross(&a) * e_omega + omega * (-ax * dw + w.cross_matrix() * da));
-        if sp.drive_reaction_on_carrier {
-            d_tc -= da * drive_c;
-        }
-        let d_omega_dot = (d_tau_a - d_t_bk) / sp.inertia;
-        // Marker and Ω columns.
-        let (iw, iz) = (6 + ns, 7 + ns);
-        for col in 0..12 {
-            let (dst, cc) = if col < 6 {
-                (&mut *jac.position, col)
+        // Over each column: g = ∂(a·τ) − ∂T_bk (∂(a·τ) = aᵀ ∂τ, plus (a × τ)ᵀ on δφ), Ω̇ = g/I_w,
+        // and the carrier's torque τ − (a·τ) a + T_bk a − I_w Ω (ω_c × a) (− T_d a):
+        // ∂τ_c = ∂τ − a g, plus on δφ (column k, δa = e_k × a) (e_k × a)(T_bk − a·τ − T_d)
+        // − I_w Ω ω_c × (e_k × a), on δω_c I_w Ω a × e_k, on δΩ −I_w (ω_c × a).
+        let wxa = w.cross(&a);
+        let axt = a.cross(&tau);
+        let s_phi = t_bk
+            - tau_a
+            - if sp.drive_reaction_on_carrier {
+                drive
             } else {
-                (&mut *jac.velocity, col - 6)
+                0.0
             };
+        let io = sp.inertia * omega;
+        let (iw, iz) = (6 + ns, 7 + ns);
+        let (force, torque, law) = (ch.force.as_slice(), ch.torque.as_slice(), ch.law.as_slice());
+        const R: usize = N_FORCES + MAX_STATES;
+        for col in 0..13 {
+            let dtau = Vector3::new(torque[3 * col], torque[3 * col + 1], torque[3 * col + 2]);
+            let mut dta = a.dot(&dtau);
+            let d_or = match col {
+                3..=5 => {
+                    dta += axt[col - 3];
+                    wxa[col - 3]
+                }
+                9..=11 => -a[col - 9],
+                12 => 1.0,
+                _ => 0.0,
+            };
+            let dzd = d_or * z_fac;
+            let g = dta - k_bt * dzd;
+            let mut dtc = dtau - a * g;
+            match col {
+                3..=5 => {
+                    let ek_a = Vector3::ith(col - 3, 1.0).cross(&a);
+                    dtc += ek_a * s_phi - w.cross(&ek_a) * io;
+                }
+                9..=11 => dtc += a.cross(&Vector3::ith(col - 9, 1.0)) * io,
+                12 => dtc -= wxa * sp.inertia,
+                _ => {}
+            }
+            let dst = match col {
+                0..=5 => column(jac.position, col),
+                6..=11 => column(jac.velocity, col - 6),
+                _ => column(jac.velocity, iw),
+            };
+            dst[..3].copy_from_slice(&force[3 * col..3 * col + 3]);
             for r in 0..3 {
-                dst[(r, cc)] = ch.force[(r, col)];
-                dst[(3 + r, cc)] = d_tc[(r, col)];
+                dst[3 + r] = dtc[r];
             }
-            for j in 0..ns {
-                dst[(6 + j, cc)] = ch.law[(N_FORCES + j, col)];
+            for (d, s) in dst[6..6 + ns].iter_mut().zip(&law[R * col + N_FORCES..]) {
+                *d = *s;
             }
-            dst[(iw, cc)] = d_omega_dot[col];
-            dst[(iz, cc)] = d_z_dot[col];
+            dst[iw] = g / sp.inertia;
+            dst[iz] = dzd;
         }
         let v = &mut *jac.velocity;
         for r in 0..3 {
-            v[(r, iw)] = ch.force[(r, 12)];
-            v[(3 + r, iw)] = d_tc[(r, 12)];
             // Brake deflection: the brake torque on the wheel (−) and the carrier (+).
             v[(3 + r, iz)] = a[r] * d_t_bk_z;
         }
-        for j in 0..ns {
-            v[(6 + j, iw)] = ch.law[(N_FORCES + j, 12)];
-        }
-        v[(iw, iw)] = d_omega_dot[12];
-        v[(iz, iw)] = d_z_dot[12];
         v[(iw, iz)] = -d_t_bk_z / sp.inertia;
         v[(iz, iz)] = dzdot_dz;
         // Law-state columns: the wheel torque's share goes to the spin (a·) and the carrier.
