@@ -644,14 +644,14 @@ impl<M: TireModel> TireElement<M> {
         let rows = if c.in_contact { 0 } else { N_FORCES };
         let mut law_kin = [[0.0; R]; N_KIN];
         for (k, lk) in law_kin.iter_mut().enumerate() {
-            for r in rows..N_FORCES + ns {
-                lk[r] = tp.kin[r][k];
+            for (r, x) in lk.iter_mut().enumerate().take(N_FORCES + ns).skip(rows) {
+                *x = tp.kin[r][k];
             }
         }
         let mut law_states = [[0.0; R]; MAX_STATES];
         for (j, ls) in law_states.iter_mut().enumerate().take(ns) {
-            for r in rows..N_FORCES + ns {
-                ls[r] = tp.states[r][j];
+            for (r, x) in ls.iter_mut().enumerate().take(N_FORCES + ns).skip(rows) {
+                *x = tp.states[r][j];
             }
         }
         if !c.in_contact {
