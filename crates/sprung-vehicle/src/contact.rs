@@ -175,18 +175,31 @@ pub fn contact(
         // axis with δφ only, so half of the products vanish structurally.
         // Road normal: ∂N/∂(c_x, c_y) = (−h_xx, −h_xy, 0), (−h_xy, −h_yy, 0); n = N/|N|.
         // Spin axis: δa = δφ × a = −[a]× δφ.
-        let ax = skew(&a);
-        let da_r = -ax;
-        let proj = (Matrix3::identity() - e_x * e_x.transpose()) / cg;
-        let (sn, sx, sy, su) = (skew(&n), skew(&e_x), skew(&e_y), skew(&e_u));
-        // w = a × n: δw = −[n]× δa + [a]× δn.
-        let dw_r = -sn * da_r;
+        // The δφ blocks column by column (δφ = e_k: δa = e_k × a, δn = 0) by cross products:
+        // w = a × n: δw = δa × n; e_x = w/|w|: δe_x = (δw − e_x (e_x·δw))/|w|; e_y = n × e_x;
+        // e_u = e_x × a; b = e_u × e_y.
+        let mut da_r = Matrix3::zeros();
+        let mut dw_r = Matrix3::zeros();
+        let mut de_x_r = Matrix3::zeros();
+        let mut de_y_r = Matrix3::zeros();
+        let mut de_u_r = Matrix3::zeros();
+        let mut db_r = Matrix3::zeros();
+        for k in 0..3 {
+            let da = Vector3::ith(k, 1.0).cross(&a);
+            let dw = da.cross(&n);
+            let dex = (dw - e_x * e_x.dot(&dw)) / cg;
+            let dey = n.cross(&dex);
+            let deu = dex.cross(&a) + e_x.cross(&da);
+            let db = deu.cross(&e_y) + e_u.cross(&dey);
+            da_r.set_column(k, &da);
+            dw_r.set_column(k, &dw);
+            de_x_r.set_column(k, &dex);
+            de_y_r.set_column(k, &dey);
+            de_u_r.set_column(k, &deu);
+            db_r.set_column(k, &db);
+        }
         let dcg_r = e_x.transpose() * dw_r;
-        let de_x_r = proj * dw_r;
         let dsg_r = n.transpose() * da_r;
-        let de_y_r = sn * de_x_r;
-        let de_u_r = -ax * de_x_r + sx * da_r;
-        let db_r = -sy * de_u_r + su * de_y_r;
         // The δp blocks: through δn only (and d), so on a plane (zero Hessian: the normal does
         // not turn as the wheel moves) they reduce to ∇d = n, the rest zero.
         let (dn_p, dd_p, dcg_p, de_x_p, dsg_p, de_y_p, de_u_p, db_p) = if s.hessian == [0.0; 3] {
@@ -194,6 +207,9 @@ pub fn contact(
             let zr = RowVector3::zeros();
             (z, n.transpose(), zr, z, zr, z, z, z)
         } else {
+            let ax = skew(&a);
+            let proj = (Matrix3::identity() - e_x * e_x.transpose()) / cg;
+            let (sn, sx, sy, su) = (skew(&n), skew(&e_x), skew(&e_y), skew(&e_u));
             let [hxx, hxy, hyy] = s.hessian;
             let dn_big = Matrix3::new(-hxx, -hxy, 0.0, -hxy, -hyy, 0.0, 0.0, 0.0, 0.0);
             let dn_p = (Matrix3::identity() - n * n.transpose()) / l * dn_big;

@@ -49,7 +49,7 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 
-use nalgebra::{DMatrix, Matrix3, SMatrix, Vector3};
+use nalgebra::{DMatrix, SMatrix, Vector3};
 use sprung_mbs::element_law::{
     ElementInput, ElementJacobian, ElementLaw, ElementOutput, MarkerState, OutputInfo, Provided,
 };
@@ -471,8 +471,25 @@ impl<M: TireModel> TireElement<M> {
             Spin::Body => {
                 let mut cp = ContactPartials::default();
                 let c = contact(&self.road, &self.vertical, m, Some(&mut cp));
-                let ch = self.chain(&c, law_states, &cp, &cp.kin);
-                ch.write(jac, ns, 12);
+                let ch = self.chain(&c, law_states, &cp);
+                let kin = cp.kin.as_slice();
+                for col in 0..12 {
+                    let (df, dt, l) = ch.column(
+                        &kin[N_KIN * col..N_KIN * (col + 1)],
+                        (col < 6).then_some(col),
+                    );
+                    let dst = if col < 6 {
+                        column(jac.position, col)
+                    } else {
+                        column(jac.velocity, col - 6)
+                    };
+                    Chain::write(dst, &df, &dt, &l, ns);
+                }
+                for j in 0..ns {
+                    let (df, dt) = ch.state(j);
+                    let dst = column(jac.velocity, 6 + j);
+                    Chain::write(dst, &df, &dt, &ch.law_states[j], ns);
+                }
                 if let Some(out) = out {
                     self.write_evaluation(x, &c, &ch.forces, &ch.rates[..ns], drive, brake, out);
                 }
@@ -488,39 +505,36 @@ impl<M: TireModel> TireElement<M> {
         // spin state: ω_w = ω_c − (ω_c·a) a + Ω a with δa = −[a]× δφ.
         let a: Vector3<f64> = m.rot.column(1).into_owned();
         let w = m.w;
-        let ax = a.cross_matrix();
+        let wa = w.dot(&a);
+        let s_w = omega - wa;
         // The map T (12 × 13) is the identity on (δp, δφ, δv) except that δω_w also moves
-        // with δφ (w_phi), δω_c (I − a aᵀ) and δΩ (a): only the ω columns of the contact's
-        // partials are multiplied (kin13 = cp.kin T block by block).
-        let w_phi = (a * w.transpose() - Matrix3::identity() * (omega - w.dot(&a))) * ax;
-        let k_w = cp.kin.fixed_view::<N_KIN, 3>(0, 9);
+        // with δφ ((a wᵀ − (Ω − ω_c·a) I)[a]×), δω_c (I − a aᵀ) and δΩ (a): only the ω columns
+        // of the contact's partials are multiplied (kin13 = cp.kin T), row by row: a row k of
+        // ∂kin/∂ω_w gives k·a on δΩ, k − (k·a) a on δω_c and ((k·a) ω_c − s k) × a on δφ.
         let mut kin13 = SMatrix::<f64, N_KIN, 13>::zeros();
         kin13
             .fixed_view_mut::<N_KIN, 9>(0, 0)
             .copy_from(&cp.kin.fixed_view::<N_KIN, 9>(0, 0));
-        kin13
-            .fixed_view_mut::<N_KIN, 3>(0, 3)
-            .zip_apply(&(k_w * w_phi), |x, y| *x += y);
-        kin13
-            .fixed_view_mut::<N_KIN, 3>(0, 9)
-            .copy_from(&(k_w * (Matrix3::identity() - a * a.transpose())));
-        kin13.set_column(12, &(k_w * a));
-        let ch = self.chain(&c, law_states, &cp, &kin13);
+        for r in 0..N_KIN {
+            let k = Vector3::new(cp.kin[(r, 9)], cp.kin[(r, 10)], cp.kin[(r, 11)]);
+            if k == Vector3::zeros() {
+                continue;
+            }
+            let ka = k.dot(&a);
+            let phi = (w * ka - k * s_w).cross(&a);
+            for i in 0..3 {
+                kin13[(r, 3 + i)] += phi[i];
+                kin13[(r, 9 + i)] = k[i] - ka * a[i];
+            }
+            kin13[(r, 12)] = ka;
+        }
+        let ch = self.chain(&c, law_states, &cp);
         if let Some(out) = out {
             self.write_evaluation(x, &c, &ch.forces, &ch.rates[..ns], drive, brake, out);
         }
-        let (drive_c, brake) = (drive, brake.max(0.0));
+        let brake = brake.max(0.0);
         let (_, tau) = wrench(&c, &ch.forces);
-        // δa over the 13 columns; δω_c (the carrier's angular velocity) likewise.
-        let mut da = SMatrix::<f64, 3, 13>::zeros();
-        da.fixed_view_mut::<3, 3>(0, 3).copy_from(&(-ax));
-        let mut dw = SMatrix::<f64, 3, 13>::zeros();
-        dw.fixed_view_mut::<3, 3>(0, 9)
-            .copy_from(&Matrix3::identity());
-        let mut e_omega = SMatrix::<f64, 1, 13>::zeros();
-        e_omega[12] = 1.0;
-        let omega_r = omega - w.dot(&a);
-        let d_omega_r = e_omega - a.transpose() * dw - w.transpose() * da;
+        let omega_r = omega - wa;
         let sgn = if omega_r > 0.0 {
             1.0
         } else if omega_r < 0.0 {
@@ -528,57 +542,79 @@ impl<M: TireModel> TireElement<M> {
         } else {
             0.0
         };
-        let d_z_dot = d_omega_r * (1.0 - sgn * z / sp.stick_angle);
+        // ż = Ω_r − |Ω_r| z/φ_s: ∂ż = ∂Ω_r (1 − sgn Ω_r z/φ_s), with ∂Ω_r = 1 on δΩ, −aᵀ on
+        // δω_c and (ω_c × a)ᵀ on δφ (δa = −[a]× δφ).
+        let z_fac = 1.0 - sgn * z / sp.stick_angle;
         let z_dot = omega_r - omega_r.abs() * z / sp.stick_angle;
         let dzdot_dz = -omega_r.abs() / sp.stick_angle;
-        // Brake torque T_b (z + τ_b ż)/φ_s over the columns and over z.
+        // Brake torque T_b (z + τ_b ż)/φ_s over the columns (k_b τ_b ∂ż) and over z.
         let k_b = brake / sp.stick_angle;
         let t_bk = k_b * (z + sp.damping_time * z_dot);
-        let d_t_bk = d_z_dot * (k_b * sp.damping_time);
+        let k_bt = k_b * sp.damping_time;
         let d_t_bk_z = k_b * (1.0 + sp.damping_time * dzdot_dz);
         let tau_a = a.dot(&tau);
-        let d_tau_a = a.transpose() * ch.torque + tau.transpose() * da;
-        let mut d_tc = ch.torque - a * d_tau_a - da * tau_a + da * t_bk + a * d_t_bk
-            - sp.inertia * (w.cross(&a) * e_omega + omega * (-ax * dw + w.cross_matrix() * da));
-        if sp.drive_reaction_on_carrier {
-            d_tc -= da * drive_c;
-        }
-        let d_omega_dot = (d_tau_a - d_t_bk) / sp.inertia;
-        // Marker and Ω columns.
-        let (iw, iz) = (6 + ns, 7 + ns);
-        for col in 0..12 {
-            let (dst, cc) = if col < 6 {
-                (&mut *jac.position, col)
+        // Over each column: g = ∂(a·τ) − ∂T_bk (∂(a·τ) = aᵀ ∂τ, plus (a × τ)ᵀ on δφ), Ω̇ = g/I_w,
+        // and the carrier's torque τ − (a·τ) a + T_bk a − I_w Ω (ω_c × a) (− T_d a):
+        // ∂τ_c = ∂τ − a g, plus on δφ (column k, δa = e_k × a) (e_k × a)(T_bk − a·τ − T_d)
+        // − I_w Ω ω_c × (e_k × a), on δω_c I_w Ω a × e_k, on δΩ −I_w (ω_c × a).
+        let wxa = w.cross(&a);
+        let axt = a.cross(&tau);
+        let s_phi = t_bk
+            - tau_a
+            - if sp.drive_reaction_on_carrier {
+                drive
             } else {
-                (&mut *jac.velocity, col - 6)
+                0.0
             };
-            for r in 0..3 {
-                dst[(r, cc)] = ch.force[(r, col)];
-                dst[(3 + r, cc)] = d_tc[(r, col)];
+        let io = sp.inertia * omega;
+        let (iw, iz) = (6 + ns, 7 + ns);
+        let kin = kin13.as_slice();
+        for col in 0..13 {
+            let (df, dtau, l) = ch.column(
+                &kin[N_KIN * col..N_KIN * (col + 1)],
+                (col < 6).then_some(col),
+            );
+            let mut dta = a.dot(&dtau);
+            let d_or = match col {
+                3..=5 => {
+                    dta += axt[col - 3];
+                    wxa[col - 3]
+                }
+                9..=11 => -a[col - 9],
+                12 => 1.0,
+                _ => 0.0,
+            };
+            let dzd = d_or * z_fac;
+            let g = dta - k_bt * dzd;
+            let mut dtc = dtau - a * g;
+            match col {
+                3..=5 => {
+                    let ek_a = Vector3::ith(col - 3, 1.0).cross(&a);
+                    dtc += ek_a * s_phi - w.cross(&ek_a) * io;
+                }
+                9..=11 => dtc += a.cross(&Vector3::ith(col - 9, 1.0)) * io,
+                12 => dtc -= wxa * sp.inertia,
+                _ => {}
             }
-            for j in 0..ns {
-                dst[(6 + j, cc)] = ch.law[(N_FORCES + j, col)];
-            }
-            dst[(iw, cc)] = d_omega_dot[col];
-            dst[(iz, cc)] = d_z_dot[col];
+            let dst = match col {
+                0..=5 => column(jac.position, col),
+                6..=11 => column(jac.velocity, col - 6),
+                _ => column(jac.velocity, iw),
+            };
+            Chain::write(dst, &df, &dtc, &l, ns);
+            dst[iw] = g / sp.inertia;
+            dst[iz] = dzd;
         }
         let v = &mut *jac.velocity;
         for r in 0..3 {
-            v[(r, iw)] = ch.force[(r, 12)];
-            v[(3 + r, iw)] = d_tc[(r, 12)];
             // Brake deflection: the brake torque on the wheel (−) and the carrier (+).
             v[(3 + r, iz)] = a[r] * d_t_bk_z;
         }
-        for j in 0..ns {
-            v[(6 + j, iw)] = ch.law[(N_FORCES + j, 12)];
-        }
-        v[(iw, iw)] = d_omega_dot[12];
-        v[(iz, iw)] = d_z_dot[12];
         v[(iw, iz)] = -d_t_bk_z / sp.inertia;
         v[(iz, iz)] = dzdot_dz;
         // Law-state columns: the wheel torque's share goes to the spin (a·) and the carrier.
         for j in 0..ns {
-            let (df, dt) = (ch.state_force[j], ch.state_torque[j]);
+            let (df, dt) = ch.state(j);
             let dt_a = a.dot(&dt);
             let dtc = dt - a * dt_a;
             for r in 0..3 {
@@ -586,161 +622,136 @@ impl<M: TireModel> TireElement<M> {
                 v[(3 + r, 6 + j)] = dtc[r];
             }
             for i in 0..ns {
-                v[(6 + i, 6 + j)] = ch.law_states[(N_FORCES + i, j)];
+                v[(6 + i, 6 + j)] = ch.law_states[j][N_FORCES + i];
             }
             v[(iw, 6 + j)] = dt_a / sp.inertia;
         }
         Provided::ALL
     }
 
-    /// The wheel's force, torque and law rates over the columns of `kin` (the contact's
-    /// kinematic inputs over C coordinates whose first six are the marker's δp, δφ), and over
-    /// the law's states: the kinematic partials chained with the law's, plus the rotation of the
-    /// contact frame and the lever arm P − c (`cp`, position columns only).
-    fn chain<const C: usize>(
-        &self,
-        c: &Contact,
-        states: &[f64],
-        cp: &ContactPartials,
-        kin: &SMatrix<f64, N_KIN, C>,
-    ) -> Chain<C> {
+    /// The law at the contact `c` with its partials, and what the chain rule to the wheel's
+    /// force, torque and law rates needs ([`Chain`]; its columns are formed by
+    /// [`Chain::column`]).
+    // Range loops over the rows: the iterator form (take/skip) costs ~150 instructions more.
+    #[allow(clippy::needless_range_loop)]
+    fn chain<'a>(&self, c: &'a Contact, states: &[f64], cp: &'a ContactPartials) -> Chain<'a> {
         let ns = M::STATES.len();
         let mut rates = [0.0; MAX_STATES];
         let mut f = TireForces::default();
         let mut tp = TirePartials::default();
         self.model
             .evaluate_with_partials(&c.kin, states, &mut f, &mut rates[..ns], &mut tp);
+        // The law's rows by kinematic input (one contiguous row of outputs per input); the
+        // force rows zero when the tire carries no load.
+        let rows = if c.in_contact { 0 } else { N_FORCES };
+        let mut law_kin = [[0.0; R]; N_KIN];
+        for (k, lk) in law_kin.iter_mut().enumerate() {
+            for r in rows..N_FORCES + ns {
+                lk[r] = tp.kin[r][k];
+            }
+        }
+        let mut law_states = [[0.0; R]; MAX_STATES];
+        for (j, ls) in law_states.iter_mut().enumerate().take(ns) {
+            for r in rows..N_FORCES + ns {
+                ls[r] = tp.states[r][j];
+            }
+        }
         if !c.in_contact {
             f = TireForces::default();
         }
-        // Law outputs over the columns: ∂(f, ṡ)/∂kin · ∂kin/∂(columns), column by column over
-        // the kinematic inputs that move with the column (∂kin/∂(column) is sparse: a velocity
-        // column moves three or four of the seven).
-        const R: usize = N_FORCES + MAX_STATES;
-        let law_kin = SMatrix::<f64, R, N_KIN>::from_fn(|r, col| tp.kin[r][col]);
-        let mut d_law = SMatrix::<f64, R, C>::zeros();
-        for col in 0..C {
-            let dst = &mut d_law.as_mut_slice()[col * R..(col + 1) * R];
-            for k in 0..N_KIN {
-                let g = kin[(k, col)];
-                if g != 0.0 {
-                    for (d, l) in dst.iter_mut().zip(&law_kin.as_slice()[k * R..(k + 1) * R]) {
-                        *d += l * g;
-                    }
-                }
-            }
-        }
-        let mut d_law_s = SMatrix::<f64, R, MAX_STATES>::from_fn(|r, col| tp.states[r][col]);
-        if !c.in_contact {
-            for r in 0..N_FORCES {
-                d_law.row_mut(r).fill(0.0);
-                d_law_s.row_mut(r).fill(0.0);
-            }
-        }
-        let e_x: Vector3<f64> = c.frame.column(0).into_owned();
-        let e_y: Vector3<f64> = c.frame.column(1).into_owned();
-        let n: Vector3<f64> = c.frame.column(2).into_owned();
-        let fz = c.kin.fz;
         let (force, _) = wrench(c, &f);
-        let r_s = c.loaded_radius;
-        let e_u = c.up;
-        // F = f_x e_x + f_y e_y + F_z n and T = m_x e_x + m_y e_y + m_z n − r_s e_u × F, column
-        // by column; the position columns add the turning of the frame and of the lever arm.
-        let geo_force = cp.e_x * f.fx + cp.e_y * f.fy + cp.n * fz;
-        let geo_torque = cp.e_x * f.mx + cp.e_y * f.my + cp.n * f.mz
-            - e_u.cross(&force) * cp.loaded_radius
-            + force.cross_matrix() * cp.up * r_s;
-        let mut d_force = SMatrix::<f64, 3, C>::zeros();
-        let mut d_torque = SMatrix::<f64, 3, C>::zeros();
-        for col in 0..C {
-            let l = d_law.column(col);
-            let mut df = e_x * l[0] + e_y * l[1] + n * kin[(crate::tire::kin::FZ, col)];
-            if col < 6 {
-                df += geo_force.column(col);
-            }
-            let mut dt = e_x * l[2] + e_y * l[3] + n * l[4] - e_u.cross(&df) * r_s;
-            if col < 6 {
-                dt += geo_torque.column(col);
-            }
-            d_force.set_column(col, &df);
-            d_torque.set_column(col, &dt);
-        }
-        let mut state_force = [Vector3::zeros(); MAX_STATES];
-        let mut state_torque = [Vector3::zeros(); MAX_STATES];
-        for j in 0..ns {
-            let df = e_x * d_law_s[(0, j)] + e_y * d_law_s[(1, j)];
-            state_torque[j] = e_x * d_law_s[(2, j)] + e_y * d_law_s[(3, j)] + n * d_law_s[(4, j)]
-                - r_s * e_u.cross(&df);
-            state_force[j] = df;
-        }
         Chain {
+            c,
+            cp,
             forces: f,
             rates,
-            force: d_force,
-            torque: d_torque,
-            law: d_law,
-            law_states: d_law_s,
-            state_force,
-            state_torque,
+            law_kin,
+            law_states,
+            force,
+            e_uxf: c.up.cross(&force),
+            e_x: c.frame.column(0).into_owned(),
+            e_y: c.frame.column(1).into_owned(),
+            n: c.frame.column(2).into_owned(),
         }
     }
 }
 
-/// The chained partials of the wheel's wrench and the law's rates (see [`TireElement::chain`]).
-struct Chain<const C: usize> {
+/// Rows of the law's outputs: forces and moments, then the rates.
+const R: usize = N_FORCES + MAX_STATES;
+
+/// The law's values and partials at a contact, for the chain rule to the wheel's force, torque
+/// and law rates (see [`TireElement::chain`]).
+struct Chain<'a> {
+    c: &'a Contact,
+    cp: &'a ContactPartials,
     /// The law's forces at the evaluation (zero when the tire carries no load).
     forces: TireForces,
     /// The law's state rates at the evaluation.
     rates: [f64; MAX_STATES],
-    /// ∂F/∂(columns).
-    force: SMatrix<f64, 3, C>,
-    /// ∂T/∂(columns) (the wheel's torque about its centre).
-    torque: SMatrix<f64, 3, C>,
-    /// ∂(law forces, law rates)/∂(columns).
-    law: SMatrix<f64, { N_FORCES + MAX_STATES }, C>,
-    /// ∂(law forces, law rates)/∂(law states).
-    law_states: SMatrix<f64, { N_FORCES + MAX_STATES }, MAX_STATES>,
-    /// ∂F/∂(law state j).
-    state_force: [Vector3<f64>; MAX_STATES],
-    /// ∂T/∂(law state j).
-    state_torque: [Vector3<f64>; MAX_STATES],
+    /// ∂(law forces, law rates)/∂(kinematic input k), by k.
+    law_kin: [[f64; R]; N_KIN],
+    /// ∂(law forces, law rates)/∂(law state j), by j.
+    law_states: [[f64; R]; MAX_STATES],
+    /// The wheel's force F (global).
+    force: Vector3<f64>,
+    /// e_u × F.
+    e_uxf: Vector3<f64>,
+    e_x: Vector3<f64>,
+    e_y: Vector3<f64>,
+    n: Vector3<f64>,
 }
 
-impl<const C: usize> Chain<C> {
-    /// Writes the element's partials of the spinning-body form (the marker's 12 columns, then
-    /// the law's `ns` states).
-    fn write(&self, jac: &mut ElementJacobian, ns: usize, cols: usize) {
-        const R: usize = N_FORCES + MAX_STATES;
-        // From the column-major storage in fixed-length pieces (inlined copies).
-        let (force, torque, law) = (
-            self.force.as_slice(),
-            self.torque.as_slice(),
-            self.law.as_slice(),
-        );
-        for col in 0..cols {
-            let dst = if col < 6 {
-                column(jac.position, col)
-            } else {
-                column(jac.velocity, col - 6)
-            };
-            let dst = &mut dst[..6 + ns];
-            dst[..3].copy_from_slice(&force[3 * col..3 * col + 3]);
-            dst[3..6].copy_from_slice(&torque[3 * col..3 * col + 3]);
-            for (d, s) in dst[6..].iter_mut().zip(&law[R * col + N_FORCES..]) {
-                *d = *s;
+impl Chain<'_> {
+    /// One column of the partials: `kin` is ∂(kinematic inputs)/∂(column) (the contact's, or
+    /// mapped), `pos` the column's index among the marker's δp, δφ (position columns turn the
+    /// contact frame and the lever arm), None for the others. Returns ∂F, ∂T (the wheel's torque
+    /// about its centre) and ∂(law forces, law rates): F = f_x e_x + f_y e_y + F_z n,
+    /// T = m_x e_x + m_y e_y + m_z n − r_s e_u × F.
+    #[inline(always)]
+    fn column(&self, kin: &[f64], pos: Option<usize>) -> (Vector3<f64>, Vector3<f64>, [f64; R]) {
+        // ∂kin/∂(column) is sparse: a velocity column moves three or four of the seven inputs.
+        let mut l = [0.0; R];
+        for (g, lk) in kin.iter().zip(&self.law_kin) {
+            if *g != 0.0 {
+                for (d, s) in l.iter_mut().zip(lk) {
+                    *d += s * g;
+                }
             }
         }
-        let law_states = self.law_states.as_slice();
-        for j in 0..ns {
-            let dst = &mut column(jac.velocity, 6 + j)[..6 + ns];
-            let (f, t) = (&self.state_force[j], &self.state_torque[j]);
-            for r in 0..3 {
-                dst[r] = f[r];
-                dst[3 + r] = t[r];
-            }
-            for (d, s) in dst[6..].iter_mut().zip(&law_states[R * j + N_FORCES..]) {
-                *d = *s;
-            }
+        let r_s = self.c.loaded_radius;
+        let mut df = self.e_x * l[0] + self.e_y * l[1] + self.n * kin[crate::tire::kin::FZ];
+        let mut dt = self.e_x * l[2] + self.e_y * l[3] + self.n * l[4];
+        if let Some(k) = pos {
+            let (cp, f) = (self.cp, &self.forces);
+            let col = |m: &crate::contact::G3| Vector3::new(m[(0, k)], m[(1, k)], m[(2, k)]);
+            let (dex, dey, dn, dup) = (col(&cp.e_x), col(&cp.e_y), col(&cp.n), col(&cp.up));
+            // The frame turns: ∂E (f, m) and the lever arm: −∂r_s e_u × F − r_s ∂e_u × F.
+            df += dex * f.fx + dey * f.fy + dn * self.c.kin.fz;
+            dt += dex * f.mx + dey * f.my + dn * f.mz - self.e_uxf * cp.loaded_radius[k]
+                + self.force.cross(&dup) * r_s;
+        }
+        dt -= self.c.up.cross(&df) * r_s;
+        (df, dt, l)
+    }
+
+    /// ∂F and ∂T over the law state j.
+    fn state(&self, j: usize) -> (Vector3<f64>, Vector3<f64>) {
+        let l = &self.law_states[j];
+        let df = self.e_x * l[0] + self.e_y * l[1];
+        let dt = self.e_x * l[2] + self.e_y * l[3] + self.n * l[4]
+            - self.c.up.cross(&df) * self.c.loaded_radius;
+        (df, dt)
+    }
+
+    /// Writes one column of the spinning-body form: ∂F, ∂T, then the `ns` law rates.
+    #[inline(always)]
+    fn write(dst: &mut [f64], df: &Vector3<f64>, dt: &Vector3<f64>, l: &[f64; R], ns: usize) {
+        for r in 0..3 {
+            dst[r] = df[r];
+            dst[3 + r] = dt[r];
+        }
+        for (d, s) in dst[6..6 + ns].iter_mut().zip(&l[N_FORCES..]) {
+            *d = *s;
         }
     }
 }

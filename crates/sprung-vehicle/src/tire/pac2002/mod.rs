@@ -469,23 +469,15 @@ impl Pac2002 {
             Dual::<NM>::seed(k.omega, 5),
         );
         let f = [widen(f4[0]), widen(f4[1]), widen(f4[2]), my, widen(f4[4])];
-        // ∂u/∂(kin, states) for u = (Fz, κ_F, α_F, γ, vx, ω).
-        let mut du = [[0.0; NF]; NM];
-        du[0][kin::FZ] = 1.0;
-        du[1] = kf.d;
-        du[2] = af.d;
-        du[3][kin::GAMMA] = 1.0;
-        du[4][kin::VX] = 1.0;
-        du[5][kin::OMEGA] = 1.0;
+        // ∂u/∂(kin, states) for u = (Fz, κ_F, α_F, γ, vx, ω): unit vectors except κ_F and α_F.
         for (row, fr) in f.iter().enumerate() {
             let mut acc = [0.0; NF];
-            for (j, duj) in du.iter().enumerate() {
-                let g = fr.d[j];
-                if g != 0.0 {
-                    for (a, d) in acc.iter_mut().zip(duj) {
-                        *a += g * d;
-                    }
-                }
+            acc[kin::FZ] = fr.d[0];
+            acc[kin::GAMMA] = fr.d[3];
+            acc[kin::VX] = fr.d[4];
+            acc[kin::OMEGA] = fr.d[5];
+            for ((a, k), s) in acc.iter_mut().zip(kf.d).zip(af.d) {
+                *a += fr.d[1] * k + fr.d[2] * s;
             }
             jac.kin[row][..7].copy_from_slice(&acc[..7]);
             jac.states[row][0] = acc[7];
