@@ -194,6 +194,19 @@ pub(crate) trait Characteristics<A: Arith> {
     /// pass after the lane-wise products instead of testing for curves per characteristic
     /// (which cost ≈ 5 % of q: the branches kept the twelve lane values out of registers).
     fn values(&mut self, a: A, args: [&[A::V; 3]; 4]) -> [[A::V; 3]; 4];
+
+    /// Whether every characteristic is linear (y = slope · x lane-wise, no tabulated curve):
+    /// then [`local_law`] takes the values axis by axis from [`Self::linear_axis`].
+    fn is_linear(&self) -> bool {
+        false
+    }
+
+    /// The four groups' y at axis `ax` when [`Self::is_linear`] (the same products as
+    /// [`Self::values`]).
+    fn linear_axis(&self, a: A, ax: usize, args: [&[A::V; 3]; 4]) -> [A::V; 4] {
+        let _ = (a, ax, args);
+        unreachable!("only called when is_linear")
+    }
 }
 
 /// The bushing law on the local axes of marker J (document 000, section 2), written once for one
@@ -207,16 +220,36 @@ pub(crate) fn local_law<A: Arith>(
     rot_preload: [A::V; 3],
     args: [&[A::V; 3]; 4],
 ) -> ([A::V; 3], [A::V; 3]) {
-    let y = ch.values(a, args);
     let (mut f, mut t) = (preload, rot_preload);
+    if ch.is_linear() {
+        // Axis by axis: only one axis's four products are live at a time (all twelve at once
+        // kept the AVX2 copy of a pack spilling them to the stack; the same operations).
+        for ax in 0..3 {
+            (f[ax], t[ax]) = axis_law(a, preload[ax], rot_preload[ax], ch.linear_axis(a, ax, args));
+        }
+        return (f, t);
+    }
+    let y = ch.values(a, args);
     for ax in 0..3 {
-        f[ax] = a.sub(preload[ax], a.add(y[STIFFNESS][ax], y[DAMPING][ax]));
-        t[ax] = a.sub(
-            rot_preload[ax],
-            a.add(y[ROT_STIFFNESS][ax], y[ROT_DAMPING][ax]),
-        );
+        let y_ax = [
+            y[STIFFNESS][ax],
+            y[DAMPING][ax],
+            y[ROT_STIFFNESS][ax],
+            y[ROT_DAMPING][ax],
+        ];
+        (f[ax], t[ax]) = axis_law(a, preload[ax], rot_preload[ax], y_ax);
     }
     (f, t)
+}
+
+/// The law of [`local_law`] at one axis from the four groups' values `y` (in [`STIFFNESS`] …
+/// order): (preload − (k + c), rot_preload − (k_r + c_r)).
+#[inline(always)]
+fn axis_law<A: Arith>(a: A, preload: A::V, rot_preload: A::V, y: [A::V; 4]) -> (A::V, A::V) {
+    (
+        a.sub(preload, a.add(y[STIFFNESS], y[DAMPING])),
+        a.sub(rot_preload, a.add(y[ROT_STIFFNESS], y[ROT_DAMPING])),
+    )
 }
 
 /// The four characteristic groups of a bushing in [`Characteristics`] order.
@@ -588,6 +621,22 @@ impl<L: Lanes> Characteristics<L> for PackCharacteristics<'_> {
         patch_curves(l, pack, self.curves, args, &mut y);
         y
     }
+
+    #[inline(always)]
+    fn is_linear(&self) -> bool {
+        self.pack.curves.is_empty()
+    }
+
+    #[inline(always)]
+    fn linear_axis(&self, l: L, ax: usize, args: [&V3<L::V>; 4]) -> [L::V; 4] {
+        let slope = &self.pack.slope;
+        [
+            l.mul(l.load(&slope[STIFFNESS][ax]), args[STIFFNESS][ax]),
+            l.mul(l.load(&slope[DAMPING][ax]), args[DAMPING][ax]),
+            l.mul(l.load(&slope[ROT_STIFFNESS][ax]), args[ROT_STIFFNESS][ax]),
+            l.mul(l.load(&slope[ROT_DAMPING][ax]), args[ROT_DAMPING][ax]),
+        ]
+    }
 }
 
 /// Overwrites the lanes of `y` whose characteristic is a curve with curve(x) (one pass over
@@ -687,11 +736,20 @@ mod tests {
         let bushings: Vec<usize> = (0..model.elements.len())
             .filter(|&e| matches!(model.elements[e].kind, ElementKind::Bushing(_)))
             .collect();
-        assert!(bushings.iter().any(|&e| match &model.elements[e].kind {
+        let curved = |e: &usize| match &model.elements[*e].kind {
             ElementKind::Bushing(b) => has_curves(b),
             _ => false,
-        }));
-        for (seed, chunk) in bushings.chunks(W).enumerate() {
+        };
+        let (with_curves, linear): (Vec<usize>, Vec<usize>) =
+            bushings.iter().partition(|e| curved(e));
+        assert!(!with_curves.is_empty() && !linear.is_empty());
+        // Mixed packs, and packs of linear bushings only (the law's axis-by-axis path,
+        // `Characteristics::is_linear`) and of tabulated ones only.
+        let packs = bushings
+            .chunks(W)
+            .chain(linear.chunks(W))
+            .chain(with_curves.chunks(W));
+        for (seed, chunk) in packs.enumerate() {
             law_in_lanes_and_alone(Portable, &model, chunk, 11 + seed as u64);
             #[cfg(target_arch = "x86_64")]
             if let Some(avx) = crate::m3::Avx2::detect() {

@@ -49,8 +49,14 @@ impl BodyKin {
     /// Kinematics of body `i` from the state vectors.
     #[inline(always)]
     pub fn from_state(i: usize, r: &[f64], v: &[f64]) -> Self {
-        let rr = &r[7 * i..7 * i + 7];
-        let vv = &v[6 * i..6 * i + 6];
+        let rr: &[f64; 7] = r[7 * i..7 * i + 7].try_into().expect("7 coordinates");
+        let vv: &[f64; 6] = v[6 * i..6 * i + 6].try_into().expect("6 coordinates");
+        Self::from_blocks(rr, vv)
+    }
+
+    /// Kinematics of a body from its position block (x, q) and velocity block (v, ω_body).
+    #[inline(always)]
+    pub fn from_blocks(rr: &[f64; 7], vv: &[f64; 6]) -> Self {
         let rot = quat_to_matrix(&rr[3..7]);
         let w_body = Vector3::new(vv[3], vv[4], vv[5]);
         Self {
@@ -133,7 +139,13 @@ pub fn skew_mul(a: &Vector3<f64>, m: &Matrix3<f64>) -> Matrix3<f64> {
 /// Fills the body kinematics table from the state.
 #[inline(always)]
 pub fn body_kinematics(model: &CompiledModel, r: &[f64], v: &[f64], out: &mut [BodyKin]) {
-    for (i, k) in out.iter_mut().enumerate().take(model.bodies.len()) {
-        *k = BodyKin::from_state(i, r, v);
+    let nb = model.bodies.len();
+    let blocks = r[..7 * nb]
+        .as_chunks::<7>()
+        .0
+        .iter()
+        .zip(v[..6 * nb].as_chunks::<6>().0);
+    for (k, (rr, vv)) in out.iter_mut().zip(blocks) {
+        *k = BodyKin::from_blocks(rr, vv);
     }
 }

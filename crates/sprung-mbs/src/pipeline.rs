@@ -51,6 +51,9 @@ pub struct Evaluator {
     /// Per open element: marker kinematics and the evaluation scratch (forces, state rates,
     /// outputs, algebraic variables, partials).
     open: Vec<OpenWork>,
+    /// Whether any open element is time-driven ([`OpenWork::time_driven`]), fixed at creation:
+    /// the linearisation then adds their ∂q/∂t to q_t.
+    any_time_driven: bool,
     /// ∂/∂t at fixed state of the wrenches on the bodies (global) and of the element-state rates
     /// that time-driven open elements add (their own time tables, time signals in their input
     /// slots); part of the stage term q_t of the linearisation.
@@ -121,21 +124,23 @@ impl Evaluator {
             .collect::<Vec<_>>();
         let firsts = first_contributions(&model, &slots);
         let n_state_v = model.n_v() - model.n_body_v();
+        let open: Vec<OpenWork> = model
+            .open_elements
+            .iter()
+            .map(|e| OpenWork {
+                markers: vec![MarkerState::default(); e.markers.len()],
+                inputs: vec![0.0; e.inputs.len()],
+                inputs_plus: vec![0.0; e.inputs.len()],
+                inputs_minus: vec![0.0; e.inputs.len()],
+                time_driven: e.law.reads_time()
+                    || e.inputs.iter().flatten().any(|&k| !model.inputs[k].runtime),
+                scratch: ElementScratch::new(e.law.as_ref()),
+            })
+            .collect();
         Self {
             runtime_u: model.inputs.iter().map(|u| u.signal.value(0.0)).collect(),
-            open: model
-                .open_elements
-                .iter()
-                .map(|e| OpenWork {
-                    markers: vec![MarkerState::default(); e.markers.len()],
-                    inputs: vec![0.0; e.inputs.len()],
-                    inputs_plus: vec![0.0; e.inputs.len()],
-                    inputs_minus: vec![0.0; e.inputs.len()],
-                    time_driven: e.law.reads_time()
-                        || e.inputs.iter().flatten().any(|&k| !model.inputs[k].runtime),
-                    scratch: ElementScratch::new(e.law.as_ref()),
-                })
-                .collect(),
+            any_time_driven: open.iter().any(|w| w.time_driven),
+            open,
             force_t: vec![Vector3::zeros(); nb],
             torque_t: vec![Vector3::zeros(); nb],
             state_rates_t: vec![0.0; n_state_v],
@@ -399,7 +404,7 @@ impl Evaluator {
                 }
             }
         }
-        if self.open.iter().any(|w| w.time_driven) {
+        if self.any_time_driven {
             self.add_element_time_terms(l, &mut lin.q_t);
         }
     }
@@ -483,8 +488,8 @@ impl Evaluator {
                 self.u[k] = self.runtime_u[k];
                 self.u_dot[k] = 0.0;
             } else {
-                self.u[k] = inp.signal.value(t);
-                self.u_dot[k] = inp.signal.rate(t);
+                // Value and rate from one evaluation of the signal.
+                (self.u[k], self.u_dot[k]) = inp.signal.eval(t);
             }
             // A signal acts through the open elements that read it.
             let Some(marker) = inp.marker else { continue };
@@ -627,17 +632,24 @@ impl Evaluator {
     /// Rᵀτ from the rows of R, I w and I⁻¹ x from the rows of the transposes).
     #[inline(always)]
     fn newton_euler<L: Lanes>(&self, l: L, q: &mut [f64]) {
-        for (i, k) in self.bodies.iter().enumerate() {
-            let (inertia_t, inertia_inv_t) = &self.inertia_transposed[i];
-            let a = self.force[i] * self.inv_mass[i];
-            let tb = k.rot_rows.tmul_vec(l, &self.torque[i]);
+        let nbv = 6 * self.bodies.len();
+        // Zipped per-body tables and 6-wide blocks of q: no index checks in the loop.
+        let per_body = self
+            .bodies
+            .iter()
+            .zip(&self.inertia_transposed)
+            .zip(self.force.iter().zip(&self.torque).zip(&self.inv_mass))
+            .zip(q[..nbv].as_chunks_mut::<6>().0);
+        for (((k, (inertia_t, inertia_inv_t)), ((force, torque), inv_mass)), qb) in per_body {
+            let a = force * *inv_mass;
+            let tb = k.rot_rows.tmul_vec(l, torque);
             let w = k.w_body;
             let alpha = inertia_inv_t.tmul_vec(l, &(tb - w.cross(&inertia_t.tmul_vec(l, &w))));
-            q[6 * i..6 * i + 3].copy_from_slice(a.as_slice());
-            q[6 * i + 3..6 * i + 6].copy_from_slice(alpha.as_slice());
+            qb[..3].copy_from_slice(a.as_slice());
+            qb[3..].copy_from_slice(alpha.as_slice());
         }
         // Element states: their rates (zero in the padding).
-        q[6 * self.bodies.len()..].copy_from_slice(&self.state_rates);
+        q[nbv..].copy_from_slice(&self.state_rates);
     }
 
     /// Converts G_rK and G_v (global wrench partials, own terms included) in place into J_r K
