@@ -105,6 +105,17 @@ pub struct OutputInfo {
     pub description: &'static str,
 }
 
+impl OutputInfo {
+    /// An output with its SI unit and description.
+    pub const fn new(name: &'static str, unit: &'static str, description: &'static str) -> Self {
+        Self {
+            name,
+            unit,
+            description,
+        }
+    }
+}
+
 /// The analytic partials an element provides, in relative marker form (module docs).
 #[derive(Debug)]
 pub struct ElementJacobian<'a> {

@@ -110,67 +110,67 @@ pub const SPIN_PARAMETERS: &[ParamInfo] = &[
 
 /// Outputs of every tire element (read with `quantity = "element_output"`).
 pub const OUTPUTS: &[OutputInfo] = &[
-    o("fz", "N", "vertical (normal) force"),
-    o("fx", "N", "longitudinal force in the contact frame"),
-    o("fy", "N", "lateral force in the contact frame"),
-    o("mx", "N m", "overturning moment about the contact point"),
-    o(
+    OutputInfo::new("fz", "N", "vertical (normal) force"),
+    OutputInfo::new("fx", "N", "longitudinal force in the contact frame"),
+    OutputInfo::new("fy", "N", "lateral force in the contact frame"),
+    OutputInfo::new("mx", "N m", "overturning moment about the contact point"),
+    OutputInfo::new(
         "my",
         "N m",
         "rolling-resistance moment about the contact point",
     ),
-    o(
+    OutputInfo::new(
         "mz",
         "N m",
         "aligning (and bore) moment about the contact point",
     ),
-    o(
+    OutputInfo::new(
         "rho",
         "m",
         "tire deflection normal to the road (negative: lifted off)",
     ),
-    o(
+    OutputInfo::new(
         "vx",
         "m/s",
         "longitudinal velocity of the wheel centre in the contact frame",
     ),
-    o(
+    OutputInfo::new(
         "vy",
         "m/s",
         "lateral velocity of the contact point in the contact frame",
     ),
-    o("omega", "rad/s", "spin rate about the wheel axis"),
-    o("camber", "rad", "camber angle against the road normal"),
-    o(
+    OutputInfo::new("omega", "rad/s", "spin rate about the wheel axis"),
+    OutputInfo::new("camber", "rad", "camber angle against the road normal"),
+    OutputInfo::new(
         "psi_dot",
         "rad/s",
         "angular velocity of the wheel about the road normal",
     ),
-    o("contact_x", "m", "contact point x (global)"),
-    o("contact_y", "m", "contact point y (global)"),
-    o("contact_z", "m", "contact point z (global)"),
-    o("mu", "-", "road friction coefficient at the wheel"),
-    o(
+    OutputInfo::new("contact_x", "m", "contact point x (global)"),
+    OutputInfo::new("contact_y", "m", "contact point y (global)"),
+    OutputInfo::new("contact_z", "m", "contact point z (global)"),
+    OutputInfo::new("mu", "-", "road friction coefficient at the wheel"),
+    OutputInfo::new(
         "loaded_radius",
         "m",
         "distance of the contact point from the wheel centre",
     ),
-    o(
+    OutputInfo::new(
         "effective_radius",
         "m",
         "effective rolling radius of the tire law",
     ),
-    o(
+    OutputInfo::new(
         "slip",
         "-",
         "longitudinal slip (omega r_e - vx) / max(|vx|, 0.1 m/s)",
     ),
-    o(
+    OutputInfo::new(
         "drive_torque",
         "N m",
         "drive torque on the wheel (spin = \"state\"; else 0)",
     ),
-    o(
+    OutputInfo::new(
         "brake_torque",
         "N m",
         "acting brake torque against the wheel's spin on its carrier (spin = \"state\"; else 0)",
@@ -181,12 +181,12 @@ pub const OUTPUTS: &[OutputInfo] = &[
 /// brake_torque = "..." }`, usually `kind = "signal"` model inputs); read with `spin = "state"`
 /// only.
 pub const TORQUE_INPUTS: &[OutputInfo] = &[
-    o(
+    OutputInfo::new(
         "drive_torque",
         "N m",
         "spin = \"state\": drive torque on the wheel about its axis (> 0 drives forward)",
     ),
-    o(
+    OutputInfo::new(
         "brake_torque",
         "N m",
         "spin = \"state\": brake friction torque (>= 0; the brake acts against the wheel's spin on the carrier)",
@@ -195,14 +195,6 @@ pub const TORQUE_INPUTS: &[OutputInfo] = &[
 
 /// Number of outputs before `slip`, `drive_torque`, `brake_torque`.
 const N_BASE_OUTPUTS: usize = 18;
-
-const fn o(name: &'static str, unit: &'static str, description: &'static str) -> OutputInfo {
-    OutputInfo {
-        name,
-        unit,
-        description,
-    }
-}
 
 /// How the wheel spins (parameter `spin`).
 #[derive(Debug, Clone, Copy, PartialEq)]

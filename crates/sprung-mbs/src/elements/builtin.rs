@@ -35,73 +35,63 @@ const fn concat<const N: usize>(base: &[ParamInfo], extra: &[ParamInfo]) -> [Par
     out
 }
 
-/// An optional text parameter naming a curve.
-const fn curve(name: &'static str, unit: &'static str, description: &'static str) -> ParamInfo {
-    ParamInfo {
-        name,
-        unit,
-        description,
-        default: Some(f64::NAN),
-    }
-}
-
 const BUSHING_CURVES: [ParamInfo; 12] = [
-    curve(
+    ParamInfo::text(
         "stiffness_curve_x",
         "N(m)",
         "curve name: force of the local x deflection, replaces k d (table: stiffness_curves.x)",
     ),
-    curve(
+    ParamInfo::text(
         "stiffness_curve_y",
         "N(m)",
         "curve name: force of the local y deflection",
     ),
-    curve(
+    ParamInfo::text(
         "stiffness_curve_z",
         "N(m)",
         "curve name: force of the local z deflection",
     ),
-    curve(
+    ParamInfo::text(
         "rot_stiffness_curve_x",
         "Nm(rad)",
         "curve name: torque of the local x rotation, replaces k_r theta (table: rot_stiffness_curves.x)",
     ),
-    curve(
+    ParamInfo::text(
         "rot_stiffness_curve_y",
         "Nm(rad)",
         "curve name: torque of the local y rotation",
     ),
-    curve(
+    ParamInfo::text(
         "rot_stiffness_curve_z",
         "Nm(rad)",
         "curve name: torque of the local z rotation",
     ),
-    curve(
+    ParamInfo::text(
         "damping_curve_x",
         "N(m/s)",
         "curve name: force of the local x deflection rate, replaces c d' (table: damping_curves.x)",
     ),
-    curve(
+    ParamInfo::text(
         "damping_curve_y",
         "N(m/s)",
         "curve name: force of the local y deflection rate",
     ),
-    curve(
+    ParamInfo::text(
         "damping_curve_z",
         "N(m/s)",
         "curve name: force of the local z deflection rate",
     ),
-    curve(
+    ParamInfo::text(
         "rot_damping_curve_x",
         "Nm(rad/s)",
         "curve name: torque of the local x rotation rate, replaces c_r theta' (table: rot_damping_curves.x)",
     ),
-    curve(
+    ParamInfo::text(
         "rot_damping_curve_y",
         "Nm(rad/s)",
         "curve name: torque of the local y rotation rate",
     ),
-    curve(
+    ParamInfo::text(
         "rot_damping_curve_z",
         "Nm(rad/s)",
         "curve name: torque of the local z rotation rate",
@@ -112,7 +102,7 @@ const BUSHING_PARAMETERS: [ParamInfo; 19] =
     concat(crate::bushing::KIND.parameters, &BUSHING_CURVES);
 const SPRING_PARAMETERS: [ParamInfo; 5] = concat(
     crate::p2p::KINDS[0].parameters,
-    &[curve(
+    &[ParamInfo::text(
         "curve",
         "N(m)",
         "curve name: force of L - L_free, instead of stiffness",
@@ -120,7 +110,7 @@ const SPRING_PARAMETERS: [ParamInfo; 5] = concat(
 );
 const DAMPER_PARAMETERS: [ParamInfo; 4] = concat(
     crate::p2p::KINDS[1].parameters,
-    &[curve(
+    &[ParamInfo::text(
         "curve",
         "N(m/s)",
         "curve name: force of L', instead of damping",
@@ -128,7 +118,7 @@ const DAMPER_PARAMETERS: [ParamInfo; 4] = concat(
 );
 const STOP_PARAMETERS: [ParamInfo; 6] = concat(
     crate::p2p::KINDS[2].parameters,
-    &[curve(
+    &[ParamInfo::text(
         "curve",
         "N(m)",
         "curve name: force magnitude of the penetration, instead of stiffness",

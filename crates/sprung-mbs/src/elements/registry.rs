@@ -21,6 +21,38 @@ pub struct ParamInfo {
     pub default: Option<f64>,
 }
 
+impl ParamInfo {
+    /// A numeric parameter with a default (`Some`) or a required one (`None`).
+    pub const fn new(
+        name: &'static str,
+        unit: &'static str,
+        description: &'static str,
+        default: Option<f64>,
+    ) -> Self {
+        Self {
+            name,
+            unit,
+            description,
+            default,
+        }
+    }
+
+    /// A required numeric parameter.
+    pub const fn required(
+        name: &'static str,
+        unit: &'static str,
+        description: &'static str,
+    ) -> Self {
+        Self::new(name, unit, description, None)
+    }
+
+    /// An optional text parameter (a curve or road name, a mode): its default is NaN, which the
+    /// kind reads as "not given".
+    pub const fn text(name: &'static str, unit: &'static str, description: &'static str) -> Self {
+        Self::new(name, unit, description, Some(f64::NAN))
+    }
+}
+
 /// Description of an element kind (what `sprung elements` prints).
 #[derive(Debug, Clone, Copy)]
 pub struct KindInfo {

@@ -63,96 +63,82 @@ pub struct LinearTire {
     pub pneumatic_trail: f64,
 }
 
-const fn p(
-    name: &'static str,
-    unit: &'static str,
-    description: &'static str,
-    default: Option<f64>,
-) -> ParamInfo {
-    ParamInfo {
-        name,
-        unit,
-        description,
-        default,
-    }
-}
-
 const PARAMETERS: &[ParamInfo] = &[
-    p("unloaded_radius", "m", "unloaded radius R0", None),
-    p("width", "m", "tire width", Some(0.2)),
-    p(
+    ParamInfo::new("unloaded_radius", "m", "unloaded radius R0", None),
+    ParamInfo::new("width", "m", "tire width", Some(0.2)),
+    ParamInfo::new(
         "vertical_stiffness",
         "N/m",
         "linear vertical stiffness",
         None,
     ),
-    p(
+    ParamInfo::new(
         "vertical_damping",
         "N s/m",
         "vertical damping on the deflection rate",
         Some(0.0),
     ),
-    p(
+    ParamInfo::new(
         "rim_radius",
         "m",
         "rim radius (default 0.7 R0); bottoming below rim radius + 0.01 m",
         Some(f64::NAN),
     ),
-    p(
+    ParamInfo::new(
         "bottoming_stiffness",
         "N/m",
         "rim (bottoming) stiffness (default 5 x vertical_stiffness)",
         Some(f64::NAN),
     ),
-    p(
+    ParamInfo::new(
         "nominal_load",
         "N",
         "load F_z0 at which the slip stiffnesses are given (they scale with F_z/F_z0)",
         None,
     ),
-    p(
+    ParamInfo::new(
         "longitudinal_stiffness",
         "N",
         "longitudinal slip stiffness C_kappa = dFx/dkappa at F_z0",
         None,
     ),
-    p(
+    ParamInfo::new(
         "cornering_stiffness",
         "N/rad",
         "cornering stiffness C_alpha = dFy/dalpha at F_z0",
         None,
     ),
-    p(
+    ParamInfo::new(
         "relaxation_length_x",
         "m",
         "longitudinal relaxation length sigma_x",
         Some(0.1),
     ),
-    p(
+    ParamInfo::new(
         "relaxation_length_y",
         "m",
         "lateral relaxation length sigma_y",
         Some(0.3),
     ),
-    p(
+    ParamInfo::new(
         "damping_x",
         "N s/m",
         "longitudinal carcass damping d_x (default 0)",
         Some(0.0),
     ),
-    p(
+    ParamInfo::new(
         "damping_y",
         "N s/m",
         "lateral carcass damping d_y (default 0)",
         Some(0.0),
     ),
-    p(
+    ParamInfo::new(
         "rolling_resistance",
         "-",
         "rolling-resistance coefficient f_r",
         Some(0.0),
     ),
-    p(
+    ParamInfo::new(
         "pneumatic_trail",
         "m",
         "pneumatic trail t_p (M_z = -t_p F_y)",

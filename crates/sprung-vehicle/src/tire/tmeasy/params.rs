@@ -91,15 +91,6 @@ pub struct TmeasyParams {
     pub dy: f64,
 }
 
-const fn req(name: &'static str, unit: &'static str, description: &'static str) -> ParamInfo {
-    ParamInfo {
-        name,
-        unit,
-        description,
-        default: None,
-    }
-}
-
 /// Default regularising velocity v_N, m/s: a braked wheel creeps at v_N times the slip that holds
 /// its load (`docs/tire-tmeasy.md`); 0.003 m/s keeps the car tire's creep on a 10 % slope at
 /// 0.5 mm per minute, half the 1 mm, leaving room for heavier loads per tire.
@@ -108,56 +99,56 @@ pub const DEFAULT_V_N: f64 = 0.003;
 /// The parameters of a `type = "tmeasy"` entry. Those described "default …" without a default
 /// value have defaults computed from other parameters.
 pub const PARAMETERS: &[ParamInfo] = &[
-    req(
+    ParamInfo::required(
         "file",
         "path",
         "Chrono TMeasy JSON file; values given here override the file's (optional)",
     ),
-    req("r0", "m", "unloaded radius R0"),
-    req("width", "m", "tire width"),
-    req(
+    ParamInfo::required("r0", "m", "unloaded radius R0"),
+    ParamInfo::required("width", "m", "tire width"),
+    ParamInfo::required(
         "rim_radius",
         "m",
         "rim radius (bottoming below rim radius + 0.01 m)",
     ),
-    req("pn", "N", "nominal vertical force pn"),
-    req(
+    ParamInfo::required("pn", "N", "nominal vertical force pn"),
+    ParamInfo::required(
         "pn_max",
         "N",
         "largest vertical force of the load dependence (default 3.5 pn)",
     ),
-    req(
+    ParamInfo::required(
         "cz",
         "N/m",
         "linear vertical stiffness (or d1/d2, or curve_rho/curve_fz)",
     ),
-    req(
+    ParamInfo::required(
         "d1",
         "N/m",
         "vertical stiffness F = d1 rho + d2 rho^2, linear coefficient",
     ),
-    req(
+    ParamInfo::required(
         "d2",
         "N/m^2",
         "vertical stiffness, quadratic coefficient (default 0 with d1)",
     ),
-    req(
+    ParamInfo::required(
         "curve_rho",
         "m",
         "vertical spring curve: deflections (list; with curve_fz)",
     ),
-    req(
+    ParamInfo::required(
         "curve_fz",
         "N",
         "vertical spring curve: forces (list), fitted to d1 rho + d2 rho^2",
     ),
-    req("dz", "N s/m", "vertical damping"),
-    req(
+    ParamInfo::required("dz", "N s/m", "vertical damping"),
+    ParamInfo::required(
         "bottoming_stiffness",
         "N/m",
         "rim bottoming stiffness (default 5 d1)",
     ),
-    req(
+    ParamInfo::required(
         "mu0",
         "-",
         "friction coefficient of the force data (road mu scales by mu/mu0)",
@@ -174,60 +165,60 @@ pub const PARAMETERS: &[ParamInfo] = &[
         description: "regularising velocity of the transport velocity (a braked wheel creeps at v_n times its holding slip)",
         default: Some(DEFAULT_V_N),
     },
-    req("dfx0_pn", "N", "initial slope dFx/dsx at pn"),
-    req("dfx0_2pn", "N", "initial slope dFx/dsx at 2 pn"),
-    req("fxm_pn", "N", "maximum Fx at pn"),
-    req("fxm_2pn", "N", "maximum Fx at 2 pn"),
-    req("fxs_pn", "N", "sliding Fx at pn"),
-    req("fxs_2pn", "N", "sliding Fx at 2 pn"),
-    req("sxm_pn", "-", "slip sx at maximum Fx, pn"),
-    req("sxm_2pn", "-", "slip sx at maximum Fx, 2 pn"),
-    req("sxs_pn", "-", "slip sx where sliding begins, pn"),
-    req("sxs_2pn", "-", "slip sx where sliding begins, 2 pn"),
-    req("dfy0_pn", "N", "initial slope dFy/dsy at pn"),
-    req("dfy0_2pn", "N", "initial slope dFy/dsy at 2 pn"),
-    req("fym_pn", "N", "maximum Fy at pn"),
-    req("fym_2pn", "N", "maximum Fy at 2 pn"),
-    req("fys_pn", "N", "sliding Fy at pn"),
-    req("fys_2pn", "N", "sliding Fy at 2 pn"),
-    req("sym_pn", "-", "slip sy at maximum Fy, pn"),
-    req("sym_2pn", "-", "slip sy at maximum Fy, 2 pn"),
-    req("sys_pn", "-", "slip sy where sliding begins, pn"),
-    req("sys_2pn", "-", "slip sy where sliding begins, 2 pn"),
-    req(
+    ParamInfo::required("dfx0_pn", "N", "initial slope dFx/dsx at pn"),
+    ParamInfo::required("dfx0_2pn", "N", "initial slope dFx/dsx at 2 pn"),
+    ParamInfo::required("fxm_pn", "N", "maximum Fx at pn"),
+    ParamInfo::required("fxm_2pn", "N", "maximum Fx at 2 pn"),
+    ParamInfo::required("fxs_pn", "N", "sliding Fx at pn"),
+    ParamInfo::required("fxs_2pn", "N", "sliding Fx at 2 pn"),
+    ParamInfo::required("sxm_pn", "-", "slip sx at maximum Fx, pn"),
+    ParamInfo::required("sxm_2pn", "-", "slip sx at maximum Fx, 2 pn"),
+    ParamInfo::required("sxs_pn", "-", "slip sx where sliding begins, pn"),
+    ParamInfo::required("sxs_2pn", "-", "slip sx where sliding begins, 2 pn"),
+    ParamInfo::required("dfy0_pn", "N", "initial slope dFy/dsy at pn"),
+    ParamInfo::required("dfy0_2pn", "N", "initial slope dFy/dsy at 2 pn"),
+    ParamInfo::required("fym_pn", "N", "maximum Fy at pn"),
+    ParamInfo::required("fym_2pn", "N", "maximum Fy at 2 pn"),
+    ParamInfo::required("fys_pn", "N", "sliding Fy at pn"),
+    ParamInfo::required("fys_2pn", "N", "sliding Fy at 2 pn"),
+    ParamInfo::required("sym_pn", "-", "slip sy at maximum Fy, pn"),
+    ParamInfo::required("sym_2pn", "-", "slip sy at maximum Fy, 2 pn"),
+    ParamInfo::required("sys_pn", "-", "slip sy where sliding begins, pn"),
+    ParamInfo::required("sys_2pn", "-", "slip sy where sliding begins, 2 pn"),
+    ParamInfo::required(
         "nl0_pn",
         "-",
         "normalised pneumatic trail n/L at zero slip, pn",
     ),
-    req(
+    ParamInfo::required(
         "nl0_2pn",
         "-",
         "normalised pneumatic trail n/L at zero slip, 2 pn",
     ),
-    req("sq0_pn", "-", "slip sy where the trail changes sign, pn"),
-    req("sq0_2pn", "-", "slip sy where the trail changes sign, 2 pn"),
-    req("sqe_pn", "-", "slip sy where the trail tends to zero, pn"),
-    req(
+    ParamInfo::required("sq0_pn", "-", "slip sy where the trail changes sign, pn"),
+    ParamInfo::required("sq0_2pn", "-", "slip sy where the trail changes sign, 2 pn"),
+    ParamInfo::required("sqe_pn", "-", "slip sy where the trail tends to zero, pn"),
+    ParamInfo::required(
         "sqe_2pn",
         "-",
         "slip sy where the trail tends to zero, 2 pn",
     ),
-    req(
+    ParamInfo::required(
         "cx",
         "N/m",
         "longitudinal contact stiffness c_x (tire dynamics)",
     ),
-    req(
+    ParamInfo::required(
         "dx",
         "N s/m",
         "longitudinal contact damping d_x (tire dynamics)",
     ),
-    req(
+    ParamInfo::required(
         "cy",
         "N/m",
         "lateral contact stiffness c_y (tire dynamics, bore deflection)",
     ),
-    req(
+    ParamInfo::required(
         "dy",
         "N s/m",
         "lateral contact damping d_y (tire dynamics, bore deflection)",
