@@ -558,6 +558,33 @@ pub(crate) fn first_non_finite(r: &[f64], v: &[f64]) -> Option<usize> {
     r.iter().chain(v.iter()).position(|x| !x.is_finite())
 }
 
+/// Factor c of the split decision's lag-free indicator for two-stage tableaus whose error
+/// weights are e = (−1, 1) (b = (0, 1), the first stage as the embedded solution) and whose
+/// second stage sits at c₂ = α₂₁ ≠ 0 (LSRT2: c = 1 − 2γ = √2 − 1); `None` otherwise.
+///
+/// With W = I − hγJ and f_t the explicit time derivative, the stages are W k₁ = f(y) + hγ f_t
+/// and W k₂ = f(t + c₂h, y + hα₂₁k₁) + hγ₂₁ J k₁ + h(γ₂₁ + γ) f_t, so with
+/// D = f(t + c₂h, y + hα₂₁k₁) − f(t, y):
+/// ```text
+/// W (k₂ − k₁) = D + hγ₂₁ (J k₁ + f_t)
+///             = c D + (γ₂₁/α₂₁) (h α₂₁ (J k₁ + f_t) − D),    c = 1 + γ₂₁/α₂₁.
+/// ```
+/// The last bracket is −h α₂₁ (A − J) k₁ + O(h²) for the true Jacobian A: it vanishes when the
+/// Jacobian is exact and is the mismatch of a lagged one otherwise. The raw indicator
+/// W⁻¹(…) thus carries hγ W⁻¹(A − J) k₁ — proportional to the acceleration itself, not its
+/// change — which a W-method's order conditions make harmless (its order holds for any J), while
+/// c W⁻¹ D is the part a step with the exact Jacobian would report.
+pub fn lag_factor(tab: &Tableau) -> Option<f64> {
+    let s = tab.stages;
+    if s != 2 {
+        return None;
+    }
+    let b_hat = tab.b_hat.as_deref().unwrap_or(&[1.0, 0.0]);
+    let e: Vec<f64> = tab.b.iter().zip(b_hat).map(|(b, bh)| b - bh).collect();
+    let (a21, g21) = (tab.alpha[s], tab.gamma_ij[s]);
+    (e == [-1.0, 1.0] && a21 != 0.0 && tab.c[1] == a21).then(|| 1.0 + g21 / a21)
+}
+
 /// Default [`RosenbrockStepper::split_tolerance`]: 0.1 µm of position (or ≈ 0.2 µrad of
 /// rotation) of local error indicator per step. Measured on the multilink load case at 1 ms
 /// (LSRT2, `docs/performance.md`): 92 of 6000 steps split, largest wheel-displacement error
@@ -586,8 +613,10 @@ pub enum Breakpoints {
     /// estimate exceeds [`RosenbrockStepper::split_tolerance`] (a fast transient, e.g. right
     /// after a force step), redo it as two half steps with the step's own Jacobian factored
     /// for h/2 (no midpoint linearisation: as accurate on the multilink, measured in
-    /// `docs/performance.md`, and the re-linearisation schedule is untouched; the next step
-    /// that keeps the Jacobian re-factors it for h). One split level at most; worst case per
+    /// `docs/performance.md`, and the re-linearisation schedule is untouched). The h/2
+    /// factorisation is a second one, kept beside the one for h until the next linearisation
+    /// (`LinearSolver::spare`): the steps after a split keep theirs for h, and split steps
+    /// sharing a lagged Jacobian share the h/2 one. One split level at most; worst case per
     /// step (LSRT2, re-linearising every step, a breakpoint split): two linearisations, three
     /// LU factorisations, three q evaluations, six triangular solves.
     /// Redoing the whole step with a Jacobian from the end state of the first attempt was
@@ -604,6 +633,11 @@ pub struct RosenbrockStepper {
     lin: Linearisation,
     a: BlockMatrix,
     lu: Box<dyn LinearSolver + Send>,
+    /// Second factorisation, of the same linearisation's matrix for h/2, used by split steps
+    /// (`LinearSolver::spare`; `None`: the split re-factors `lu` for h/2 and back for h).
+    lu_half: Option<Box<dyn LinearSolver + Send>>,
+    /// Step size `lu_half` is factored for (NaN: not factored for the current linearisation).
+    half_h: f64,
     work: StageWork,
     /// Step size h, s.
     pub h: f64,
@@ -625,14 +659,15 @@ pub struct RosenbrockStepper {
     /// Weights e_i = b_i − b̂_i of the local error indicator (the tableau's embedded weights,
     /// else the first stage alone as the embedded first-order solution: e = (−1, 1) for LSRT2).
     err_weights: Vec<f64>,
+    /// c = 1 + γ₂₁/α₂₁ of the lag-free indicator ([`lag_factor`]), for two-stage tableaus of
+    /// LSRT2's form; `None`: the raw indicator decides also with a lagged Jacobian.
+    lag_factor: Option<f64>,
     /// Work counters.
     pub stats: Stats,
     q0: Vec<f64>,
     /// Buffers of the local error indicator (velocity and position space).
     est_v: Vec<f64>,
     est_r: Vec<f64>,
-    r_save: Vec<f64>,
-    v_save: Vec<f64>,
     have_lin: bool,
     /// Step size the current factorisation is for (an error-triggered split leaves h/2).
     factored_h: f64,
@@ -657,8 +692,6 @@ impl RosenbrockStepper {
             q0: vec![0.0; sys.n_v()],
             est_v: vec![0.0; sys.n_v()],
             est_r: vec![0.0; sys.n_r()],
-            r_save: vec![0.0; sys.n_r()],
-            v_save: vec![0.0; sys.n_v()],
             breakpoints: Breakpoints::default(),
             split_tolerance: SPLIT_TOLERANCE,
             err_weights: {
@@ -669,7 +702,10 @@ impl RosenbrockStepper {
                 });
                 tab.b.iter().zip(&b_hat).map(|(b, bh)| b - bh).collect()
             },
+            lag_factor: lag_factor(&tab),
             tab,
+            lu_half: lu.spare(),
+            half_h: f64::NAN,
             lu,
             h,
             t0,
@@ -724,18 +760,19 @@ impl RosenbrockStepper {
             self.relinearise(sys, t, r, v, h)?;
             self.q0.copy_from_slice(&self.lin.q);
         } else if self.factored_h != h {
-            // An error-triggered split left the (scheduled) linearisation factored for h/2.
+            // An error-triggered split without a spare solver left the (scheduled)
+            // linearisation factored for h/2.
             self.factor(t, h)?;
         }
-        if watch {
-            self.r_save.copy_from_slice(r);
-            self.v_save.copy_from_slice(v);
-        }
+        // The stages leave (r, v) at the step start: the split decision comes before the
+        // update, so a split step needs no saved copy of the start state.
         let c1 = sys.segment_changes();
-        self.advance(sys, t, h, r, v);
+        self.run_stages(sys, t, h, r, v, false);
         let crossed = watch && sys.segment_changes() != c1;
-        let rough = watch && !crossed && self.exceeds_split_tolerance(sys, r, h);
-        if crossed || rough {
+        let rough = watch && !crossed && self.exceeds_split_tolerance(sys, r, v, h, !relin);
+        if !(crossed || rough) {
+            self.update(sys, h, r, v);
+        } else {
             // A stage saw other segments than the linearisation (a breakpoint lies within the
             // step), or the step's error estimate is above the tolerance (a fast transient).
             // Redo it once as two half steps.
@@ -745,10 +782,8 @@ impl RosenbrockStepper {
                 self.stats.error_splits += 1;
             }
             let h2 = 0.5 * h;
-            r.copy_from_slice(&self.r_save);
-            v.copy_from_slice(&self.v_save);
-            self.factor(t, h2)?;
-            self.advance(sys, t, h2, r, v);
+            let half = self.factor_half(t, h2)?;
+            self.advance(sys, t, h2, r, v, half);
             let tm = self.t0 + (k as f64 + 0.5) * h;
             if crossed {
                 // The second half must see the new segment's slopes: linearise at the
@@ -756,14 +791,15 @@ impl RosenbrockStepper {
                 self.relinearise(sys, tm, r, v, h2)?;
                 self.q0.copy_from_slice(&self.lin.q);
                 off_schedule = true;
+                self.advance(sys, tm, h2, r, v, false);
             } else {
                 // A fast transient: the step's own (possibly lagged) Jacobian, already
                 // factored for h/2, serves the second half too (a W-method keeps its order
                 // with any Jacobian); the schedule is untouched.
                 sys.accelerations(tm, r, v, &mut self.q0);
                 self.stats.q_evals += 1;
+                self.advance(sys, tm, h2, r, v, half);
             }
-            self.advance(sys, tm, h2, r, v);
         }
         if off_schedule {
             // The factorisation no longer belongs to the schedule: the next step re-linearises
@@ -780,8 +816,8 @@ impl RosenbrockStepper {
         }
     }
 
-    /// Whether the local error indicator of the last [`Self::advance`] with step h, at the
-    /// step's end position r, exceeds [`Self::split_tolerance`]: the largest entry of
+    /// Whether the local error indicator of the last stages with step h, with K at the
+    /// step's start position r, exceeds [`Self::split_tolerance`]: the largest entry of
     /// γ h² K(r) Σ e_i Δv_i (position coordinates), the change of the stage accelerations within
     /// the step integrated twice. It vanishes for a constant acceleration (which the method
     /// integrates exactly; the plain embedded difference h Σ e_i Δr_i would report h² a / 2
@@ -790,21 +826,68 @@ impl RosenbrockStepper {
     /// ([`MechanicalSystem::kinematics_max_abs_bound`]) settles most steps; the exact value is
     /// computed only when the bound is above the tolerance, so the decision is the same as
     /// from the exact value (γ h² x is monotone in x also in floating point).
+    ///
+    /// With a lagged Jacobian (`lagged`: the step did not linearise at its start) the raw
+    /// indicator also carries the Jacobian's mismatch (see [`lag_factor`]); a step whose raw
+    /// indicator is above the tolerance is then split only if the lag-free indicator
+    /// [`Self::lag_free_indicator`] is above it too.
     fn exceeds_split_tolerance<S: MechanicalSystem + ?Sized>(
+        &mut self,
+        sys: &S,
+        r: &[f64],
+        v: &[f64],
+        h: f64,
+        lagged: bool,
+    ) -> bool {
+        if !self.split_tolerance.is_finite() {
+            return false;
+        }
+        if !self.indicator_exceeds(sys, r, h) {
+            return false;
+        }
+        match self.lag_factor {
+            Some(c) if lagged => {
+                self.lag_free_indicator(sys, r, v, h, c);
+                self.indicator_exceeds_at_est_v(sys, r, h)
+            }
+            _ => true,
+        }
+    }
+
+    /// The raw indicator γ h² max |K(r) Σ e_i Δv_i| above the tolerance (fills `est_v`).
+    fn indicator_exceeds<S: MechanicalSystem + ?Sized>(
         &mut self,
         sys: &S,
         r: &[f64],
         h: f64,
     ) -> bool {
-        if !self.split_tolerance.is_finite() {
-            return false;
-        }
-        self.est_v.fill(0.0);
-        for (i, &w) in self.err_weights.iter().enumerate() {
-            if w != 0.0 {
-                axpy(w, &self.work.dv[i], &mut self.est_v);
+        // est_v = Σ e_i Δv_i in one pass for the two-stage weights (−1, 1) of LSRT2.
+        match self.err_weights[..] {
+            [a, b] if a == -1.0 && b == 1.0 => {
+                let (d0, d1) = (&self.work.dv[0], &self.work.dv[1]);
+                for ((e, x0), x1) in self.est_v.iter_mut().zip(d0).zip(d1) {
+                    *e = x1 - x0;
+                }
+            }
+            _ => {
+                self.est_v.fill(0.0);
+                for (i, &w) in self.err_weights.iter().enumerate() {
+                    if w != 0.0 {
+                        axpy(w, &self.work.dv[i], &mut self.est_v);
+                    }
+                }
             }
         }
+        self.indicator_exceeds_at_est_v(sys, r, h)
+    }
+
+    /// Whether γ h² max |K(r) est_v| exceeds the tolerance.
+    fn indicator_exceeds_at_est_v<S: MechanicalSystem + ?Sized>(
+        &mut self,
+        sys: &S,
+        r: &[f64],
+        h: f64,
+    ) -> bool {
         let scale = self.tab.gamma * h * h;
         let bound = sys.kinematics_max_abs_bound(r, &self.est_v, &mut self.est_r);
         if scale * bound <= self.split_tolerance {
@@ -813,6 +896,54 @@ impl RosenbrockStepper {
         sys.kinematics(r, &self.est_v, &mut self.est_r);
         let worst = self.est_r.iter().fold(0.0f64, |m, x| m.max(x.abs()));
         scale * worst > self.split_tolerance
+    }
+
+    /// Replaces `est_v` by the lag-free estimate c W⁻¹ D of Σ e_i Δv_i (velocity part) from the
+    /// last stages of a two-stage LSRT2-type step, with D = f(t₂, y + h α₂₁ k₁) − f(t, y)
+    /// the change of the full right-hand side f = (K(r) v, q) between the two stage points
+    /// and c = 1 + γ₂₁/α₂₁ ([`lag_factor`]). Both q values are at hand (`q0`, the stage's
+    /// q); the reduced solve of W x = D is that of a stage: one block product with J_r K and one
+    /// triangular solve with the step's factorisation (no new factorisation, no allocation).
+    fn lag_free_indicator<S: MechanicalSystem + ?Sized>(
+        &mut self,
+        sys: &S,
+        r: &[f64],
+        v: &[f64],
+        h: f64,
+        c: f64,
+    ) {
+        let w = &mut self.work;
+        let n_v = self.est_v.len();
+        // D_r = K(r̃₂) ṽ₂ − K(r) v (position space; `w.fr` still holds the stage's K(r̃₂) ṽ₂),
+        // mapped to the tangent space at the linearisation point: L D_r.
+        sys.kinematics(r, v, &mut self.est_r);
+        for (d, f) in self.est_r.iter_mut().zip(&w.fr) {
+            *d = f - *d;
+        }
+        sys.tangent(&self.lin.r, &self.est_r, &mut w.tmp);
+        // rhs = D_v + hγ J_r K L D_r (the r row of W eliminated as in a stage, eq. 7).
+        let hg = h * self.tab.gamma;
+        for x in w.tmp[..n_v].iter_mut() {
+            *x *= hg;
+        }
+        let rhs = &mut self.est_v;
+        for ((e, qm), q0) in rhs.iter_mut().zip(&w.q_st).zip(&self.q0) {
+            *e = qm - q0;
+        }
+        let cg = self.lin.congruent.then_some(&self.lin.congruence);
+        if let Some(cg) = cg {
+            cg.apply_rows_inverse(rhs);
+            cg.apply_cols(&mut w.tmp);
+        }
+        gemv_add(w.simd, &self.lin.j_rk, &w.tmp, None, rhs);
+        self.lu.solve_in_place(rhs);
+        self.stats.solves += 1;
+        if let Some(cg) = cg {
+            cg.apply_cols_inverse(rhs);
+        }
+        for x in rhs.iter_mut() {
+            *x *= c;
+        }
     }
 
     /// Linearises at (t, r, v) and factors the iteration matrix for step h.
@@ -832,6 +963,7 @@ impl RosenbrockStepper {
             sys.linearise(t, r, v, &mut self.lin);
         }
         self.stats.linearisations += 1;
+        self.half_h = f64::NAN;
         self.factor(t, h)?;
         self.have_lin = true;
         Ok(())
@@ -849,8 +981,29 @@ impl RosenbrockStepper {
         Ok(())
     }
 
-    /// One step of size h from (t, r, v) with the current factorisation, q(t, r, v) in `q0`;
-    /// updates (r, v) and projects r.
+    /// Makes a factorisation of the current linearisation for the half step h2 available and
+    /// returns whether it is in `lu_half` (else `lu` was re-factored for h2). `lu_half` is
+    /// factored at most once per linearisation: consecutive split steps that share a (lagged)
+    /// Jacobian share it, and the steps after them keep `lu` factored for h.
+    fn factor_half(&mut self, t: f64, h2: f64) -> Result<bool, StepError> {
+        let Some(lu_half) = self.lu_half.as_mut() else {
+            self.factor(t, h2)?;
+            return Ok(false);
+        };
+        if self.half_h != h2 {
+            iteration_matrix(&self.lin, h2 * self.tab.gamma, &mut self.a);
+            self.half_h = f64::NAN;
+            lu_half
+                .factor(&self.a)
+                .map_err(|source| StepError::Singular { t, source })?;
+            self.half_h = h2;
+            self.stats.factorisations += 1;
+        }
+        Ok(true)
+    }
+
+    /// One step of size h from (t, r, v) with the current factorisation (`lu_half` if `half`,
+    /// else `lu`), q(t, r, v) in `q0`; updates (r, v) and projects r.
     fn advance<S: MechanicalSystem + ?Sized>(
         &mut self,
         sys: &mut S,
@@ -858,7 +1011,27 @@ impl RosenbrockStepper {
         h: f64,
         r: &mut [f64],
         v: &mut [f64],
+        half: bool,
     ) {
+        self.run_stages(sys, t, h, r, v, half);
+        self.update(sys, h, r, v);
+    }
+
+    /// The stages of one step of size h from (t, r, v), as [`Self::advance`], without the
+    /// update: the increments stay in `work`, (r, v) unchanged.
+    fn run_stages<S: MechanicalSystem + ?Sized>(
+        &mut self,
+        sys: &mut S,
+        t: f64,
+        h: f64,
+        r: &[f64],
+        v: &[f64],
+        half: bool,
+    ) {
+        let lu: &mut dyn LinearSolver = match (half, self.lu_half.as_mut()) {
+            (true, Some(lu_half)) => lu_half.as_mut(),
+            _ => self.lu.as_mut(),
+        };
         let start = StepStart {
             t,
             h,
@@ -871,11 +1044,21 @@ impl RosenbrockStepper {
             sys,
             &self.tab,
             &self.lin,
-            self.lu.as_mut(),
+            lu,
             start,
             &mut self.work,
             &mut self.stats,
         );
+    }
+
+    /// (r, v) += h Σ b_i (Δr_i, Δv_i) from the stages in `work`; projects r.
+    fn update<S: MechanicalSystem + ?Sized>(
+        &mut self,
+        sys: &mut S,
+        h: f64,
+        r: &mut [f64],
+        v: &mut [f64],
+    ) {
         for i in 0..self.tab.stages {
             let b = h * self.tab.b[i];
             if b != 0.0 {
