@@ -558,33 +558,6 @@ pub(crate) fn first_non_finite(r: &[f64], v: &[f64]) -> Option<usize> {
     r.iter().chain(v.iter()).position(|x| !x.is_finite())
 }
 
-/// Factor c of the split decision's lag-free indicator for two-stage tableaus whose error
-/// weights are e = (−1, 1) (b = (0, 1), the first stage as the embedded solution) and whose
-/// second stage sits at c₂ = α₂₁ ≠ 0 (LSRT2: c = 1 − 2γ = √2 − 1); `None` otherwise.
-///
-/// With W = I − hγJ and f_t the explicit time derivative, the stages are W k₁ = f(y) + hγ f_t
-/// and W k₂ = f(t + c₂h, y + hα₂₁k₁) + hγ₂₁ J k₁ + h(γ₂₁ + γ) f_t, so with
-/// D = f(t + c₂h, y + hα₂₁k₁) − f(t, y):
-/// ```text
-/// W (k₂ − k₁) = D + hγ₂₁ (J k₁ + f_t)
-///             = c D + (γ₂₁/α₂₁) (h α₂₁ (J k₁ + f_t) − D),    c = 1 + γ₂₁/α₂₁.
-/// ```
-/// The last bracket is −h α₂₁ (A − J) k₁ + O(h²) for the true Jacobian A: it vanishes when the
-/// Jacobian is exact and is the mismatch of a lagged one otherwise. The raw indicator
-/// W⁻¹(…) thus carries hγ W⁻¹(A − J) k₁ — proportional to the acceleration itself, not its
-/// change — which a W-method's order conditions make harmless (its order holds for any J), while
-/// c W⁻¹ D is the part a step with the exact Jacobian would report.
-pub fn lag_factor(tab: &Tableau) -> Option<f64> {
-    let s = tab.stages;
-    if s != 2 {
-        return None;
-    }
-    let b_hat = tab.b_hat.as_deref().unwrap_or(&[1.0, 0.0]);
-    let e: Vec<f64> = tab.b.iter().zip(b_hat).map(|(b, bh)| b - bh).collect();
-    let (a21, g21) = (tab.alpha[s], tab.gamma_ij[s]);
-    (e == [-1.0, 1.0] && a21 != 0.0 && tab.c[1] == a21).then(|| 1.0 + g21 / a21)
-}
-
 /// Default [`RosenbrockStepper::split_tolerance`]: 0.1 µm of position (or ≈ 0.2 µrad of
 /// rotation) of local error indicator per step. Measured on the multilink load case at 1 ms
 /// (LSRT2, `docs/performance.md`): 92 of 6000 steps split, largest wheel-displacement error
@@ -659,9 +632,6 @@ pub struct RosenbrockStepper {
     /// Weights e_i = b_i − b̂_i of the local error indicator (the tableau's embedded weights,
     /// else the first stage alone as the embedded first-order solution: e = (−1, 1) for LSRT2).
     err_weights: Vec<f64>,
-    /// c = 1 + γ₂₁/α₂₁ of the lag-free indicator ([`lag_factor`]), for two-stage tableaus of
-    /// LSRT2's form; `None`: the raw indicator decides also with a lagged Jacobian.
-    lag_factor: Option<f64>,
     /// Work counters.
     pub stats: Stats,
     q0: Vec<f64>,
@@ -702,7 +672,6 @@ impl RosenbrockStepper {
                 });
                 tab.b.iter().zip(&b_hat).map(|(b, bh)| b - bh).collect()
             },
-            lag_factor: lag_factor(&tab),
             tab,
             lu_half: lu.spare(),
             half_h: f64::NAN,
@@ -769,7 +738,7 @@ impl RosenbrockStepper {
         let c1 = sys.segment_changes();
         self.run_stages(sys, t, h, r, v, false);
         let crossed = watch && sys.segment_changes() != c1;
-        let rough = watch && !crossed && self.exceeds_split_tolerance(sys, r, v, h, !relin);
+        let rough = watch && !crossed && self.exceeds_split_tolerance(sys, r, h);
         if !(crossed || rough) {
             self.update(sys, h, r, v);
         } else {
@@ -826,41 +795,15 @@ impl RosenbrockStepper {
     /// ([`MechanicalSystem::kinematics_max_abs_bound`]) settles most steps; the exact value is
     /// computed only when the bound is above the tolerance, so the decision is the same as
     /// from the exact value (γ h² x is monotone in x also in floating point).
-    ///
-    /// With a lagged Jacobian (`lagged`: the step did not linearise at its start) the raw
-    /// indicator also carries the Jacobian's mismatch (see [`lag_factor`]); a step whose raw
-    /// indicator is above the tolerance is then split only if the lag-free indicator
-    /// [`Self::lag_free_indicator`] is above it too.
     fn exceeds_split_tolerance<S: MechanicalSystem + ?Sized>(
         &mut self,
         sys: &S,
         r: &[f64],
-        v: &[f64],
         h: f64,
-        lagged: bool,
     ) -> bool {
         if !self.split_tolerance.is_finite() {
             return false;
         }
-        if !self.indicator_exceeds(sys, r, h) {
-            return false;
-        }
-        match self.lag_factor {
-            Some(c) if lagged => {
-                self.lag_free_indicator(sys, r, v, h, c);
-                self.indicator_exceeds_at_est_v(sys, r, h)
-            }
-            _ => true,
-        }
-    }
-
-    /// The raw indicator γ h² max |K(r) Σ e_i Δv_i| above the tolerance (fills `est_v`).
-    fn indicator_exceeds<S: MechanicalSystem + ?Sized>(
-        &mut self,
-        sys: &S,
-        r: &[f64],
-        h: f64,
-    ) -> bool {
         // est_v = Σ e_i Δv_i in one pass for the two-stage weights (−1, 1) of LSRT2.
         match self.err_weights[..] {
             [a, b] if a == -1.0 && b == 1.0 => {
@@ -878,16 +821,6 @@ impl RosenbrockStepper {
                 }
             }
         }
-        self.indicator_exceeds_at_est_v(sys, r, h)
-    }
-
-    /// Whether γ h² max |K(r) est_v| exceeds the tolerance.
-    fn indicator_exceeds_at_est_v<S: MechanicalSystem + ?Sized>(
-        &mut self,
-        sys: &S,
-        r: &[f64],
-        h: f64,
-    ) -> bool {
         let scale = self.tab.gamma * h * h;
         let bound = sys.kinematics_max_abs_bound(r, &self.est_v, &mut self.est_r);
         if scale * bound <= self.split_tolerance {
@@ -896,54 +829,6 @@ impl RosenbrockStepper {
         sys.kinematics(r, &self.est_v, &mut self.est_r);
         let worst = self.est_r.iter().fold(0.0f64, |m, x| m.max(x.abs()));
         scale * worst > self.split_tolerance
-    }
-
-    /// Replaces `est_v` by the lag-free estimate c W⁻¹ D of Σ e_i Δv_i (velocity part) from the
-    /// last stages of a two-stage LSRT2-type step, with D = f(t₂, y + h α₂₁ k₁) − f(t, y)
-    /// the change of the full right-hand side f = (K(r) v, q) between the two stage points
-    /// and c = 1 + γ₂₁/α₂₁ ([`lag_factor`]). Both q values are at hand (`q0`, the stage's
-    /// q); the reduced solve of W x = D is that of a stage: one block product with J_r K and one
-    /// triangular solve with the step's factorisation (no new factorisation, no allocation).
-    fn lag_free_indicator<S: MechanicalSystem + ?Sized>(
-        &mut self,
-        sys: &S,
-        r: &[f64],
-        v: &[f64],
-        h: f64,
-        c: f64,
-    ) {
-        let w = &mut self.work;
-        let n_v = self.est_v.len();
-        // D_r = K(r̃₂) ṽ₂ − K(r) v (position space; `w.fr` still holds the stage's K(r̃₂) ṽ₂),
-        // mapped to the tangent space at the linearisation point: L D_r.
-        sys.kinematics(r, v, &mut self.est_r);
-        for (d, f) in self.est_r.iter_mut().zip(&w.fr) {
-            *d = f - *d;
-        }
-        sys.tangent(&self.lin.r, &self.est_r, &mut w.tmp);
-        // rhs = D_v + hγ J_r K L D_r (the r row of W eliminated as in a stage, eq. 7).
-        let hg = h * self.tab.gamma;
-        for x in w.tmp[..n_v].iter_mut() {
-            *x *= hg;
-        }
-        let rhs = &mut self.est_v;
-        for ((e, qm), q0) in rhs.iter_mut().zip(&w.q_st).zip(&self.q0) {
-            *e = qm - q0;
-        }
-        let cg = self.lin.congruent.then_some(&self.lin.congruence);
-        if let Some(cg) = cg {
-            cg.apply_rows_inverse(rhs);
-            cg.apply_cols(&mut w.tmp);
-        }
-        gemv_add(w.simd, &self.lin.j_rk, &w.tmp, None, rhs);
-        self.lu.solve_in_place(rhs);
-        self.stats.solves += 1;
-        if let Some(cg) = cg {
-            cg.apply_cols_inverse(rhs);
-        }
-        for x in rhs.iter_mut() {
-            *x *= c;
-        }
     }
 
     /// Linearises at (t, r, v) and factors the iteration matrix for step h.
@@ -1095,7 +980,104 @@ mod tests {
     use crate::block::BlockPattern;
     use std::sync::Arc;
 
-    /// Both code paths of `gemv_add` against two dense-checked `BlockMatrix::gemv` calls.
+    use crate::dense::DenseLu;
+
+    /// Two masses in a chain (ground –k₁,c₁– m₁ –k₂,c₂– m₂), a force on m₂; K = I, 1 × 1
+    /// blocks. `jac_scale` scales the stiffness and damping in the linearisation only: 1 gives
+    /// the exact Jacobian, anything else a wrong one (as a lagged Jacobian is).
+    struct Chain {
+        k: [f64; 2],
+        c: [f64; 2],
+        f: f64,
+        jac_scale: f64,
+    }
+
+    impl Chain {
+        fn new(jac_scale: f64) -> Self {
+            Self {
+                k: [4.0e4, 9.0e4],
+                c: [30.0, 120.0],
+                f: 50.0,
+                jac_scale,
+            }
+        }
+    }
+
+    impl MechanicalSystem for Chain {
+        fn n_r(&self) -> usize {
+            2
+        }
+        fn n_v(&self) -> usize {
+            2
+        }
+        fn pattern(&self) -> Arc<BlockPattern> {
+            Arc::new(BlockPattern::from_couplings(2, 1, &[(0, 1)]))
+        }
+        fn accelerations(&mut self, _t: f64, r: &[f64], v: &[f64], q: &mut [f64]) {
+            let (k, c) = (self.k, self.c);
+            let f2 = k[1] * (r[1] - r[0]) + c[1] * (v[1] - v[0]);
+            q[0] = -k[0] * r[0] - c[0] * v[0] + f2;
+            q[1] = self.f - f2;
+        }
+        fn linearise(&mut self, t: f64, r: &[f64], v: &[f64], lin: &mut Linearisation) {
+            self.accelerations(t, r, v, &mut lin.q);
+            let (k, c, s) = (self.k, self.c, self.jac_scale);
+            let p = lin.j_v.pattern().clone();
+            for (m, g) in [(&mut lin.j_rk, k), (&mut lin.j_v, c)] {
+                m.block_mut(p.slot(0, 0).unwrap())[0] = -s * (g[0] + g[1]);
+                m.block_mut(p.slot(0, 1).unwrap())[0] = s * g[1];
+                m.block_mut(p.slot(1, 0).unwrap())[0] = s * g[1];
+                m.block_mut(p.slot(1, 1).unwrap())[0] = -s * g[1];
+            }
+            lin.q_t.fill(0.0);
+            lin.r.copy_from_slice(r);
+        }
+        fn kinematics(&self, _r: &[f64], v: &[f64], r_dot: &mut [f64]) {
+            r_dot.copy_from_slice(v);
+        }
+        fn tangent(&self, _r: &[f64], dr: &[f64], w: &mut [f64]) {
+            w.copy_from_slice(dr);
+        }
+    }
+
+    /// A LinearSolver without a spare (`LinearSolver::spare` = None): the stepper falls back to
+    /// re-factoring its one factorisation for h/2 and back.
+    struct NoSpare(DenseLu);
+
+    impl LinearSolver for NoSpare {
+        fn factor(&mut self, a: &BlockMatrix) -> Result<(), SingularMatrix> {
+            self.0.factor_block(a)
+        }
+        fn solve_in_place(&mut self, b: &mut [f64]) {
+            self.0.solve_in_place(b)
+        }
+    }
+
+    /// The h/2 factorisation kept beside the one for h changes no result (the same matrices are
+    /// factored) and saves factorisations: with re-linearisation every 5 steps and every step
+    /// split for accuracy (tolerance 0), one h/2 factorisation per linearisation instead of two
+    /// per split step (h/2, then h again at the next step that keeps the Jacobian).
+    #[test]
+    fn spare_factorisation_changes_nothing_but_the_lu_count() {
+        let run = |lu: Box<dyn LinearSolver + Send>| {
+            let mut sys = Chain::new(1.0);
+            let mut st = RosenbrockStepper::new(&sys, Tableau::lsrt2(), 1e-3, 0.0, 5, lu);
+            st.split_tolerance = 0.0;
+            let (mut r, mut v) = (vec![0.0; 2], vec![0.0; 2]);
+            for k in 0..20 {
+                st.step(&mut sys, k, &mut r, &mut v).unwrap();
+            }
+            (r, v, st.stats)
+        };
+        let (r1, v1, s1) = run(Box::new(DenseLu::new(2)));
+        let (r0, v0, s0) = run(Box::new(NoSpare(DenseLu::new(2))));
+        assert_eq!((r1, v1), (r0, v0));
+        assert_eq!((s1.error_splits, s0.error_splits), (20, 20));
+        assert_eq!(s1.linearisations, 4);
+        // Spare: 4 for h + 4 for h/2. Without: 4 + 20 for h/2 + 16 back to h.
+        assert_eq!((s1.factorisations, s0.factorisations), (8, 40));
+    }
+
     #[test]
     fn first_non_finite_finds_the_first_bad_entry() {
         let r: Vec<f64> = (0..13).map(|i| i as f64 - 6.5).collect();
