@@ -528,6 +528,25 @@ unsafe fn gemv6_add_avx2_fma(
     }
 }
 
+/// max_i |b_i − a_i| (0 for empty slices; NaN entries are skipped, as by `f64::max`). Four
+/// independent lanes, so that the pass is not one serial dependency chain.
+fn max_abs_difference(a: &[f64], b: &[f64]) -> f64 {
+    let mut m = [0.0f64; 4];
+    let (a4, a_rest) = a.as_chunks::<4>();
+    let (b4, b_rest) = b.as_chunks::<4>();
+    for (x, y) in a4.iter().zip(b4) {
+        for l in 0..4 {
+            let d = (y[l] - x[l]).abs();
+            m[l] = if d > m[l] { d } else { m[l] };
+        }
+    }
+    for (l, (x, y)) in a_rest.iter().zip(b_rest).enumerate() {
+        let d = (y - x).abs();
+        m[l] = if d > m[l] { d } else { m[l] };
+    }
+    m[0].max(m[1]).max(m[2].max(m[3]))
+}
+
 #[inline(always)]
 pub(crate) fn axpy(a: f64, x: &[f64], y: &mut [f64]) {
     for (yi, xi) in y.iter_mut().zip(x) {
@@ -632,6 +651,9 @@ pub struct RosenbrockStepper {
     /// Weights e_i = b_i − b̂_i of the local error indicator (the tableau's embedded weights,
     /// else the first stage alone as the embedded first-order solution: e = (−1, 1) for LSRT2).
     err_weights: Vec<f64>,
+    /// The system's [`MechanicalSystem::kinematics_gain`] and number of speeds (split screen).
+    kinematics_gain: Option<f64>,
+    n_speeds: usize,
     /// Work counters.
     pub stats: Stats,
     q0: Vec<f64>,
@@ -672,6 +694,8 @@ impl RosenbrockStepper {
                 });
                 tab.b.iter().zip(&b_hat).map(|(b, bh)| b - bh).collect()
             },
+            kinematics_gain: sys.kinematics_gain(),
+            n_speeds: sys.n_speeds(),
             tab,
             lu_half: lu.spare(),
             half_h: f64::NAN,
@@ -804,9 +828,20 @@ impl RosenbrockStepper {
         if !self.split_tolerance.is_finite() {
             return false;
         }
+        let scale = self.tab.gamma * h * h;
+        let lsrt2_weights = matches!(self.err_weights[..], [a, b] if a == -1.0 && b == 1.0);
+        if let (true, Some(gain)) = (lsrt2_weights, self.kinematics_gain) {
+            // Screen: γ h² κ max |Δv₂ − Δv₁| over the speeds bounds the system's bound below,
+            // so a step it passes is not split by the full test either (one pass, no stores).
+            let n = self.n_speeds;
+            let m = max_abs_difference(&self.work.dv[0][..n], &self.work.dv[1][..n]);
+            if scale * gain * m <= self.split_tolerance {
+                return false;
+            }
+        }
         // est_v = Σ e_i Δv_i in one pass for the two-stage weights (−1, 1) of LSRT2.
         match self.err_weights[..] {
-            [a, b] if a == -1.0 && b == 1.0 => {
+            [_, _] if lsrt2_weights => {
                 let (d0, d1) = (&self.work.dv[0], &self.work.dv[1]);
                 for ((e, x0), x1) in self.est_v.iter_mut().zip(d0).zip(d1) {
                     *e = x1 - x0;
@@ -821,7 +856,6 @@ impl RosenbrockStepper {
                 }
             }
         }
-        let scale = self.tab.gamma * h * h;
         let bound = sys.kinematics_max_abs_bound(r, &self.est_v, &mut self.est_r);
         if scale * bound <= self.split_tolerance {
             return false;
@@ -1076,6 +1110,22 @@ mod tests {
         assert_eq!(s1.linearisations, 4);
         // Spare: 4 for h + 4 for h/2. Without: 4 + 20 for h/2 + 16 back to h.
         assert_eq!((s1.factorisations, s0.factorisations), (8, 40));
+    }
+
+    /// The four-lane pass against a plain fold, for every remainder length, a NaN skipped.
+    #[test]
+    fn max_abs_difference_is_the_largest_difference() {
+        for n in 0..11 {
+            let a: Vec<f64> = (0..n).map(|i| (i as f64 * 0.7).sin()).collect();
+            let b: Vec<f64> = (0..n).map(|i| (i as f64 * 1.3).cos()).collect();
+            let expect = a
+                .iter()
+                .zip(&b)
+                .fold(0.0f64, |m, (x, y)| m.max((y - x).abs()));
+            assert_eq!(max_abs_difference(&a, &b), expect, "n = {n}");
+        }
+        let (a, b) = ([0.0, f64::NAN, 1.0], [0.5, 0.0, -1.0]);
+        assert_eq!(max_abs_difference(&a, &b), 2.0);
     }
 
     #[test]
