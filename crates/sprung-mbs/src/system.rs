@@ -112,6 +112,13 @@ impl MechanicalSystem for MbsSystem {
         m
     }
 
+    /// κ = 1.5: translations have K = I; a quaternion rate ½ q ⊗ ω has components that are ½
+    /// a signed sum of three products q_j ω_k with |q_j| ≤ 1, so ≤ ½ |ω|₁ ≤ 1.5 max |ω| — at
+    /// least the bound of `kinematics_max_abs_bound` above (the round-off factor included).
+    fn kinematics_gain(&self) -> Option<f64> {
+        Some(1.5 * (1.0 + 2e-12))
+    }
+
     fn tangent(&self, r: &[f64], dr: &[f64], w: &mut [f64]) {
         let nb = self.model().bodies.len();
         for ((ri, di), wi) in positions(r, nb)
@@ -213,7 +220,8 @@ fn velocities_mut(v: &mut [f64], nb: usize) -> &mut [[f64; 6]] {
 mod tests {
     use super::*;
 
-    /// The cheap bound of the split decision against the exact largest entry of K(r) v, on
+    /// The cheap bound of the split decision (and the screen by `kinematics_gain` above it)
+    /// against the exact largest entry of K(r) v, on
     /// random unit quaternions and velocities of the all-elements fixture: never below it (the
     /// decision from the bound is then the exact one), and within the factor the bound's
     /// construction allows (a quaternion rate ½ q ⊗ (0, ω) has norm |ω|/2, so its largest
@@ -244,6 +252,18 @@ mod tests {
                 bound <= 2.0 * 3f64.sqrt() * exact * (1.0 + 1e-9),
                 "case {case}: bound {bound} vs exact {exact}"
             );
+            // The screen κ max |v| over the speeds lies above the bound (so the split decision
+            // is unchanged by it), and by at most 3 (½ |ω|₁ ≥ ½ max |ω|).
+            let gain = sys.kinematics_gain().unwrap();
+            let vmax = v[..sys.n_speeds()]
+                .iter()
+                .fold(0.0f64, |m, x| m.max(x.abs()));
+            assert!(
+                bound <= gain * vmax,
+                "case {case}: {bound} vs {}",
+                gain * vmax
+            );
+            assert!(gain * vmax <= 3.0 * bound * (1.0 + 1e-9), "case {case}");
         }
     }
 }

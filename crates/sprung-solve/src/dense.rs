@@ -100,6 +100,14 @@ pub trait LinearSolver {
     /// # Panics
     /// If there is no valid factorisation or `b` has the wrong length (programming errors).
     fn solve_in_place(&mut self, b: &mut [f64]);
+
+    /// A second, independent solver for matrices of the same size and pattern (it holds no
+    /// factorisation), for a caller that keeps two factorisations at once (the fixed-step
+    /// Rosenbrock stepper's h/2 matrix of its split steps). Allocates; call it at set-up. The
+    /// default `None` means the caller must re-factor instead.
+    fn spare(&self) -> Option<Box<dyn LinearSolver + Send>> {
+        None
+    }
 }
 
 /// Tolerance of the singularity test shared by both solvers: `n ε max|a_ij|`.
@@ -362,6 +370,10 @@ impl LinearSolver for DenseLu {
 
     fn solve_in_place(&mut self, b: &mut [f64]) {
         DenseLu::solve_in_place(self, b)
+    }
+
+    fn spare(&self) -> Option<Box<dyn LinearSolver + Send>> {
+        Some(Box::new(DenseLu::new(self.n)))
     }
 }
 

@@ -103,6 +103,14 @@ pub trait MechanicalSystem {
         self.kinematics(r, v, scratch);
         scratch.iter().fold(0.0f64, |m, x| m.max(x.abs()))
     }
+    /// A constant κ with max |K(r) x| ≤ κ max |x[..n_speeds]| for every r on the manifold and
+    /// every x (K has zero columns at element states), if the system knows one. The split
+    /// decision of the fixed-step stepper then screens a step with one pass over the stage
+    /// increments before it forms the indicator and asks [`Self::kinematics_max_abs_bound`];
+    /// the decision stays the same when κ max |x| bounds that bound too. Default `None`.
+    fn kinematics_gain(&self) -> Option<f64> {
+        None
+    }
     /// Left inverse of the kinematics matrix, w = L(r) Δr with L(r) K(r) = I: maps a position
     /// increment to the velocity-space (tangent) increment, so that J_r Δr = (J_r K) L Δr.
     fn tangent(&self, r: &[f64], dr: &[f64], w: &mut [f64]);

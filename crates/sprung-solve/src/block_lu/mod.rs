@@ -262,6 +262,12 @@ impl LinearSolver for BlockSparseLu {
     fn solve_in_place(&mut self, b: &mut [f64]) {
         BlockSparseLu::solve_in_place(self, b)
     }
+
+    fn spare(&self) -> Option<Box<dyn LinearSolver + Send>> {
+        let mut lu = self.clone();
+        lu.factored = false;
+        Some(Box::new(lu))
+    }
 }
 
 #[cfg(test)]

@@ -528,6 +528,25 @@ unsafe fn gemv6_add_avx2_fma(
     }
 }
 
+/// max_i |b_i − a_i| (0 for empty slices; NaN entries are skipped, as by `f64::max`). Four
+/// independent lanes, so that the pass is not one serial dependency chain.
+fn max_abs_difference(a: &[f64], b: &[f64]) -> f64 {
+    let mut m = [0.0f64; 4];
+    let (a4, a_rest) = a.as_chunks::<4>();
+    let (b4, b_rest) = b.as_chunks::<4>();
+    for (x, y) in a4.iter().zip(b4) {
+        for l in 0..4 {
+            let d = (y[l] - x[l]).abs();
+            m[l] = if d > m[l] { d } else { m[l] };
+        }
+    }
+    for (l, (x, y)) in a_rest.iter().zip(b_rest).enumerate() {
+        let d = (y - x).abs();
+        m[l] = if d > m[l] { d } else { m[l] };
+    }
+    m[0].max(m[1]).max(m[2].max(m[3]))
+}
+
 #[inline(always)]
 pub(crate) fn axpy(a: f64, x: &[f64], y: &mut [f64]) {
     for (yi, xi) in y.iter_mut().zip(x) {
@@ -586,8 +605,10 @@ pub enum Breakpoints {
     /// estimate exceeds [`RosenbrockStepper::split_tolerance`] (a fast transient, e.g. right
     /// after a force step), redo it as two half steps with the step's own Jacobian factored
     /// for h/2 (no midpoint linearisation: as accurate on the multilink, measured in
-    /// `docs/performance.md`, and the re-linearisation schedule is untouched; the next step
-    /// that keeps the Jacobian re-factors it for h). One split level at most; worst case per
+    /// `docs/performance.md`, and the re-linearisation schedule is untouched). The h/2
+    /// factorisation is a second one, kept beside the one for h until the next linearisation
+    /// (`LinearSolver::spare`): the steps after a split keep theirs for h, and split steps
+    /// sharing a lagged Jacobian share the h/2 one. One split level at most; worst case per
     /// step (LSRT2, re-linearising every step, a breakpoint split): two linearisations, three
     /// LU factorisations, three q evaluations, six triangular solves.
     /// Redoing the whole step with a Jacobian from the end state of the first attempt was
@@ -604,6 +625,11 @@ pub struct RosenbrockStepper {
     lin: Linearisation,
     a: BlockMatrix,
     lu: Box<dyn LinearSolver + Send>,
+    /// Second factorisation, of the same linearisation's matrix for h/2, used by split steps
+    /// (`LinearSolver::spare`; `None`: the split re-factors `lu` for h/2 and back for h).
+    lu_half: Option<Box<dyn LinearSolver + Send>>,
+    /// Step size `lu_half` is factored for (NaN: not factored for the current linearisation).
+    half_h: f64,
     work: StageWork,
     /// Step size h, s.
     pub h: f64,
@@ -625,14 +651,15 @@ pub struct RosenbrockStepper {
     /// Weights e_i = b_i − b̂_i of the local error indicator (the tableau's embedded weights,
     /// else the first stage alone as the embedded first-order solution: e = (−1, 1) for LSRT2).
     err_weights: Vec<f64>,
+    /// The system's [`MechanicalSystem::kinematics_gain`] and number of speeds (split screen).
+    kinematics_gain: Option<f64>,
+    n_speeds: usize,
     /// Work counters.
     pub stats: Stats,
     q0: Vec<f64>,
     /// Buffers of the local error indicator (velocity and position space).
     est_v: Vec<f64>,
     est_r: Vec<f64>,
-    r_save: Vec<f64>,
-    v_save: Vec<f64>,
     have_lin: bool,
     /// Step size the current factorisation is for (an error-triggered split leaves h/2).
     factored_h: f64,
@@ -657,8 +684,6 @@ impl RosenbrockStepper {
             q0: vec![0.0; sys.n_v()],
             est_v: vec![0.0; sys.n_v()],
             est_r: vec![0.0; sys.n_r()],
-            r_save: vec![0.0; sys.n_r()],
-            v_save: vec![0.0; sys.n_v()],
             breakpoints: Breakpoints::default(),
             split_tolerance: SPLIT_TOLERANCE,
             err_weights: {
@@ -669,7 +694,11 @@ impl RosenbrockStepper {
                 });
                 tab.b.iter().zip(&b_hat).map(|(b, bh)| b - bh).collect()
             },
+            kinematics_gain: sys.kinematics_gain(),
+            n_speeds: sys.n_speeds(),
             tab,
+            lu_half: lu.spare(),
+            half_h: f64::NAN,
             lu,
             h,
             t0,
@@ -724,18 +753,19 @@ impl RosenbrockStepper {
             self.relinearise(sys, t, r, v, h)?;
             self.q0.copy_from_slice(&self.lin.q);
         } else if self.factored_h != h {
-            // An error-triggered split left the (scheduled) linearisation factored for h/2.
+            // An error-triggered split without a spare solver left the (scheduled)
+            // linearisation factored for h/2.
             self.factor(t, h)?;
         }
-        if watch {
-            self.r_save.copy_from_slice(r);
-            self.v_save.copy_from_slice(v);
-        }
+        // The stages leave (r, v) at the step start: the split decision comes before the
+        // update, so a split step needs no saved copy of the start state.
         let c1 = sys.segment_changes();
-        self.advance(sys, t, h, r, v);
+        self.run_stages(sys, t, h, r, v, false);
         let crossed = watch && sys.segment_changes() != c1;
         let rough = watch && !crossed && self.exceeds_split_tolerance(sys, r, h);
-        if crossed || rough {
+        if !(crossed || rough) {
+            self.update(sys, h, r, v);
+        } else {
             // A stage saw other segments than the linearisation (a breakpoint lies within the
             // step), or the step's error estimate is above the tolerance (a fast transient).
             // Redo it once as two half steps.
@@ -745,10 +775,8 @@ impl RosenbrockStepper {
                 self.stats.error_splits += 1;
             }
             let h2 = 0.5 * h;
-            r.copy_from_slice(&self.r_save);
-            v.copy_from_slice(&self.v_save);
-            self.factor(t, h2)?;
-            self.advance(sys, t, h2, r, v);
+            let half = self.factor_half(t, h2)?;
+            self.advance(sys, t, h2, r, v, half);
             let tm = self.t0 + (k as f64 + 0.5) * h;
             if crossed {
                 // The second half must see the new segment's slopes: linearise at the
@@ -756,14 +784,15 @@ impl RosenbrockStepper {
                 self.relinearise(sys, tm, r, v, h2)?;
                 self.q0.copy_from_slice(&self.lin.q);
                 off_schedule = true;
+                self.advance(sys, tm, h2, r, v, false);
             } else {
                 // A fast transient: the step's own (possibly lagged) Jacobian, already
                 // factored for h/2, serves the second half too (a W-method keeps its order
                 // with any Jacobian); the schedule is untouched.
                 sys.accelerations(tm, r, v, &mut self.q0);
                 self.stats.q_evals += 1;
+                self.advance(sys, tm, h2, r, v, half);
             }
-            self.advance(sys, tm, h2, r, v);
         }
         if off_schedule {
             // The factorisation no longer belongs to the schedule: the next step re-linearises
@@ -780,8 +809,8 @@ impl RosenbrockStepper {
         }
     }
 
-    /// Whether the local error indicator of the last [`Self::advance`] with step h, at the
-    /// step's end position r, exceeds [`Self::split_tolerance`]: the largest entry of
+    /// Whether the local error indicator of the last stages with step h, with K at the
+    /// step's start position r, exceeds [`Self::split_tolerance`]: the largest entry of
     /// γ h² K(r) Σ e_i Δv_i (position coordinates), the change of the stage accelerations within
     /// the step integrated twice. It vanishes for a constant acceleration (which the method
     /// integrates exactly; the plain embedded difference h Σ e_i Δr_i would report h² a / 2
@@ -799,13 +828,34 @@ impl RosenbrockStepper {
         if !self.split_tolerance.is_finite() {
             return false;
         }
-        self.est_v.fill(0.0);
-        for (i, &w) in self.err_weights.iter().enumerate() {
-            if w != 0.0 {
-                axpy(w, &self.work.dv[i], &mut self.est_v);
+        let scale = self.tab.gamma * h * h;
+        let lsrt2_weights = matches!(self.err_weights[..], [a, b] if a == -1.0 && b == 1.0);
+        if let (true, Some(gain)) = (lsrt2_weights, self.kinematics_gain) {
+            // Screen: γ h² κ max |Δv₂ − Δv₁| over the speeds bounds the system's bound below,
+            // so a step it passes is not split by the full test either (one pass, no stores).
+            let n = self.n_speeds;
+            let m = max_abs_difference(&self.work.dv[0][..n], &self.work.dv[1][..n]);
+            if scale * gain * m <= self.split_tolerance {
+                return false;
             }
         }
-        let scale = self.tab.gamma * h * h;
+        // est_v = Σ e_i Δv_i in one pass for the two-stage weights (−1, 1) of LSRT2.
+        match self.err_weights[..] {
+            [_, _] if lsrt2_weights => {
+                let (d0, d1) = (&self.work.dv[0], &self.work.dv[1]);
+                for ((e, x0), x1) in self.est_v.iter_mut().zip(d0).zip(d1) {
+                    *e = x1 - x0;
+                }
+            }
+            _ => {
+                self.est_v.fill(0.0);
+                for (i, &w) in self.err_weights.iter().enumerate() {
+                    if w != 0.0 {
+                        axpy(w, &self.work.dv[i], &mut self.est_v);
+                    }
+                }
+            }
+        }
         let bound = sys.kinematics_max_abs_bound(r, &self.est_v, &mut self.est_r);
         if scale * bound <= self.split_tolerance {
             return false;
@@ -832,6 +882,7 @@ impl RosenbrockStepper {
             sys.linearise(t, r, v, &mut self.lin);
         }
         self.stats.linearisations += 1;
+        self.half_h = f64::NAN;
         self.factor(t, h)?;
         self.have_lin = true;
         Ok(())
@@ -849,8 +900,29 @@ impl RosenbrockStepper {
         Ok(())
     }
 
-    /// One step of size h from (t, r, v) with the current factorisation, q(t, r, v) in `q0`;
-    /// updates (r, v) and projects r.
+    /// Makes a factorisation of the current linearisation for the half step h2 available and
+    /// returns whether it is in `lu_half` (else `lu` was re-factored for h2). `lu_half` is
+    /// factored at most once per linearisation: consecutive split steps that share a (lagged)
+    /// Jacobian share it, and the steps after them keep `lu` factored for h.
+    fn factor_half(&mut self, t: f64, h2: f64) -> Result<bool, StepError> {
+        let Some(lu_half) = self.lu_half.as_mut() else {
+            self.factor(t, h2)?;
+            return Ok(false);
+        };
+        if self.half_h != h2 {
+            iteration_matrix(&self.lin, h2 * self.tab.gamma, &mut self.a);
+            self.half_h = f64::NAN;
+            lu_half
+                .factor(&self.a)
+                .map_err(|source| StepError::Singular { t, source })?;
+            self.half_h = h2;
+            self.stats.factorisations += 1;
+        }
+        Ok(true)
+    }
+
+    /// One step of size h from (t, r, v) with the current factorisation (`lu_half` if `half`,
+    /// else `lu`), q(t, r, v) in `q0`; updates (r, v) and projects r.
     fn advance<S: MechanicalSystem + ?Sized>(
         &mut self,
         sys: &mut S,
@@ -858,7 +930,27 @@ impl RosenbrockStepper {
         h: f64,
         r: &mut [f64],
         v: &mut [f64],
+        half: bool,
     ) {
+        self.run_stages(sys, t, h, r, v, half);
+        self.update(sys, h, r, v);
+    }
+
+    /// The stages of one step of size h from (t, r, v), as [`Self::advance`], without the
+    /// update: the increments stay in `work`, (r, v) unchanged.
+    fn run_stages<S: MechanicalSystem + ?Sized>(
+        &mut self,
+        sys: &mut S,
+        t: f64,
+        h: f64,
+        r: &[f64],
+        v: &[f64],
+        half: bool,
+    ) {
+        let lu: &mut dyn LinearSolver = match (half, self.lu_half.as_mut()) {
+            (true, Some(lu_half)) => lu_half.as_mut(),
+            _ => self.lu.as_mut(),
+        };
         let start = StepStart {
             t,
             h,
@@ -871,11 +963,21 @@ impl RosenbrockStepper {
             sys,
             &self.tab,
             &self.lin,
-            self.lu.as_mut(),
+            lu,
             start,
             &mut self.work,
             &mut self.stats,
         );
+    }
+
+    /// (r, v) += h Σ b_i (Δr_i, Δv_i) from the stages in `work`; projects r.
+    fn update<S: MechanicalSystem + ?Sized>(
+        &mut self,
+        sys: &mut S,
+        h: f64,
+        r: &mut [f64],
+        v: &mut [f64],
+    ) {
         for i in 0..self.tab.stages {
             let b = h * self.tab.b[i];
             if b != 0.0 {
@@ -912,7 +1014,120 @@ mod tests {
     use crate::block::BlockPattern;
     use std::sync::Arc;
 
-    /// Both code paths of `gemv_add` against two dense-checked `BlockMatrix::gemv` calls.
+    use crate::dense::DenseLu;
+
+    /// Two masses in a chain (ground –k₁,c₁– m₁ –k₂,c₂– m₂), a force on m₂; K = I, 1 × 1
+    /// blocks. `jac_scale` scales the stiffness and damping in the linearisation only: 1 gives
+    /// the exact Jacobian, anything else a wrong one (as a lagged Jacobian is).
+    struct Chain {
+        k: [f64; 2],
+        c: [f64; 2],
+        f: f64,
+        jac_scale: f64,
+    }
+
+    impl Chain {
+        fn new(jac_scale: f64) -> Self {
+            Self {
+                k: [4.0e4, 9.0e4],
+                c: [30.0, 120.0],
+                f: 50.0,
+                jac_scale,
+            }
+        }
+    }
+
+    impl MechanicalSystem for Chain {
+        fn n_r(&self) -> usize {
+            2
+        }
+        fn n_v(&self) -> usize {
+            2
+        }
+        fn pattern(&self) -> Arc<BlockPattern> {
+            Arc::new(BlockPattern::from_couplings(2, 1, &[(0, 1)]))
+        }
+        fn accelerations(&mut self, _t: f64, r: &[f64], v: &[f64], q: &mut [f64]) {
+            let (k, c) = (self.k, self.c);
+            let f2 = k[1] * (r[1] - r[0]) + c[1] * (v[1] - v[0]);
+            q[0] = -k[0] * r[0] - c[0] * v[0] + f2;
+            q[1] = self.f - f2;
+        }
+        fn linearise(&mut self, t: f64, r: &[f64], v: &[f64], lin: &mut Linearisation) {
+            self.accelerations(t, r, v, &mut lin.q);
+            let (k, c, s) = (self.k, self.c, self.jac_scale);
+            let p = lin.j_v.pattern().clone();
+            for (m, g) in [(&mut lin.j_rk, k), (&mut lin.j_v, c)] {
+                m.block_mut(p.slot(0, 0).unwrap())[0] = -s * (g[0] + g[1]);
+                m.block_mut(p.slot(0, 1).unwrap())[0] = s * g[1];
+                m.block_mut(p.slot(1, 0).unwrap())[0] = s * g[1];
+                m.block_mut(p.slot(1, 1).unwrap())[0] = -s * g[1];
+            }
+            lin.q_t.fill(0.0);
+            lin.r.copy_from_slice(r);
+        }
+        fn kinematics(&self, _r: &[f64], v: &[f64], r_dot: &mut [f64]) {
+            r_dot.copy_from_slice(v);
+        }
+        fn tangent(&self, _r: &[f64], dr: &[f64], w: &mut [f64]) {
+            w.copy_from_slice(dr);
+        }
+    }
+
+    /// A LinearSolver without a spare (`LinearSolver::spare` = None): the stepper falls back to
+    /// re-factoring its one factorisation for h/2 and back.
+    struct NoSpare(DenseLu);
+
+    impl LinearSolver for NoSpare {
+        fn factor(&mut self, a: &BlockMatrix) -> Result<(), SingularMatrix> {
+            self.0.factor_block(a)
+        }
+        fn solve_in_place(&mut self, b: &mut [f64]) {
+            self.0.solve_in_place(b)
+        }
+    }
+
+    /// The h/2 factorisation kept beside the one for h changes no result (the same matrices are
+    /// factored) and saves factorisations: with re-linearisation every 5 steps and every step
+    /// split for accuracy (tolerance 0), one h/2 factorisation per linearisation instead of two
+    /// per split step (h/2, then h again at the next step that keeps the Jacobian).
+    #[test]
+    fn spare_factorisation_changes_nothing_but_the_lu_count() {
+        let run = |lu: Box<dyn LinearSolver + Send>| {
+            let mut sys = Chain::new(1.0);
+            let mut st = RosenbrockStepper::new(&sys, Tableau::lsrt2(), 1e-3, 0.0, 5, lu);
+            st.split_tolerance = 0.0;
+            let (mut r, mut v) = (vec![0.0; 2], vec![0.0; 2]);
+            for k in 0..20 {
+                st.step(&mut sys, k, &mut r, &mut v).unwrap();
+            }
+            (r, v, st.stats)
+        };
+        let (r1, v1, s1) = run(Box::new(DenseLu::new(2)));
+        let (r0, v0, s0) = run(Box::new(NoSpare(DenseLu::new(2))));
+        assert_eq!((r1, v1), (r0, v0));
+        assert_eq!((s1.error_splits, s0.error_splits), (20, 20));
+        assert_eq!(s1.linearisations, 4);
+        // Spare: 4 for h + 4 for h/2. Without: 4 + 20 for h/2 + 16 back to h.
+        assert_eq!((s1.factorisations, s0.factorisations), (8, 40));
+    }
+
+    /// The four-lane pass against a plain fold, for every remainder length, a NaN skipped.
+    #[test]
+    fn max_abs_difference_is_the_largest_difference() {
+        for n in 0..11 {
+            let a: Vec<f64> = (0..n).map(|i| (i as f64 * 0.7).sin()).collect();
+            let b: Vec<f64> = (0..n).map(|i| (i as f64 * 1.3).cos()).collect();
+            let expect = a
+                .iter()
+                .zip(&b)
+                .fold(0.0f64, |m, (x, y)| m.max((y - x).abs()));
+            assert_eq!(max_abs_difference(&a, &b), expect, "n = {n}");
+        }
+        let (a, b) = ([0.0, f64::NAN, 1.0], [0.5, 0.0, -1.0]);
+        assert_eq!(max_abs_difference(&a, &b), 2.0);
+    }
+
     #[test]
     fn first_non_finite_finds_the_first_bad_entry() {
         let r: Vec<f64> = (0..13).map(|i| i as f64 - 6.5).collect();
