@@ -28,7 +28,8 @@ use sprung_solve::mech::{Congruence, Linearisation};
 
 use crate::compiled::{CompiledModel, ElementKind, ForceElement, InputKind};
 use crate::element::{ElementForce, Ends, Partials};
-use crate::element_law::{ElementInput, ElementScratch, FD_RELATIVE_STEP, MarkerState};
+use crate::element_law::{ElementInput, ElementLaw, ElementScratch, FD_RELATIVE_STEP, MarkerState};
+use crate::element_link::{self, LinkScratch};
 use crate::kinematics::{BodyKin, MarkerKin};
 #[cfg(target_arch = "x86_64")]
 use crate::m3::Avx2;
@@ -123,19 +124,7 @@ impl Evaluator {
         let n_state_v = model.n_v() - model.n_body_v();
         Self {
             runtime_u: model.inputs.iter().map(|u| u.signal.value(0.0)).collect(),
-            open: model
-                .open_elements
-                .iter()
-                .map(|e| OpenWork {
-                    markers: vec![MarkerState::default(); e.markers.len()],
-                    inputs: vec![0.0; e.inputs.len()],
-                    inputs_plus: vec![0.0; e.inputs.len()],
-                    inputs_minus: vec![0.0; e.inputs.len()],
-                    time_driven: e.law.reads_time()
-                        || e.inputs.iter().flatten().any(|&k| !model.inputs[k].runtime),
-                    scratch: ElementScratch::new(e.law.as_ref()),
-                })
-                .collect(),
+            open: open_work(&model),
             force_t: vec![Vector3::zeros(); nb],
             torque_t: vec![Vector3::zeros(); nb],
             state_rates_t: vec![0.0; n_state_v],
@@ -247,10 +236,17 @@ impl Evaluator {
         let nbv = model.n_body_v();
         for &e in which {
             let el = &model.open_elements[e];
-            let work = &mut self.open[e];
+            // A fed element's sources first, for the values of its linked slots.
+            for l in &el.links {
+                self.evaluate_open_elements(t, v, &[l.source]);
+            }
+            let (before, rest) = self.open.split_at_mut(e);
+            let work = &mut rest[0];
             fill_marker_states(&model, &el.markers, &self.bodies, &mut work.markers);
             let ns = el.law.n_states();
             gather_inputs(&model, &self.runtime_u, t, &el.inputs, &mut work.inputs);
+            let source = |k: usize| before[el.links[k].source].scratch.outputs[el.links[k].output];
+            element_link::feed(&el.links, source, &mut work.inputs);
             let input = ElementInput {
                 t,
                 markers: &work.markers,
@@ -556,11 +552,17 @@ impl Evaluator {
             self.state_rates_t.fill(0.0);
         }
         for (e, el) in model.open_elements.iter().enumerate() {
-            let work = &mut self.open[e];
+            let (before, rest) = self.open.split_at_mut(e);
+            let work = &mut rest[0];
             fill_marker_states(&model, &el.markers, &self.bodies, &mut work.markers);
             let ns = el.law.n_states();
             let states = &v[nbv + el.state_offset..nbv + el.state_offset + ns];
             gather_inputs(&model, &self.runtime_u, t, &el.inputs, &mut work.inputs);
+            if !el.links.is_empty() {
+                let source =
+                    |k: usize| before[el.links[k].source].scratch.outputs[el.links[k].output];
+                element_link::feed(&el.links, source, &mut work.inputs);
+            }
             let input = ElementInput {
                 t,
                 markers: &work.markers,
@@ -584,6 +586,20 @@ impl Evaluator {
                 .copy_from_slice(&sc.state_rates);
             if let Some((g_rk, g_v)) = acc.as_mut() {
                 chain_open_element(&model, el, &work.markers, &self.bodies, sc, g_rk, g_v);
+                if let Some(ls) = work.links.as_mut() {
+                    chain_links(
+                        &model,
+                        el,
+                        before,
+                        &input,
+                        &mut work.scratch,
+                        ls,
+                        v,
+                        &self.bodies,
+                        g_rk,
+                        g_v,
+                    );
+                }
                 if work.time_driven {
                     // ∂/∂t at fixed markers and states: central difference with the relative
                     // step of the element partials (a time table's slope, also across a knot
@@ -594,6 +610,24 @@ impl Evaluator {
                     let inputs = (&mut work.inputs_plus, &mut work.inputs_minus);
                     gather_inputs(&model, &self.runtime_u, t_plus, &el.inputs, inputs.0);
                     gather_inputs(&model, &self.runtime_u, t_minus, &el.inputs, inputs.1);
+                    if !el.links.is_empty() {
+                        let d_dt = |k: usize| {
+                            let src = &before[el.links[k].source];
+                            if src.time_driven {
+                                src.scratch.d_time_outputs[el.links[k].output]
+                            } else {
+                                0.0
+                            }
+                        };
+                        element_link::feed_time(
+                            &el.links,
+                            &work.inputs,
+                            h,
+                            d_dt,
+                            inputs.0,
+                            inputs.1,
+                        );
+                    }
                     let at = |t, inputs| ElementInput {
                         t,
                         markers: &work.markers,
@@ -833,6 +867,31 @@ fn gather_inputs(
     }
 }
 
+/// The work of every open element; a fed element ([`crate::element_link`]) is time-driven when
+/// one of its sources is.
+fn open_work(model: &CompiledModel) -> Vec<OpenWork> {
+    let mut open: Vec<OpenWork> = Vec::with_capacity(model.open_elements.len());
+    for e in &model.open_elements {
+        let sources: Vec<&dyn ElementLaw> = e
+            .links
+            .iter()
+            .map(|l| model.open_elements[l.source].law.as_ref())
+            .collect();
+        open.push(OpenWork {
+            markers: vec![MarkerState::default(); e.markers.len()],
+            inputs: vec![0.0; e.inputs.len()],
+            inputs_plus: vec![0.0; e.inputs.len()],
+            inputs_minus: vec![0.0; e.inputs.len()],
+            time_driven: e.law.reads_time()
+                || e.inputs.iter().flatten().any(|&k| !model.inputs[k].runtime)
+                || e.links.iter().any(|l| open[l.source].time_driven),
+            scratch: ElementScratch::new(e.law.as_ref()),
+            links: (!e.links.is_empty()).then(|| LinkScratch::new(e.law.as_ref(), &sources)),
+        });
+    }
+    open
+}
+
 /// Per open element: its markers' kinematics and the evaluation scratch.
 #[derive(Debug, Clone)]
 struct OpenWork {
@@ -846,6 +905,8 @@ struct OpenWork {
     /// linearisation.
     time_driven: bool,
     scratch: ElementScratch,
+    /// The partials of the slots fed by other elements' outputs (`None`: no such slot).
+    links: Option<LinkScratch>,
 }
 
 /// Adds `v` (3 × 3, row-major by (r, c)) times `scale` into piece (`pr`, `pc`) of a 6 × 6 block.
@@ -864,13 +925,45 @@ fn piece(d: &DMatrix<f64>, r: usize, c: usize) -> Matrix3<f64> {
     d.fixed_view::<3, 3>(r, c).into_owned()
 }
 
+/// The partials of a fed element's forces and rates with respect to its sources' markers and
+/// states through its linked slots ([`crate::element_link`]): per link the block
+/// ∂y/∂u · ∂o/∂z, chained with the sink's markers on the rows and the source's on the columns.
+#[allow(clippy::too_many_arguments)]
+fn chain_links(
+    model: &CompiledModel,
+    el: &crate::compiled::OpenElement,
+    sources: &mut [OpenWork],
+    input: &ElementInput,
+    scratch: &mut ElementScratch,
+    ls: &mut LinkScratch,
+    v: &[f64],
+    bodies: &[BodyKin],
+    g_rk: &mut [f64],
+    g_v: &mut [f64],
+) {
+    let nbv = model.n_body_v();
+    ls.sink_partials(&el.links, el.law.as_ref(), input, scratch);
+    for (k, l) in el.links.iter().enumerate() {
+        let src_el = &model.open_elements[l.source];
+        let src = &mut sources[l.source];
+        let ns = src_el.law.n_states();
+        let x = ElementInput {
+            t: input.t,
+            markers: &src.markers,
+            states: &v[nbv + src_el.state_offset..nbv + src_el.state_offset + ns],
+            inputs: &src.inputs,
+        };
+        ls.link_partials(k, l, src_el.law.as_ref(), &x, &mut src.scratch);
+        let blocks = (&ls.position[k], &ls.velocity[k]);
+        let (rows, cols) = ((el, input.markers), (src_el, &src.markers[..]));
+        chain_blocks(model, rows, cols, bodies, blocks, None, g_rk, g_v);
+    }
+}
+
 /// The chain rule of one open element (module docs of [`crate::element_law`]): the partials
 /// of its (F_k, T_k, ṡ) with respect to its markers' (δp, δφ; δv, δω) and its states, taken to
 /// the carrying bodies' global perturbations (δx, δφ; v, ω) and wrenches, added into the
-/// blocks of G_rK and G_v. Columns of marker k on body c (lever arm a, angular velocity ω):
-/// δx: ∂/∂δp;  δφ: −∂/∂δp [a]× + ∂/∂δφ − ∂/∂δv [ω × a]× − ∂/∂δω [ω]×;  v: ∂/∂δv;
-/// ω: −∂/∂δv [a]× + ∂/∂δω. Rows of marker k on body c: F and [a]× F + T, plus [F]× [a]× on
-/// the body's own δφ (the lever arm turns). State rows and columns are not transformed.
+/// blocks of G_rK and G_v ([`chain_blocks`] with the element on both sides).
 #[allow(clippy::too_many_arguments)]
 fn chain_open_element(
     model: &CompiledModel,
@@ -881,13 +974,50 @@ fn chain_open_element(
     g_rk: &mut [f64],
     g_v: &mut [f64],
 ) {
+    let side = (el, markers);
+    let blocks = (&sc.d_position, &sc.d_velocity);
+    chain_blocks(
+        model,
+        side,
+        side,
+        bodies,
+        blocks,
+        Some(&sc.force),
+        g_rk,
+        g_v,
+    );
+}
+
+/// The chain rule of element partials (module docs of [`crate::element_law`]): the rows
+/// (F_k, T_k, ṡ) of element `rows` against the columns (δp, δφ; δv, δω per marker, s) of
+/// element `cols` — the same element for its own partials, a source element for the partials
+/// of an element fed by its output ([`crate::element_link`]) — taken to the carrying bodies'
+/// global perturbations (δx, δφ; v, ω) and wrenches, added into the blocks of G_rK and G_v.
+/// Columns of marker k on body c (lever arm a, angular velocity ω):
+/// δx: ∂/∂δp;  δφ: −∂/∂δp [a]× + ∂/∂δφ − ∂/∂δv [ω × a]× − ∂/∂δω [ω]×;  v: ∂/∂δv;
+/// ω: −∂/∂δv [a]× + ∂/∂δω. Rows of marker k on body c: F and [a]× F + T, plus [F]× [a]× on
+/// the body's own δφ (the lever arm turns; with `lever_force`, the row element's forces, once
+/// per element). State rows and columns are not transformed.
+#[allow(clippy::too_many_arguments)]
+fn chain_blocks(
+    model: &CompiledModel,
+    rows: (&crate::compiled::OpenElement, &[MarkerState]),
+    cols: (&crate::compiled::OpenElement, &[MarkerState]),
+    bodies: &[BodyKin],
+    (pd, vd): (&DMatrix<f64>, &DMatrix<f64>),
+    lever_force: Option<&[Vector3<f64>]>,
+    g_rk: &mut [f64],
+    g_v: &mut [f64],
+) {
     let pattern = &model.pattern;
     let nb = model.bodies.len();
-    let m = el.markers.len();
-    let ns = el.law.n_states();
-    let (pd, vd) = (&sc.d_position, &sc.d_velocity);
-    let body = |k: usize| model.markers[el.markers[k]].body;
-    let state_block = |j: usize| (nb + el.first_block + j / 6, j % 6);
+    let ((el_r, markers_r), (el_c, markers)) = (rows, cols);
+    let (m_r, m) = (el_r.markers.len(), el_c.markers.len());
+    let (ns_r, ns) = (el_r.law.n_states(), el_c.law.n_states());
+    let body_r = |k: usize| model.markers[el_r.markers[k]].body;
+    let body = |k: usize| model.markers[el_c.markers[k]].body;
+    let state_block_r = |j: usize| (nb + el_r.first_block + j / 6, j % 6);
+    let state_block = |j: usize| (nb + el_c.first_block + j / 6, j % 6);
     // Column transform of marker k for the 3 rows starting at `r0`: (δx, δφ, v, ω) pieces.
     let cols = |r0: usize, k: usize| -> [Matrix3<f64>; 4] {
         let c = body(k).expect("columns of body markers only");
@@ -904,9 +1034,9 @@ fn chain_open_element(
         ]
     };
     // Rows of marker kr (F, T) against columns of marker kc.
-    for kr in 0..m {
-        let Some(cr) = body(kr) else { continue };
-        let arm_r = markers[kr].x - bodies[cr].x;
+    for kr in 0..m_r {
+        let Some(cr) = body_r(kr) else { continue };
+        let arm_r = markers_r[kr].x - bodies[cr].x;
         let ax_r = skew(&arm_r);
         for kc in 0..m {
             let Some(cc) = body(kc) else { continue };
@@ -927,8 +1057,10 @@ fn chain_open_element(
             add_piece(gv, 1, 1, &(ax_r * f[3] + t[3]));
         }
         // The lever arm of the force turns with the body: +[F]×[a]× on its own δφ.
-        let own = pattern.slot(cr, cr).expect("diagonal block");
-        add_piece(block6(g_rk, own), 1, 1, &(skew(&sc.force[kr]) * ax_r));
+        if let Some(force) = lever_force {
+            let own = pattern.slot(cr, cr).expect("diagonal block");
+            add_piece(block6(g_rk, own), 1, 1, &(skew(&force[kr]) * ax_r));
+        }
         // State columns: rows F and [a]× F + T.
         for j in 0..ns {
             let (b, col) = state_block(j);
@@ -954,9 +1086,9 @@ fn chain_open_element(
         }
     }
     // State rows.
-    for i in 0..ns {
-        let (bi, row) = state_block(i);
-        let r = 6 * m + i;
+    for i in 0..ns_r {
+        let (bi, row) = state_block_r(i);
+        let r = 6 * m_r + i;
         for (kc, mk) in markers.iter().enumerate() {
             let Some(cc) = body(kc) else { continue };
             let arm = mk.x - bodies[cc].x;
