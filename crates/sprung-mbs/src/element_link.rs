@@ -14,16 +14,17 @@
 //!   term), which also rules out cycles; both are compile errors naming the elements.
 //! * **Partials.** The sink's forces and rates y depend on the source's markers and states z
 //!   through the slot value u = o(z): ∂y/∂z = ∂y/∂u · ∂o/∂z, a rank-one block per link
-//!   ([`LinkScratch`]). ∂y/∂u comes from [`ElementLaw::input_partials`], ∂o/∂z from
+//!   ([`LinkScratch`]), added to the Jacobian as an outer product of the sink's body wrenches
+//!   and state rows with the source output's body and state columns. ∂y/∂u comes from [`ElementLaw::input_partials`], ∂o/∂z from
 //!   [`ElementLaw::output_partials`]; a kind without them is differenced
 //!   ([`crate::element_law::difference_input_partials`],
-//!   [`crate::element_law::difference_output_partials`]). The pipeline chains the block to the
-//!   bodies of the sink's markers (rows) and the source's (columns), and the block pattern
-//!   couples the two elements' bodies and state blocks
+//!   [`crate::element_law::difference_output_partials`]). The block pattern couples the two
+//!   elements' bodies and state blocks
 //!   ([`crate::compiled::CompiledModel::coupling_pattern`]).
-//! * **Time.** A sink fed by a time-driven source (a time table of its own, a time signal) is
-//!   time-driven: its ∂/∂t at fixed markers and states sees the slot move with the source's
-//!   ∂o/∂t ([`feed_time`]).
+//! * **Time.** A sink fed by a time-driven source (a time table of its own, a time signal)
+//!   depends on time through the slot: its ∂/∂t at fixed markers and states is
+//!   ∂y/∂u · ∂o/∂t ([`LinkScratch::time_derivative`], no evaluation), or, when the sink reads
+//!   time itself, its central difference with the slot moving by ± h ∂o/∂t ([`feed_time`]).
 //!
 //! Tested in `crates/sprung-vehicle/tests/element_link.rs`: a speed controller driving two
 //! spin-state tires against the same model with the torque from a runtime input (the same
@@ -83,29 +84,21 @@ pub struct LinkScratch {
     out_position: Vec<Vec<f64>>,
     /// Per link: ∂o/∂(δv, δω, s) (6 m_source + n_s source).
     out_velocity: Vec<Vec<f64>>,
-    /// Per link: the sink's rows against the source's position columns.
-    pub position: Vec<DMatrix<f64>>,
-    /// Per link: the sink's rows against the source's velocity and state columns.
-    pub velocity: Vec<DMatrix<f64>>,
 }
 
 impl LinkScratch {
     /// Scratch for `sink` fed by `sources` (one law per link, in the order of the links).
     pub fn new(sink: &dyn ElementLaw, sources: &[&dyn ElementLaw]) -> Self {
         let rows = 6 * sink.n_markers() + sink.n_states();
-        let pos = |s: &&dyn ElementLaw| 6 * s.n_markers();
-        let vel = |s: &&dyn ElementLaw| 6 * s.n_markers() + s.n_states();
         Self {
             d_inputs: DMatrix::zeros(rows, sink.inputs().len()),
-            out_position: sources.iter().map(|s| vec![0.0; pos(s)]).collect(),
-            out_velocity: sources.iter().map(|s| vec![0.0; vel(s)]).collect(),
-            position: sources
+            out_position: sources
                 .iter()
-                .map(|s| DMatrix::zeros(rows, pos(s)))
+                .map(|s| vec![0.0; 6 * s.n_markers()])
                 .collect(),
-            velocity: sources
+            out_velocity: sources
                 .iter()
-                .map(|s| DMatrix::zeros(rows, vel(s)))
+                .map(|s| vec![0.0; 6 * s.n_markers() + s.n_states()])
                 .collect(),
         }
     }
@@ -129,10 +122,16 @@ impl LinkScratch {
         }
     }
 
-    /// Link `k`'s blocks ∂y/∂u · ∂o/∂z into [`position`](Self::position) and
-    /// [`velocity`](Self::velocity), with ∂o/∂z of the source `law` at `x` (analytic or
-    /// differenced); [`sink_partials`](Self::sink_partials) first.
-    pub fn link_partials(
+    /// ∂y/∂u_slot of the sink (rows (F₀, T₀, …, ṡ)), from
+    /// [`sink_partials`](Self::sink_partials).
+    pub fn input_column(&self, slot: usize) -> &[f64] {
+        let n = self.d_inputs.nrows();
+        &self.d_inputs.as_slice()[slot * n..(slot + 1) * n]
+    }
+
+    /// ∂o/∂z of link `k`'s source output at `x` (analytic where the source's kind provides
+    /// it, else differenced), read by [`output_row`](Self::output_row).
+    pub fn output_partials(
         &mut self,
         k: usize,
         link: &ElementLink,
@@ -146,15 +145,28 @@ impl LinkScratch {
         if !law.output_partials(x, link.output, dp, dv) {
             difference_output_partials(law, x, scratch, link.output, dp, dv);
         }
-        let du = self.d_inputs.column(link.slot);
-        for (dst, row) in [
-            (&mut self.position[k], &self.out_position[k]),
-            (&mut self.velocity[k], &self.out_velocity[k]),
-        ] {
-            for (c, &o) in row.iter().enumerate() {
-                for (d, &y) in dst.column_mut(c).iter_mut().zip(du.iter()) {
-                    *d = y * o;
-                }
+    }
+
+    /// Link `k`'s ∂o/∂(δp, δφ) and ∂o/∂(δv, δω, s), in the columns of
+    /// [`crate::element_law::ElementJacobian`].
+    pub fn output_row(&self, k: usize) -> (&[f64], &[f64]) {
+        (&self.out_position[k], &self.out_velocity[k])
+    }
+
+    /// ∂(F, T, ṡ)/∂t of the sink through its fed slots alone, Σ ∂y/∂u_slot · ∂o/∂t
+    /// (`d_output_dt(k)` for link k), into `d_time`; after
+    /// [`sink_partials`](Self::sink_partials) at the same point.
+    pub fn time_derivative(
+        &self,
+        links: &[ElementLink],
+        d_output_dt: impl Fn(usize) -> f64,
+        d_time: &mut [f64],
+    ) {
+        d_time.fill(0.0);
+        for (k, l) in links.iter().enumerate() {
+            let d = d_output_dt(k);
+            for (t, y) in d_time.iter_mut().zip(self.input_column(l.slot)) {
+                *t += y * d;
             }
         }
     }

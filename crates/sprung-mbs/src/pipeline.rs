@@ -600,7 +600,20 @@ impl Evaluator {
                         g_v,
                     );
                 }
-                if work.time_driven {
+                let d_dt = |k: usize| {
+                    let src = &before[el.links[k].source];
+                    if src.time_driven {
+                        src.scratch.d_time_outputs[el.links[k].output]
+                    } else {
+                        0.0
+                    }
+                };
+                if work.link_time_driven && !work.time_driven {
+                    // Time only through fed slots: ∂y/∂u · ∂o/∂t, no evaluation.
+                    let ls = work.links.as_ref().expect("a fed element has link scratch");
+                    ls.time_derivative(&el.links, d_dt, &mut work.scratch.d_time);
+                }
+                if work.time_driven || work.link_time_driven {
                     // ∂/∂t at fixed markers and states: central difference with the relative
                     // step of the element partials (a time table's slope, also across a knot
                     // as the mean of the two slopes).
@@ -611,14 +624,6 @@ impl Evaluator {
                     gather_inputs(&model, &self.runtime_u, t_plus, &el.inputs, inputs.0);
                     gather_inputs(&model, &self.runtime_u, t_minus, &el.inputs, inputs.1);
                     if !el.links.is_empty() {
-                        let d_dt = |k: usize| {
-                            let src = &before[el.links[k].source];
-                            if src.time_driven {
-                                src.scratch.d_time_outputs[el.links[k].output]
-                            } else {
-                                0.0
-                            }
-                        };
                         element_link::feed_time(
                             &el.links,
                             &work.inputs,
@@ -634,11 +639,13 @@ impl Evaluator {
                         states,
                         inputs,
                     };
-                    work.scratch.time_derivative(
-                        el.law.as_ref(),
-                        &at(t_plus, &work.inputs_plus[..]),
-                        &at(t_minus, &work.inputs_minus[..]),
-                    );
+                    if work.time_driven {
+                        work.scratch.time_derivative(
+                            el.law.as_ref(),
+                            &at(t_plus, &work.inputs_plus[..]),
+                            &at(t_minus, &work.inputs_minus[..]),
+                        );
+                    }
                     let d = &work.scratch.d_time;
                     for (k, &mk) in el.markers.iter().enumerate() {
                         if let Some(c) = model.markers[mk].body {
@@ -867,8 +874,8 @@ fn gather_inputs(
     }
 }
 
-/// The work of every open element; a fed element ([`crate::element_link`]) is time-driven when
-/// one of its sources is.
+/// The work of every open element; a fed element ([`crate::element_link`]) depends on time
+/// when one of its sources does.
 fn open_work(model: &CompiledModel) -> Vec<OpenWork> {
     let mut open: Vec<OpenWork> = Vec::with_capacity(model.open_elements.len());
     for e in &model.open_elements {
@@ -883,8 +890,8 @@ fn open_work(model: &CompiledModel) -> Vec<OpenWork> {
             inputs_plus: vec![0.0; e.inputs.len()],
             inputs_minus: vec![0.0; e.inputs.len()],
             time_driven: e.law.reads_time()
-                || e.inputs.iter().flatten().any(|&k| !model.inputs[k].runtime)
-                || e.links.iter().any(|l| open[l.source].time_driven),
+                || e.inputs.iter().flatten().any(|&k| !model.inputs[k].runtime),
+            link_time_driven: e.links.iter().any(|l| open[l.source].time_driven),
             scratch: ElementScratch::new(e.law.as_ref()),
             links: (!e.links.is_empty()).then(|| LinkScratch::new(e.law.as_ref(), &sources)),
         });
@@ -904,6 +911,9 @@ struct OpenWork {
     /// The law reads time itself, or a slot reads a time signal: ∂/∂t is differenced in the
     /// linearisation.
     time_driven: bool,
+    /// A source of a fed slot is time-driven (`time_driven`: differenced with the slots moving
+    /// by the sources' ∂o/∂t; else ∂y/∂u · ∂o/∂t without evaluations).
+    link_time_driven: bool,
     scratch: ElementScratch,
     /// The partials of the slots fed by other elements' outputs (`None`: no such slot).
     links: Option<LinkScratch>,
@@ -926,8 +936,11 @@ fn piece(d: &DMatrix<f64>, r: usize, c: usize) -> Matrix3<f64> {
 }
 
 /// The partials of a fed element's forces and rates with respect to its sources' markers and
-/// states through its linked slots ([`crate::element_link`]): per link the block
-/// ∂y/∂u · ∂o/∂z, chained with the sink's markers on the rows and the source's on the columns.
+/// states through its linked slots ([`crate::element_link`]): per link the rank-one block
+/// ∂y/∂u · ∂o/∂z, chained to the bodies as an outer product. The sink's rows per unit slot
+/// value become body wrenches (f, a × f + t) and state rows (the row side of
+/// [`chain_open_element`]); the source output's row ∂o/∂z becomes body columns (δx, δφ; v, ω)
+/// and state columns (the column side, as for a state row there).
 #[allow(clippy::too_many_arguments)]
 fn chain_links(
     model: &CompiledModel,
@@ -942,7 +955,11 @@ fn chain_links(
     g_v: &mut [f64],
 ) {
     let nbv = model.n_body_v();
+    let nb = model.bodies.len();
+    let pattern = &model.pattern;
     ls.sink_partials(&el.links, el.law.as_ref(), input, scratch);
+    let (m_r, ns_r) = (el.markers.len(), el.law.n_states());
+    let v3 = |d: &[f64], k: usize| Vector3::new(d[k], d[k + 1], d[k + 2]);
     for (k, l) in el.links.iter().enumerate() {
         let src_el = &model.open_elements[l.source];
         let src = &mut sources[l.source];
@@ -953,17 +970,105 @@ fn chain_links(
             states: &v[nbv + src_el.state_offset..nbv + src_el.state_offset + ns],
             inputs: &src.inputs,
         };
-        ls.link_partials(k, l, src_el.law.as_ref(), &x, &mut src.scratch);
-        let blocks = (&ls.position[k], &ls.velocity[k]);
-        let (rows, cols) = ((el, input.markers), (src_el, &src.markers[..]));
-        chain_blocks(model, rows, cols, bodies, blocks, None, g_rk, g_v);
+        ls.output_partials(k, l, src_el.law.as_ref(), &x, &mut src.scratch);
+        let du = ls.input_column(l.slot);
+        let (dp, dv) = ls.output_row(k);
+        let m = src_el.markers.len();
+        // Row side: the sink's body wrench per unit slot value, per marker.
+        let wrench = |kr: usize| -> Option<(usize, [f64; 6])> {
+            let cr = model.markers[el.markers[kr]].body?;
+            let (f, t) = (v3(du, 6 * kr), v3(du, 6 * kr + 3));
+            if f == Vector3::zeros() && t == Vector3::zeros() {
+                return None;
+            }
+            let tt = (input.markers[kr].x - bodies[cr].x).cross(&f) + t;
+            Some((cr, [f.x, f.y, f.z, tt.x, tt.y, tt.z]))
+        };
+        let state_row = |i: usize| (nb + el.first_block + i / 6, i % 6, du[6 * m_r + i]);
+        // Column side: each source marker's body columns (δx, δφ) and (v, ω).
+        for kc in 0..m {
+            let Some(cc) = model.markers[src_el.markers[kc]].body else {
+                continue;
+            };
+            let (p_p, p_phi) = (v3(dp, 6 * kc), v3(dp, 6 * kc + 3));
+            let (v_v, v_w) = (v3(dv, 6 * kc), v3(dv, 6 * kc + 3));
+            if [p_p, p_phi, v_v, v_w]
+                .iter()
+                .all(|x| *x == Vector3::zeros())
+            {
+                continue;
+            }
+            let arm = src.markers[kc].x - bodies[cc].x;
+            let w = src.markers[kc].w;
+            let phi = p_phi + arm.cross(&p_p) + w.cross(&arm).cross(&v_v) + w.cross(&v_w);
+            let om = v_w + arm.cross(&v_v);
+            let cols_r = [p_p.x, p_p.y, p_p.z, phi.x, phi.y, phi.z];
+            let cols_v = [v_v.x, v_v.y, v_v.z, om.x, om.y, om.z];
+            for kr in 0..m_r {
+                let Some((cr, wr)) = wrench(kr) else { continue };
+                let slot = pattern
+                    .slot(cr, cc)
+                    .expect("link blocks are in the pattern");
+                for (g, cols) in [(&mut *g_rk, &cols_r), (&mut *g_v, &cols_v)] {
+                    let blk = block6(g, slot);
+                    for a in 0..6 {
+                        for b in 0..6 {
+                            blk[6 * a + b] += wr[a] * cols[b];
+                        }
+                    }
+                }
+            }
+            for i in 0..ns_r {
+                let (bi, row, d) = state_row(i);
+                if d == 0.0 {
+                    continue;
+                }
+                let slot = pattern
+                    .slot(bi, cc)
+                    .expect("link blocks are in the pattern");
+                for (g, cols) in [(&mut *g_rk, &cols_r), (&mut *g_v, &cols_v)] {
+                    let blk = block6(g, slot);
+                    for b in 0..6 {
+                        blk[6 * row + b] += d * cols[b];
+                    }
+                }
+            }
+        }
+        // The source's state columns.
+        for j in 0..ns {
+            let o = dv[6 * m + j];
+            if o == 0.0 {
+                continue;
+            }
+            let (bj, col) = (nb + src_el.first_block + j / 6, j % 6);
+            for kr in 0..m_r {
+                let Some((cr, wr)) = wrench(kr) else { continue };
+                let slot = pattern
+                    .slot(cr, bj)
+                    .expect("link blocks are in the pattern");
+                let blk = block6(g_v, slot);
+                for a in 0..6 {
+                    blk[6 * a + col] += wr[a] * o;
+                }
+            }
+            for i in 0..ns_r {
+                let (bi, row, d) = state_row(i);
+                let slot = pattern
+                    .slot(bi, bj)
+                    .expect("link blocks are in the pattern");
+                block6(g_v, slot)[6 * row + col] += d * o;
+            }
+        }
     }
 }
 
 /// The chain rule of one open element (module docs of [`crate::element_law`]): the partials
 /// of its (F_k, T_k, ṡ) with respect to its markers' (δp, δφ; δv, δω) and its states, taken to
 /// the carrying bodies' global perturbations (δx, δφ; v, ω) and wrenches, added into the
-/// blocks of G_rK and G_v ([`chain_blocks`] with the element on both sides).
+/// blocks of G_rK and G_v. Columns of marker k on body c (lever arm a, angular velocity ω):
+/// δx: ∂/∂δp;  δφ: −∂/∂δp [a]× + ∂/∂δφ − ∂/∂δv [ω × a]× − ∂/∂δω [ω]×;  v: ∂/∂δv;
+/// ω: −∂/∂δv [a]× + ∂/∂δω. Rows of marker k on body c: F and [a]× F + T, plus [F]× [a]× on
+/// the body's own δφ (the lever arm turns). State rows and columns are not transformed.
 #[allow(clippy::too_many_arguments)]
 fn chain_open_element(
     model: &CompiledModel,
@@ -974,50 +1079,13 @@ fn chain_open_element(
     g_rk: &mut [f64],
     g_v: &mut [f64],
 ) {
-    let side = (el, markers);
-    let blocks = (&sc.d_position, &sc.d_velocity);
-    chain_blocks(
-        model,
-        side,
-        side,
-        bodies,
-        blocks,
-        Some(&sc.force),
-        g_rk,
-        g_v,
-    );
-}
-
-/// The chain rule of element partials (module docs of [`crate::element_law`]): the rows
-/// (F_k, T_k, ṡ) of element `rows` against the columns (δp, δφ; δv, δω per marker, s) of
-/// element `cols` — the same element for its own partials, a source element for the partials
-/// of an element fed by its output ([`crate::element_link`]) — taken to the carrying bodies'
-/// global perturbations (δx, δφ; v, ω) and wrenches, added into the blocks of G_rK and G_v.
-/// Columns of marker k on body c (lever arm a, angular velocity ω):
-/// δx: ∂/∂δp;  δφ: −∂/∂δp [a]× + ∂/∂δφ − ∂/∂δv [ω × a]× − ∂/∂δω [ω]×;  v: ∂/∂δv;
-/// ω: −∂/∂δv [a]× + ∂/∂δω. Rows of marker k on body c: F and [a]× F + T, plus [F]× [a]× on
-/// the body's own δφ (the lever arm turns; with `lever_force`, the row element's forces, once
-/// per element). State rows and columns are not transformed.
-#[allow(clippy::too_many_arguments)]
-fn chain_blocks(
-    model: &CompiledModel,
-    rows: (&crate::compiled::OpenElement, &[MarkerState]),
-    cols: (&crate::compiled::OpenElement, &[MarkerState]),
-    bodies: &[BodyKin],
-    (pd, vd): (&DMatrix<f64>, &DMatrix<f64>),
-    lever_force: Option<&[Vector3<f64>]>,
-    g_rk: &mut [f64],
-    g_v: &mut [f64],
-) {
     let pattern = &model.pattern;
     let nb = model.bodies.len();
-    let ((el_r, markers_r), (el_c, markers)) = (rows, cols);
-    let (m_r, m) = (el_r.markers.len(), el_c.markers.len());
-    let (ns_r, ns) = (el_r.law.n_states(), el_c.law.n_states());
-    let body_r = |k: usize| model.markers[el_r.markers[k]].body;
-    let body = |k: usize| model.markers[el_c.markers[k]].body;
-    let state_block_r = |j: usize| (nb + el_r.first_block + j / 6, j % 6);
-    let state_block = |j: usize| (nb + el_c.first_block + j / 6, j % 6);
+    let m = el.markers.len();
+    let ns = el.law.n_states();
+    let (pd, vd) = (&sc.d_position, &sc.d_velocity);
+    let body = |k: usize| model.markers[el.markers[k]].body;
+    let state_block = |j: usize| (nb + el.first_block + j / 6, j % 6);
     // Column transform of marker k for the 3 rows starting at `r0`: (δx, δφ, v, ω) pieces.
     let cols = |r0: usize, k: usize| -> [Matrix3<f64>; 4] {
         let c = body(k).expect("columns of body markers only");
@@ -1034,9 +1102,9 @@ fn chain_blocks(
         ]
     };
     // Rows of marker kr (F, T) against columns of marker kc.
-    for kr in 0..m_r {
-        let Some(cr) = body_r(kr) else { continue };
-        let arm_r = markers_r[kr].x - bodies[cr].x;
+    for kr in 0..m {
+        let Some(cr) = body(kr) else { continue };
+        let arm_r = markers[kr].x - bodies[cr].x;
         let ax_r = skew(&arm_r);
         for kc in 0..m {
             let Some(cc) = body(kc) else { continue };
@@ -1057,10 +1125,8 @@ fn chain_blocks(
             add_piece(gv, 1, 1, &(ax_r * f[3] + t[3]));
         }
         // The lever arm of the force turns with the body: +[F]×[a]× on its own δφ.
-        if let Some(force) = lever_force {
-            let own = pattern.slot(cr, cr).expect("diagonal block");
-            add_piece(block6(g_rk, own), 1, 1, &(skew(&force[kr]) * ax_r));
-        }
+        let own = pattern.slot(cr, cr).expect("diagonal block");
+        add_piece(block6(g_rk, own), 1, 1, &(skew(&sc.force[kr]) * ax_r));
         // State columns: rows F and [a]× F + T.
         for j in 0..ns {
             let (b, col) = state_block(j);
@@ -1086,9 +1152,9 @@ fn chain_blocks(
         }
     }
     // State rows.
-    for i in 0..ns_r {
-        let (bi, row) = state_block_r(i);
-        let r = 6 * m_r + i;
+    for i in 0..ns {
+        let (bi, row) = state_block(i);
+        let r = 6 * m + i;
         for (kc, mk) in markers.iter().enumerate() {
             let Some(cc) = body(kc) else { continue };
             let arm = mk.x - bodies[cc].x;
