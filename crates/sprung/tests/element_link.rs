@@ -308,3 +308,57 @@ fn fed_slot_is_current_in_the_output_channels() {
     });
     assert!(n > 10);
 }
+
+/// The spin-state tire's analytic ∂(F, T, ṡ)/∂(T_d, T_b) (`input_partials`, what a link chains)
+/// against central differences over the slot values, driving and braking, while rolling and
+/// with the wheel slipping against the brake. Bound 1e-6 of the largest entry (the differences'
+/// truncation and round-off level, as for the other element partials). The brake torque acts
+/// only when positive; at T_b = 0 the analytic column is the right derivative (a central
+/// difference there gives half of it), so both points have T_b > 0.
+#[test]
+fn tire_input_partials_match_differences() {
+    use nalgebra::{DMatrix, Matrix3, Vector3};
+    use sprung_mbs::element_law::{
+        ElementInput, ElementScratch, MarkerState, difference_input_partials,
+    };
+    let model = Model::from_description(quarter_car(true)).unwrap();
+    let el = model
+        .compiled()
+        .open_elements
+        .iter()
+        .find(|e| e.name == "tire")
+        .unwrap();
+    let law = el.law.as_ref();
+    let rows = 6 + law.n_states();
+    let marker = MarkerState {
+        x: Vector3::new(0.0, 0.0, 0.30),
+        rot: Matrix3::identity(),
+        v: Vector3::new(10.0, 0.1, 0.0),
+        w: Vector3::new(0.02, 0.1, 0.05),
+    };
+    let markers = [marker];
+    for (omega, z, drive, brake) in [(31.0, 0.0, 200.0, 0.5), (29.0, 1.5e-3, -50.0, 600.0)] {
+        let states = [0.001, -0.002, 0.0, omega, z];
+        let inputs = [drive, brake];
+        let x = ElementInput {
+            t: 0.0,
+            markers: &markers,
+            states: &states,
+            inputs: &inputs,
+        };
+        let mut an = DMatrix::zeros(rows, 2);
+        assert!(law.input_partials(&x, &mut an));
+        let mut s = ElementScratch::new(law);
+        s.evaluate(law, &x);
+        let mut fd = DMatrix::zeros(rows, 2);
+        for slot in 0..2 {
+            let mut col = vec![0.0; rows];
+            difference_input_partials(law, &x, &mut s, slot, &mut col);
+            fd.column_mut(slot).copy_from_slice(&col);
+        }
+        let scale = an.amax();
+        let err = (&an - &fd).amax();
+        assert!(scale > 1e-3, "the slots act: {an}");
+        assert!(err < 1e-6 * scale, "input partials: {an} vs {fd}");
+    }
+}
