@@ -233,7 +233,7 @@ pub fn compile_with(
             BodyKin::from_state(0, &r, &v)
         })
         .collect();
-    for e in &m.elements {
+    for e in crate::element_link::evaluation_order(m).map_err(err)? {
         let idx = e
             .markers
             .iter()
@@ -264,17 +264,20 @@ pub fn compile_with(
                 )));
             }
         }
+        let links =
+            crate::element_link::resolve(m, e, law.as_ref(), &open_elements).map_err(err)?;
         let input_idx = slots
             .iter()
             .map(|s| match e.inputs.get(s.name) {
                 None => Ok(None),
+                Some(name) if m.element_output_source(name).is_some() => Ok(None),
                 Some(name) => inputs
                     .iter()
                     .position(|u: &Input| u.name == *name)
                     .map(Some)
                     .ok_or_else(|| {
                         err(format!(
-                            "element '{}': input slot `{}` names unknown input '{name}'",
+                            "element '{}': input slot `{}` reads '{name}', which is neither an input nor an element output (\"element.output\" of an [[elements]] entry)",
                             e.name, s.name
                         ))
                     }),
@@ -284,6 +287,7 @@ pub fn compile_with(
             name: e.name.clone(),
             markers: idx,
             inputs: input_idx,
+            links,
             law,
             state_offset: 6 * n_state_blocks,
             first_block: n_state_blocks,

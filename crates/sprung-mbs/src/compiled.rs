@@ -223,6 +223,9 @@ pub struct OpenElement {
     /// Per input slot of the kind ([`crate::element_law::ElementLaw::inputs`]): the model
     /// input it reads, `None` (value 0) when the model file leaves it unmapped.
     pub inputs: Vec<Option<usize>>,
+    /// The input slots fed by another element's output ([`crate::element_link`]; their entry
+    /// in `inputs` is `None`).
+    pub links: Vec<crate::element_link::ElementLink>,
     /// The law (parameters inside).
     pub law: Arc<dyn ElementLaw>,
     /// Offset of the element's first state in the state part of v (after the body velocities).
@@ -360,6 +363,23 @@ impl CompiledModel {
             for &a in &blocks {
                 for &b in &blocks {
                     pairs.push((a, b));
+                }
+            }
+        }
+        // A fed element's rows depend on its sources' markers and states (element_link).
+        let blocks_of = |e: &OpenElement| -> Vec<usize> {
+            e.markers
+                .iter()
+                .filter_map(|&m| markers[m].body)
+                .chain((0..e.n_blocks).map(|k| n_bodies + e.first_block + k))
+                .collect()
+        };
+        for e in open {
+            for l in &e.links {
+                for a in blocks_of(e) {
+                    for b in blocks_of(&open[l.source]) {
+                        pairs.push((a, b));
+                    }
                 }
             }
         }

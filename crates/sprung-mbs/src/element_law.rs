@@ -190,6 +190,29 @@ pub trait ElementLaw: Send + Sync + Debug {
     fn reads_time(&self) -> bool {
         false
     }
+    /// ∂(F, T, ṡ)/∂u, the partials with respect to the input slots, into `d_inputs`
+    /// ((6 m + n_s) × number of slots, zeroed on entry); returns whether it filled them. Needed
+    /// only where a slot is fed by another element's output ([`crate::element_link`]); the
+    /// default returns `false` and the slot is differenced ([`difference_input_partials`]).
+    /// Must not allocate.
+    fn input_partials(&self, _x: &ElementInput, _d_inputs: &mut DMatrix<f64>) -> bool {
+        false
+    }
+    /// The partials of output `output` with respect to the element's markers and states, in
+    /// the columns of [`ElementJacobian`]: ∂/∂(δp, δφ per marker) into `d_position` (6 m) and
+    /// ∂/∂(δv, δω per marker, s) into `d_velocity` (6 m + n_s), both zeroed on entry; returns
+    /// whether it filled them. Needed only for an output that feeds another element's input
+    /// slot ([`crate::element_link`]); the default returns `false` and the output is
+    /// differenced ([`difference_output_partials`]). Must not allocate.
+    fn output_partials(
+        &self,
+        _x: &ElementInput,
+        _output: usize,
+        _d_position: &mut [f64],
+        _d_velocity: &mut [f64],
+    ) -> bool {
+        false
+    }
     /// Forces, torques, state rates and outputs at `x`. Must not allocate (it runs inside the
     /// real-time step).
     fn evaluate(&self, x: &ElementInput, out: &mut ElementOutput);
@@ -235,8 +258,13 @@ pub struct ElementScratch {
     /// ∂(F, T, ṡ)/∂t at fixed markers and states (rows as in [`ElementJacobian`]), from
     /// [`ElementScratch::time_derivative`].
     pub d_time: Vec<f64>,
+    /// ∂(outputs)/∂t at fixed markers and states, from [`ElementScratch::time_derivative`]
+    /// (what an element fed by this one's output sees of time, [`crate::element_link`]).
+    pub d_time_outputs: Vec<f64>,
     /// Perturbed copies for differencing.
     fd_markers: Vec<MarkerState>,
+    fd_inputs: Vec<f64>,
+    fd_outputs_plus: Vec<f64>,
     fd_states: Vec<f64>,
     fd_plus: Vec<f64>,
     fd_minus: Vec<f64>,
@@ -262,7 +290,10 @@ impl ElementScratch {
             d_position: DMatrix::zeros(rows, 6 * m),
             d_velocity: DMatrix::zeros(rows, 6 * m + ns),
             d_time: vec![0.0; rows],
+            d_time_outputs: vec![0.0; law.outputs().len()],
             fd_markers: vec![MarkerState::default(); m],
+            fd_inputs: vec![0.0; law.inputs().len()],
+            fd_outputs_plus: vec![0.0; law.outputs().len()],
             fd_states: vec![0.0; ns],
             fd_plus: vec![0.0; rows],
             fd_minus: vec![0.0; rows],
@@ -320,7 +351,8 @@ impl ElementScratch {
         }
     }
 
-    /// ∂(F, T, ṡ)/∂t into [`d_time`](Self::d_time) by the central difference of the
+    /// ∂(F, T, ṡ)/∂t into [`d_time`](Self::d_time) (and the outputs' into
+    /// [`d_time_outputs`](Self::d_time_outputs)) by the central difference of the
     /// evaluations at `x_plus` and `x_minus`, which differ only in `t` (and in the input-slot
     /// values read at that time). The algebraic variables are restored after each evaluation, as
     /// in [`difference_partials`], so the warm start does not move.
@@ -341,6 +373,7 @@ impl ElementScratch {
             };
             law.evaluate(x, &mut out);
             let dst = if sign > 0.0 {
+                self.fd_outputs_plus.copy_from_slice(&self.fd_outputs);
                 &mut self.fd_plus
             } else {
                 &mut self.fd_minus
@@ -348,6 +381,13 @@ impl ElementScratch {
             ElementScratch::pack_rows(&self.fd_force, &self.fd_torque, &self.fd_rates, dst);
         }
         let dt = x_plus.t - x_minus.t;
+        for (d, (p, q)) in self
+            .d_time_outputs
+            .iter_mut()
+            .zip(self.fd_outputs_plus.iter().zip(&self.fd_outputs))
+        {
+            *d = (p - q) / dt;
+        }
         for (d, (p, q)) in self
             .d_time
             .iter_mut()
@@ -387,8 +427,7 @@ pub fn difference_partials(
     position: bool,
     velocity: bool,
 ) {
-    let m = x.markers.len();
-    let ns = x.states.len();
+    let (m, ns) = (x.markers.len(), x.states.len());
     for group in 0..2 {
         let wanted = if group == 0 { position } else { velocity };
         if !wanted {
@@ -398,53 +437,8 @@ pub fn difference_partials(
         for col in 0..n_cols {
             let mut h = 0.0;
             for sign in [1.0, -1.0] {
-                s.fd_markers.copy_from_slice(x.markers);
-                s.fd_states.copy_from_slice(x.states);
-                if col < 6 * m {
-                    let (k, a) = (col / 6, col % 6);
-                    let mk = &mut s.fd_markers[k];
-                    match (group, a < 3) {
-                        (0, true) => {
-                            h = FD_RELATIVE_STEP * mk.x[a].abs().max(1.0);
-                            mk.x[a] += sign * h;
-                        }
-                        (0, false) => {
-                            h = FD_RELATIVE_STEP;
-                            let mut dphi = Vector3::zeros();
-                            dphi[a - 3] = sign * h;
-                            mk.rot = nalgebra::Rotation3::new(dphi).into_inner() * mk.rot;
-                        }
-                        (_, true) => {
-                            h = FD_RELATIVE_STEP * mk.v[a].abs().max(1.0);
-                            mk.v[a] += sign * h;
-                        }
-                        (_, false) => {
-                            h = FD_RELATIVE_STEP * mk.w[a - 3].abs().max(1.0);
-                            mk.w[a - 3] += sign * h;
-                        }
-                    }
-                } else {
-                    let j = col - 6 * m;
-                    h = FD_RELATIVE_STEP * s.fd_states[j].abs().max(1.0);
-                    s.fd_states[j] += sign * h;
-                }
-                s.fd_algebraic.copy_from_slice(&s.algebraic);
-                let mut out = ElementOutput {
-                    force: &mut s.fd_force,
-                    torque: &mut s.fd_torque,
-                    state_rates: &mut s.fd_rates,
-                    outputs: &mut s.fd_outputs,
-                    algebraic: &mut s.fd_algebraic,
-                };
-                law.evaluate(
-                    &ElementInput {
-                        t: x.t,
-                        markers: &s.fd_markers,
-                        states: &s.fd_states,
-                        inputs: x.inputs,
-                    },
-                    &mut out,
-                );
+                h = perturb(x, s, group == 0, col, sign);
+                evaluate_perturbed(law, x.t, x.inputs, s);
                 let dst = if sign > 0.0 {
                     &mut s.fd_plus
                 } else {
@@ -460,6 +454,124 @@ pub fn difference_partials(
             for (row, (p, q)) in s.fd_plus.iter().zip(&s.fd_minus).enumerate() {
                 dst[(row, col)] = (p - q) / (2.0 * h);
             }
+        }
+    }
+}
+
+/// Sets the scratch's perturbed copies of `x`'s markers and states to `x` moved by `sign` times
+/// the step along column `col` of the position (`position`) or velocity group (the columns of
+/// [`ElementJacobian`]); returns the step h ([`difference_partials`] gives the step rules).
+fn perturb(x: &ElementInput, s: &mut ElementScratch, position: bool, col: usize, sign: f64) -> f64 {
+    let m = x.markers.len();
+    s.fd_markers.copy_from_slice(x.markers);
+    s.fd_states.copy_from_slice(x.states);
+    if col >= 6 * m {
+        let j = col - 6 * m;
+        let h = FD_RELATIVE_STEP * s.fd_states[j].abs().max(1.0);
+        s.fd_states[j] += sign * h;
+        return h;
+    }
+    let (k, a) = (col / 6, col % 6);
+    let mk = &mut s.fd_markers[k];
+    match (position, a < 3) {
+        (true, true) => {
+            let h = FD_RELATIVE_STEP * mk.x[a].abs().max(1.0);
+            mk.x[a] += sign * h;
+            h
+        }
+        (true, false) => {
+            let h = FD_RELATIVE_STEP;
+            let mut dphi = Vector3::zeros();
+            dphi[a - 3] = sign * h;
+            mk.rot = nalgebra::Rotation3::new(dphi).into_inner() * mk.rot;
+            h
+        }
+        (false, true) => {
+            let h = FD_RELATIVE_STEP * mk.v[a].abs().max(1.0);
+            mk.v[a] += sign * h;
+            h
+        }
+        (false, false) => {
+            let h = FD_RELATIVE_STEP * mk.w[a - 3].abs().max(1.0);
+            mk.w[a - 3] += sign * h;
+            h
+        }
+    }
+}
+
+/// One evaluation of `law` at the scratch's perturbed markers and states with the slot values
+/// `inputs` into the scratch's perturbed outputs; the algebraic variables are restored, so the
+/// warm start does not move.
+fn evaluate_perturbed(law: &dyn ElementLaw, t: f64, inputs: &[f64], s: &mut ElementScratch) {
+    s.fd_algebraic.copy_from_slice(&s.algebraic);
+    let mut out = ElementOutput {
+        force: &mut s.fd_force,
+        torque: &mut s.fd_torque,
+        state_rates: &mut s.fd_rates,
+        outputs: &mut s.fd_outputs,
+        algebraic: &mut s.fd_algebraic,
+    };
+    law.evaluate(
+        &ElementInput {
+            t,
+            markers: &s.fd_markers,
+            states: &s.fd_states,
+            inputs,
+        },
+        &mut out,
+    );
+}
+
+/// ∂(F, T, ṡ)/∂u_slot by the central difference over the slot's value (step
+/// [`FD_RELATIVE_STEP`] × max(1, |u|)) into `dst` (6 m + n_s rows): the fallback of
+/// [`ElementLaw::input_partials`].
+pub fn difference_input_partials(
+    law: &dyn ElementLaw,
+    x: &ElementInput,
+    s: &mut ElementScratch,
+    slot: usize,
+    dst: &mut [f64],
+) {
+    let h = FD_RELATIVE_STEP * x.inputs[slot].abs().max(1.0);
+    s.fd_markers.copy_from_slice(x.markers);
+    s.fd_states.copy_from_slice(x.states);
+    for sign in [1.0, -1.0] {
+        let mut inputs = std::mem::take(&mut s.fd_inputs);
+        inputs.copy_from_slice(x.inputs);
+        inputs[slot] += sign * h;
+        evaluate_perturbed(law, x.t, &inputs, s);
+        s.fd_inputs = inputs;
+        let dst = if sign > 0.0 {
+            &mut s.fd_plus
+        } else {
+            &mut s.fd_minus
+        };
+        ElementScratch::pack_rows(&s.fd_force, &s.fd_torque, &s.fd_rates, dst);
+    }
+    for (d, (p, q)) in dst.iter_mut().zip(s.fd_plus.iter().zip(&s.fd_minus)) {
+        *d = (p - q) / (2.0 * h);
+    }
+}
+
+/// ∂(output `output`)/∂(markers, states) by central differences with the steps of
+/// [`difference_partials`]: position columns into `d_position` (6 m), velocity and state columns
+/// into `d_velocity` (6 m + n_s); the fallback of [`ElementLaw::output_partials`].
+pub fn difference_output_partials(
+    law: &dyn ElementLaw,
+    x: &ElementInput,
+    s: &mut ElementScratch,
+    output: usize,
+    d_position: &mut [f64],
+    d_velocity: &mut [f64],
+) {
+    for (position, dst) in [(true, d_position), (false, d_velocity)] {
+        for (col, d) in dst.iter_mut().enumerate() {
+            let h = perturb(x, s, position, col, 1.0);
+            evaluate_perturbed(law, x.t, x.inputs, s);
+            let plus = s.fd_outputs[output];
+            perturb(x, s, position, col, -1.0);
+            evaluate_perturbed(law, x.t, x.inputs, s);
+            *d = (plus - s.fd_outputs[output]) / (2.0 * h);
         }
     }
 }

@@ -21,6 +21,7 @@ pub mod compile;
 pub mod compiled;
 pub mod element;
 pub mod element_law;
+pub mod element_link;
 pub mod elements;
 pub mod equilibrium;
 pub mod first_order;

@@ -28,7 +28,8 @@ use sprung_solve::mech::{Congruence, Linearisation};
 
 use crate::compiled::{CompiledModel, ElementKind, ForceElement, InputKind};
 use crate::element::{ElementForce, Ends, Partials};
-use crate::element_law::{ElementInput, ElementScratch, FD_RELATIVE_STEP, MarkerState};
+use crate::element_law::{ElementInput, ElementLaw, ElementScratch, FD_RELATIVE_STEP, MarkerState};
+use crate::element_link::{self, LinkScratch};
 use crate::kinematics::{BodyKin, MarkerKin};
 #[cfg(target_arch = "x86_64")]
 use crate::m3::Avx2;
@@ -124,22 +125,10 @@ impl Evaluator {
             .collect::<Vec<_>>();
         let firsts = first_contributions(&model, &slots);
         let n_state_v = model.n_v() - model.n_body_v();
-        let open: Vec<OpenWork> = model
-            .open_elements
-            .iter()
-            .map(|e| OpenWork {
-                markers: vec![MarkerState::default(); e.markers.len()],
-                inputs: vec![0.0; e.inputs.len()],
-                inputs_plus: vec![0.0; e.inputs.len()],
-                inputs_minus: vec![0.0; e.inputs.len()],
-                time_driven: e.law.reads_time()
-                    || e.inputs.iter().flatten().any(|&k| !model.inputs[k].runtime),
-                scratch: ElementScratch::new(e.law.as_ref()),
-            })
-            .collect();
+        let open = open_work(&model);
         Self {
             runtime_u: model.inputs.iter().map(|u| u.signal.value(0.0)).collect(),
-            any_time_driven: open.iter().any(|w| w.time_driven),
+            any_time_driven: open.iter().any(|w| w.time_driven || w.link_time_driven),
             open,
             force_t: vec![Vector3::zeros(); nb],
             torque_t: vec![Vector3::zeros(); nb],
@@ -252,10 +241,17 @@ impl Evaluator {
         let nbv = model.n_body_v();
         for &e in which {
             let el = &model.open_elements[e];
-            let work = &mut self.open[e];
+            // A fed element's sources first, for the values of its linked slots.
+            for l in &el.links {
+                self.evaluate_open_elements(t, v, &[l.source]);
+            }
+            let (before, rest) = self.open.split_at_mut(e);
+            let work = &mut rest[0];
             fill_marker_states(&model, &el.markers, &self.bodies, &mut work.markers);
             let ns = el.law.n_states();
             gather_inputs(&model, &self.runtime_u, t, &el.inputs, &mut work.inputs);
+            let source = |k: usize| before[el.links[k].source].scratch.outputs[el.links[k].output];
+            element_link::feed(&el.links, source, &mut work.inputs);
             let input = ElementInput {
                 t,
                 markers: &work.markers,
@@ -561,11 +557,17 @@ impl Evaluator {
             self.state_rates_t.fill(0.0);
         }
         for (e, el) in model.open_elements.iter().enumerate() {
-            let work = &mut self.open[e];
+            let (before, rest) = self.open.split_at_mut(e);
+            let work = &mut rest[0];
             fill_marker_states(&model, &el.markers, &self.bodies, &mut work.markers);
             let ns = el.law.n_states();
             let states = &v[nbv + el.state_offset..nbv + el.state_offset + ns];
             gather_inputs(&model, &self.runtime_u, t, &el.inputs, &mut work.inputs);
+            if !el.links.is_empty() {
+                let source =
+                    |k: usize| before[el.links[k].source].scratch.outputs[el.links[k].output];
+                element_link::feed(&el.links, source, &mut work.inputs);
+            }
             let input = ElementInput {
                 t,
                 markers: &work.markers,
@@ -589,7 +591,34 @@ impl Evaluator {
                 .copy_from_slice(&sc.state_rates);
             if let Some((g_rk, g_v)) = acc.as_mut() {
                 chain_open_element(&model, el, &work.markers, &self.bodies, sc, g_rk, g_v);
-                if work.time_driven {
+                if let Some(ls) = work.links.as_mut() {
+                    chain_links(
+                        &model,
+                        el,
+                        before,
+                        &input,
+                        &mut work.scratch,
+                        ls,
+                        v,
+                        &self.bodies,
+                        g_rk,
+                        g_v,
+                    );
+                }
+                let d_dt = |k: usize| {
+                    let src = &before[el.links[k].source];
+                    if src.time_driven {
+                        src.scratch.d_time_outputs[el.links[k].output]
+                    } else {
+                        0.0
+                    }
+                };
+                if work.link_time_driven && !work.time_driven {
+                    // Time only through fed slots: ∂y/∂u · ∂o/∂t, no evaluation.
+                    let ls = work.links.as_ref().expect("a fed element has link scratch");
+                    ls.time_derivative(&el.links, d_dt, &mut work.scratch.d_time);
+                }
+                if work.time_driven || work.link_time_driven {
                     // ∂/∂t at fixed markers and states: central difference with the relative
                     // step of the element partials (a time table's slope, also across a knot
                     // as the mean of the two slopes).
@@ -599,17 +628,29 @@ impl Evaluator {
                     let inputs = (&mut work.inputs_plus, &mut work.inputs_minus);
                     gather_inputs(&model, &self.runtime_u, t_plus, &el.inputs, inputs.0);
                     gather_inputs(&model, &self.runtime_u, t_minus, &el.inputs, inputs.1);
+                    if !el.links.is_empty() {
+                        element_link::feed_time(
+                            &el.links,
+                            &work.inputs,
+                            h,
+                            d_dt,
+                            inputs.0,
+                            inputs.1,
+                        );
+                    }
                     let at = |t, inputs| ElementInput {
                         t,
                         markers: &work.markers,
                         states,
                         inputs,
                     };
-                    work.scratch.time_derivative(
-                        el.law.as_ref(),
-                        &at(t_plus, &work.inputs_plus[..]),
-                        &at(t_minus, &work.inputs_minus[..]),
-                    );
+                    if work.time_driven {
+                        work.scratch.time_derivative(
+                            el.law.as_ref(),
+                            &at(t_plus, &work.inputs_plus[..]),
+                            &at(t_minus, &work.inputs_minus[..]),
+                        );
+                    }
                     let d = &work.scratch.d_time;
                     for (k, &mk) in el.markers.iter().enumerate() {
                         if let Some(c) = model.markers[mk].body {
@@ -845,6 +886,31 @@ fn gather_inputs(
     }
 }
 
+/// The work of every open element; a fed element ([`crate::element_link`]) depends on time
+/// when one of its sources does.
+fn open_work(model: &CompiledModel) -> Vec<OpenWork> {
+    let mut open: Vec<OpenWork> = Vec::with_capacity(model.open_elements.len());
+    for e in &model.open_elements {
+        let sources: Vec<&dyn ElementLaw> = e
+            .links
+            .iter()
+            .map(|l| model.open_elements[l.source].law.as_ref())
+            .collect();
+        open.push(OpenWork {
+            markers: vec![MarkerState::default(); e.markers.len()],
+            inputs: vec![0.0; e.inputs.len()],
+            inputs_plus: vec![0.0; e.inputs.len()],
+            inputs_minus: vec![0.0; e.inputs.len()],
+            time_driven: e.law.reads_time()
+                || e.inputs.iter().flatten().any(|&k| !model.inputs[k].runtime),
+            link_time_driven: e.links.iter().any(|l| open[l.source].time_driven),
+            scratch: ElementScratch::new(e.law.as_ref()),
+            links: (!e.links.is_empty()).then(|| LinkScratch::new(e.law.as_ref(), &sources)),
+        });
+    }
+    open
+}
+
 /// Per open element: its markers' kinematics and the evaluation scratch.
 #[derive(Debug, Clone)]
 struct OpenWork {
@@ -857,7 +923,12 @@ struct OpenWork {
     /// The law reads time itself, or a slot reads a time signal: ∂/∂t is differenced in the
     /// linearisation.
     time_driven: bool,
+    /// A source of a fed slot is time-driven (`time_driven`: differenced with the slots moving
+    /// by the sources' ∂o/∂t; else ∂y/∂u · ∂o/∂t without evaluations).
+    link_time_driven: bool,
     scratch: ElementScratch,
+    /// The partials of the slots fed by other elements' outputs (`None`: no such slot).
+    links: Option<LinkScratch>,
 }
 
 /// Adds `v` (3 × 3, row-major by (r, c)) times `scale` into piece (`pr`, `pc`) of a 6 × 6 block.
@@ -874,6 +945,133 @@ fn add_piece(blk: &mut [f64; 36], pr: usize, pc: usize, m: &Matrix3<f64>) {
 #[inline(always)]
 fn piece(d: &DMatrix<f64>, r: usize, c: usize) -> Matrix3<f64> {
     d.fixed_view::<3, 3>(r, c).into_owned()
+}
+
+/// The partials of a fed element's forces and rates with respect to its sources' markers and
+/// states through its linked slots ([`crate::element_link`]): per link the rank-one block
+/// ∂y/∂u · ∂o/∂z, chained to the bodies as an outer product. The sink's rows per unit slot
+/// value become body wrenches (f, a × f + t) and state rows (the row side of
+/// [`chain_open_element`]); the source output's row ∂o/∂z becomes body columns (δx, δφ; v, ω)
+/// and state columns (the column side, as for a state row there).
+#[allow(clippy::too_many_arguments)]
+fn chain_links(
+    model: &CompiledModel,
+    el: &crate::compiled::OpenElement,
+    sources: &mut [OpenWork],
+    input: &ElementInput,
+    scratch: &mut ElementScratch,
+    ls: &mut LinkScratch,
+    v: &[f64],
+    bodies: &[BodyKin],
+    g_rk: &mut [f64],
+    g_v: &mut [f64],
+) {
+    let nbv = model.n_body_v();
+    let nb = model.bodies.len();
+    let pattern = &model.pattern;
+    ls.sink_partials(&el.links, el.law.as_ref(), input, scratch);
+    let (m_r, ns_r) = (el.markers.len(), el.law.n_states());
+    let v3 = |d: &[f64], k: usize| Vector3::new(d[k], d[k + 1], d[k + 2]);
+    for (k, l) in el.links.iter().enumerate() {
+        let src_el = &model.open_elements[l.source];
+        let src = &mut sources[l.source];
+        let ns = src_el.law.n_states();
+        let x = ElementInput {
+            t: input.t,
+            markers: &src.markers,
+            states: &v[nbv + src_el.state_offset..nbv + src_el.state_offset + ns],
+            inputs: &src.inputs,
+        };
+        ls.output_partials(k, l, src_el.law.as_ref(), &x, &mut src.scratch);
+        let du = ls.input_column(l.slot);
+        let (dp, dv) = ls.output_row(k);
+        let m = src_el.markers.len();
+        // Row side: the sink's body wrench per unit slot value, per marker.
+        let wrench = |kr: usize| -> Option<(usize, [f64; 6])> {
+            let cr = model.markers[el.markers[kr]].body?;
+            let (f, t) = (v3(du, 6 * kr), v3(du, 6 * kr + 3));
+            if f == Vector3::zeros() && t == Vector3::zeros() {
+                return None;
+            }
+            let tt = (input.markers[kr].x - bodies[cr].x).cross(&f) + t;
+            Some((cr, [f.x, f.y, f.z, tt.x, tt.y, tt.z]))
+        };
+        let state_row = |i: usize| (nb + el.first_block + i / 6, i % 6, du[6 * m_r + i]);
+        // Column side: each source marker's body columns (δx, δφ) and (v, ω).
+        for kc in 0..m {
+            let Some(cc) = model.markers[src_el.markers[kc]].body else {
+                continue;
+            };
+            let (p_p, p_phi) = (v3(dp, 6 * kc), v3(dp, 6 * kc + 3));
+            let (v_v, v_w) = (v3(dv, 6 * kc), v3(dv, 6 * kc + 3));
+            if [p_p, p_phi, v_v, v_w]
+                .iter()
+                .all(|x| *x == Vector3::zeros())
+            {
+                continue;
+            }
+            let arm = src.markers[kc].x - bodies[cc].x;
+            let w = src.markers[kc].w;
+            let phi = p_phi + arm.cross(&p_p) + w.cross(&arm).cross(&v_v) + w.cross(&v_w);
+            let om = v_w + arm.cross(&v_v);
+            let cols_r = [p_p.x, p_p.y, p_p.z, phi.x, phi.y, phi.z];
+            let cols_v = [v_v.x, v_v.y, v_v.z, om.x, om.y, om.z];
+            for kr in 0..m_r {
+                let Some((cr, wr)) = wrench(kr) else { continue };
+                let slot = pattern
+                    .slot(cr, cc)
+                    .expect("link blocks are in the pattern");
+                for (g, cols) in [(&mut *g_rk, &cols_r), (&mut *g_v, &cols_v)] {
+                    let blk = block6(g, slot);
+                    for a in 0..6 {
+                        for b in 0..6 {
+                            blk[6 * a + b] += wr[a] * cols[b];
+                        }
+                    }
+                }
+            }
+            for i in 0..ns_r {
+                let (bi, row, d) = state_row(i);
+                if d == 0.0 {
+                    continue;
+                }
+                let slot = pattern
+                    .slot(bi, cc)
+                    .expect("link blocks are in the pattern");
+                for (g, cols) in [(&mut *g_rk, &cols_r), (&mut *g_v, &cols_v)] {
+                    let blk = block6(g, slot);
+                    for b in 0..6 {
+                        blk[6 * row + b] += d * cols[b];
+                    }
+                }
+            }
+        }
+        // The source's state columns.
+        for j in 0..ns {
+            let o = dv[6 * m + j];
+            if o == 0.0 {
+                continue;
+            }
+            let (bj, col) = (nb + src_el.first_block + j / 6, j % 6);
+            for kr in 0..m_r {
+                let Some((cr, wr)) = wrench(kr) else { continue };
+                let slot = pattern
+                    .slot(cr, bj)
+                    .expect("link blocks are in the pattern");
+                let blk = block6(g_v, slot);
+                for a in 0..6 {
+                    blk[6 * a + col] += wr[a] * o;
+                }
+            }
+            for i in 0..ns_r {
+                let (bi, row, d) = state_row(i);
+                let slot = pattern
+                    .slot(bi, bj)
+                    .expect("link blocks are in the pattern");
+                block6(g_v, slot)[6 * row + col] += d * o;
+            }
+        }
+    }
 }
 
 /// The chain rule of one open element (module docs of [`crate::element_law`]): the partials

@@ -183,7 +183,9 @@ fn element_input_mistakes_are_located_and_explained() {
         .collect();
     let problems = m.validate().unwrap_err().to_string();
     assert!(
-        problems.contains("push") && problems.contains("unknown input 'G'"),
+        problems.contains("push")
+            && problems.contains("'G'")
+            && problems.contains("neither an input nor an element output"),
         "{problems}"
     );
     // A signal input with a marker.

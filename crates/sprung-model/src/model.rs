@@ -94,6 +94,19 @@ impl Model {
     pub fn input(&self, name: &str) -> Option<&Input> {
         self.inputs.iter().find(|i| i.name == name)
     }
+    /// The element output an input slot's `source` names when it is not a model input:
+    /// `"element.output"` with `element` an `[[elements]]` entry (split at the last `.`), as
+    /// `(element, output)`. Model inputs take precedence (their names may contain dots).
+    pub fn element_output_source<'a>(&self, source: &'a str) -> Option<(&'a str, &'a str)> {
+        if self.input(source).is_some() {
+            return None;
+        }
+        let (element, output) = source.rsplit_once('.')?;
+        self.elements
+            .iter()
+            .any(|e| e.name == element)
+            .then_some((element, output))
+    }
     /// Output by name.
     pub fn output(&self, name: &str) -> Option<&Output> {
         self.outputs.iter().find(|o| o.name == name)

@@ -870,12 +870,26 @@ fn open_element(ctx: &mut Ctx, e: &OpenElement) {
         }
     }
     for (slot, input) in &e.inputs {
-        if ctx.model.input(input).is_none() {
+        if let Some((source, _)) = ctx.model.element_output_source(input) {
+            if source == e.name {
+                ctx.push(
+                    k,
+                    n,
+                    format!("feeds its own input slot `{slot}` from its output '{input}'"),
+                    "an element cannot read its own output; map the slot to an [[inputs]] signal or another element's output",
+                );
+            }
+        } else if ctx.model.input(input).is_none() {
             ctx.push(
                 k,
                 n,
-                format!("maps its input slot `{slot}` to unknown input '{input}'"),
-                ctx.unknown_hint("input", input),
+                format!(
+                    "maps its input slot `{slot}` to '{input}', which is neither an input nor an element output"
+                ),
+                format!(
+                    "{}, or write \"element.output\" with an [[elements]] name (`sprung elements` lists the outputs)",
+                    ctx.unknown_hint("input", input)
+                ),
             );
         }
     }

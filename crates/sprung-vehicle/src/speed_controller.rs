@@ -74,6 +74,12 @@ pub const INFO: KindInfo = KindInfo {
             default: Some(f64::NAN),
         },
         ParamInfo {
+            name: "torque",
+            unit: "-",
+            description: "\"applied\" (default): the torque acts on the wheel (marker 1) and its reaction on the carrier (marker 2); \"output\": the element only computes it (output `torque`) for another element's input slot, e.g. a tire with spin = \"state\" (inputs = { drive_torque = \"<controller>.torque\" })",
+            default: Some(f64::NAN),
+        },
+        ParamInfo {
             name: "initial_integral",
             unit: "m",
             description: "initial error integral (k_i times it is the initial torque)",
@@ -125,6 +131,9 @@ pub struct SpeedController {
     torque_max: f64,
     brake_max: f64,
     s0: f64,
+    /// Whether the torque acts on the wheel and carrier markers (`torque = "applied"`) or is
+    /// only the output `torque` (`"output"`).
+    applied: bool,
 }
 
 /// Factory for the registry.
@@ -166,6 +175,15 @@ pub fn build(p: &ElementParams, _design: &[MarkerState]) -> Result<Arc<dyn Eleme
         torque_max,
         brake_max,
         s0: p.number("initial_integral")?,
+        applied: match p.text("torque")? {
+            None | Some("applied") => true,
+            Some("output") => false,
+            Some(other) => {
+                return Err(format!(
+                    "torque = \"{other}\": use \"applied\" (the torque acts between the wheel and carrier markers) or \"output\" (only the output `torque`, for another element's input slot)"
+                ));
+            }
+        },
     }))
 }
 
@@ -235,7 +253,11 @@ impl ElementLaw for SpeedController {
     fn evaluate(&self, x: &ElementInput, out: &mut ElementOutput) {
         let m = x.markers;
         let (v, target, e, u, torque, _) = self.law(x);
-        let a: Vector3<f64> = m[1].rot.column(1).into();
+        let a: Vector3<f64> = if self.applied {
+            m[1].rot.column(1).into()
+        } else {
+            Vector3::zeros()
+        };
         out.force[0] = Vector3::zeros();
         out.force[1] = Vector3::zeros();
         out.force[2] = Vector3::zeros();
@@ -252,7 +274,11 @@ impl ElementLaw for SpeedController {
     fn partials(&self, x: &ElementInput, jac: &mut ElementJacobian) -> Provided {
         let m = x.markers;
         let (_, _, _, _, torque, d) = self.law(x);
-        let a: Vector3<f64> = m[1].rot.column(1).into();
+        let a: Vector3<f64> = if self.applied {
+            m[1].rot.column(1).into()
+        } else {
+            Vector3::zeros()
+        };
         let x0: Vector3<f64> = m[0].rot.column(0).into();
         let dv_dphi = x0.cross(&m[0].v);
         let (kp, ki) = (self.kp, self.ki);
@@ -279,13 +305,42 @@ impl ElementLaw for SpeedController {
         jac.velocity[(18, 18)] = ki * (d - 1.0) / kp;
         Provided::ALL
     }
+
+    /// Analytic: ∂v = x₀ᵀ δv₀ + (x₀ × v₀)ᵀ δφ₀ (the speed), ∂T = D (−k_p ∂v + k_i ∂s) (the
+    /// torque), ∂s (the integral); the target has no marker or state partials.
+    fn output_partials(
+        &self,
+        x: &ElementInput,
+        output: usize,
+        d_position: &mut [f64],
+        d_velocity: &mut [f64],
+    ) -> bool {
+        let m = x.markers;
+        let (_, _, _, _, _, d) = self.law(x);
+        let x0: Vector3<f64> = m[0].rot.column(0).into();
+        let dv_dphi = x0.cross(&m[0].v);
+        let (dv, ds) = match output {
+            0 => (-d * self.kp, d * self.ki),
+            1 => (1.0, 0.0),
+            2 => (0.0, 0.0),
+            _ => (0.0, 1.0),
+        };
+        for k in 0..3 {
+            d_position[3 + k] = dv * dv_dphi[k];
+            d_velocity[k] = dv * x0[k];
+        }
+        d_velocity[18] = ds;
+        true
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use nalgebra::Rotation3;
-    use sprung_mbs::element_law::{ElementScratch, difference_partials};
+    use sprung_mbs::element_law::{
+        ElementScratch, difference_output_partials, difference_partials,
+    };
 
     fn controller() -> SpeedController {
         SpeedController {
@@ -296,6 +351,7 @@ mod tests {
             torque_max: 15000.0,
             brake_max: 9000.0,
             s0: 0.0,
+            applied: true,
         }
     }
 
@@ -340,6 +396,47 @@ mod tests {
                 "speed {speed}, s {s}: position {ep:e}, velocity {ev:e}, scale {scale:e}"
             );
             assert!(scale > 1.0, "the test exercises nonzero partials");
+            // Every output's partials against the interface's differences, same bound.
+            for o in 0..OUTPUTS.len() {
+                let (mut ap, mut av) = ([0.0; 18], [0.0; 19]);
+                let (mut fp, mut fv) = ([0.0; 18], [0.0; 19]);
+                assert!(l.output_partials(&x, o, &mut ap, &mut av));
+                difference_output_partials(&l, &x, &mut fd, o, &mut fp, &mut fv);
+                let scale = ap.iter().chain(&av).fold(1.0_f64, |a, b| a.max(b.abs()));
+                for (a, f) in ap.iter().chain(&av).zip(fp.iter().chain(&fv)) {
+                    assert!((a - f).abs() < 1e-6 * scale, "output {o}: {a} vs {f}");
+                }
+            }
         }
+    }
+
+    /// With torque = "output" the element applies nothing and reports the same torque.
+    #[test]
+    fn output_only_controller_applies_no_torque() {
+        let m = [
+            marker((0.02, -0.03, 0.4), [2.0, 0.3, 0.05], [0.01, 0.02, 0.1]),
+            marker((0.1, 0.5, 0.45), [2.0, 0.2, 0.0], [0.2, 4.0, 0.1]),
+            marker((0.1, 0.05, 0.45), [2.0, 0.2, 0.0], [0.2, 0.0, 0.1]),
+        ];
+        let x = ElementInput {
+            t: 1.3,
+            markers: &m,
+            states: &[0.8],
+            inputs: &[],
+        };
+        let applied = controller();
+        let output = SpeedController {
+            applied: false,
+            ..controller()
+        };
+        let (mut a, mut o) = (ElementScratch::new(&applied), ElementScratch::new(&output));
+        a.evaluate_with_partials(&applied, &x);
+        o.evaluate_with_partials(&output, &x);
+        assert!(a.torque[1].norm() > 100.0);
+        assert_eq!(o.torque[1].norm() + o.torque[2].norm(), 0.0);
+        assert_eq!(a.outputs, o.outputs);
+        assert_eq!(a.state_rates, o.state_rates);
+        assert_eq!(o.d_position.rows(9, 9).amax(), 0.0);
+        assert_eq!(o.d_velocity.rows(9, 9).amax(), 0.0);
     }
 }

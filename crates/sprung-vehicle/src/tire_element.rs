@@ -801,6 +801,39 @@ impl<M: TireModel> ElementLaw for TireElement<M> {
         self.partials_with_torques(x, drive, brake, jac)
     }
 
+    /// ∂/∂(T_d, T_b) with `spin = "state"` (module docs): Ω̇ gains 1/I_w per unit drive
+    /// torque and the carrier −a (drive reaction on the carrier); the brake torque acts with
+    /// ∂T_bk/∂T_b = (z + τ_b ż)/φ_s (the right derivative at T_b = 0, where the brake starts to
+    /// act) on Ω̇ (−1/I_w) and the carrier (+a). Without the spin state the slots are not read.
+    fn input_partials(&self, x: &ElementInput, d_inputs: &mut DMatrix<f64>) -> bool {
+        let Spin::State(sp) = self.spin else {
+            return true;
+        };
+        let m = &x.markers[0];
+        let nl = M::STATES.len();
+        let (omega, z) = (x.states[nl], x.states[nl + 1]);
+        let a: Vector3<f64> = m.rot.column(1).into_owned();
+        let omega_r = omega - m.w.dot(&a);
+        let z_dot = omega_r - omega_r.abs() * z / sp.stick_angle;
+        let brake = if x.inputs.get(1).copied().unwrap_or(0.0) >= 0.0 {
+            (z + sp.damping_time * z_dot) / sp.stick_angle
+        } else {
+            0.0
+        };
+        let drive_carrier = if sp.drive_reaction_on_carrier {
+            -1.0
+        } else {
+            0.0
+        };
+        for k in 0..3 {
+            d_inputs[(3 + k, 0)] = drive_carrier * a[k];
+            d_inputs[(3 + k, 1)] = brake * a[k];
+        }
+        d_inputs[(6 + nl, 0)] = 1.0 / sp.inertia;
+        d_inputs[(6 + nl, 1)] = -brake / sp.inertia;
+        true
+    }
+
     /// One contact and one pass of the law for both (the same results as `evaluate` and
     /// `partials` called one after the other, bit for bit).
     fn evaluate_with_partials(

@@ -52,3 +52,35 @@ fn q_t_contains_time_signals_read_through_input_slots() {
     assert!(scale > 1.0, "the ramp must move something: |q_t| = {scale}");
     assert!(diff <= 1e-5 * scale, "{diff} vs {scale}");
 }
+
+/// Through an element link (`sprung_mbs::element_link`): in the bump crossing the speed
+/// controllers' target ramps (their own time tables) and their torque output feeds the rear
+/// tires' `drive_torque` slots, so the rear wheels' Ω̇ moves with time through the link
+/// (∂Ω̇/∂T_d · ∂T/∂t, without evaluating the tire). Same check and bound as above.
+#[test]
+fn q_t_contains_time_through_element_links() {
+    let t = 3.0;
+    let (diff, scale) = q_t_against_differences("truck_10wheeler.toml", t);
+    eprintln!("truck bump (links): |q_t - FD| = {diff:.3e}, |q_t| = {scale:.3e}");
+    assert!(
+        scale > 1e-3,
+        "the ramp must move something: |q_t| = {scale}"
+    );
+    assert!(diff <= 1e-5 * scale, "{diff} vs {scale}");
+    // The rear tire's spin row is among the rows that move.
+    let model = sprung::Model::from_file(model_path("truck_10wheeler.toml")).unwrap();
+    let c = model.compiled().clone();
+    let tire = c
+        .open_elements
+        .iter()
+        .find(|e| e.name == "tire_r1_in_L")
+        .unwrap();
+    assert_eq!(tire.links.len(), 1);
+    let omega = tire.law.state_names().iter().position(|s| s == "omega");
+    let row = c.n_body_v() + tire.state_offset + omega.unwrap();
+    let (r, v) = c.design_state();
+    let mut eval = Evaluator::new(c.clone());
+    let mut lin = Linearisation::new(c.n_r(), c.pattern.clone());
+    eval.linearise(t, &r, &v, &mut lin);
+    assert!(lin.q_t[row].abs() > 1e-3, "∂Ω̇/∂t = {}", lin.q_t[row]);
+}

@@ -46,6 +46,16 @@ fn truck_contains_the_leaf_spring_template_output() {
 fn at_rest() -> Simulation {
     let mut d = description();
     d.elements.retain(|e| e.kind != "speed_controller");
+    for e in &mut d.elements {
+        // The tires: no drive (its source is gone), the wheels at rest.
+        e.inputs.remove("drive_torque");
+        if e.parameters.contains_key("initial_omega") {
+            e.parameters.insert(
+                "initial_omega".into(),
+                sprung_model::ParamValue::Number(0.0),
+            );
+        }
+    }
     d.outputs
         .retain(|o| !o.name.starts_with("drive_") && o.name != "target_speed");
     for b in &mut d.bodies {
@@ -236,6 +246,7 @@ fn cornering_file_holds_the_same_truck() {
     assert_eq!(bump.force_elements, corner.force_elements);
     assert_eq!(bump.curves, corner.curves);
     assert_eq!(bump.outputs, corner.outputs);
+    assert_eq!(bump.inputs, corner.inputs);
     assert_eq!(bump.bodies.len(), corner.bodies.len());
     for (a, b) in bump.bodies.iter().zip(&corner.bodies) {
         // Only the initial velocities differ (5 vs 10 km/h).
@@ -247,8 +258,8 @@ fn cornering_file_holds_the_same_truck() {
     assert_eq!(bump.elements.len(), corner.elements.len());
     for (a, b) in bump.elements.iter().zip(&corner.elements) {
         assert_eq!(
-            (&a.name, &a.kind, &a.markers),
-            (&b.name, &b.kind, &b.markers)
+            (&a.name, &a.kind, &a.markers, &a.inputs),
+            (&b.name, &b.kind, &b.markers, &b.inputs)
         );
         for (k, v) in &a.parameters {
             let manoeuvre = [
@@ -256,6 +267,7 @@ fn cornering_file_holds_the_same_truck() {
                 "target_time",
                 "target_speed",
                 "initial_integral",
+                "initial_omega",
             ];
             if !manoeuvre.contains(&k.as_str()) {
                 assert_eq!(Some(v), b.parameters.get(k), "{} {k}", a.name);
@@ -282,4 +294,61 @@ fn truck_steps_do_not_allocate() {
         run(&mut sim, 300);
         assert_eq!(allocations() - before, 0, "{method}");
     }
+}
+
+/// Brakes on all 12 tires (the runtime inputs `brake_f1` … `brake_r2`, N m per tire): the
+/// truck of the cornering file on its flat road, rolling at 10 km/h without the speed
+/// controllers, coasts, or brakes with T_b = 2000 N m per tire. The extra deceleration is the
+/// brake torque over the loaded radius r_s, with the wheels' spin inertia I_w decelerating
+/// along: Δa = 12 T_b / (r_s (m + 12 I_w / (r_s r_e))), m = 40 t, I_w = 18 kg m², r_e = 0.4771 m
+/// (free rolling: 1.388889 m/s at 2.91131 rad/s), r_s = 0.44 m (the wheel-centre heights 0.4338
+/// front, 0.4436 rear): 1.329 m/s². Measured over 0.3-1.0 s (after the pitch transient of the
+/// brake onset): 1.331 m/s² (+0.14 %); bound 1 % (the front and rear wheel centres sit 1 %
+/// below and above r_s, and the loads shift towards the front axles while braking).
+#[test]
+fn brakes_on_all_tires_decelerate_the_truck_as_the_torque_says() {
+    let mut d = sprung_model::load(&model_path("truck_cornering.toml")).unwrap();
+    d.elements.retain(|e| e.kind != "speed_controller");
+    for e in &mut d.elements {
+        e.inputs.remove("drive_torque");
+    }
+    d.outputs
+        .retain(|o| !o.name.starts_with("drive_") && o.name != "target_speed");
+    let model = Model::from_description(d).unwrap();
+    let ivx = channel(&model, "vx");
+    let slope = |brake: f64| {
+        let mut sim = Simulation::new(model.clone()).unwrap();
+        for b in ["brake_f1", "brake_f2", "brake_r1", "brake_r2"] {
+            sim.set_input(b, brake).unwrap();
+        }
+        let mut samples = Vec::new();
+        let rep = sim.run(1.0, &mut |t, ch| {
+            if t >= 0.3 - 1e-9 {
+                samples.push((t, ch[ivx]));
+            }
+            Control::Continue
+        });
+        assert_eq!(rep.stop, StopReason::Completed, "{rep:?}");
+        // Least-squares slope of vx(t).
+        let n = samples.len() as f64;
+        let (st, sv) = samples
+            .iter()
+            .fold((0.0, 0.0), |(a, b), (t, v)| (a + t, b + v));
+        let (mt, mv) = (st / n, sv / n);
+        let (num, den) = samples.iter().fold((0.0, 0.0), |(a, b), (t, v)| {
+            (a + (t - mt) * (v - mv), b + (t - mt) * (t - mt))
+        });
+        num / den
+    };
+    let (coast, braked) = (slope(0.0), slope(2000.0));
+    let expected = 12.0 * 2000.0 / (0.44 * (40_000.0 + 12.0 * 18.0 / (0.44 * 0.4771)));
+    let extra = coast - braked;
+    eprintln!(
+        "coasting {coast:.4} m/s², braking {braked:.4} m/s²: extra deceleration {extra:.4} vs {expected:.4} m/s² ({:+.2} %)",
+        100.0 * (extra / expected - 1.0)
+    );
+    assert!(
+        (extra / expected - 1.0).abs() < 0.01,
+        "{extra} vs {expected}"
+    );
 }

@@ -122,12 +122,51 @@ impl ElementLaw for DualAxleSteering {
     }
 
     fn evaluate(&self, x: &ElementInput, out: &mut ElementOutput) {
-        let (delta_w, delta_w_dot) = self.steering_wheel(x);
+        let wheel = self.steering_wheel(x);
         let warm =
             (out.algebraic[2] == 1.0).then(|| Vector2::new(out.algebraic[0], out.algebraic[1]));
-        let sol = self.solve(x, delta_w, warm);
+        let sol = self.solve(x, wheel.0, warm);
+        self.write_solution(x, &sol, wheel, out);
+    }
+
+    /// At a cold-started solution (`partials` has no warm start).
+    fn partials(&self, x: &ElementInput, jac: &mut ElementJacobian) -> Provided {
+        let (delta_w, _) = self.steering_wheel(x);
+        let sol = self.solve(x, delta_w, None);
+        self.partials_at(&sol, jac)
+    }
+
+    /// One warm-started torque balance for the forces and the partials (`evaluate` then
+    /// `partials` solved it twice, the second time from a cold start: ≈ 4 % of the truck's
+    /// step). The partials are taken at the evaluation's own solution; the separate calls'
+    /// solutions agree to the Newton tolerance, so both give the same partials to that
+    /// level (`tests/steering_partials.rs`).
+    fn evaluate_with_partials(
+        &self,
+        x: &ElementInput,
+        out: &mut ElementOutput,
+        jac: &mut ElementJacobian,
+    ) -> Provided {
+        let wheel = self.steering_wheel(x);
+        let warm =
+            (out.algebraic[2] == 1.0).then(|| Vector2::new(out.algebraic[0], out.algebraic[1]));
+        let sol = self.solve(x, wheel.0, warm);
+        self.write_solution(x, &sol, wheel, out);
+        self.partials_at(&sol, jac)
+    }
+}
+
+impl DualAxleSteering {
+    /// Forces, algebraic variables (the warm start) and outputs at the solution `sol`.
+    fn write_solution(
+        &self,
+        x: &ElementInput,
+        sol: &Solution,
+        (delta_w, delta_w_dot): (f64, f64),
+        out: &mut ElementOutput,
+    ) {
         let st = &sol.state;
-        let f = self.rod_forces(x, &sol, delta_w_dot);
+        let f = self.rod_forces(x, sol, delta_w_dot);
         let w = Linkage::wrench(st, &f);
         for k in 0..4 {
             out.force[k] = w.fixed_rows::<3>(6 * k).into_owned();
@@ -156,9 +195,8 @@ impl ElementLaw for DualAxleSteering {
         ]);
     }
 
-    fn partials(&self, x: &ElementInput, jac: &mut ElementJacobian) -> Provided {
-        let (delta_w, _) = self.steering_wheel(x);
-        let sol = self.solve(x, delta_w, None);
+    /// The analytic partials (module docs) at the solution `sol`.
+    fn partials_at(&self, sol: &Solution, jac: &mut ElementJacobian) -> Provided {
         let st = &sol.state;
         let dv = self.linkage.derivs(st);
         let i_s = st.trans.ratio;

@@ -43,61 +43,39 @@ use ratio::BoxRatio;
 /// The kind name.
 pub const KIND: &str = "steering_dual_axle";
 
-const fn p(
-    name: &'static str,
-    unit: &'static str,
-    description: &'static str,
-    default: Option<f64>,
-) -> ParamInfo {
-    ParamInfo {
-        name,
-        unit,
-        description,
-        default,
-    }
-}
-
-const fn o(name: &'static str, unit: &'static str, description: &'static str) -> OutputInfo {
-    OutputInfo {
-        name,
-        unit,
-        description,
-    }
-}
-
 /// The outputs (read with `quantity = "element_output"`).
 pub const OUTPUTS: &[OutputInfo] = &[
-    o("delta_w", "rad", "steering-wheel angle (the input)"),
-    o("delta_s", "rad", "steering-box input angle"),
-    o("delta_p", "rad", "pitman-arm rotation about e_P"),
-    o("delta_l", "rad", "coupling-lever rotation about e_L"),
-    o("phi_s", "rad", "steering-column torsion delta_w - delta_s"),
-    o(
+    OutputInfo::new("delta_w", "rad", "steering-wheel angle (the input)"),
+    OutputInfo::new("delta_s", "rad", "steering-box input angle"),
+    OutputInfo::new("delta_p", "rad", "pitman-arm rotation about e_P"),
+    OutputInfo::new("delta_l", "rad", "coupling-lever rotation about e_L"),
+    OutputInfo::new("phi_s", "rad", "steering-column torsion delta_w - delta_s"),
+    OutputInfo::new(
         "steering_wheel_torque",
         "N m",
         "column torque c_S phi_s the driver holds",
     ),
-    o(
+    OutputInfo::new(
         "f1",
         "N",
         "tie rod 1 force (elastic + viscous, tension positive)",
     ),
-    o(
+    OutputInfo::new(
         "fc",
         "N",
         "coupling rod force (elastic + viscous, tension positive)",
     ),
-    o(
+    OutputInfo::new(
         "f2",
         "N",
         "tie rod 2 force (elastic + viscous, tension positive)",
     ),
-    o(
+    OutputInfo::new(
         "newton_iterations",
         "-",
         "Newton iterations of this evaluation's torque balance",
     ),
-    o(
+    OutputInfo::new(
         "newton_converged",
         "-",
         "1 when the torque balance converged, 0 otherwise",
@@ -106,12 +84,12 @@ pub const OUTPUTS: &[OutputInfo] = &[
 
 /// The input slots (`[[elements]] inputs = { steering_wheel_angle = "..." }`).
 pub const INPUTS: &[OutputInfo] = &[
-    o(
+    OutputInfo::new(
         "steering_wheel_angle",
         "rad",
         "steering-wheel angle delta_W (ignored when the steering_wheel_angle_deg table is given)",
     ),
-    o(
+    OutputInfo::new(
         "steering_wheel_rate",
         "rad/s",
         "its rate d delta_W / dt, for the viscous parts only (unmapped: 0, the viscous parts then see a held wheel)",
@@ -124,121 +102,121 @@ pub const INFO: KindInfo = KindInfo {
     description: "quasi-static steering of two steered front axles (document 002, eqs. 10-58): column torsion, box ratio, pitman arm and coupling lever with stops, tie rods 1, 2 and coupling rod; markers: steering box (z = pitman-arm axis) and coupling-lever bearing on the frame, tie-rod joints on the left knuckles of axles 1 and 2",
     markers: &["steering_box", "coupling_lever", "knuckle_1", "knuckle_2"],
     parameters: &[
-        p(
+        ParamInfo::new(
             "column_stiffness",
             "N m/rad",
             "torsional stiffness c_S of the steering column",
             None,
         ),
-        p(
+        ParamInfo::new(
             "box_ratio",
             "-",
             "constant steering-box ratio i_S = d delta_P / d delta_S (give this or box_ratio_curve)",
             Some(f64::NAN),
         ),
-        p(
+        ParamInfo::new(
             "box_ratio_curve",
             "rad, -",
             "ratio curve as pairs [delta_S, i_S, ...] (piecewise linear, end values beyond)",
             Some(f64::NAN),
         ),
-        p(
+        ParamInfo::new(
             "joint_i1",
             "m",
             "global design position [x, y, z] of I1, tie rod 1 on the pitman arm",
             None,
         ),
-        p(
+        ParamInfo::new(
             "joint_c1",
             "m",
             "global design position of C1, coupling rod on the pitman arm",
             None,
         ),
-        p(
+        ParamInfo::new(
             "joint_c2",
             "m",
             "global design position of C2, coupling rod on the coupling lever",
             None,
         ),
-        p(
+        ParamInfo::new(
             "joint_i2",
             "m",
             "global design position of I2, tie rod 2 on the coupling lever",
             None,
         ),
-        p(
+        ParamInfo::new(
             "tie_rod_1_stiffness",
             "N/m",
             "axial stiffness c_1 of tie rod 1 (drag link)",
             None,
         ),
-        p(
+        ParamInfo::new(
             "tie_rod_1_damping",
             "N s/m",
             "viscous part d_1 of tie rod 1",
             Some(0.0),
         ),
-        p(
+        ParamInfo::new(
             "coupling_rod_stiffness",
             "N/m",
             "axial stiffness c_C of the coupling rod",
             None,
         ),
-        p(
+        ParamInfo::new(
             "coupling_rod_damping",
             "N s/m",
             "viscous part d_C of the coupling rod",
             Some(0.0),
         ),
-        p(
+        ParamInfo::new(
             "tie_rod_2_stiffness",
             "N/m",
             "axial stiffness c_2 of tie rod 2",
             None,
         ),
-        p(
+        ParamInfo::new(
             "tie_rod_2_damping",
             "N s/m",
             "viscous part d_2 of tie rod 2",
             Some(0.0),
         ),
-        p(
+        ParamInfo::new(
             "pitman_arm_min_deg",
             "deg",
             "pitman-arm stop delta_P_min",
             Some(-55.0),
         ),
-        p(
+        ParamInfo::new(
             "pitman_arm_max_deg",
             "deg",
             "pitman-arm stop delta_P_max",
             Some(55.0),
         ),
-        p(
+        ParamInfo::new(
             "pitman_arm_stop_stiffness",
             "N m/rad",
             "torsional stiffness of the pitman-arm stops (linear past the stop)",
             Some(1.0e6),
         ),
-        p(
+        ParamInfo::new(
             "coupling_lever_min_deg",
             "deg",
             "coupling-lever stop delta_L_min",
             Some(-55.0),
         ),
-        p(
+        ParamInfo::new(
             "coupling_lever_max_deg",
             "deg",
             "coupling-lever stop delta_L_max",
             Some(55.0),
         ),
-        p(
+        ParamInfo::new(
             "coupling_lever_stop_stiffness",
             "N m/rad",
             "torsional stiffness of the coupling-lever stops",
             Some(1.0e6),
         ),
-        p(
+        ParamInfo::new(
             "steering_wheel_angle_deg",
             "s, deg",
             "optional time table [t0, delta0, t1, delta1, ...] of delta_W (linear, constant outside; exact rate); without it the input slots steering_wheel_angle and steering_wheel_rate are read",
