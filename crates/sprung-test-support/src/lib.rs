@@ -6,7 +6,8 @@
 //! * [`Rng`] (xorshift) and [`SplitMix`]: small deterministic generators for reproducible test data;
 //! * [`model_path`], [`model_text`]: the example models under `models/`;
 //! * [`max_rel_diff`], [`column_error`]: the comparisons the finite-difference and agreement tests
-//!   use.
+//!   use; [`worst_mechanical_jacobian_error`]: an assembled J_r, J_v against central differences of
+//!   q(r, v).
 //!
 //! The crate depends on none of the sprung crates, so every crate's tests can use it without a
 //! dependency cycle; builders that return compiled models live beside the tests that need them.
@@ -232,4 +233,54 @@ mod tests {
         assert_eq!(column_error(&[1e-12], &[0.0]), 1e-12);
         assert_eq!(column_error(&[1.0, 2.0], &[1.0, 1.0]), 0.5);
     }
+}
+
+/// Worst [`column_error`] of an assembled mechanical Jacobian against central differences of the
+/// accelerations q(r, v) at (r, v): J_r through the tangent map (`jrk` is J_r K, n_v × n_v
+/// row-major; `tangent_columns[k]` is K(r) e_k, the velocity coordinates of a unit increment of
+/// position coordinate k) and J_v (n_v × n_v row-major). `q(r, v, out)` evaluates the
+/// accelerations. Relative steps 1e-6 (1 + |x|): truncation ~1e-12 against round-off ~1e-10 of q's
+/// scale, so errors above 1e-6 mean a wrong partial.
+pub fn worst_mechanical_jacobian_error(
+    r: &[f64],
+    v: &[f64],
+    jrk: &[f64],
+    jv: &[f64],
+    tangent_columns: &[Vec<f64>],
+    mut q: impl FnMut(&[f64], &[f64], &mut [f64]),
+) -> f64 {
+    let (nr, nv) = (r.len(), v.len());
+    let (mut qp, mut qm) = (vec![0.0; nv], vec![0.0; nv]);
+    let mut worst = 0.0f64;
+    let difference = |qp: &[f64], qm: &[f64], h: f64| -> Vec<f64> {
+        qp.iter()
+            .zip(qm)
+            .map(|(a, b)| (a - b) / (2.0 * h))
+            .collect()
+    };
+    for (k, w) in tangent_columns.iter().enumerate().take(nr) {
+        let h = 1e-6 * (1.0 + r[k].abs());
+        let (mut rp, mut rm) = (r.to_vec(), r.to_vec());
+        rp[k] += h;
+        rm[k] -= h;
+        q(&rp, v, &mut qp);
+        q(&rm, v, &mut qm);
+        let fd = difference(&qp, &qm, h);
+        let an: Vec<f64> = (0..nv)
+            .map(|i| (0..nv).map(|j| jrk[i * nv + j] * w[j]).sum())
+            .collect();
+        worst = worst.max(column_error(&an, &fd));
+    }
+    for k in 0..nv {
+        let h = 1e-6 * (1.0 + v[k].abs());
+        let (mut vp, mut vm) = (v.to_vec(), v.to_vec());
+        vp[k] += h;
+        vm[k] -= h;
+        q(r, &vp, &mut qp);
+        q(r, &vm, &mut qm);
+        let fd = difference(&qp, &qm, h);
+        let an: Vec<f64> = (0..nv).map(|i| jv[i * nv + k]).collect();
+        worst = worst.max(column_error(&an, &fd));
+    }
+    worst
 }
