@@ -205,36 +205,6 @@ pub fn nmse_about_mean(y: &[f64], y_ref: &[f64]) -> f64 {
     err / var
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn generators_are_deterministic_and_in_range() {
-        let (mut a, mut b) = (Rng(7), Rng(7));
-        let xs: Vec<f64> = (0..1000).map(|_| a.uniform()).collect();
-        assert!(xs.iter().all(|x| (0.0..1.0).contains(x)));
-        assert!(
-            xs.iter()
-                .zip((0..1000).map(|_| b.uniform()))
-                .all(|(x, y)| *x == y)
-        );
-        let mean = xs.iter().sum::<f64>() / 1000.0;
-        assert!((mean - 0.5).abs() < 0.05, "mean {mean}");
-        let mut s = SplitMix(1);
-        let ys: Vec<f64> = (0..1000).map(|_| s.sym()).collect();
-        assert!(ys.iter().all(|y| (-1.0..1.0).contains(y)));
-        assert!(ys.iter().sum::<f64>().abs() / 1000.0 < 0.1);
-    }
-
-    #[test]
-    fn comparisons() {
-        assert_eq!(max_rel_diff(&[1.0, 4.0], &[1.0, 2.0]), 0.5);
-        assert_eq!(column_error(&[1e-12], &[0.0]), 1e-12);
-        assert_eq!(column_error(&[1.0, 2.0], &[1.0, 1.0]), 0.5);
-    }
-}
-
 /// Worst [`column_error`] of an assembled mechanical Jacobian against central differences of the
 /// accelerations q(r, v) at (r, v): J_r through the tangent map (`jrk` is J_r K, n_v × n_v
 /// row-major; `tangent_columns[k]` is K(r) e_k, the velocity coordinates of a unit increment of
@@ -283,4 +253,34 @@ pub fn worst_mechanical_jacobian_error(
         worst = worst.max(column_error(&an, &fd));
     }
     worst
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn generators_are_deterministic_and_in_range() {
+        let (mut a, mut b) = (Rng(7), Rng(7));
+        let xs: Vec<f64> = (0..1000).map(|_| a.uniform()).collect();
+        assert!(xs.iter().all(|x| (0.0..1.0).contains(x)));
+        assert!(
+            xs.iter()
+                .zip((0..1000).map(|_| b.uniform()))
+                .all(|(x, y)| *x == y)
+        );
+        let mean = xs.iter().sum::<f64>() / 1000.0;
+        assert!((mean - 0.5).abs() < 0.05, "mean {mean}");
+        let mut s = SplitMix(1);
+        let ys: Vec<f64> = (0..1000).map(|_| s.sym()).collect();
+        assert!(ys.iter().all(|y| (-1.0..1.0).contains(y)));
+        assert!(ys.iter().sum::<f64>().abs() / 1000.0 < 0.1);
+    }
+
+    #[test]
+    fn comparisons() {
+        assert_eq!(max_rel_diff(&[1.0, 4.0], &[1.0, 2.0]), 0.5);
+        assert_eq!(column_error(&[1e-12], &[0.0]), 1e-12);
+        assert_eq!(column_error(&[1.0, 2.0], &[1.0, 1.0]), 0.5);
+    }
 }
