@@ -618,10 +618,10 @@ impl Evaluator {
                     let ls = work.links.as_ref().expect("a fed element has link scratch");
                     ls.time_derivative(&el.links, d_dt, &mut work.scratch.d_time);
                 }
-                if work.time_driven || work.link_time_driven {
+                if work.time_driven {
                     // ∂/∂t at fixed markers and states: central difference with the relative
                     // step of the element partials (a time table's slope, also across a knot
-                    // as the mean of the two slopes).
+                    // as the mean of the two slopes); fed slots move with their sources.
                     let h = FD_RELATIVE_STEP * t.abs().max(1.0);
                     let t_plus = t + h;
                     let t_minus = t - h;
@@ -644,13 +644,13 @@ impl Evaluator {
                         states,
                         inputs,
                     };
-                    if work.time_driven {
-                        work.scratch.time_derivative(
-                            el.law.as_ref(),
-                            &at(t_plus, &work.inputs_plus[..]),
-                            &at(t_minus, &work.inputs_minus[..]),
-                        );
-                    }
+                    work.scratch.time_derivative(
+                        el.law.as_ref(),
+                        &at(t_plus, &work.inputs_plus[..]),
+                        &at(t_minus, &work.inputs_minus[..]),
+                    );
+                }
+                if work.time_driven || work.link_time_driven {
                     let d = &work.scratch.d_time;
                     for (k, &mk) in el.markers.iter().enumerate() {
                         if let Some(c) = model.markers[mk].body {

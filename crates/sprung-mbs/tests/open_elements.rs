@@ -22,7 +22,7 @@ use nalgebra::{Matrix3, Vector3};
 use sprung_mbs::element_law::{ElementInput, ElementScratch, MarkerState, difference_partials};
 use sprung_mbs::{CompiledModel, MbsSystem};
 use sprung_solve::mech::{Linearisation, MechanicalSystem};
-use sprung_test_support::worst_mechanical_jacobian_error;
+use sprung_test_support::{tangent_columns, worst_mechanical_jacobian_error};
 
 fn load(name: &str) -> Arc<CompiledModel> {
     let path = format!("{}/../../models/{name}", env!("CARGO_MANIFEST_DIR"));
@@ -51,14 +51,7 @@ fn worst_jacobian_error(model: &Arc<CompiledModel>, congruent: bool, seed: u64) 
         }
         let jv = lin.j_v.to_dense_row_major();
         let jrk = lin.j_rk.to_dense_row_major();
-        let tangent_columns: Vec<Vec<f64>> = (0..nr)
-            .map(|k| {
-                let (mut e, mut w) = (vec![0.0; nr], vec![0.0; nv]);
-                e[k] = 1.0;
-                sys.tangent(&r, &e, &mut w);
-                w
-            })
-            .collect();
+        let tangent_columns = tangent_columns(nr, nv, |e, w| sys.tangent(&r, e, w));
         let err =
             worst_mechanical_jacobian_error(&r, &v, &jrk, &jv, &tangent_columns, |r, v, out| {
                 sys.accelerations(t, r, v, out)

@@ -205,9 +205,26 @@ pub fn nmse_about_mean(y: &[f64], y_ref: &[f64]) -> f64 {
     err / var
 }
 
+/// The columns K(r) e_k (k < n_r, each of length n_v) of a tangent map given as
+/// `tangent(dr, w)`: w = K(r) dr — what [`worst_mechanical_jacobian_error`] takes.
+pub fn tangent_columns(
+    nr: usize,
+    nv: usize,
+    mut tangent: impl FnMut(&[f64], &mut [f64]),
+) -> Vec<Vec<f64>> {
+    (0..nr)
+        .map(|k| {
+            let (mut e, mut w) = (vec![0.0; nr], vec![0.0; nv]);
+            e[k] = 1.0;
+            tangent(&e, &mut w);
+            w
+        })
+        .collect()
+}
+
 /// Worst [`column_error`] of an assembled mechanical Jacobian against central differences of the
 /// accelerations q(r, v) at (r, v): J_r through the tangent map (`jrk` is J_r K, n_v × n_v
-/// row-major; `tangent_columns[k]` is K(r) e_k, the velocity coordinates of a unit increment of
+/// row-major; `tangent_columns[k]` is K(r) e_k ([`tangent_columns`]), the velocity coordinates of a unit increment of
 /// position coordinate k) and J_v (n_v × n_v row-major). `q(r, v, out)` evaluates the
 /// accelerations. Relative steps 1e-6 (1 + |x|): truncation ~1e-12 against round-off ~1e-10 of q's
 /// scale, so errors above 1e-6 mean a wrong partial.

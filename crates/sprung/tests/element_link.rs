@@ -16,7 +16,7 @@ use sprung::{Control, Model, Simulation, StopReason};
 use sprung_mbs::MbsSystem;
 use sprung_model::{OpenElement, ParamValue};
 use sprung_solve::mech::{Linearisation, MechanicalSystem};
-use sprung_test_support::worst_mechanical_jacobian_error;
+use sprung_test_support::{tangent_columns, worst_mechanical_jacobian_error};
 
 fn load() -> sprung_model::Model {
     sprung_model::load(&sprung_test_support::model_path("quarter_car.toml")).unwrap()
@@ -202,14 +202,7 @@ fn linked_jacobian_matches_differences_of_q() {
             "∂Ω̇/∂v_x of the body through the controller: {}",
             jv[omega_row * nv]
         );
-        let tangent_columns: Vec<Vec<f64>> = (0..nr)
-            .map(|k| {
-                let (mut e, mut w) = (vec![0.0; nr], vec![0.0; nv]);
-                e[k] = 1.0;
-                sys.tangent(&r, &e, &mut w);
-                w
-            })
-            .collect();
+        let tangent_columns = tangent_columns(nr, nv, |e, w| sys.tangent(&r, e, w));
         let err =
             worst_mechanical_jacobian_error(&r, &v, &jrk, &jv, &tangent_columns, |r, v, out| {
                 sys.accelerations(t, r, v, out)
