@@ -91,6 +91,7 @@ pub mod builtin_kinds;
 pub mod error;
 pub mod interp;
 pub mod load;
+mod merge;
 pub mod mirror;
 pub mod model;
 pub mod parameters;

@@ -207,10 +207,13 @@ fn include_one(
             "fix the included file (the lines above are in that file)",
         )]
     })?;
-    let inc = match &loaded.parameter_base {
+    let mut inc = match &loaded.parameter_base {
         Some(b) => b.model.clone(),
         None => loaded,
     };
+    if let Err(p) = crate::merge::merge_bodies(&mut inc, &s.merge) {
+        return Err(p.into_iter().map(|(m, h)| problem(s, m, h)).collect());
+    }
     let mut problems = Vec::new();
     if !inc.roads.is_empty() {
         problems.push(problem(
@@ -232,6 +235,25 @@ fn include_one(
                     s.file
                 ),
                 format!("declared there: {}", crate::parameters::suggest(k, &names)),
+            ));
+        }
+    }
+    for key in s.connect.keys() {
+        let known = key.split_once('.').is_some_and(|(e, slot)| {
+            !slot.is_empty() && inc.elements.iter().any(|x| x.name == e)
+        });
+        if !known {
+            let names: Vec<&str> = inc.elements.iter().map(|x| x.name.as_str()).collect();
+            problems.push(problem(
+                s,
+                format!(
+                    "connect: '{key}' is not '<element>.<slot>' of an [[elements]] entry of '{}'",
+                    s.file
+                ),
+                format!(
+                    "name the included element and its input slot, e.g. \"tire.drive_torque\"; elements there: {}",
+                    names.join(", ")
+                ),
             ));
         }
     }
@@ -399,6 +421,13 @@ fn include_one(
         c.name = pre(&e.name);
         c.markers = e.markers.iter().map(|m| pre(m)).collect();
         c.inputs = e.inputs.iter().map(|(k, v)| (k.clone(), pre(v))).collect();
+        for (key, source) in &s.connect {
+            if let Some((name, slot)) = key.split_once('.')
+                && name == e.name
+            {
+                c.inputs.insert(slot.to_string(), source.clone());
+            }
+        }
         for v in c.parameters.values_mut() {
             if let ParamValue::Text(t) = v
                 && curve_names.contains(t.as_str())

@@ -1219,4 +1219,32 @@ pub struct Subsystem {
     /// The included file's `[[outputs]]`: `"keep"` (default) or `"drop"`.
     #[serde(default = "default_keep")]
     pub outputs: IncludeItems,
+    /// Included bodies merged into other included bodies (a wheel into its carrier), applied
+    /// before everything else of the inclusion ([`crate::subsystem`], "Merging bodies").
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub merge: Vec<Merge>,
+    /// Input slots of included `[[elements]]` fed from the including model, by
+    /// `"<element>.<slot>"` (names in the included file) -> a source of the including model (a
+    /// `signal` input or an element output `"<element>.<output>"`, not prefixed), e.g.
+    /// `{ "tire.drive_torque" = "drive_L.torque" }`.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub connect: std::collections::BTreeMap<String, String>,
+}
+
+/// One entry of `merge` of `[[subsystems]]`: the included body `body` becomes part of the
+/// included body `into` (one rigid body: masses added, centre of mass and inertia combined with
+/// the parallel-axis terms, `body`'s markers moved to `into` at their design poses, the force
+/// elements between the two dropped).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Merge {
+    /// The body that disappears (its name in the included file, after its mirroring).
+    pub body: String,
+    /// The body that takes it.
+    pub into: String,
+    /// Body axis of `body` about which it spins as an element state (a tire with
+    /// `spin = "state"` on `into`): its polar moment of inertia about that axis is left out of
+    /// the merge (the element carries it); the axis must be a principal axis of `body`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spin_axis: Option<Axis>,
 }
