@@ -176,7 +176,10 @@ fn merge_one(inc: &mut Model, m: &Merge) -> Result<(), MergeProblem> {
                 format!(
                     "merge: the output '{}' reads '{}', which merging '{}' into '{}' removes",
                     o.name,
-                    o.body.clone().or_else(|| o.element.clone()).unwrap_or_default(),
+                    o.body
+                        .clone()
+                        .or_else(|| o.element.clone())
+                        .unwrap_or_default(),
                     b.name,
                     a.name
                 ),
@@ -209,7 +212,11 @@ fn merge_one(inc: &mut Model, m: &Merge) -> Result<(), MergeProblem> {
             }
         }
     }
-    let body = inc.bodies.iter_mut().find(|x| x.name == a.name).expect("checked");
+    let body = inc
+        .bodies
+        .iter_mut()
+        .find(|x| x.name == a.name)
+        .expect("checked");
     body.mass = mass;
     body.position = c;
     body.inertia = Inertia {

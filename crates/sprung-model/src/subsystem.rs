@@ -239,9 +239,9 @@ fn include_one(
         }
     }
     for key in s.connect.keys() {
-        let known = key.split_once('.').is_some_and(|(e, slot)| {
-            !slot.is_empty() && inc.elements.iter().any(|x| x.name == e)
-        });
+        let known = key
+            .split_once('.')
+            .is_some_and(|(e, slot)| !slot.is_empty() && inc.elements.iter().any(|x| x.name == e));
         if !known {
             let names: Vec<&str> = inc.elements.iter().map(|x| x.name.as_str()).collect();
             problems.push(problem(

@@ -257,3 +257,144 @@ fn problems_in_the_included_file_name_its_line() {
         "{e}"
     );
 }
+
+/// `merge`: the corner's wheels (15 kg, turned 5° about z, principal (0.4, 0.7, 0.4) kg m²)
+/// merged into their arms (2 kg, principal (0.01, 0.02, 0.03)) with the spin about the wheel's
+/// y axis left to an element: mass and centre of mass are the sums; the inertia equals the
+/// parallel-axis sum written out here with the wheel's transverse inertia diag(0.4, 0, 0.4) in
+/// its own axes (the merge subtracts I_p a aᵀ from the full tensor instead), to round-off; the
+/// wheel's markers sit on the arm at their placed design positions, the hub bushing between the
+/// two is gone, the other items stay.
+#[test]
+fn merged_bodies_combine_mass_and_inertia_and_keep_the_markers() {
+    use sprung_model::rot;
+    let src = "[model]\nname = \"x\"\n\n[[subsystems]]\nname = \"front\"\nfile = \"corner.toml\"\nposition = [1.0, 0.0, 0.2]\ninputs = \"keep\"\nmerge = [{ body = \"wheel_L\", into = \"arm_L\", spin_axis = \"y\" }, { body = \"wheel_R\", into = \"arm_R\", spin_axis = \"y\" }]\n";
+    let dir = fixture_path("subsystems");
+    let m = sprung_model::from_str_with_base(src, sprung_model::Format::Toml, "top.toml", &dir)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let plain = load_ok("subsystems/corner.toml");
+    assert_eq!(m.bodies.len(), plain.bodies.len() - 2);
+    assert!(m.body("front.wheel_L").is_none());
+    assert!(m.force_elements.iter().all(|e| !e.name().contains("hub_")));
+    assert_eq!(m.force_elements.len(), plain.force_elements.len() - 2);
+    assert_eq!(m.inputs.len(), plain.inputs.len());
+    assert_eq!(m.outputs.len(), plain.outputs.len());
+    // Hand sums (left side, the corner's own frame, then placed by (1, 0, 0.2)).
+    let (ma, xa) = (2.0, [0.1, 0.4, 0.0]);
+    let (mw, xw) = (15.0, [0.0, 0.7, 0.0]);
+    let mass = ma + mw;
+    let c: [f64; 3] = std::array::from_fn(|i| (ma * xa[i] + mw * xw[i]) / mass);
+    let rw = rot::euler_zyx_deg(&[5.0, 0.0, 0.0]);
+    let iw_t = [[0.4, 0.0, 0.0], [0.0, 0.0, 0.0], [0.0, 0.0, 0.4]];
+    let iw = rot::mul(&rw, &rot::mul(&iw_t, &rot::transpose(&rw)));
+    let ia = [[0.01, 0.0, 0.0], [0.0, 0.02, 0.0], [0.0, 0.0, 0.03]];
+    let mut want = [[0.0; 3]; 3];
+    for (mi, xi, ii) in [(ma, xa, ia), (mw, xw, iw)] {
+        let d: [f64; 3] = std::array::from_fn(|k| xi[k] - c[k]);
+        for r in 0..3 {
+            for s in 0..3 {
+                let e = if r == s { rot::dot(&d, &d) } else { 0.0 };
+                want[r][s] += ii[r][s] + mi * (e - d[r] * d[s]);
+            }
+        }
+    }
+    let arm = m.body("front.arm_L").unwrap();
+    assert_eq!(arm.mass, mass);
+    close(
+        &arm.position,
+        &[c[0] + 1.0, c[1], c[2] + 0.2],
+        TOL,
+        "centre of mass",
+    );
+    close(&flat(&arm.inertia_tensor()), &flat(&want), TOL, "inertia");
+    let wc = m.marker("front.wc_L").unwrap();
+    assert_eq!(wc.body, "front.arm_L");
+    close(&m.marker_position_global(wc), &[1.0, 0.7, 0.2], TOL, "wc_L");
+    close(
+        &flat(&m.marker_axes_global(wc)),
+        &flat(&rw),
+        TOL,
+        "wc_L axes (the wheel's)",
+    );
+    let pivot = m.marker("front.arm_pivot_L.I").unwrap();
+    close(
+        &m.marker_position_global(pivot),
+        &[1.1, 0.25, 0.2],
+        TOL,
+        "pivot",
+    );
+    // The mirrored side merged alike.
+    let arm_r = m.body("front.arm_R").unwrap();
+    close(
+        &arm_r.position,
+        &[c[0] + 1.0, -c[1], c[2] + 0.2],
+        TOL,
+        "arm_R",
+    );
+}
+
+#[test]
+fn bad_merges_and_connections_are_located_errors() {
+    let base =
+        "[model]\nname = \"x\"\n\n[[subsystems]]\nname = \"front\"\nfile = \"corner.toml\"\n";
+    let e = err_of(&format!(
+        "{base}merge = [{{ body = \"whel_L\", into = \"arm_L\" }}]\n"
+    ));
+    assert!(e.contains("top.toml:5: subsystem 'front'"), "{e}");
+    assert!(
+        e.contains("'whel_L' is not a body of the included file"),
+        "{e}"
+    );
+    let e = err_of(&format!(
+        "{base}merge = [{{ body = \"wheel_L\", into = \"wheel_L\" }}]\n"
+    ));
+    assert!(e.contains("merged into itself"), "{e}");
+    let e = err_of(&format!(
+        "{base}merge = [{{ body = \"wheel_L\", into = \"arm_L\" }}, {{ body = \"arm_L\", into = \"arm_R\" }}]\n"
+    ));
+    assert!(e.contains("is merged into another body itself"), "{e}");
+    // An output that reads the merged body is an error, not a silent change of meaning.
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("subsystem_merge_output");
+    std::fs::create_dir_all(&dir).unwrap();
+    let corner = std::fs::read_to_string(fixture_path("subsystems/corner.toml")).unwrap();
+    let extra = "\n[[outputs]]\nname = \"wheel_x\"\nquantity = \"position\"\nbody = \"wheel_L\"\ncomponent = \"x\"\n";
+    std::fs::write(dir.join("corner.toml"), corner + extra).unwrap();
+    let src = format!("{base}merge = [{{ body = \"wheel_L\", into = \"arm_L\" }}]\n");
+    let e = sprung_model::from_str_with_base(&src, sprung_model::Format::Toml, "top.toml", &dir)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("the output 'wheel_x' reads 'wheel_L'"), "{e}");
+    // connect: an element or slot that is not there.
+    let tire = pathdiff(
+        &model_path("tires/car_tmeasy_wheel.toml"),
+        &fixture_path("subsystems"),
+    );
+    let e = err_of(&format!(
+        "[model]\nname = \"x\"\n\n[[subsystems]]\nname = \"t\"\nfile = \"{tire}\"\nconnect = {{ \"tyre.drive_torque\" = \"ctrl.torque\" }}\n"
+    ));
+    assert!(
+        e.contains("'tyre.drive_torque' is not '<element>.<slot>'"),
+        "{e}"
+    );
+    assert!(e.contains("elements there: tire"), "{e}");
+}
+
+/// `connect` feeds an included element's slot from the including model's source by its own
+/// (unprefixed) name; the element's other slots keep their prefixed mapping.
+#[test]
+fn connected_slots_name_the_including_models_source() {
+    let dir = fixture_path("subsystems");
+    let tire = pathdiff(&model_path("tires/car_tmeasy_wheel.toml"), &dir);
+    let src = format!(
+        "[model]\nname = \"x\"\n\n[[bodies]]\nname = \"hub\"\nmass = 10.0\nposition = [0.0, 0.0, 0.3]\ninertia = {{ principal = [1.0, 1.0, 1.0] }}\n\n[[inputs]]\nname = \"brake\"\nkind = \"signal\"\nsignal = {{ type = \"constant\", value = 0.0 }}\n\n[[subsystems]]\nname = \"t\"\nfile = \"{tire}\"\nposition = [0.0, 0.0, 0.3]\nattach = {{ ground = \"hub\" }}\nconnect = {{ \"tire.brake_torque\" = \"brake\" }}\n"
+    );
+    let m = sprung_model::from_str_with_base(&src, sprung_model::Format::Toml, "top.toml", &dir)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let e = m.elements.iter().find(|e| e.name == "t.tire").unwrap();
+    assert_eq!(
+        e.inputs.get("brake_torque").map(String::as_str),
+        Some("brake")
+    );
+    assert_eq!(e.inputs.len(), 1);
+    assert_eq!(m.marker("t.centre").unwrap().body, "hub");
+}
