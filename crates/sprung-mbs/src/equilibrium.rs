@@ -165,17 +165,15 @@ pub enum EquilibriumError {
     /// The stiffness matrix is singular: something is not restrained.
     #[error(
         "static equilibrium is singular: the stiffness matrix J_r K has no full rank near coordinate {row} \
-         (body '{body}', {dof}); the body is not restrained in that direction by any force element \
-         (a mechanism or a free body). Add stiffness in that direction or start from the design state \
-         (initial_state.kind = \"design\")"
+         ({coordinate}); {hint}"
     )]
     Singular {
         /// Scalar row of the failing pivot.
         row: usize,
-        /// Name of the body.
-        body: String,
-        /// Degree of freedom of that body.
-        dof: &'static str,
+        /// The coordinate: `body 'NAME', DOF` or `state K of element 'NAME' (KIND)`.
+        coordinate: String,
+        /// What makes such a coordinate singular and how to fix it.
+        hint: &'static str,
     },
     /// Newton did not converge (the details are boxed to keep the error small).
     #[error(transparent)]
@@ -409,12 +407,34 @@ pub fn solve_from(
         let s2: f64 = x.iter().zip(&weight).map(|(x, w)| (w * x).powi(2)).sum();
         (s2 / nv as f64).sqrt()
     };
-    let singular = |row: usize| EquilibriumError::Singular {
-        row,
-        body: model.bodies[(row / 6).min(nb.saturating_sub(1))]
-            .name
-            .clone(),
-        dof: DOF_NAMES[row % 6],
+    let singular = |row: usize| {
+        let state = row.checked_sub(nbv).and_then(|k| {
+            model.open_elements.iter().find_map(|e| {
+                (k >= e.state_offset && k < e.state_offset + e.law.n_states())
+                    .then(|| (e, k - e.state_offset))
+            })
+        });
+        match state {
+            Some((e, k)) => EquilibriumError::Singular {
+                row,
+                coordinate: format!("state {k} of element '{}' ({})", e.name, e.law.kind()),
+                hint: "the element state has no equilibrium of its own at rest (a free \
+                       integrator, e.g. a controller's integral or a tire's wheel spin); remove \
+                       the element for a static solve or start from the design state \
+                       (initial_state.kind = \"design\")",
+            },
+            None => EquilibriumError::Singular {
+                row,
+                coordinate: format!(
+                    "body '{}', {}",
+                    model.bodies[(row / 6).min(nb.saturating_sub(1))].name,
+                    DOF_NAMES[row % 6]
+                ),
+                hint: "the body is not restrained in that direction by any force element (a \
+                       mechanism or a free body). Add stiffness in that direction or start from \
+                       the design state (initial_state.kind = \"design\")",
+            },
+        }
     };
     let done = |r: Vec<f64>, v: &[f64], it: usize, res: f64, convergence, history| Equilibrium {
         r,

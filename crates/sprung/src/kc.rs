@@ -399,6 +399,9 @@ impl Rig {
                     "--remove-element {name}: the model has no element of that name"
                 )));
             }
+            // The rig computes its own channels; the model's outputs of a removed element
+            // (a car's tire forces) go with it.
+            d.outputs.retain(|o| o.element.as_deref() != Some(name.as_str()));
         }
         let specs = if options.corners.is_empty() {
             detect_corners(&d)
