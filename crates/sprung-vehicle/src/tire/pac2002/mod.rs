@@ -33,8 +33,8 @@ use sprung_mbs::elements::{ElementParams, ParamInfo};
 use self::coefficients::{Coefficients, CombinedMethod, Pac2002File};
 use self::mf::{MfInput, MfSettings};
 use super::{
-    N_FORCES, N_KIN, SlipKinematics, TireForces, TireModel, TirePartials, VerticalLaw,
-    VerticalStiffness, kin,
+    N_FORCES, SlipKinematics, TireForces, TireModel, TirePartials, VerticalLaw, VerticalStiffness,
+    kin,
 };
 use crate::dual::{Dual, Real, Split};
 
@@ -447,9 +447,10 @@ impl Pac2002 {
             seed(states[0], 5),
             seed(states[1], 6),
         );
+        // `jac` is zeroed on entry (`TireModel::partials`): only the nonzero columns are
+        // written (ρ and ψ̇ do not enter the law).
         for (row, r) in [r0, r1].iter().enumerate() {
             let row = N_FORCES + row;
-            jac.kin[row] = [0.0; N_KIN];
             for (i, &col) in FRONT_KIN.iter().enumerate() {
                 jac.kin[row][col] = r.d[i];
             }
@@ -499,7 +500,6 @@ impl Pac2002 {
             for (((a, u), k), s) in acc.iter_mut().zip(unit).zip(kf.d).zip(af.d) {
                 *a = u + (fr.d[2] * k + fr.d[3] * s);
             }
-            jac.kin[row] = [0.0; N_KIN];
             for (i, &col) in FRONT_KIN.iter().enumerate() {
                 jac.kin[row][col] = acc[i];
             }
