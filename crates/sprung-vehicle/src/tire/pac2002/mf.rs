@@ -8,7 +8,7 @@
 //! (`docs/tire-pac2002.md` lists every equation with its number and every choice).
 
 use super::coefficients::{Coefficients, CombinedMethod};
-use crate::dual::{Real, Split};
+use crate::dual::{Dual, Real, Split};
 
 /// What the formulas are evaluated at. F_z and γ are of the coefficient type
 /// ([`Split::Coef`]): the Magic Formula's coefficients (B, C, D, E, the shifts, the trail's)
@@ -63,16 +63,67 @@ pub(crate) fn sin_2atan<T: Real>(x: T) -> T {
 
 /// The Magic Formula sine version D sin(C atan(B x − E (B x − atan(B x)))) (eq. 4.E9).
 #[inline(always)]
-fn magic_sin<T: Real>(b: T, c: f64, d: T, e: T, x: T) -> T {
-    let bx = b * x;
-    d * ((bx - e * (bx - bx.atan())).atan() * c).sin()
+fn magic_sin<T: Magic>(b: T, c: f64, d: T, e: T, x: T) -> T {
+    T::magic(b, c, Some(d), e, x)
 }
 
 /// The cosine version cos(C atan(B x − E (B x − atan(B x)))) (weighting functions, trail).
 #[inline(always)]
-fn magic_cos<T: Real>(b: T, c: f64, e: T, x: T) -> T {
-    let bx = b * x;
-    ((bx - e * (bx - bx.atan())).atan() * c).cos()
+fn magic_cos<T: Magic>(b: T, c: f64, e: T, x: T) -> T {
+    T::magic(b, c, None, e, x)
+}
+
+/// The Magic Formula's shape y = D sin(C φ) (`d` given) or cos(C φ) (`d` None),
+/// φ = atan(u), u = B x − E (B x − atan(B x)), as one operation: for `f64` the formula
+/// itself; for [`Dual`] the same value operations (bit for bit the `f64` result) and the
+/// derivative in closed form, ∂y = y_u (A ∂(B x) − h ∂E) (+ sin(C φ) ∂D) with
+/// ∂(B x) = x ∂B + B ∂x, h = B x − atan(B x), A = 1 − E (1 − 1/(1 + (B x)²)) and
+/// y_u = D C cos(C φ)/(1 + u²) (sine) or −C sin(C φ)/(1 + u²) (cosine): one pass over the
+/// derivative lanes instead of one per operation (the derivatives agree with the
+/// operation-by-operation chain rule up to the order of the operations).
+pub trait Magic: Real {
+    /// y (see the trait).
+    fn magic(b: Self, c: f64, d: Option<Self>, e: Self, x: Self) -> Self;
+}
+
+impl Magic for f64 {
+    #[inline(always)]
+    fn magic(b: f64, c: f64, d: Option<f64>, e: f64, x: f64) -> f64 {
+        let bx = b * x;
+        let phi = (bx - e * (bx - bx.atan())).atan() * c;
+        match d {
+            Some(d) => d * phi.sin(),
+            None => phi.cos(),
+        }
+    }
+}
+
+impl<const N: usize> Magic for Dual<N> {
+    #[inline(always)]
+    fn magic(b: Self, c: f64, d: Option<Self>, e: Self, x: Self) -> Self {
+        let bx = b.v * x.v;
+        let h = bx - bx.atan();
+        let u = bx - e.v * h;
+        let phi = u.atan() * c;
+        let (s, co) = phi.sin_cos();
+        let a = 1.0 - e.v * (1.0 - 1.0 / (1.0 + bx * bx));
+        let cu = c / (1.0 + u * u);
+        let mut out = [0.0; N];
+        let (v, yu) = match d {
+            Some(d) => (d.v * s, d.v * co * cu),
+            None => (co, -s * cu),
+        };
+        for (k, o) in out.iter_mut().enumerate() {
+            let dbx = b.d[k] * x.v + b.v * x.d[k];
+            *o = yu * (a * dbx - h * e.d[k]);
+        }
+        if let Some(d) = d {
+            for (o, dd) in out.iter_mut().zip(d.d) {
+                *o += s * dd;
+            }
+        }
+        Dual::new(v, out)
+    }
 }
 
 /// Forces and moments on the wheel (Fx, Fy, Mx, 0, Mz), contact frame, about the contact point;
@@ -82,7 +133,7 @@ fn magic_cos<T: Real>(b: T, c: f64, e: T, x: T) -> T {
 /// slips (module docs of [`crate::dual`], [`Split`]); the operations are the same as over one
 /// type, so the values are too, bit for bit.
 #[inline(always)]
-pub fn forces<T: Split>(c: &Coefficients, set: &MfSettings, inp: &MfInput<T>) -> [T; 5] {
+pub fn forces<T: Split + Magic>(c: &Coefficients, set: &MfSettings, inp: &MfInput<T>) -> [T; 5] {
     let MfInput {
         fz,
         kappa,
