@@ -326,6 +326,43 @@ impl<const N: usize> Chained for Dual<N> {
     }
 }
 
+/// Number of leading derivative lanes of a law's coefficient quantities ([`Split`]).
+pub const N_COEF: usize = 2;
+
+/// A scalar whose first [`N_COEF`] derivative lanes are the inputs a law's *coefficients*
+/// depend on (PAC2002: F_z and γ; the Magic Formula's B, C, D, E and shifts depend on them
+/// only): those quantities are computed in [`Split::Coef`] ([`N_COEF`] lanes for a dual number)
+/// and widened where they meet the other inputs (the slips), so they cost [`N_COEF`] lanes
+/// instead of N. Widening puts their lanes first and zeros after them — exactly the
+/// derivatives the full-width pass gives them (its other lanes are exact zeros), and the
+/// values are the same operations on the same numbers: bit for bit. For `f64` both are `f64`.
+pub trait Split: Real {
+    /// The type of the coefficient quantities (`f64` for `f64`, [`Dual<N_COEF>`] for
+    /// [`Dual<N>`]).
+    type Coef: Real;
+    /// A coefficient quantity in this type (its lanes first, zeros after).
+    fn widen(x: Self::Coef) -> Self;
+}
+
+impl Split for f64 {
+    type Coef = f64;
+    #[inline(always)]
+    fn widen(x: f64) -> f64 {
+        x
+    }
+}
+
+impl<const N: usize> Split for Dual<N> {
+    type Coef = Dual<N_COEF>;
+    #[inline(always)]
+    fn widen(x: Dual<N_COEF>) -> Self {
+        const { assert!(N >= N_COEF) };
+        let mut d = [0.0; N];
+        d[..N_COEF].copy_from_slice(&x.d);
+        Self { v: x.v, d }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -206,7 +206,8 @@ pub trait TireModel: Send + Sync + Debug + Sized + 'static {
     /// itself; the tire test rig's steady sweeps). Must not allocate.
     fn steady_state(&self, k: &SlipKinematics, out: &mut TireForces);
 
-    /// Analytic partials of [`TireModel::evaluate`] (zeroed on entry). Must not allocate.
+    /// Analytic partials of [`TireModel::evaluate`]. `jac` arrives zeroed (callers pass
+    /// `TirePartials::default()`): a law writes its nonzero entries. Must not allocate.
     fn partials(&self, k: &SlipKinematics, states: &[f64], jac: &mut TirePartials);
 
     /// [`TireModel::evaluate`] and [`TireModel::partials`] in one call (what the tire element

@@ -8,19 +8,22 @@
 //! (`docs/tire-pac2002.md` lists every equation with its number and every choice).
 
 use super::coefficients::{Coefficients, CombinedMethod};
-use crate::dual::Real;
+use crate::dual::{Dual, Real, Split};
 
-/// What the formulas are evaluated at.
+/// What the formulas are evaluated at. F_z and γ are of the coefficient type
+/// ([`Split::Coef`]): the Magic Formula's coefficients (B, C, D, E, the shifts, the trail's)
+/// depend on them only and are differentiated in [`crate::dual::N_COEF`] lanes, then widened
+/// where they meet the slips.
 #[derive(Debug, Clone, Copy)]
-pub struct MfInput<T> {
+pub struct MfInput<T: Split> {
     /// Vertical load Fz, N (> 0).
-    pub fz: T,
+    pub fz: T::Coef,
     /// Longitudinal slip κ, -.
     pub kappa: T,
     /// α* = tan α sgn Vcx, -.
     pub alpha: T,
     /// Camber γ, rad.
-    pub gamma: T,
+    pub gamma: T::Coef,
 }
 
 /// Fixed settings of one evaluation.
@@ -60,29 +63,84 @@ pub(crate) fn sin_2atan<T: Real>(x: T) -> T {
 
 /// The Magic Formula sine version D sin(C atan(B x − E (B x − atan(B x)))) (eq. 4.E9).
 #[inline(always)]
-fn magic_sin<T: Real>(b: T, c: T, d: T, e: T, x: T) -> T {
-    let bx = b * x;
-    d * (c * (bx - e * (bx - bx.atan())).atan()).sin()
+fn magic_sin<T: Magic>(b: T, c: f64, d: T, e: T, x: T) -> T {
+    T::magic(b, c, Some(d), e, x)
 }
 
 /// The cosine version cos(C atan(B x − E (B x − atan(B x)))) (weighting functions, trail).
 #[inline(always)]
-fn magic_cos<T: Real>(b: T, c: T, e: T, x: T) -> T {
-    let bx = b * x;
-    (c * (bx - e * (bx - bx.atan())).atan()).cos()
+fn magic_cos<T: Magic>(b: T, c: f64, e: T, x: T) -> T {
+    T::magic(b, c, None, e, x)
+}
+
+/// The Magic Formula's shape y = D sin(C φ) (`d` given) or cos(C φ) (`d` None),
+/// φ = atan(u), u = B x − E (B x − atan(B x)), as one operation: for `f64` the formula
+/// itself; for [`Dual`] the same value operations (bit for bit the `f64` result) and the
+/// derivative in closed form, ∂y = y_u (A ∂(B x) − h ∂E) (+ sin(C φ) ∂D) with
+/// ∂(B x) = x ∂B + B ∂x, h = B x − atan(B x), A = 1 − E (1 − 1/(1 + (B x)²)) and
+/// y_u = D C cos(C φ)/(1 + u²) (sine) or −C sin(C φ)/(1 + u²) (cosine): one pass over the
+/// derivative lanes instead of one per operation (the derivatives agree with the
+/// operation-by-operation chain rule up to the order of the operations).
+pub trait Magic: Real {
+    /// y (see the trait).
+    fn magic(b: Self, c: f64, d: Option<Self>, e: Self, x: Self) -> Self;
+}
+
+impl Magic for f64 {
+    #[inline(always)]
+    fn magic(b: f64, c: f64, d: Option<f64>, e: f64, x: f64) -> f64 {
+        let bx = b * x;
+        let phi = (bx - e * (bx - bx.atan())).atan() * c;
+        match d {
+            Some(d) => d * phi.sin(),
+            None => phi.cos(),
+        }
+    }
+}
+
+impl<const N: usize> Magic for Dual<N> {
+    #[inline(always)]
+    fn magic(b: Self, c: f64, d: Option<Self>, e: Self, x: Self) -> Self {
+        let bx = b.v * x.v;
+        let h = bx - bx.atan();
+        let u = bx - e.v * h;
+        let phi = u.atan() * c;
+        let (s, co) = phi.sin_cos();
+        let a = 1.0 - e.v * (1.0 - 1.0 / (1.0 + bx * bx));
+        let cu = c / (1.0 + u * u);
+        let mut out = [0.0; N];
+        let (v, yu) = match d {
+            Some(d) => (d.v * s, d.v * co * cu),
+            None => (co, -s * cu),
+        };
+        for (k, o) in out.iter_mut().enumerate() {
+            let dbx = b.d[k] * x.v + b.v * x.d[k];
+            *o = yu * (a * dbx - h * e.d[k]);
+        }
+        if let Some(d) = d {
+            for (o, dd) in out.iter_mut().zip(d.d) {
+                *o += s * dd;
+            }
+        }
+        Dual::new(v, out)
+    }
 }
 
 /// Forces and moments on the wheel (Fx, Fy, Mx, 0, Mz), contact frame, about the contact point;
 /// My comes from [`rolling_resistance`].
 /// `inp.fz` must be positive and `set.mu_factor` positive (the caller handles lift-off).
+/// Quantities of F_z and γ alone are of type `T::Coef` and widened (`w`) where they meet the
+/// slips (module docs of [`crate::dual`], [`Split`]); the operations are the same as over one
+/// type, so the values are too, bit for bit.
 #[inline(always)]
-pub fn forces<T: Real>(c: &Coefficients, set: &MfSettings, inp: &MfInput<T>) -> [T; 5] {
+pub fn forces<T: Split + Magic>(c: &Coefficients, set: &MfSettings, inp: &MfInput<T>) -> [T; 5] {
     let MfInput {
         fz,
         kappa,
         alpha,
         gamma,
     } = *inp;
+    let w = T::widen;
     let r0 = c.unloaded_radius;
     let lmux = c.lmux * set.mu_factor;
     let lmuy = c.lmuy * set.mu_factor;
@@ -93,7 +151,7 @@ pub fn forces<T: Real>(c: &Coefficients, set: &MfSettings, inp: &MfInput<T>) -> 
     // Longitudinal force, pure slip (4.E9–4.E18; PDX3 and LGAX as in PAC2002).
     let gx = gamma * c.lgax;
     let shx = (dfz * c.phx2 + c.phx1) * c.lhx;
-    let kx_ = kappa + shx;
+    let kx_ = kappa + w(shx);
     let cx = c.pcx1 * c.lcx;
     let mux = (dfz * c.pdx2 + c.pdx1) * (-(gx.sq() * c.pdx3) + 1.0) * lmux;
     let dx = mux * fz;
@@ -103,12 +161,12 @@ pub fn forces<T: Real>(c: &Coefficients, set: &MfSettings, inp: &MfInput<T>) -> 
     let kxk = fz * (dfz * c.pkx2 + c.pkx1) * (dfz * c.pkx3).exp() * c.lkx;
     let bx = kxk / (dx * cx);
     let svx = fz * (dfz * c.pvx2 + c.pvx1) * c.lvx * lmux;
-    let fx0 = magic_sin(bx, T::cst(cx), dx, ex, kx_) + svx;
+    let fx0 = magic_sin(w(bx), cx, w(dx), w(ex), kx_) + w(svx);
 
     // Lateral force, pure slip (4.E19–4.E30, PAC2002 camber γy = γ LGAY).
     let gy = gamma * c.lgay;
     let shy = (dfz * c.phy2 + c.phy1) * c.lhy + gy * c.phy3;
-    let ay = alpha + shy;
+    let ay = alpha + w(shy);
     let cy = c.pcy1 * c.lcy;
     let muy = (dfz * c.pdy2 + c.pdy1) * (-(gy.sq() * c.pdy3) + 1.0) * lmuy;
     let dy = muy * fz;
@@ -118,7 +176,7 @@ pub fn forces<T: Real>(c: &Coefficients, set: &MfSettings, inp: &MfInput<T>) -> 
         sin_2atan(fz / (c.pky2 * fz0p)) * (-(gy.abs() * c.pky3) + 1.0) * (c.pky1 * fz0p * c.lky);
     let by = kya / (dy * cy);
     let svy = fz * ((dfz * c.pvy2 + c.pvy1) * c.lvy + (dfz * c.pvy4 + c.pvy3) * gy) * lmuy;
-    let fy0 = magic_sin(by, T::cst(cy), dy, ey, ay) + svy;
+    let fy0 = magic_sin(w(by), cy, w(dy), w(ey), ay) + w(svy);
 
     // Combined slip.
     let (fx, fy, svyk) = match set.combined {
@@ -128,22 +186,22 @@ pub fn forces<T: Real>(c: &Coefficients, set: &MfSettings, inp: &MfInput<T>) -> 
             let shxa = c.rhx1;
             let a_s = alpha + shxa;
             let bxa = cos_atan(kappa * c.rbx2) * (c.rbx1 * c.lxal);
-            let cxa = T::cst(c.rcx1);
-            let exa = (dfz * c.rex2 + c.rex1).min_c(1.0);
+            let cxa = c.rcx1;
+            let exa = w((dfz * c.rex2 + c.rex1).min_c(1.0));
             let gxa = magic_cos(bxa, cxa, exa, a_s) / magic_cos(bxa, cxa, exa, T::cst(shxa));
             // 4.E58–4.E67: Fy = Gyκ Fy0 + SVyκ.
             let shyk = dfz * c.rhy2 + c.rhy1;
-            let k_s = kappa + shyk;
+            let k_s = kappa + w(shyk);
             let byk = cos_atan((alpha - c.rby3) * c.rby2) * (c.rby1 * c.lyka);
-            let cyk = T::cst(c.rcy1);
-            let eyk = (dfz * c.rey2 + c.rey1).min_c(1.0);
-            let gyk = magic_cos(byk, cyk, eyk, k_s) / magic_cos(byk, cyk, eyk, shyk);
+            let cyk = c.rcy1;
+            let eyk = w((dfz * c.rey2 + c.rey1).min_c(1.0));
+            let gyk = magic_cos(byk, cyk, eyk, k_s) / magic_cos(byk, cyk, eyk, w(shyk));
             // SVyκ vanishes identically when RVY5 or RVY6 is zero (the van file).
             let svyk = if c.rvy5 == 0.0 || c.rvy6 == 0.0 {
                 T::cst(0.0)
             } else {
-                let dvyk =
-                    muy * fz * (dfz * c.rvy2 + gamma * c.rvy3 + c.rvy1) * cos_atan(alpha * c.rvy4);
+                let dvyk = w(muy * fz * (dfz * c.rvy2 + gamma * c.rvy3 + c.rvy1))
+                    * cos_atan(alpha * c.rvy4);
                 dvyk * ((kappa * c.rvy6).atan() * c.rvy5).sin() * c.lvyka
             };
             (gxa * fx0, gyk * fy0 + svyk, svyk)
@@ -153,20 +211,20 @@ pub fn forces<T: Real>(c: &Coefficients, set: &MfSettings, inp: &MfInput<T>) -> 
             // used (|F0 − Sv|) and available (|D|) friction in each direction,
             // Gx = |Dy| |κc| / √(Dy² κc² + (Fx0 − Svx)² sin² αc),
             // Gy = |Dx| |sin αc| / √(Dx² sin² αc + (Fy0 − Svy)² κc²).
-            let kc = kappa + shx + svx / kxk;
-            let s = (alpha + shy + svy / kya).sin();
-            let ux = fx0 - svx;
-            let uy = fy0 - svy;
+            let kc = kappa + w(shx) + w(svx / kxk);
+            let s = (alpha + w(shy) + w(svy / kya)).sin();
+            let ux = fx0 - w(svx);
+            let uy = fy0 - w(svy);
             let (kc2, s2) = (kc.sq(), s.sq());
-            let denx = dy.sq() * kc2 + ux.sq() * s2;
-            let deny = dx.sq() * s2 + uy.sq() * kc2;
+            let denx = w(dy.sq()) * kc2 + ux.sq() * s2;
+            let deny = w(dx.sq()) * s2 + uy.sq() * kc2;
             let gx_fe = if denx.val() > 0.0 {
-                dy.abs() * kc.abs() / denx.sqrt()
+                w(dy.abs()) * kc.abs() / denx.sqrt()
             } else {
                 T::cst(1.0)
             };
             let gy_fe = if deny.val() > 0.0 {
-                dx.abs() * s.abs() / deny.sqrt()
+                w(dx.abs()) * s.abs() / deny.sqrt()
             } else {
                 T::cst(1.0)
             };
@@ -180,9 +238,9 @@ pub fn forces<T: Real>(c: &Coefficients, set: &MfSettings, inp: &MfInput<T>) -> 
     let mz = if lat_on {
         let gz = gamma * c.lgaz;
         let sht = dfz * c.qhz2 + c.qhz1 + (dfz * c.qhz4 + c.qhz3) * gz;
-        let at = alpha + sht;
+        let at = alpha + w(sht);
         let shf = shy + svy / kya;
-        let ar = alpha + shf;
+        let ar = alpha + w(shf);
         let bt = (dfz * c.qbz2 + dfz.sq() * c.qbz3 + c.qbz1)
             * (gz * c.qbz4 + gz.abs() * c.qbz5 + 1.0)
             * (c.lky / lmuy);
@@ -191,33 +249,36 @@ pub fn forces<T: Real>(c: &Coefficients, set: &MfSettings, inp: &MfInput<T>) -> 
             * (dfz * c.qdz2 + c.qdz1)
             * (gz * c.qdz3 + gz.sq() * c.qdz4 + 1.0)
             * (r0 / fz0p * c.ltr);
-        let et = ((dfz * c.qez2 + dfz.sq() * c.qez3 + c.qez1)
-            * ((gz * c.qez5 + c.qez4) * (bt * (at * ct)).atan() * (2.0 / std::f64::consts::PI)
+        let et = (w(dfz * c.qez2 + dfz.sq() * c.qez3 + c.qez1)
+            * (w(gz * c.qez5 + c.qez4)
+                * (w(bt) * (at * ct)).atan()
+                * (2.0 / std::f64::consts::PI)
                 + 1.0))
             .min_c(1.0);
         let br = by * cy * c.qbz10 + c.qbz9 * c.lky / lmuy;
         let dr =
             fz * ((dfz * c.qdz7 + c.qdz6) * c.lres + (dfz * c.qdz9 + c.qdz8) * gz) * (r0 * lmuy);
         let cos_a = cos_atan(alpha);
+        // The moment arm of Fx (combined slip only).
+        let s_arm =
+            || (fy / fz0p * c.ssz2 + c.ssz1 + w((dfz * c.ssz4 + c.ssz3) * gz)) * (r0 * c.ls);
         // Equivalent slips: the combined forms reduce to αt, αr at κ = 0 (exactly, here).
-        let (at_eq, ar_eq, s_arm) = if set.combined == CombinedMethod::Uncombined
-            || kappa.val() == 0.0
-        {
-            let s_arm = if set.combined == CombinedMethod::Uncombined {
-                T::cst(0.0)
+        let (at_eq, ar_eq, s_arm) =
+            if set.combined == CombinedMethod::Uncombined || kappa.val() == 0.0 {
+                let s_arm = if set.combined == CombinedMethod::Uncombined {
+                    T::cst(0.0)
+                } else {
+                    s_arm()
+                };
+                (at, ar, s_arm)
             } else {
-                (fy / fz0p * c.ssz2 + c.ssz1 + (dfz * c.ssz4 + c.ssz3) * gz) * (r0 * c.ls)
+                let kr = (w(kxk / kya) * kappa).sq();
+                let at_eq = (at.sq() + kr).sqrt() * sgn(at.val());
+                let ar_eq = (ar.sq() + kr).sqrt() * sgn(ar.val());
+                (at_eq, ar_eq, s_arm())
             };
-            (at, ar, s_arm)
-        } else {
-            let kr = (kxk / kya * kappa).sq();
-            let at_eq = (at.sq() + kr).sqrt() * sgn(at.val());
-            let ar_eq = (ar.sq() + kr).sqrt() * sgn(ar.val());
-            let s_arm = (fy / fz0p * c.ssz2 + c.ssz1 + (dfz * c.ssz4 + c.ssz3) * gz) * (r0 * c.ls);
-            (at_eq, ar_eq, s_arm)
-        };
-        let t = dt * magic_cos(bt, T::cst(ct), et, at_eq) * cos_a;
-        let mzr = dr * cos_atan(br * ar_eq) * cos_a;
+        let t = w(dt) * magic_cos(w(bt), ct, et, at_eq) * cos_a;
+        let mzr = w(dr) * cos_atan(w(br) * ar_eq) * cos_a;
         -(t * (fy - svyk)) + mzr + s_arm * fx
     } else {
         T::cst(0.0)
@@ -226,7 +287,7 @@ pub fn forces<T: Real>(c: &Coefficients, set: &MfSettings, inp: &MfInput<T>) -> 
 
     // Overturning moment (MF 5.2): Mx = R0 Fz (QSX1 LVMX − QSX2 γ + QSX3 Fy/Fz0') LMX.
     let mx = if lat_on {
-        fz * (fy / fz0p * c.qsx3 - gamma * c.qsx2 + c.qsx1 * c.lvmx) * (r0 * c.lmx)
+        w(fz) * (fy / fz0p * c.qsx3 - w(gamma * c.qsx2) + c.qsx1 * c.lvmx) * (r0 * c.lmx)
     } else {
         T::cst(0.0)
     };

@@ -36,13 +36,16 @@ use super::{
     N_FORCES, SlipKinematics, TireForces, TireModel, TirePartials, VerticalLaw, VerticalStiffness,
     kin,
 };
-use crate::dual::{Dual, Real};
+use crate::dual::{Dual, Real, Split};
 
-/// Number of seeds of the front part (7 kinematic inputs + 2 states).
-const NF: usize = 9;
-/// Number of seeds of the outputs (Fz, κ_F, α_F, γ, vx, ω).
+/// Seeds of the front part: F_z and γ first (the coefficient lanes, [`Split`]), then vx, vy, ω
+/// and the two states; the kinematic input of each of the first five.
+const FRONT_KIN: [usize; 5] = [kin::FZ, kin::GAMMA, kin::VX, kin::VY, kin::OMEGA];
+/// Number of seeds of the front part (5 kinematic inputs + 2 states).
+const NF: usize = 7;
+/// Number of seeds of the outputs (Fz, γ, κ_F, α_F, vx, ω).
 const NM: usize = 6;
-/// Number of seeds of the Magic Formula proper (Fz, κ_F, α_F, γ).
+/// Number of seeds of the Magic Formula proper (Fz, γ, κ_F, α_F).
 const NM4: usize = 4;
 
 /// The Pacejka 2002 tire law (module docs).
@@ -199,12 +202,24 @@ impl Pac2002 {
         (sx.max_c(self.sigma_min), sy.max_c(self.sigma_min))
     }
 
-    /// The front part: (κ_F, α_F, dκ'/dt, dα'/dt) from the kinematics and states.
+    /// The front part: (κ_F, α_F, dκ'/dt, dα'/dt) from the kinematics and states; F_z and γ
+    /// of the coefficient type (the relaxation lengths and the effective rolling radius depend
+    /// on them only; [`Split`]).
     #[allow(clippy::too_many_arguments)]
-    fn front<T: Real>(&self, fz: T, vx: T, vy: T, omega: T, gamma: T, s0: T, s1: T) -> [T; 4] {
+    fn front<T: Split>(
+        &self,
+        fz: T::Coef,
+        vx: T,
+        vy: T,
+        omega: T,
+        gamma: T::Coef,
+        s0: T,
+        s1: T,
+    ) -> [T; 4] {
         let c = &self.file.c;
         let (sx, sy) = self.sigmas(fz, gamma);
-        let vsx = vx - omega * self.re(fz);
+        let (sx, sy) = (T::widen(sx), T::widen(sy));
+        let vsx = vx - omega * T::widen(self.re(fz));
         let avx = vx.abs();
         let r0 = (-vsx - avx * s0) / sx;
         let r1 = (vy - avx * s1) / sy;
@@ -414,45 +429,50 @@ impl Pac2002 {
         states: &[f64],
         jac: &mut TirePartials,
     ) -> (TireForces, [f64; 2]) {
-        // Front part in 9 seeds: the 7 kinematic inputs, then the 2 states.
+        // Front part in 7 seeds: F_z, γ (the coefficient lanes), vx, vy, ω, then the 2 states.
         let seed = |v: f64, i: usize| Dual::<NF>::seed(v, i);
         let lifted = k.fz <= 0.0;
-        let fz9 = if lifted {
-            Dual::<NF>::cst(0.0)
+        let fz2 = if lifted {
+            Dual::cst(0.0)
         } else {
-            seed(k.fz, kin::FZ)
+            Dual::seed(k.fz, 0)
         };
+        let gamma2 = Dual::seed(k.gamma, 1);
         let [kf, af, r0, r1] = self.front(
-            fz9,
-            seed(k.vx, kin::VX),
-            seed(k.vy, kin::VY),
-            seed(k.omega, kin::OMEGA),
-            seed(k.gamma, kin::GAMMA),
-            seed(states[0], 7),
-            seed(states[1], 8),
+            fz2,
+            seed(k.vx, 2),
+            seed(k.vy, 3),
+            seed(k.omega, 4),
+            gamma2,
+            seed(states[0], 5),
+            seed(states[1], 6),
         );
+        // `jac` is zeroed on entry (`TireModel::partials`): only the nonzero columns are
+        // written (ρ and ψ̇ do not enter the law).
         for (row, r) in [r0, r1].iter().enumerate() {
             let row = N_FORCES + row;
-            jac.kin[row][..7].copy_from_slice(&r.d[..7]);
-            jac.states[row][0] = r.d[7];
-            jac.states[row][1] = r.d[8];
+            for (i, &col) in FRONT_KIN.iter().enumerate() {
+                jac.kin[row][col] = r.d[i];
+            }
+            jac.states[row][0] = r.d[5];
+            jac.states[row][1] = r.d[6];
         }
         let rates = [r0.v, r1.v];
         let set = self.settings(k.mu_road);
         if lifted || set.mu_factor <= 0.0 {
             return (TireForces::default(), rates);
         }
-        // Magic Formula in 4 seeds (Fz, κ_F, α_F, γ); the rolling resistance in 6 (+ vx, ω);
-        // then the chain rule to the 9.
+        // Magic Formula in 4 seeds (Fz, γ: the coefficients' 2 lanes; κ_F, α_F); the rolling
+        // resistance in 6 (+ vx, ω); then the chain rule to the 7.
         let s4 = |v: f64, i: usize| Dual::<NM4>::seed(v, i);
         let f4 = mf::forces(
             &self.file.c,
             &set,
             &MfInput {
-                fz: s4(k.fz, 0),
-                kappa: s4(kf.v, 1),
-                alpha: s4(af.v, 2),
-                gamma: s4(k.gamma, 3),
+                fz: fz2,
+                kappa: s4(kf.v, 2),
+                alpha: s4(af.v, 3),
+                gamma: gamma2,
             },
         );
         let widen = |x: Dual<NM4>| {
@@ -469,19 +489,22 @@ impl Pac2002 {
             Dual::<NM>::seed(k.omega, 5),
         );
         let f = [widen(f4[0]), widen(f4[1]), widen(f4[2]), my, widen(f4[4])];
-        // ∂u/∂(kin, states) for u = (Fz, κ_F, α_F, γ, vx, ω): unit vectors except κ_F and α_F.
+        // ∂u/∂(front seeds) for u = (Fz, γ, κ_F, α_F, vx, ω): unit vectors except κ_F and α_F.
         for (row, fr) in f.iter().enumerate() {
+            let mut unit = [0.0; NF];
+            unit[0] = fr.d[0];
+            unit[1] = fr.d[1];
+            unit[2] = fr.d[4];
+            unit[4] = fr.d[5];
             let mut acc = [0.0; NF];
-            acc[kin::FZ] = fr.d[0];
-            acc[kin::GAMMA] = fr.d[3];
-            acc[kin::VX] = fr.d[4];
-            acc[kin::OMEGA] = fr.d[5];
-            for ((a, k), s) in acc.iter_mut().zip(kf.d).zip(af.d) {
-                *a += fr.d[1] * k + fr.d[2] * s;
+            for (((a, u), k), s) in acc.iter_mut().zip(unit).zip(kf.d).zip(af.d) {
+                *a = u + (fr.d[2] * k + fr.d[3] * s);
             }
-            jac.kin[row][..7].copy_from_slice(&acc[..7]);
-            jac.states[row][0] = acc[7];
-            jac.states[row][1] = acc[8];
+            for (i, &col) in FRONT_KIN.iter().enumerate() {
+                jac.kin[row][col] = acc[i];
+            }
+            jac.states[row][0] = acc[5];
+            jac.states[row][1] = acc[6];
         }
         let forces = TireForces {
             fx: f[0].v,
