@@ -27,8 +27,9 @@ use crate::element_law::OutputInfo;
 use crate::elements::{KindInfo, ParamInfo};
 use crate::m3::{L4, Lanes, M3};
 use crate::pack::{
-    EndLanes, LanePack, PackedMarkers, V3, V33, W, Wrenches, add3, cross, dot, lane, lane_elements,
-    load3, mat_t_mat, mat_t_vec, mat_vec, sub3, to_lanes,
+    LanePack, PackBodies, PackedMarkers, V3, V33, W, Wrenches, add3, cross, dot, lane,
+    lane_elements, load3, marker_frame, marker_motion, mat_t_mat, mat_t_vec, mat_vec, sub3,
+    to_lanes,
 };
 use crate::rotation::{
     ASIN_RATIO_SERIES, SERIES_U_MAX, SHORT_SERIES_U_MAX, angle_and_ratio, inv_left_jacobian,
@@ -475,48 +476,66 @@ impl BushingPack {
 }
 
 impl LanePack for BushingPack {
-    fn markers(&self) -> (&PackedMarkers, &PackedMarkers) {
-        (&self.i, &self.j)
-    }
-
+    /// The law's two forms (all characteristics linear, or some tabulated) are separate copies
+    /// chosen once per pack, so that each copy is straight-line code from the gather to the
+    /// scatter; in each copy the orientation comes first (marker axes, lever arms, θ), so that
+    /// only R_J and the two arms are live across the rotation vector's range test, and the
+    /// positions and velocities are gathered after it. The same operations as
+    /// [`PackBodies::ends`] followed by the law in one piece (so the same bits).
     #[inline(always)]
-    fn evaluate<L: Lanes>(
+    fn evaluate<L: Lanes>(&self, l: L, curves: &[Curve], bodies: &PackBodies, out: &mut Wrenches) {
+        if self.curves.is_empty() {
+            self.evaluate_as::<L, true>(l, curves, bodies, out);
+        } else {
+            self.evaluate_as::<L, false>(l, curves, bodies, out);
+        }
+    }
+}
+
+impl BushingPack {
+    /// [`LanePack::evaluate`] with `LINEAR` = the pack has no tabulated characteristic.
+    #[inline(always)]
+    fn evaluate_as<L: Lanes, const LINEAR: bool>(
         &self,
         l: L,
         curves: &[Curve],
-        ends: &EndLanes<L::V>,
+        bodies: &PackBodies,
         out: &mut Wrenches,
     ) {
-        let (mi, mj, dx, dv) = (&ends.i, &ends.j, &ends.dx, &ends.dv);
+        let (bi, bj) = (bodies.of(&self.i), bodies.of(&self.j));
+        let (arm_i, rot_i) = marker_frame(l, &bi, &self.i);
+        let (arm_j, rot_j) = marker_frame(l, &bj, &self.j);
+        let theta = rotation_vector(l, &mat_t_mat(l, &rot_j, &rot_i));
+        let thl = to_lanes(l, &theta);
+        let (mi, mj) = (marker_motion(l, &bi, &arm_i), marker_motion(l, &bj, &arm_j));
+        let xi = to_lanes(l, &mi.x);
+        let dx = sub3(l, &mi.x, &mj.x);
+        let dv = sub3(l, &mi.v, &mj.v);
         let dw = sub3(l, &mi.w, &mj.w);
-        let d = mat_t_vec(l, &mj.rot, dx);
-        let d_dot = mat_t_vec(l, &mj.rot, dv);
-        let theta_dot = mat_t_vec(l, &mj.rot, &dw);
-        let theta = rotation_vector(l, &mat_t_mat(l, &mj.rot, &mi.rot));
+        let d = mat_t_vec(l, &rot_j, &dx);
+        let d_dot = mat_t_vec(l, &rot_j, &dv);
+        let theta_dot = mat_t_vec(l, &rot_j, &dw);
+        let dl = to_lanes(l, &d);
+        // Arm of the force about the centre of mass of body J: x_I − x_J + a_J.
+        let arm_ij = add3(l, &dx, &arm_j);
         let (f, t) = local_law(
             l,
-            &mut PackCharacteristics { pack: self, curves },
+            &mut PackCharacteristics::<LINEAR> { pack: self, curves },
             load3(l, &self.preload),
             load3(l, &self.rot_preload),
             [&d, &d_dot, &theta, &theta_dot],
         );
-        let force_g = mat_vec(l, &mj.rot, &f);
-        let torque_g = mat_vec(l, &mj.rot, &t);
+        let (fl, tl) = (to_lanes(l, &f), to_lanes(l, &t));
+        let force_g = mat_vec(l, &rot_j, &f);
+        let torque_g = mat_vec(l, &rot_j, &t);
         // Torques about the centres of mass of body I (arm a_I) and body J (x_I − x_J + a_J).
-        let tau_i = add3(l, &cross(l, &mi.arm, &force_g), &torque_g);
-        let tau_j = add3(l, &cross(l, &add3(l, dx, &mj.arm), &force_g), &torque_g);
+        let tau_i = add3(l, &cross(l, &arm_i, &force_g), &torque_g);
+        let tau_j = add3(l, &cross(l, &arm_ij, &force_g), &torque_g);
         let (fg, tg, ti, tj) = (
             to_lanes(l, &force_g),
             to_lanes(l, &torque_g),
             to_lanes(l, &tau_i),
             to_lanes(l, &tau_j),
-        );
-        let (xi, fl, tl, dl, thl) = (
-            to_lanes(l, &mi.x),
-            to_lanes(l, &f),
-            to_lanes(l, &t),
-            to_lanes(l, &d),
-            to_lanes(l, &theta),
         );
         for k in 0..self.used {
             let fk = lane(&fg, k);
@@ -600,12 +619,13 @@ fn rotation_vector_by_lane<L: Lanes>(l: L, r: &V33<L::V>) -> V3<L::V> {
 
 /// The characteristics of a pack's four bushings: linear ones lane-wise (k x), then the lanes
 /// whose characteristic is a curve overwritten with curve(x) (their slope in the lanes is zero).
-struct PackCharacteristics<'a> {
+/// `LINEAR`: the pack has no curve (then [`local_law`] goes axis by axis).
+struct PackCharacteristics<'a, const LINEAR: bool> {
     pack: &'a BushingPack,
     curves: &'a [Curve],
 }
 
-impl<L: Lanes> Characteristics<L> for PackCharacteristics<'_> {
+impl<L: Lanes, const LINEAR: bool> Characteristics<L> for PackCharacteristics<'_, LINEAR> {
     #[inline(always)]
     fn values(&mut self, l: L, args: [&V3<L::V>; 4]) -> [V3<L::V>; 4] {
         let pack = self.pack;
@@ -624,7 +644,7 @@ impl<L: Lanes> Characteristics<L> for PackCharacteristics<'_> {
 
     #[inline(always)]
     fn is_linear(&self) -> bool {
-        self.pack.curves.is_empty()
+        LINEAR
     }
 
     #[inline(always)]
@@ -687,21 +707,39 @@ mod tests {
             std::array::from_fn(|_| std::array::from_fn(|_| rng.sym(scale[g])))
         });
         let lanes = |v: &[L4; 3]| load3(l, v);
-        let (f, t) = local_law(
-            l,
-            &mut PackCharacteristics {
-                pack: &pack,
-                curves: &model.curves,
-            },
-            load3(l, &pack.preload),
-            load3(l, &pack.rot_preload),
-            [
-                &lanes(&args[0]),
-                &lanes(&args[1]),
-                &lanes(&args[2]),
-                &lanes(&args[3]),
-            ],
-        );
+        let (f, t) = if pack.curves.is_empty() {
+            local_law(
+                l,
+                &mut PackCharacteristics::<true> {
+                    pack: &pack,
+                    curves: &model.curves,
+                },
+                load3(l, &pack.preload),
+                load3(l, &pack.rot_preload),
+                [
+                    &lanes(&args[0]),
+                    &lanes(&args[1]),
+                    &lanes(&args[2]),
+                    &lanes(&args[3]),
+                ],
+            )
+        } else {
+            local_law(
+                l,
+                &mut PackCharacteristics::<false> {
+                    pack: &pack,
+                    curves: &model.curves,
+                },
+                load3(l, &pack.preload),
+                load3(l, &pack.rot_preload),
+                [
+                    &lanes(&args[0]),
+                    &lanes(&args[1]),
+                    &lanes(&args[2]),
+                    &lanes(&args[3]),
+                ],
+            )
+        };
         let (f, t) = (to_lanes(l, &f), to_lanes(l, &t));
         for (k, &e) in chunk.iter().enumerate() {
             let ElementKind::Bushing(b) = &model.elements[e].kind else {

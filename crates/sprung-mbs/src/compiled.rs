@@ -71,6 +71,9 @@ thread_local! {
     /// Order-independent signature of the curve segments seen by the evaluations on this thread
     /// since the last [`take_segment_signature`] (see [`eval_curve`]).
     static SEGMENTS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+    /// Whether [`eval_curve`] adds to [`SEGMENTS`] on this thread (off only inside
+    /// [`without_segment_watch`]).
+    static WATCHING: std::cell::Cell<bool> = const { std::cell::Cell::new(true) };
 }
 
 /// SplitMix64 finaliser: spreads (curve, segment) pairs over 64 bits.
@@ -96,10 +99,23 @@ pub const BREAKPOINT_SLOPE_RATIO: f64 = 2.0;
 /// the same characteristics. Two evaluations of the model see the same segments iff their
 /// signatures agree (up to a 2⁻⁶⁴ hash collision, and up to two elements sharing one curve
 /// swapping segments in the same step). Every curve evaluation of the built-in elements goes
-/// through here; one thread-local add, no allocation.
+/// through here; one thread-local add, no allocation. Inside [`without_segment_watch`] (a
+/// stepper that ignores breakpoints) only the curve is evaluated.
 #[inline(always)]
 pub(crate) fn eval_curve(curves: &[Curve], i: usize, x: f64) -> (f64, f64) {
     let c = &curves[i];
+    if WATCHING.get() {
+        note_segment(c, i, x);
+    }
+    c.eval(x)
+}
+
+/// Adds curve `i`'s (curve, segment) pair at `x` to this thread's signature. Not inlined: the
+/// test and a call keep the characteristics' loops of the one-element bushing small enough to
+/// be unrolled (inlined, the locating and hashing made the compiler keep the loop and spill its
+/// values: +3.6 k instructions per linearisation of the multilink, callgrind).
+#[inline(never)]
+fn note_segment(c: &Curve, i: usize, x: f64) {
     let seg = c.segment(x, BREAKPOINT_SLOPE_RATIO);
     SEGMENTS.with(|s| {
         s.set(
@@ -107,7 +123,17 @@ pub(crate) fn eval_curve(curves: &[Curve], i: usize, x: f64) -> (f64, f64) {
                 .wrapping_add(mix64(((i as u64) << 32) | u64::from(seg))),
         )
     });
-    c.eval(x)
+}
+
+/// Runs `f` with the segment signature off on this thread: [`eval_curve`] neither locates the
+/// segment nor adds to the signature (for a stepper that ignores breakpoints, which never reads
+/// it: [`crate::MbsSystem::set_watch_segments`]). Restores the previous setting.
+#[inline(always)]
+pub(crate) fn without_segment_watch<R>(f: impl FnOnce() -> R) -> R {
+    let before = WATCHING.replace(false);
+    let r = f();
+    WATCHING.set(before);
+    r
 }
 
 /// Runs `f` without adding its curve evaluations to this thread's segment signature: for an

@@ -17,7 +17,7 @@ use crate::element_law::OutputInfo;
 use crate::elements::{KindInfo, ParamInfo};
 use crate::m3::{L4, Lanes, M3};
 use crate::pack::{
-    EndLanes, LanePack, PackedMarkers, W, Wrenches, cross, dot, lane, lane_elements, to_lanes,
+    LanePack, PackBodies, PackedMarkers, W, Wrenches, cross, dot, lane, lane_elements, to_lanes,
 };
 
 /// The markers of a point-to-point kind.
@@ -350,18 +350,9 @@ impl P2pPack {
 }
 
 impl LanePack for P2pPack {
-    fn markers(&self) -> (&PackedMarkers, &PackedMarkers) {
-        (&self.i, &self.j)
-    }
-
     #[inline(always)]
-    fn evaluate<L: Lanes>(
-        &self,
-        l: L,
-        curves: &[Curve],
-        ends: &EndLanes<L::V>,
-        out: &mut Wrenches,
-    ) {
+    fn evaluate<L: Lanes>(&self, l: L, curves: &[Curve], bodies: &PackBodies, out: &mut Wrenches) {
+        let ends = bodies.ends(l, &self.i, &self.j);
         let (mi, mj, dx, dv) = (&ends.i, &ends.j, &ends.dx, &ends.dv);
         let (mut len2, mut dx_dv) = ([0.0; 4], [0.0; 4]);
         l.store(dot(l, dx, dx), &mut len2);

@@ -165,7 +165,7 @@ impl ElementPacks {
         self.run(l, &self.p2p, curves, bodies, &mut wrenches);
     }
 
-    /// Gathers both ends' kinematics of every pack of `packs` into lanes and evaluates it.
+    /// Evaluates every pack of `packs` (each gathers its ends' kinematics into lanes itself).
     #[inline(always)]
     fn run<L: Lanes, P: LanePack>(
         &self,
@@ -175,28 +175,49 @@ impl ElementPacks {
         bodies: &[BodyKin],
         out: &mut Wrenches,
     ) {
+        let ends = PackBodies {
+            bodies,
+            ground: &self.ground,
+        };
         for p in packs {
-            let (i, j) = p.markers();
-            let mi = marker_lanes(l, &lane_bodies(i, bodies, &self.ground), i);
-            let mj = marker_lanes(l, &lane_bodies(j, bodies, &self.ground), j);
-            let ends = EndLanes {
-                dx: sub3(l, &mi.x, &mj.x),
-                dv: sub3(l, &mi.v, &mj.v),
-                i: mi,
-                j: mj,
-            };
             p.evaluate(l, curves, &ends, out);
         }
     }
 }
 
+/// The body kinematics a pack gathers its markers' lanes from (the ground for ground markers).
+pub(crate) struct PackBodies<'a> {
+    pub bodies: &'a [BodyKin],
+    pub ground: &'a BodyKin,
+}
+
+impl PackBodies<'_> {
+    /// Both ends' kinematics of the markers `i`, `j` and their differences.
+    #[inline(always)]
+    pub fn ends<L: Lanes>(&self, l: L, i: &PackedMarkers, j: &PackedMarkers) -> EndLanes<L::V> {
+        let mi = marker_lanes(l, &self.of(i), i);
+        let mj = marker_lanes(l, &self.of(j), j);
+        EndLanes {
+            dx: sub3(l, &mi.x, &mj.x),
+            dv: sub3(l, &mi.v, &mj.v),
+            i: mi,
+            j: mj,
+        }
+    }
+
+    /// The kinematics each lane's marker of `m` reads.
+    #[inline(always)]
+    pub fn of(&self, m: &PackedMarkers) -> [&BodyKin; W] {
+        lane_bodies(m, self.bodies, self.ground)
+    }
+}
+
 /// A pack of four elements of one kind ([`BushingPack`], [`P2pPack`]).
 pub(crate) trait LanePack {
-    /// Markers I and J of the lanes.
-    fn markers(&self) -> (&PackedMarkers, &PackedMarkers);
-    /// Evaluates the pack from both ends' kinematics: adds the wrenches to the bodies and writes
-    /// each element's result (without partials).
-    fn evaluate<L: Lanes>(&self, l: L, curves: &[Curve], ends: &EndLanes<L::V>, out: &mut Wrenches);
+    /// Evaluates the pack: gathers its markers' kinematics from `bodies` (in the order its
+    /// arithmetic needs them, [`PackBodies::ends`] or piecewise), adds the wrenches to the
+    /// bodies and writes each element's result (without partials).
+    fn evaluate<L: Lanes>(&self, l: L, curves: &[Curve], bodies: &PackBodies, out: &mut Wrenches);
 }
 
 /// Both ends of a pack's elements per lane: marker kinematics and the differences I − J.
@@ -233,13 +254,12 @@ pub(crate) fn lane(v: &[L4; 3], k: usize) -> Vector3<f64> {
     Vector3::new(v[0][k], v[1][k], v[2][k])
 }
 
-/// Kinematics of one marker per lane (see [`crate::kinematics::MarkerKin`]).
+/// Position, lever arm and velocity of one marker per lane (see
+/// [`crate::kinematics::MarkerKin`]; what a point-to-point pack reads).
 pub(crate) struct MarkerLanes<V> {
     pub x: V3<V>,
     pub arm: V3<V>,
     pub v: V3<V>,
-    pub w: V3<V>,
-    pub rot: V33<V>,
 }
 
 #[inline(always)]
@@ -248,20 +268,33 @@ pub(crate) fn marker_lanes<L: Lanes>(
     b: &[&BodyKin; W],
     m: &PackedMarkers,
 ) -> MarkerLanes<L::V> {
+    // The marker axes are not needed here (the compiler drops their product).
+    let (arm, _) = marker_frame(l, b, m);
+    let MarkerMotion { x, v, .. } = marker_motion(l, b, &arm);
+    MarkerLanes { x, arm, v }
+}
+
+/// Position, velocity and angular velocity of one marker per lane ([`marker_motion`]).
+pub(crate) struct MarkerMotion<V> {
+    pub x: V3<V>,
+    pub v: V3<V>,
+    pub w: V3<V>,
+}
+
+/// The orientation part of [`marker_lanes`]: the lever arm R_b s (global) and the marker axes
+/// R_b A per lane.
+#[inline(always)]
+pub(crate) fn marker_frame<L: Lanes>(
+    l: L,
+    b: &[&BodyKin; W],
+    m: &PackedMarkers,
+) -> (V3<L::V>, V33<L::V>) {
     let z = l.splat(0.0);
     let mut rot_b = [[z; 3]; 3];
     for (r, row) in rot_b.iter_mut().enumerate() {
         for (c, e) in row.iter_mut().enumerate() {
             *e = gather!(l, |k| b[k].rot_rows.r[r][c]);
         }
-    }
-    let mut x_b = [z; 3];
-    let mut v_b = [z; 3];
-    let mut w = [z; 3];
-    for a in 0..3 {
-        x_b[a] = gather!(l, |k| b[k].x[a]);
-        v_b[a] = gather!(l, |k| b[k].v[a]);
-        w[a] = gather!(l, |k| b[k].w[a]);
     }
     let s = load3(l, &m.s);
     let mut axes = [[z; 3]; 3];
@@ -270,13 +303,30 @@ pub(crate) fn marker_lanes<L: Lanes>(
             *e = l.load(&m.axes[r][c]);
         }
     }
-    let arm = mat_vec(l, &rot_b, &s);
-    MarkerLanes {
-        x: add3(l, &x_b, &arm),
-        v: add3(l, &v_b, &cross(l, &w, &arm)),
+    (mat_vec(l, &rot_b, &s), mat_mat(l, &rot_b, &axes))
+}
+
+/// The motion part of [`marker_lanes`] from the lever arm: position x_b + a, velocity
+/// v_b + ω × a and ω per lane.
+#[inline(always)]
+pub(crate) fn marker_motion<L: Lanes>(
+    l: L,
+    b: &[&BodyKin; W],
+    arm: &V3<L::V>,
+) -> MarkerMotion<L::V> {
+    let z = l.splat(0.0);
+    let mut x_b = [z; 3];
+    let mut v_b = [z; 3];
+    let mut w = [z; 3];
+    for a in 0..3 {
+        x_b[a] = gather!(l, |k| b[k].x[a]);
+        v_b[a] = gather!(l, |k| b[k].v[a]);
+        w[a] = gather!(l, |k| b[k].w[a]);
+    }
+    MarkerMotion {
+        x: add3(l, &x_b, arm),
+        v: add3(l, &v_b, &cross(l, &w, arm)),
         w,
-        arm,
-        rot: mat_mat(l, &rot_b, &axes),
     }
 }
 

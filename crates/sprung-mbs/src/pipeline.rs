@@ -500,26 +500,31 @@ impl Evaluator {
             let ef = &mut self.scratch;
             ef.point = [m.x, m.x];
             ef.point_end = [0, 0];
-            ef.partials = Partials::ZERO;
-            // A body-fixed direction turns with the body: ∂(R d s) = −[R d s]× δφ.
-            let d_val = if inp.body_frame {
-                M3::skew(&val).neg(l)
-            } else {
-                M3::ZERO
+            let torque = match inp.kind {
+                InputKind::Force => false,
+                InputKind::Torque => true,
+                InputKind::Signal => unreachable!("signal inputs have no marker"),
             };
-            match inp.kind {
-                InputKind::Force => {
-                    ef.force = val;
-                    ef.torque = Vector3::zeros();
-                    ef.partials.f_phi[0] = d_val;
-                }
-                InputKind::Torque => {
-                    ef.force = Vector3::zeros();
-                    ef.torque = val;
+            (ef.force, ef.torque) = if torque {
+                (Vector3::zeros(), val)
+            } else {
+                (val, Vector3::zeros())
+            };
+            // The partials only where they are read (q alone skips the 0.2 k-instruction reset).
+            if want {
+                ef.partials = Partials::ZERO;
+                // A body-fixed direction turns with the body: ∂(R d s) = −[R d s]× δφ.
+                let d_val = if inp.body_frame {
+                    M3::skew(&val).neg(l)
+                } else {
+                    M3::ZERO
+                };
+                if torque {
                     ef.partials.t_phi[0] = d_val;
                     ef.partials.has_torque = inp.body_frame;
+                } else {
+                    ef.partials.f_phi[0] = d_val;
                 }
-                InputKind::Signal => unreachable!("signal inputs have no marker"),
             }
             let mut ground = m;
             ground.body = None;

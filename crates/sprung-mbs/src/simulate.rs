@@ -610,10 +610,20 @@ impl FixedStepper {
         r: &mut [f64],
         v: &mut [f64],
     ) -> Result<(), StepError> {
+        // The segment signature only for a stepper that reacts to breakpoints (RK4 never does).
         match self {
-            Self::Ros(st) => st.step(sys, k, r, v),
-            Self::Rk4(st) => st.step(sys, k, r, v),
-            Self::Pie(st) => st.step(sys, k, r, v),
+            Self::Ros(st) => {
+                sys.set_watch_segments(st.breakpoints != Breakpoints::Ignore);
+                st.step(sys, k, r, v)
+            }
+            Self::Rk4(st) => {
+                sys.set_watch_segments(false);
+                st.step(sys, k, r, v)
+            }
+            Self::Pie(st) => {
+                sys.set_watch_segments(st.breakpoints != Breakpoints::Ignore);
+                st.step(sys, k, r, v)
+            }
         }
     }
 

@@ -22,6 +22,9 @@ pub struct MbsSystem {
     /// Evaluations of q since creation whose segment signature differed from `lin_segments`
     /// ([`MechanicalSystem::segment_changes`]).
     segment_changes: u64,
+    /// Whether q and the linearisation compute the segment signature (see
+    /// [`MbsSystem::set_watch_segments`]).
+    watch_segments: bool,
 }
 
 impl MbsSystem {
@@ -31,7 +34,18 @@ impl MbsSystem {
             eval: Evaluator::new(model),
             lin_segments: 0,
             segment_changes: 0,
+            watch_segments: true,
         }
+    }
+
+    /// Whether the evaluations of q and of the linearisation track the segments of the
+    /// piecewise characteristics ([`MechanicalSystem::segment_changes`]; on by default). A
+    /// stepper that ignores breakpoints never reads them: with tracking off, no curve
+    /// evaluation locates its segment or adds to the signature (≈ 0.4 k instructions per q of
+    /// the multilink, `docs/performance.md`) and `segment_changes` stays where it was. The
+    /// results of q and of the linearisation do not depend on it.
+    pub fn set_watch_segments(&mut self, on: bool) {
+        self.watch_segments = on;
     }
 
     /// The compiled model.
@@ -59,6 +73,10 @@ impl MechanicalSystem for MbsSystem {
     }
 
     fn accelerations(&mut self, t: f64, r: &[f64], v: &[f64], q: &mut [f64]) {
+        if !self.watch_segments {
+            crate::compiled::without_segment_watch(|| self.eval.accelerations(t, r, v, q));
+            return;
+        }
         crate::compiled::take_segment_signature();
         self.eval.accelerations(t, r, v, q);
         if crate::compiled::take_segment_signature() != self.lin_segments {
@@ -67,12 +85,20 @@ impl MechanicalSystem for MbsSystem {
     }
 
     fn linearise(&mut self, t: f64, r: &[f64], v: &[f64], lin: &mut Linearisation) {
+        if !self.watch_segments {
+            crate::compiled::without_segment_watch(|| self.eval.linearise(t, r, v, lin));
+            return;
+        }
         crate::compiled::take_segment_signature();
         self.eval.linearise(t, r, v, lin);
         self.lin_segments = crate::compiled::take_segment_signature();
     }
 
     fn linearise_congruent(&mut self, t: f64, r: &[f64], v: &[f64], lin: &mut Linearisation) {
+        if !self.watch_segments {
+            crate::compiled::without_segment_watch(|| self.eval.linearise_congruent(t, r, v, lin));
+            return;
+        }
         crate::compiled::take_segment_signature();
         self.eval.linearise_congruent(t, r, v, lin);
         self.lin_segments = crate::compiled::take_segment_signature();

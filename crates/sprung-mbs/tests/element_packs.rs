@@ -333,3 +333,36 @@ fn packed_q_sees_the_linearisations_segments() {
         }
     }
 }
+
+/// With segment tracking off (`MbsSystem::set_watch_segments(false)`, what a stepper that ignores
+/// breakpoints sets) q and the linearisation are the same bits as with it on, and no segment
+/// change is counted where the tracking counts some: the linearisation at one random state and
+/// q at other states (larger deflections and velocities, so that some curve — the multilink's
+/// damper knot at −0.01 m/s, the bushing tables — changes segment between them).
+#[test]
+fn segment_tracking_off_changes_nothing_but_the_count() {
+    let mut counted = 0;
+    for model in models() {
+        let mut on = MbsSystem::new(model.clone());
+        let mut off = MbsSystem::new(model.clone());
+        off.set_watch_segments(false);
+        let mut lin_on = Linearisation::new(on.n_r(), on.pattern());
+        let mut lin_off = Linearisation::new(off.n_r(), off.pattern());
+        let (mut q_on, mut q_off) = (vec![0.0; on.n_v()], vec![0.0; off.n_v()]);
+        let (r0, v0) = random_state(&on, &mut Rng(40), 2e-3, 0.02, 0.3);
+        on.linearise(0.1, &r0, &v0, &mut lin_on);
+        off.linearise(0.1, &r0, &v0, &mut lin_off);
+        assert_eq!(lin_on.q, lin_off.q, "{}", model.name);
+        assert_eq!(lin_on.j_v.values(), lin_off.j_v.values(), "{}", model.name);
+        for seed in 0..8 {
+            let (r, v) = random_state(&on, &mut Rng(41 + seed), 1e-2, 0.05, 1.0);
+            on.accelerations(0.1, &r, &v, &mut q_on);
+            off.accelerations(0.1, &r, &v, &mut q_off);
+            assert_eq!(q_on, q_off, "{} seed {seed}", model.name);
+        }
+        assert_eq!(off.segment_changes(), 0, "{}", model.name);
+        counted += on.segment_changes();
+    }
+    // The states do cross segments: the count with tracking on is not zero.
+    assert!(counted > 0, "no segment change with tracking on");
+}
