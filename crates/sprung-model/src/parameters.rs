@@ -95,8 +95,9 @@ fn escape(key: &str) -> String {
     key.replace('~', "~0").replace('/', "~1")
 }
 
-/// `*` matches any run of characters.
-fn glob(pattern: &str, name: &str) -> bool {
+/// `*` matches any run of characters (also used for element names on the command line, e.g.
+/// `sprung kc --remove-element 'tire_*'`).
+pub fn glob(pattern: &str, name: &str) -> bool {
     let parts: Vec<&str> = pattern.split('*').collect();
     if parts.len() == 1 {
         return pattern == name;

@@ -114,7 +114,9 @@ pub struct RigOptions {
     pub steer_input: Option<String>,
     /// Body clamped to the ground by a stiff bushing (the body of a car on a K&C rig).
     pub clamp: Option<String>,
-    /// Elements removed before the rig runs (e.g. the tires of a car: the rig loads the wheels).
+    /// Elements removed before the rig runs (e.g. the tires and drive controllers of a car: the
+    /// rig loads the wheels itself); `*` in a name matches any run of characters. The model's
+    /// output channels of a removed element are dropped with it.
     pub remove_elements: Vec<String>,
     /// Vehicle data for anti-dive/-lift/-squat in percent (tan θ is reported always).
     pub pitch: Option<PitchGeometry>,
@@ -390,18 +392,27 @@ impl Rig {
         }
         let mut d = model.description().clone();
         d.parameter_base = None;
-        for name in &options.remove_elements {
-            let before = d.force_elements.len() + d.elements.len();
-            d.force_elements.retain(|e| e.name() != name);
-            d.elements.retain(|e| e.name != *name);
-            if d.force_elements.len() + d.elements.len() == before {
+        for pattern in &options.remove_elements {
+            let removed: Vec<String> = d
+                .force_elements
+                .iter()
+                .map(|e| e.name().to_string())
+                .chain(d.elements.iter().map(|e| e.name.clone()))
+                .filter(|n| sm::parameters::glob(pattern, n))
+                .collect();
+            if removed.is_empty() {
                 return Err(KcError::Setup(format!(
-                    "--remove-element {name}: the model has no element of that name"
+                    "--remove-element {pattern}: the model has no element of that name \
+                     (`*` matches any run of characters; `sprung check MODEL` lists the elements)"
                 )));
             }
+            d.force_elements
+                .retain(|e| !removed.iter().any(|n| n == e.name()));
+            d.elements.retain(|e| !removed.contains(&e.name));
             // The rig computes its own channels; the model's outputs of a removed element
             // (a car's tire forces) go with it.
-            d.outputs.retain(|o| o.element.as_deref() != Some(name.as_str()));
+            d.outputs
+                .retain(|o| o.element.as_ref().is_none_or(|e| !removed.contains(e)));
         }
         let specs = if options.corners.is_empty() {
             detect_corners(&d)

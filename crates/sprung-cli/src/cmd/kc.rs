@@ -85,7 +85,8 @@ pub struct KcArgs {
     /// Body clamped to the ground (the body of a car).
     #[arg(long, value_name = "BODY")]
     pub clamp: Option<String>,
-    /// Element removed before the rig runs, e.g. a tire (repeatable).
+    /// Element removed before the rig runs (repeatable; `*` matches any run of characters), e.g. a
+    /// car's tires and drive controllers: `--remove-element 'tire_*' --remove-element 'drive_*'`.
     #[arg(long = "remove-element", value_name = "NAME")]
     pub remove_element: Vec<String>,
     /// CoG height in m (with --wheelbase: anti-dive/-lift/-squat in percent).
