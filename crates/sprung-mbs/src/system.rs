@@ -25,12 +25,15 @@ pub struct MbsSystem {
     /// Whether q and the linearisation compute the segment signature (see
     /// [`MbsSystem::set_watch_segments`]).
     watch_segments: bool,
+    /// Characteristic length of each body, m ([`characteristic_lengths`]).
+    lengths: Vec<f64>,
 }
 
 impl MbsSystem {
     /// Creates the system for `model`.
     pub fn new(model: Arc<CompiledModel>) -> Self {
         Self {
+            lengths: characteristic_lengths(&model),
             eval: Evaluator::new(model),
             lin_segments: 0,
             segment_changes: 0,
@@ -46,6 +49,12 @@ impl MbsSystem {
     /// results of q and of the linearisation do not depend on it.
     pub fn set_watch_segments(&mut self, on: bool) {
         self.watch_segments = on;
+    }
+
+    /// Characteristic length of each body, m ([`characteristic_lengths`]), as used by the
+    /// split norm ([`MechanicalSystem::error_scales`]).
+    pub fn characteristic_lengths(&self) -> &[f64] {
+        &self.lengths
     }
 
     /// The compiled model.
@@ -145,6 +154,20 @@ impl MechanicalSystem for MbsSystem {
         Some(1.5 * (1.0 + 2e-12))
     }
 
+    /// ℓ = 1 for a body's translational velocity and for element states (which have no
+    /// position coordinates), 2 L for its angular velocity with L the body's characteristic
+    /// length ([`characteristic_lengths`]): K maps ω only into the body's own quaternion
+    /// (q̇ = ½ q ⊗ (0, ω)), so the stepper's K(r) (ℓ ∘ x) is the quaternion error times 2 L — a
+    /// quaternion error δq turns the body by δθ ≈ 2 δq and moves a point at distance L by
+    /// L |δθ| ≈ 2 L |δq| (`docs/solvers.md`, *Split norm per coordinate kind*).
+    fn error_scales(&self) -> Option<Vec<f64>> {
+        let mut l = vec![1.0; self.n_v()];
+        for (lb, len) in l.chunks_exact_mut(6).zip(&self.lengths) {
+            lb[3..].fill(2.0 * len);
+        }
+        Some(l)
+    }
+
     fn tangent(&self, r: &[f64], dr: &[f64], w: &mut [f64]) {
         let nb = self.model().bodies.len();
         for ((ri, di), wi) in positions(r, nb)
@@ -211,6 +234,35 @@ impl MechanicalSystem for MbsSystem {
             quat_normalise(&mut ri[3..]);
         }
     }
+}
+
+/// Characteristic length L of each body, m: the largest distance of a marker on the body from
+/// its centre of mass (the body frame's origin), or the body's largest radius of gyration
+/// √(I_max / m) if that is larger (a body whose force points are not all markers, e.g. a wheel
+/// with one marker at its centre and a tire contact a radius below it, or a body without
+/// markers). It converts a rotation error to the displacement of the body's points in the split
+/// norm ([`MechanicalSystem::error_scales`]). A body with neither (a point mass without
+/// markers off its centre) gets L = ½ m, the scale the norm had before (2 L = 1).
+pub fn characteristic_lengths(model: &CompiledModel) -> Vec<f64> {
+    let mut lengths: Vec<f64> = model
+        .bodies
+        .iter()
+        .map(|b| {
+            let i_max = b.inertia.symmetric_eigenvalues().max();
+            (i_max / b.mass).max(0.0).sqrt()
+        })
+        .collect();
+    for m in &model.markers {
+        if let Some(b) = m.body {
+            lengths[b] = lengths[b].max(m.position.norm());
+        }
+    }
+    for l in &mut lengths {
+        if !(l.is_finite() && *l > 0.0) {
+            *l = 0.5;
+        }
+    }
+    lengths
 }
 
 // The per-body loops of the stages (K(r) v, its left inverse, the projection) run over the
@@ -290,6 +342,147 @@ mod tests {
                 gain * vmax
             );
             assert!(gain * vmax <= 3.0 * bound * (1.0 + 1e-9), "case {case}");
+        }
+    }
+
+    /// Two bodies for the split-norm tests: `arm` (2 kg, principal inertia 0.04 / 0.08 / 0.05
+    /// kg m², radius of gyration √(0.08 / 2) = 0.2 m) with markers 0.5 m (at (0.3, 0.4, 0) from
+    /// its centre of mass) and 0.1 m from its centre; `hub` (4 kg, inertia tensor [[0.3, 0.1,
+    /// 0], [0.1, 0.3, 0], [0, 0, 0.2]] with eigenvalues 0.4, 0.2, 0.2, so √(0.4 / 4) = 0.3162 m)
+    /// with its one marker at the centre. Optionally `arm` with a marker `tip` 0.15 m from its
+    /// centre along x instead (the front carrier's size).
+    fn two_bodies(arm_markers: &str) -> MbsSystem {
+        let toml = format!(
+            r#"
+[model]
+name = "lengths"
+gravity = [0.0, 0.0, 0.0]
+
+[[bodies]]
+name = "arm"
+mass = 2.0
+position = [1.0, 2.0, 3.0]
+inertia = {{ principal = [0.04, 0.08, 0.05] }}
+
+[[bodies]]
+name = "hub"
+mass = 4.0
+position = [0.0, 0.0, 0.0]
+inertia = {{ tensor = [[0.3, 0.1, 0.0], [0.1, 0.3, 0.0], [0.0, 0.0, 0.2]] }}
+
+{arm_markers}
+
+[[markers]]
+name = "hub.c"
+body = "hub"
+global_position = [0.0, 0.0, 0.0]
+
+[[markers]]
+name = "j.J"
+body = "hub"
+global_position = [0.0, 0.0, 0.0]
+
+[[force_elements]]
+type = "bushing"
+name = "j"
+marker_i = "a.I"
+marker_j = "j.J"
+stiffness = [1e3, 1e3, 1e3]
+rot_stiffness = [10.0, 10.0, 10.0]
+"#
+        );
+        let m = sprung_model::from_toml_str(&toml, "lengths.toml").unwrap();
+        MbsSystem::new(Arc::new(crate::compile(&m).unwrap()))
+    }
+
+    /// The characteristic lengths and scales of the split norm against the hand-computed values
+    /// of [`two_bodies`]: the farthest marker (0.5 m) for the arm, the radius of gyration of
+    /// the largest principal moment (0.3162 m) for the hub, whose only markers sit at its
+    /// centre; ℓ = 1 for translations, 2 L for angular velocities.
+    #[test]
+    fn characteristic_lengths_of_hand_computed_bodies() {
+        let sys = two_bodies(
+            r#"
+[[markers]]
+name = "a.I"
+body = "arm"
+global_position = [1.3, 2.4, 3.0]
+
+[[markers]]
+name = "a.near"
+body = "arm"
+global_position = [1.1, 2.0, 3.0]
+"#,
+        );
+        let hub = 0.1f64.sqrt();
+        let l = sys.characteristic_lengths();
+        assert!((l[0] - 0.5).abs() < 1e-15, "arm: {}", l[0]);
+        assert!((l[1] - hub).abs() < 1e-15, "hub: {}", l[1]);
+        // The marker positions are stored relative to the centre of mass (global position
+        // minus the body's, exact to one rounding): 1e-15.
+        let s = sys.error_scales().unwrap();
+        let expect = [
+            1.0,
+            1.0,
+            1.0,
+            1.0,
+            1.0,
+            1.0,
+            1.0,
+            1.0,
+            1.0,
+            2.0 * hub,
+            2.0 * hub,
+            2.0 * hub,
+        ];
+        assert_eq!(s.len(), sys.n_v());
+        for (k, (a, b)) in s.iter().zip(expect).enumerate() {
+            assert!((a - b).abs() < 1e-15, "entry {k}: {a} vs {b}");
+        }
+    }
+
+    /// A rotation error that moves the arm's tip (0.3 m from its centre) by d is judged as a
+    /// translation error of d: the split indicator of the LSRT2 stepper (γ h² max |K(r) (ℓ ∘
+    /// x)|) is the same for both, to rounding (four roundings of a product chain: 1e-14
+    /// relative), and both fall on the same side of the tolerance at d = 0.9 and 1.1 × 0.1 µm.
+    /// Without the scales (the norm before) the rotation would count δq_z = d / (2 L) = 1.67 d
+    /// (checked too). The velocity-space errors are
+    /// x = (d / (γ h²)) × (unit translation along y) and (d / (L γ h²)) × (unit rotation about
+    /// z): ω × ρ = ω_z e_z × L e_x = L ω_z e_y moves the tip along y.
+    #[test]
+    fn a_rotation_error_is_judged_by_the_displacement_it_causes() {
+        use sprung_solve::dense::DenseLu;
+        use sprung_solve::mech::{RosenbrockStepper, SPLIT_TOLERANCE, Tableau};
+        let sys = two_bodies(
+            r#"
+[[markers]]
+name = "a.I"
+body = "arm"
+global_position = [1.3, 2.0, 3.0]
+"#,
+        );
+        let len = sys.characteristic_lengths()[0];
+        assert!((len - 0.3).abs() < 1e-15, "{len}");
+        let (r, _) = sys.model().design_state();
+        let lu = Box::new(DenseLu::new(sys.n_v()));
+        let mut st = RosenbrockStepper::new(&sys, Tableau::lsrt2(), 1e-3, 0.0, 1, lu);
+        let c = st.tableau().gamma * st.h * st.h;
+        for factor in [0.9, 1.1] {
+            let d = factor * SPLIT_TOLERANCE;
+            let mut x_trans = vec![0.0; sys.n_v()];
+            x_trans[1] = d / c;
+            let mut x_rot = vec![0.0; sys.n_v()];
+            x_rot[5] = d / (len * c);
+            let e_trans = st.error_indicator(&sys, &r, &x_trans);
+            let e_rot = st.error_indicator(&sys, &r, &x_rot);
+            assert!((e_trans - d).abs() <= 1e-14 * d, "{e_trans} vs {d}");
+            assert!((e_rot - d).abs() <= 1e-14 * d, "{e_rot} vs {d}");
+            assert_eq!(e_rot > SPLIT_TOLERANCE, factor > 1.0);
+            assert_eq!(e_trans > SPLIT_TOLERANCE, factor > 1.0);
+            // The unscaled norm: the quaternion component δq_z = δθ / 2 = d / (2 L).
+            let mut q = vec![0.0; sys.n_r()];
+            sys.kinematics(&r, &x_rot, &mut q);
+            assert!((c * q[6] - d / (2.0 * len)).abs() <= 1e-14 * d / len);
         }
     }
 }

@@ -111,6 +111,22 @@ pub trait MechanicalSystem {
     fn kinematics_gain(&self) -> Option<f64> {
         None
     }
+    /// Per velocity coordinate v_j, a scale ℓ_j that makes the fixed-step stepper's local error
+    /// indicator a displacement in metres for every kind of coordinate: the stepper measures
+    /// max_i |(K(r) (ℓ ∘ x))_i| for a velocity-space error x instead of max_i |(K(r) x)_i|
+    /// (`docs/solvers.md`, *Split norm per coordinate kind*). For a system whose K maps each
+    /// speed only into position coordinates of its own kind (translations into positions, a
+    /// body's angular velocity into its quaternion) this weights position coordinate i by the
+    /// ℓ of the speeds that drive it: 1 for a translation (m), twice a characteristic length
+    /// of the body for a quaternion component (a quaternion error δq turns a point at distance
+    /// L by ≈ 2 L |δq|). Entries of element states (no position coordinates, zero columns of K)
+    /// do not enter the indicator. Length n_v; asked once when the stepper is created; must be
+    /// finite and > 0. Default `None`: every ℓ_j = 1 (positions and quaternion components
+    /// measured alike). A scaled [`Self::kinematics_gain`] and
+    /// [`Self::kinematics_max_abs_bound`] stay valid: they bound K(r) x for any x, here ℓ ∘ x.
+    fn error_scales(&self) -> Option<Vec<f64>> {
+        None
+    }
     /// Left inverse of the kinematics matrix, w = L(r) Δr with L(r) K(r) = I: maps a position
     /// increment to the velocity-space (tangent) increment, so that J_r Δr = (J_r K) L Δr.
     fn tangent(&self, r: &[f64], dr: &[f64], w: &mut [f64]);

@@ -528,23 +528,44 @@ unsafe fn gemv6_add_avx2_fma(
     }
 }
 
-/// max_i |b_i − a_i| (0 for empty slices; NaN entries are skipped, as by `f64::max`). Four
-/// independent lanes, so that the pass is not one serial dependency chain.
-fn max_abs_difference(a: &[f64], b: &[f64]) -> f64 {
+/// max_i |(b_i − a_i) l_i| (0 for empty slices; NaN entries are skipped, as by `f64::max`):
+/// the largest scaled difference of two stage increments ([`MechanicalSystem::error_scales`]).
+/// Four independent lanes, so that the pass is not one serial dependency chain.
+fn max_abs_scaled_difference(a: &[f64], b: &[f64], l: &[f64]) -> f64 {
     let mut m = [0.0f64; 4];
     let (a4, a_rest) = a.as_chunks::<4>();
     let (b4, b_rest) = b.as_chunks::<4>();
-    for (x, y) in a4.iter().zip(b4) {
-        for l in 0..4 {
-            let d = (y[l] - x[l]).abs();
-            m[l] = if d > m[l] { d } else { m[l] };
+    let (l4, l_rest) = l.as_chunks::<4>();
+    for ((x, y), s) in a4.iter().zip(b4).zip(l4) {
+        for k in 0..4 {
+            let d = ((y[k] - x[k]) * s[k]).abs();
+            m[k] = if d > m[k] { d } else { m[k] };
         }
     }
-    for (l, (x, y)) in a_rest.iter().zip(b_rest).enumerate() {
-        let d = (y - x).abs();
-        m[l] = if d > m[l] { d } else { m[l] };
+    for (k, ((x, y), s)) in a_rest.iter().zip(b_rest).zip(l_rest).enumerate() {
+        let d = ((y - x) * s).abs();
+        m[k] = if d > m[k] { d } else { m[k] };
     }
     m[0].max(m[1]).max(m[2].max(m[3]))
+}
+
+/// The system's [`MechanicalSystem::error_scales`], checked (length n_v, finite, > 0), or all 1.
+///
+/// # Panics
+/// If the system breaks the contract of `error_scales` (a bug of the system, not of input data).
+fn error_scales<S: MechanicalSystem + ?Sized>(sys: &S) -> Vec<f64> {
+    match sys.error_scales() {
+        Some(l) => {
+            assert!(
+                l.len() == sys.n_v() && l.iter().all(|x| x.is_finite() && *x > 0.0),
+                "MechanicalSystem::error_scales: {} entries for n_v = {}, all must be finite and > 0",
+                l.len(),
+                sys.n_v()
+            );
+            l
+        }
+        None => vec![1.0; sys.n_v()],
+    }
 }
 
 #[inline(always)]
@@ -577,11 +598,13 @@ pub(crate) fn first_non_finite(r: &[f64], v: &[f64]) -> Option<usize> {
     r.iter().chain(v.iter()).position(|x| !x.is_finite())
 }
 
-/// Default [`RosenbrockStepper::split_tolerance`]: 0.1 µm of position (or ≈ 0.2 µrad of
-/// rotation) of local error indicator per step. Measured on the multilink load case at 1 ms
-/// (LSRT2, `docs/performance.md`): 92 of 6000 steps split, largest wheel-displacement error
-/// after the Fx step 0.059 % of the step response (without: 0.23 %; 3e-7: 0.075 %; 1e-6:
-/// 0.15 %).
+/// Default [`RosenbrockStepper::split_tolerance`]: 0.1 µm of local error indicator per step, a
+/// displacement for every kind of coordinate (a rotation through the body's characteristic
+/// length, [`MechanicalSystem::error_scales`]). Chosen on the multilink load case at 1 ms
+/// (LSRT2, `docs/performance.md`, with quaternion components then weighted 1): 92 of 6000 steps
+/// split, largest wheel-displacement error after the Fx step 0.059 % of the step response
+/// (without: 0.23 %; 3e-7: 0.075 %; 1e-6: 0.15 %); with the displacement norm 56 splits and
+/// 0.064 % (`docs/solvers.md`, *Split norm per coordinate kind*).
 pub const SPLIT_TOLERANCE: f64 = 1e-7;
 
 /// What the fixed-step stepper does when a piecewise characteristic of the system changes
@@ -643,8 +666,9 @@ pub struct RosenbrockStepper {
     /// Reaction to characteristics changing segment within a step (default [`Breakpoints::Split`]).
     pub breakpoints: Breakpoints,
     /// With [`Breakpoints::Split`]: a step whose local error indicator (largest entry of
-    /// γ h² K(r) Σ e_i Δv_i over the position coordinates r: m for positions, ≈ half the
-    /// rotation angle in rad for quaternion components; `exceeds_split_tolerance`) exceeds this is redone
+    /// γ h² K(r) (ℓ ∘ Σ e_i Δv_i) over the position coordinates r, in m: positions directly,
+    /// quaternion components times twice the body's characteristic length through the scales ℓ
+    /// of [`MechanicalSystem::error_scales`]; [`Self::error_indicator`]) exceeds this is redone
     /// as two half steps with the step's Jacobian (default [`SPLIT_TOLERANCE`];
     /// `f64::INFINITY` = never).
     pub split_tolerance: f64,
@@ -654,6 +678,9 @@ pub struct RosenbrockStepper {
     /// The system's [`MechanicalSystem::kinematics_gain`] and number of speeds (split screen).
     kinematics_gain: Option<f64>,
     n_speeds: usize,
+    /// Scales ℓ of the velocity coordinates in the indicator ([`MechanicalSystem::error_scales`];
+    /// all 1 if the system has none): the indicator is γ h² max |K(r) (ℓ ∘ Σ e_i Δv_i)|.
+    error_scales: Vec<f64>,
     /// Work counters.
     pub stats: Stats,
     q0: Vec<f64>,
@@ -695,6 +722,7 @@ impl RosenbrockStepper {
                 tab.b.iter().zip(&b_hat).map(|(b, bh)| b - bh).collect()
             },
             kinematics_gain: sys.kinematics_gain(),
+            error_scales: error_scales(sys),
             n_speeds: sys.n_speeds(),
             tab,
             lu_half: lu.spare(),
@@ -811,8 +839,9 @@ impl RosenbrockStepper {
 
     /// Whether the local error indicator of the last stages with step h, with K at the
     /// step's start position r, exceeds [`Self::split_tolerance`]: the largest entry of
-    /// γ h² K(r) Σ e_i Δv_i (position coordinates), the change of the stage accelerations within
-    /// the step integrated twice. It vanishes for a constant acceleration (which the method
+    /// γ h² K(r) (ℓ ∘ Σ e_i Δv_i) (position coordinates, each a displacement in m through the
+    /// system's scales ℓ, [`MechanicalSystem::error_scales`]), the change of the stage
+    /// accelerations within the step integrated twice. It vanishes for a constant acceleration (which the method
     /// integrates exactly; the plain embedded difference h Σ e_i Δr_i would report h² a / 2
     /// there and split every step of a body falling or braking) and scales with the rate of
     /// change of the accelerations. The system's cheap upper bound of the largest entry
@@ -834,7 +863,11 @@ impl RosenbrockStepper {
             // Screen: γ h² κ max |Δv₂ − Δv₁| over the speeds bounds the system's bound below,
             // so a step it passes is not split by the full test either (one pass, no stores).
             let n = self.n_speeds;
-            let m = max_abs_difference(&self.work.dv[0][..n], &self.work.dv[1][..n]);
+            let m = max_abs_scaled_difference(
+                &self.work.dv[0][..n],
+                &self.work.dv[1][..n],
+                &self.error_scales[..n],
+            );
             if scale * gain * m <= self.split_tolerance {
                 return false;
             }
@@ -843,8 +876,9 @@ impl RosenbrockStepper {
         match self.err_weights[..] {
             [_, _] if lsrt2_weights => {
                 let (d0, d1) = (&self.work.dv[0], &self.work.dv[1]);
-                for ((e, x0), x1) in self.est_v.iter_mut().zip(d0).zip(d1) {
-                    *e = x1 - x0;
+                let l = &self.error_scales;
+                for (((e, x0), x1), s) in self.est_v.iter_mut().zip(d0).zip(d1).zip(l) {
+                    *e = (x1 - x0) * s;
                 }
             }
             _ => {
@@ -854,15 +888,40 @@ impl RosenbrockStepper {
                         axpy(w, &self.work.dv[i], &mut self.est_v);
                     }
                 }
+                for (e, s) in self.est_v.iter_mut().zip(&self.error_scales) {
+                    *e *= s;
+                }
             }
         }
         let bound = sys.kinematics_max_abs_bound(r, &self.est_v, &mut self.est_r);
         if scale * bound <= self.split_tolerance {
             return false;
         }
+        scale * self.largest_position_entry(sys, r) > self.split_tolerance
+    }
+
+    /// max_i |(K(r) est_v)_i| (`est_v` already scaled).
+    fn largest_position_entry<S: MechanicalSystem + ?Sized>(&mut self, sys: &S, r: &[f64]) -> f64 {
         sys.kinematics(r, &self.est_v, &mut self.est_r);
-        let worst = self.est_r.iter().fold(0.0f64, |m, x| m.max(x.abs()));
-        scale * worst > self.split_tolerance
+        self.est_r.iter().fold(0.0f64, |m, x| m.max(x.abs()))
+    }
+
+    /// The local error indicator the split decision compares with [`Self::split_tolerance`],
+    /// for a given velocity-space stage difference x = Σ e_i Δv_i (length n_v) at position r:
+    /// γ h² max_i |(K(r) (ℓ ∘ x))_i| in m, with the system's scales ℓ
+    /// ([`MechanicalSystem::error_scales`]). For tests and diagnostics; the step computes the
+    /// same value from its own stages (after a screen and a bound that only skip it when it
+    /// is below the tolerance). Does not allocate.
+    pub fn error_indicator<S: MechanicalSystem + ?Sized>(
+        &mut self,
+        sys: &S,
+        r: &[f64],
+        x: &[f64],
+    ) -> f64 {
+        for ((e, xi), s) in self.est_v.iter_mut().zip(x).zip(&self.error_scales) {
+            *e = xi * s;
+        }
+        self.tab.gamma * self.h * self.h * self.largest_position_entry(sys, r)
     }
 
     /// Linearises at (t, r, v) and factors the iteration matrix for step h.
@@ -1114,18 +1173,16 @@ mod tests {
 
     /// The four-lane pass against a plain fold, for every remainder length, a NaN skipped.
     #[test]
-    fn max_abs_difference_is_the_largest_difference() {
+    fn max_abs_scaled_difference_is_the_largest_scaled_difference() {
         for n in 0..11 {
             let a: Vec<f64> = (0..n).map(|i| (i as f64 * 0.7).sin()).collect();
             let b: Vec<f64> = (0..n).map(|i| (i as f64 * 1.3).cos()).collect();
-            let expect = a
-                .iter()
-                .zip(&b)
-                .fold(0.0f64, |m, (x, y)| m.max((y - x).abs()));
-            assert_eq!(max_abs_difference(&a, &b), expect, "n = {n}");
+            let l: Vec<f64> = (0..n).map(|i| 0.1 + (i % 3) as f64).collect();
+            let expect = (0..n).fold(0.0f64, |m, i| m.max(((b[i] - a[i]) * l[i]).abs()));
+            assert_eq!(max_abs_scaled_difference(&a, &b, &l), expect, "n = {n}");
         }
         let (a, b) = ([0.0, f64::NAN, 1.0], [0.5, 0.0, -1.0]);
-        assert_eq!(max_abs_difference(&a, &b), 2.0);
+        assert_eq!(max_abs_scaled_difference(&a, &b, &[1.0, 1.0, 0.5]), 1.0);
     }
 
     #[test]
