@@ -190,33 +190,24 @@ impl DualAxleSteering {
         let st = &sol.state;
         let dv = self.linkage.derivs(st);
         let i_s = st.trans.ratio;
-        let w_z = Linkage::w_z(st, &dv);
         // dw/dz = W_z + W_θ D dy/dz (D = diag(−i_S, 1)).
         let mut dth = dv.dy_dz;
         dth.row_mut(0).scale_mut(-i_s);
-        let total = w_z + dv.w_th * dth;
-        for r in 0..NZ {
-            for c in 0..NZ {
-                jac.position[(r, c)] = total[(r, c)];
-            }
-        }
+        // Straight into the Jacobian's storage (a 24 × 24 sum and an entry-by-entry copy
+        // before: ≈ 20 k instructions per linearisation of the truck).
+        let mut position = jac.position.fixed_view_mut::<NZ, NZ>(0, 0);
+        position.copy_from(&Linkage::w_z(st, &dv));
+        position.gemm(1.0, &dv.w_th, &dth, 1.0);
         if self.linkage.rods.iter().any(|r| r.damping > 0.0) {
             let b = Linkage::rod_rate_partials(st, &dv);
+            let mut velocity = jac.velocity.fixed_view_mut::<NZ, NZ>(0, 0);
             for (i, rod) in self.linkage.rods.iter().enumerate() {
                 if rod.damping == 0.0 {
                     continue;
                 }
-                // n_i = −(∂r_i/∂z)ᵀ e_i: the wrench per unit rod force.
+                // n_i = −(∂r_i/∂z)ᵀ e_i: the wrench per unit rod force; d_i n_i ∂u̇_i/∂ż.
                 let n = -(dv.dr_dz[i].transpose() * st.rods[i].e);
-                for r in 0..NZ {
-                    let nr = rod.damping * n[r];
-                    if nr == 0.0 {
-                        continue;
-                    }
-                    for (c, bc) in b[i].iter().enumerate() {
-                        jac.velocity[(r, c)] += nr * bc;
-                    }
-                }
+                velocity.ger(rod.damping, &n, &b[i].transpose(), 1.0);
             }
         }
         Provided::ALL
