@@ -595,7 +595,16 @@ impl Evaluator {
             self.state_rates[el.state_offset..el.state_offset + ns]
                 .copy_from_slice(&sc.state_rates);
             if let Some((g_rk, g_v)) = acc.as_mut() {
-                chain_open_element(&model, el, &work.markers, &self.bodies, sc, g_rk, g_v);
+                chain_open_element(
+                    &model,
+                    el,
+                    &work.markers,
+                    &self.bodies,
+                    sc,
+                    &mut work.columns,
+                    g_rk,
+                    g_v,
+                );
                 if let Some(ls) = work.links.as_mut() {
                     chain_links(
                         &model,
@@ -903,6 +912,7 @@ fn open_work(model: &CompiledModel) -> Vec<OpenWork> {
             .collect();
         open.push(OpenWork {
             markers: vec![MarkerState::default(); e.markers.len()],
+            columns: vec![[0.0; 12]; 6 * e.markers.len() + e.law.n_states()],
             inputs: vec![0.0; e.inputs.len()],
             inputs_plus: vec![0.0; e.inputs.len()],
             inputs_minus: vec![0.0; e.inputs.len()],
@@ -920,6 +930,9 @@ fn open_work(model: &CompiledModel) -> Vec<OpenWork> {
 #[derive(Debug, Clone)]
 struct OpenWork {
     markers: Vec<MarkerState>,
+    /// One column marker's transformed partials per row of the element (6 m + n_s rows:
+    /// δx, δφ, v, ω columns), scratch of [`chain_open_element`].
+    columns: Vec<[f64; 12]>,
     /// Values of the kind's input slots (model inputs by index, 0 where unmapped).
     inputs: Vec<f64>,
     /// The same at t ± h, for the time derivative of a time-driven element.
@@ -944,12 +957,6 @@ fn add_piece(blk: &mut [f64; 36], pr: usize, pc: usize, m: &Matrix3<f64>) {
             blk[6 * (3 * pr + r) + 3 * pc + c] += m[(r, c)];
         }
     }
-}
-
-/// The 3 × 3 piece of `d` at (`r`, `c`).
-#[inline(always)]
-fn piece(d: &DMatrix<f64>, r: usize, c: usize) -> Matrix3<f64> {
-    d.fixed_view::<3, 3>(r, c).into_owned()
 }
 
 /// The partials of a fed element's forces and rates with respect to its sources' markers and
@@ -1093,6 +1100,7 @@ fn chain_open_element(
     markers: &[MarkerState],
     bodies: &[BodyKin],
     sc: &ElementScratch,
+    columns: &mut [[f64; 12]],
     g_rk: &mut [f64],
     g_v: &mut [f64],
 ) {
@@ -1103,44 +1111,71 @@ fn chain_open_element(
     let (pd, vd) = (&sc.d_position, &sc.d_velocity);
     let body = |k: usize| model.markers[el.markers[k]].body;
     let state_block = |j: usize| (nb + el.first_block + j / 6, j % 6);
-    // Column transform of marker k for the 3 rows starting at `r0`: (δx, δφ, v, ω) pieces.
-    let cols = |r0: usize, k: usize| -> [Matrix3<f64>; 4] {
-        let c = body(k).expect("columns of body markers only");
-        let arm = markers[k].x - bodies[c].x;
-        let w = markers[k].w;
-        let (ax, wax, wx) = (skew(&arm), skew(&w.cross(&arm)), skew(&w));
-        let (p_p, p_phi) = (piece(pd, r0, 6 * k), piece(pd, r0, 6 * k + 3));
-        let (v_v, v_w) = (piece(vd, r0, 6 * k), piece(vd, r0, 6 * k + 3));
-        [
-            p_p,
-            p_phi - p_p * ax - v_v * wax - v_w * wx,
-            v_v,
-            v_w - v_v * ax,
-        ]
+    let v3 = |d: &DMatrix<f64>, r: usize, c0: usize| {
+        Vector3::new(d[(r, c0)], d[(r, c0 + 1)], d[(r, c0 + 2)])
     };
-    // Rows of marker kr (F, T) against columns of marker kc.
+    for kc in 0..m {
+        let Some(cc) = body(kc) else { continue };
+        // The column transform of marker kc, once for every row of the element (until session
+        // 11 per (row marker, column marker) pair in 3 × 3 pieces: ≈ 12 % of the 10-wheeler's
+        // step, `docs/truck.md`). A row vector y times −[x]× is the row x × y.
+        let arm = markers[kc].x - bodies[cc].x;
+        let w = markers[kc].w;
+        let w_arm = w.cross(&arm);
+        for (r, col) in columns.iter_mut().enumerate() {
+            let (p_p, p_phi) = (v3(pd, r, 6 * kc), v3(pd, r, 6 * kc + 3));
+            let (v_v, v_w) = (v3(vd, r, 6 * kc), v3(vd, r, 6 * kc + 3));
+            let phi = p_phi + arm.cross(&p_p) + w_arm.cross(&v_v) + w.cross(&v_w);
+            let om = v_w + arm.cross(&v_v);
+            *col = [
+                p_p.x, p_p.y, p_p.z, phi.x, phi.y, phi.z, v_v.x, v_v.y, v_v.z, om.x, om.y, om.z,
+            ];
+        }
+        // Rows of marker kr: F and [a]× F + T.
+        for kr in 0..m {
+            let Some(cr) = body(kr) else { continue };
+            let arm_r = markers[kr].x - bodies[cr].x;
+            let slot = pattern
+                .slot(cr, cc)
+                .expect("open element blocks are in the pattern");
+            let (gr, gv) = (block6(g_rk, slot), block6(g_v, slot));
+            let rows = &columns[6 * kr..6 * kr + 6];
+            for c in 0..6 {
+                let row3 = |k: usize| Vector3::new(rows[k][c], rows[k + 1][c], rows[k + 2][c]);
+                let row3v =
+                    |k: usize| Vector3::new(rows[k][6 + c], rows[k + 1][6 + c], rows[k + 2][6 + c]);
+                let (f, fv) = (row3(0), row3v(0));
+                let t = arm_r.cross(&f) + row3(3);
+                let tv = arm_r.cross(&fv) + row3v(3);
+                for a in 0..3 {
+                    gr[6 * a + c] += f[a];
+                    gr[6 * (3 + a) + c] += t[a];
+                    gv[6 * a + c] += fv[a];
+                    gv[6 * (3 + a) + c] += tv[a];
+                }
+            }
+        }
+        // State rows.
+        for i in 0..ns {
+            let (bi, row) = state_block(i);
+            let slot = pattern
+                .slot(bi, cc)
+                .expect("state blocks are in the pattern");
+            let col = &columns[6 * m + i];
+            let gr = block6(g_rk, slot);
+            for b in 0..6 {
+                gr[6 * row + b] += col[b];
+            }
+            let gv = block6(g_v, slot);
+            for b in 0..6 {
+                gv[6 * row + b] += col[6 + b];
+            }
+        }
+    }
     for kr in 0..m {
         let Some(cr) = body(kr) else { continue };
         let arm_r = markers[kr].x - bodies[cr].x;
         let ax_r = skew(&arm_r);
-        for kc in 0..m {
-            let Some(cc) = body(kc) else { continue };
-            let slot = pattern
-                .slot(cr, cc)
-                .expect("open element blocks are in the pattern");
-            let f = cols(6 * kr, kc);
-            let t = cols(6 * kr + 3, kc);
-            let gr = block6(g_rk, slot);
-            add_piece(gr, 0, 0, &f[0]);
-            add_piece(gr, 0, 1, &f[1]);
-            add_piece(gr, 1, 0, &(ax_r * f[0] + t[0]));
-            add_piece(gr, 1, 1, &(ax_r * f[1] + t[1]));
-            let gv = block6(g_v, slot);
-            add_piece(gv, 0, 0, &f[2]);
-            add_piece(gv, 0, 1, &f[3]);
-            add_piece(gv, 1, 0, &(ax_r * f[2] + t[2]));
-            add_piece(gv, 1, 1, &(ax_r * f[3] + t[3]));
-        }
         // The lever arm of the force turns with the body: +[F]×[a]× on its own δφ.
         let own = pattern.slot(cr, cr).expect("diagonal block");
         add_piece(block6(g_rk, own), 1, 1, &(skew(&sc.force[kr]) * ax_r));
@@ -1168,36 +1203,10 @@ fn chain_open_element(
             }
         }
     }
-    // State rows.
+    // State rows against the state columns (the marker columns are above).
     for i in 0..ns {
         let (bi, row) = state_block(i);
         let r = 6 * m + i;
-        for (kc, mk) in markers.iter().enumerate() {
-            let Some(cc) = body(kc) else { continue };
-            let arm = mk.x - bodies[cc].x;
-            let w = mk.w;
-            let slot = pattern
-                .slot(bi, cc)
-                .expect("state blocks are in the pattern");
-            let gr = block6(g_rk, slot);
-            let row_of = |d: &DMatrix<f64>, c0: usize| {
-                Vector3::new(d[(r, c0)], d[(r, c0 + 1)], d[(r, c0 + 2)])
-            };
-            let (p_p, p_phi) = (row_of(pd, 6 * kc), row_of(pd, 6 * kc + 3));
-            let (v_v, v_w) = (row_of(vd, 6 * kc), row_of(vd, 6 * kc + 3));
-            // A row vector y times −[x]× is the row x × y.
-            let phi = p_phi + arm.cross(&p_p) + w.cross(&arm).cross(&v_v) + w.cross(&v_w);
-            let om = v_w + arm.cross(&v_v);
-            for a in 0..3 {
-                gr[6 * row + a] += p_p[a];
-                gr[6 * row + 3 + a] += phi[a];
-            }
-            let gv = block6(g_v, slot);
-            for a in 0..3 {
-                gv[6 * row + a] += v_v[a];
-                gv[6 * row + 3 + a] += om[a];
-            }
-        }
         for j in 0..ns {
             let (bj, col) = state_block(j);
             let slot = pattern

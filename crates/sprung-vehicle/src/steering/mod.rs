@@ -261,6 +261,11 @@ impl TimeTable {
         Ok(Self { t, v })
     }
 
+    /// Whether every value is the same (the table then does not depend on time).
+    pub fn is_constant(&self) -> bool {
+        self.v.iter().all(|&v| v == self.v[0])
+    }
+
     /// Value and rate at `t` (the rate is the segment slope, 0 outside the table).
     pub fn at(&self, t: f64) -> (f64, f64) {
         let n = self.t.len();
