@@ -707,38 +707,26 @@ mod tests {
             std::array::from_fn(|_| std::array::from_fn(|_| rng.sym(scale[g])))
         });
         let lanes = |v: &[L4; 3]| load3(l, v);
+        let a = [
+            &lanes(&args[0]),
+            &lanes(&args[1]),
+            &lanes(&args[2]),
+            &lanes(&args[3]),
+        ];
+        let (pre, rot_pre) = (load3(l, &pack.preload), load3(l, &pack.rot_preload));
+        let curves = &model.curves;
         let (f, t) = if pack.curves.is_empty() {
-            local_law(
-                l,
-                &mut PackCharacteristics::<true> {
-                    pack: &pack,
-                    curves: &model.curves,
-                },
-                load3(l, &pack.preload),
-                load3(l, &pack.rot_preload),
-                [
-                    &lanes(&args[0]),
-                    &lanes(&args[1]),
-                    &lanes(&args[2]),
-                    &lanes(&args[3]),
-                ],
-            )
+            let ch = &mut PackCharacteristics::<true> {
+                pack: &pack,
+                curves,
+            };
+            local_law(l, ch, pre, rot_pre, a)
         } else {
-            local_law(
-                l,
-                &mut PackCharacteristics::<false> {
-                    pack: &pack,
-                    curves: &model.curves,
-                },
-                load3(l, &pack.preload),
-                load3(l, &pack.rot_preload),
-                [
-                    &lanes(&args[0]),
-                    &lanes(&args[1]),
-                    &lanes(&args[2]),
-                    &lanes(&args[3]),
-                ],
-            )
+            let ch = &mut PackCharacteristics::<false> {
+                pack: &pack,
+                curves,
+            };
+            local_law(l, ch, pre, rot_pre, a)
         };
         let (f, t) = (to_lanes(l, &f), to_lanes(l, &t));
         for (k, &e) in chunk.iter().enumerate() {
