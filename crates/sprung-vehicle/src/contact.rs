@@ -89,6 +89,10 @@ pub struct ContactPartials {
     pub up: G3,
     /// ∂r_s/∂(δp, δφ).
     pub loaded_radius: G1,
+    /// Whether the road's Hessian is zero at the wheel (a plane, the flat parts of obstacles):
+    /// then the directions do not move with δp (their δp blocks are zero), ∂r_s/∂δp = n/cos γ,
+    /// and of the kinematic inputs only F_z, ρ and v_y move with δp.
+    pub flat: bool,
 }
 
 /// Vertical force of the law at deflection ρ and rate ρ̇ before the no-tension rule:
@@ -125,6 +129,28 @@ fn skew(v: &Vector3<f64>) -> Matrix3<f64> {
 /// Evaluates the contact of the wheel `m` (marker at the centre, y = spin axis) with `road`
 /// under the vertical law `law`; with `partials`, also their derivatives. Does not allocate.
 pub fn contact(
+    road: &Road,
+    law: &VerticalLaw,
+    m: &MarkerState,
+    partials: Option<&mut ContactPartials>,
+) -> Contact {
+    contact_impl(road, law, m, partials)
+}
+
+/// [`contact`] with its partials, returned (every entry of the partials is written by the
+/// contact, so nothing is zeroed first that is overwritten later).
+pub fn contact_with_partials(
+    road: &Road,
+    law: &VerticalLaw,
+    m: &MarkerState,
+) -> (Contact, ContactPartials) {
+    let mut p = ContactPartials::default();
+    let c = contact_impl(road, law, m, Some(&mut p));
+    (c, p)
+}
+
+#[inline(always)]
+fn contact_impl(
     road: &Road,
     law: &VerticalLaw,
     m: &MarkerState,
@@ -170,43 +196,64 @@ pub fn contact(
     };
     let frame = Matrix3::from_columns(&[e_x, e_y, n]);
     if let Some(p) = partials {
-        // Directions over (δp, δφ) only (the velocities do not move them), each as its 3 × 3
-        // blocks over δp (suffix _p) and δφ (_r): the road normal moves with δp only, the spin
-        // axis with δφ only, so half of the products vanish structurally.
-        // Road normal: ∂N/∂(c_x, c_y) = (−h_xx, −h_xy, 0), (−h_xy, −h_yy, 0); n = N/|N|.
-        // Spin axis: δa = δφ × a = −[a]× δφ.
-        // The δφ blocks column by column (δφ = e_k: δa = e_k × a, δn = 0) by cross products:
-        // w = a × n: δw = δa × n; e_x = w/|w|: δe_x = (δw − e_x (e_x·δw))/|w|; e_y = n × e_x;
-        // e_u = e_x × a; b = e_u × e_y.
-        let mut da_r = Matrix3::zeros();
-        let mut dw_r = Matrix3::zeros();
-        let mut de_x_r = Matrix3::zeros();
-        let mut de_y_r = Matrix3::zeros();
-        let mut de_u_r = Matrix3::zeros();
-        let mut db_r = Matrix3::zeros();
+        // Directions over (δp, δφ) only (the velocities do not move them), by column: the
+        // road normal moves with δp only, the spin axis with δφ only, so half of the products
+        // vanish structurally. Each column is written straight into the blocks.
+        // δφ = e_k: δa = e_k × a, δn = 0; w = a × n: δw = δa × n; e_x = w/|w|:
+        // δe_x = (δw − e_x (e_x·δw))/|w|; e_y = n × e_x; e_u = e_x × a; b = e_u × e_y;
+        // cos γ = |w|: δ cos γ = e_x·δw; sin γ = a·n: δ sin γ = n·δa.
+        let ww = w_w.dot(&b);
+        // F_z and ρ move only while the tire carries load.
+        let (dfz_drho, dfz_drhodot, drho_on) = if in_contact {
+            (df_drho, df_drhodot, true)
+        } else {
+            (0.0, 0.0, false)
+        };
+        p.kin = SMatrix::zeros();
         for k in 0..3 {
+            let c = 3 + k;
             let da = Vector3::ith(k, 1.0).cross(&a);
             let dw = da.cross(&n);
-            let dex = (dw - e_x * e_x.dot(&dw)) / cg;
+            let dcg = e_x.dot(&dw);
+            let dex = (dw - e_x * dcg) / cg;
             let dey = n.cross(&dex);
             let deu = dex.cross(&a) + e_x.cross(&da);
             let db = deu.cross(&e_y) + e_u.cross(&dey);
-            da_r.set_column(k, &da);
-            dw_r.set_column(k, &dw);
-            de_x_r.set_column(k, &dex);
-            de_y_r.set_column(k, &dey);
-            de_u_r.set_column(k, &deu);
-            db_r.set_column(k, &db);
+            let drs = dcg * (-r_s / cg);
+            p.e_x.set_column(c, &dex);
+            p.e_y.set_column(c, &dey);
+            p.n.set_column(c, &Vector3::zeros());
+            p.up.set_column(c, &deu);
+            p.loaded_radius[c] = drs;
+            p.kin[(kin::VX, c)] = v.dot(&dex);
+            p.kin[(kin::VY, c)] = v.dot(&dey) - drs * ww - w_w.dot(&db) * r_s;
+            p.kin[(kin::OMEGA, c)] = w_w.dot(&da);
+            p.kin[(kin::GAMMA, c)] = n.dot(&da) * cg - dcg * sg;
+            if drho_on {
+                let drho = dcg * r0;
+                p.kin[(kin::FZ, c)] = drho * dfz_drho;
+                p.kin[(kin::RHO, c)] = drho;
+            }
         }
-        let dcg_r = e_x.transpose() * dw_r;
-        let dsg_r = n.transpose() * da_r;
-        // The δp blocks: through δn only (and d), so on a plane (zero Hessian: the normal does
-        // not turn as the wheel moves) they reduce to ∇d = n, the rest zero.
-        let (dn_p, dd_p, dcg_p, de_x_p, dsg_p, de_y_p, de_u_p, db_p) = if s.hessian == [0.0; 3] {
-            let z = Matrix3::zeros();
-            let zr = RowVector3::zeros();
-            (z, n.transpose(), zr, z, zr, z, z, z)
+        p.flat = s.hessian == [0.0; 3];
+        if p.flat {
+            // A plane (zero Hessian): the normal does not turn as the wheel moves, so the
+            // directions' δp blocks are zero and ∇d = n: ∂ρ = −n, ∂r_s = n/cos γ, and v_y moves
+            // through r_s only.
+            for k in 0..3 {
+                for g in [&mut p.e_x, &mut p.e_y, &mut p.n, &mut p.up] {
+                    g.set_column(k, &Vector3::zeros());
+                }
+                let drs = n[k] / cg;
+                p.loaded_radius[k] = drs;
+                p.kin[(kin::VY, k)] = -drs * ww;
+                if drho_on {
+                    p.kin[(kin::FZ, k)] = -n[k] * dfz_drho;
+                    p.kin[(kin::RHO, k)] = -n[k];
+                }
+            }
         } else {
+            // Road normal: ∂N/∂(c_x, c_y) = (−h_xx, −h_xy, 0), (−h_xy, −h_yy, 0); n = N/|N|.
             let ax = skew(&a);
             let proj = (Matrix3::identity() - e_x * e_x.transpose()) / cg;
             let (sn, sx, sy, su) = (skew(&n), skew(&e_x), skew(&e_y), skew(&e_u));
@@ -223,91 +270,41 @@ pub fn contact(
             let de_y_p = -sx * dn_p + sn * de_x_p;
             let de_u_p = -ax * de_x_p;
             let db_p = -sy * de_u_p + su * de_y_p;
-            (
-                dn_p,
-                dd_p,
-                e_x.transpose() * dw_p,
-                de_x_p,
-                a.transpose() * dn_p,
-                de_y_p,
-                de_u_p,
-                db_p,
-            )
-        };
-        let (dgamma_p, dgamma_r) = (dsg_p * cg - dcg_p * sg, dsg_r * cg - dcg_r * sg);
-        let (drho_p, drho_r) = (dcg_p * r0 - dd_p, dcg_r * r0);
-        let (drs_p, drs_r) = ((dd_p - dcg_p * r_s) / cg, dcg_r * (-r_s / cg));
-        let join = |p: Matrix3<f64>, r: Matrix3<f64>| {
-            let mut g = G3::zeros();
-            g.fixed_view_mut::<3, 3>(0, 0).copy_from(&p);
-            g.fixed_view_mut::<3, 3>(0, 3).copy_from(&r);
-            g
-        };
-        let join1 = |p: RowVector3<f64>, r: RowVector3<f64>| {
-            G1::from_fn(|_, k| if k < 3 { p[k] } else { r[k - 3] })
-        };
-        let de_x = join(de_x_p, de_x_r);
-        let de_y = join(de_y_p, de_y_r);
-        let dn = join(dn_p, Matrix3::zeros());
-        let drs = join1(drs_p, drs_r);
-        let drho = join1(drho_p, drho_r);
-        // Kinematic inputs: position columns 0..6, velocity 6..9, angular velocity 9..12.
-        p.kin = SMatrix::zeros();
-        let mut put = |row: usize, pos: &G1, dv: &Vector3<f64>, dw: &Vector3<f64>| {
-            for k in 0..6 {
-                p.kin[(row, k)] = pos[k];
-            }
-            for k in 0..3 {
-                p.kin[(row, 6 + k)] = dv[k];
-                p.kin[(row, 9 + k)] = dw[k];
-            }
-        };
-        let zero = Vector3::zeros();
-        let ww = w_w.dot(&b);
-        put(
-            kin::VX,
-            &join1(v.transpose() * de_x_p, v.transpose() * de_x_r),
-            &e_x,
-            &zero,
-        );
-        put(
-            kin::VY,
-            &join1(
-                v.transpose() * de_y_p - drs_p * ww - (w_w.transpose() * db_p) * r_s,
-                v.transpose() * de_y_r - drs_r * ww - (w_w.transpose() * db_r) * r_s,
-            ),
-            &e_y,
-            &(-r_s * b),
-        );
-        put(
-            kin::OMEGA,
-            &join1(RowVector3::zeros(), w_w.transpose() * da_r),
-            &zero,
-            &a,
-        );
-        put(kin::GAMMA, &join1(dgamma_p, dgamma_r), &zero, &zero);
-        put(
-            kin::PSI_DOT,
-            &join1(w_w.transpose() * dn_p, RowVector3::zeros()),
-            &zero,
-            &n,
-        );
-        if in_contact {
+            let dcg_p = e_x.transpose() * dw_p;
+            let dsg_p = a.transpose() * dn_p;
+            let dgamma_p = dsg_p * cg - dcg_p * sg;
+            let drho_p = dcg_p * r0 - dd_p;
+            let drs_p = (dd_p - dcg_p * r_s) / cg;
             // ρ̇ = −v·n: ∂ρ̇ = −vᵀ ∂n − nᵀ δv.
             let drho_dot_p = -(v.transpose() * dn_p);
-            put(
-                kin::FZ,
-                &join1(drho_p * df_drho + drho_dot_p * df_drhodot, drho_r * df_drho),
-                &(-df_drhodot * n),
-                &zero,
-            );
-            put(kin::RHO, &drho, &zero, &zero);
+            let vx_p = v.transpose() * de_x_p;
+            let vy_p = v.transpose() * de_y_p - drs_p * ww - (w_w.transpose() * db_p) * r_s;
+            let psi_p = w_w.transpose() * dn_p;
+            for k in 0..3 {
+                p.e_x.set_column(k, &de_x_p.column(k));
+                p.e_y.set_column(k, &de_y_p.column(k));
+                p.n.set_column(k, &dn_p.column(k));
+                p.up.set_column(k, &de_u_p.column(k));
+                p.loaded_radius[k] = drs_p[k];
+                p.kin[(kin::VX, k)] = vx_p[k];
+                p.kin[(kin::VY, k)] = vy_p[k];
+                p.kin[(kin::GAMMA, k)] = dgamma_p[k];
+                p.kin[(kin::PSI_DOT, k)] = psi_p[k];
+                if drho_on {
+                    p.kin[(kin::FZ, k)] = drho_p[k] * dfz_drho + drho_dot_p[k] * dfz_drhodot;
+                    p.kin[(kin::RHO, k)] = drho_p[k];
+                }
+            }
         }
-        p.e_x = de_x;
-        p.e_y = de_y;
-        p.n = dn;
-        p.up = join(de_u_p, de_u_r);
-        p.loaded_radius = drs;
+        // Velocity columns 6..9 and angular-velocity columns 9..12.
+        for k in 0..3 {
+            p.kin[(kin::VX, 6 + k)] = e_x[k];
+            p.kin[(kin::VY, 6 + k)] = e_y[k];
+            p.kin[(kin::FZ, 6 + k)] = -dfz_drhodot * n[k];
+            p.kin[(kin::VY, 9 + k)] = -r_s * b[k];
+            p.kin[(kin::OMEGA, 9 + k)] = a[k];
+            p.kin[(kin::PSI_DOT, 9 + k)] = n[k];
+        }
     }
     Contact {
         in_contact,
@@ -330,6 +327,7 @@ impl Default for ContactPartials {
             n: SMatrix::zeros(),
             up: SMatrix::zeros(),
             loaded_radius: SMatrix::zeros(),
+            flat: false,
         }
     }
 }

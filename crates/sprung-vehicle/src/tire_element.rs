@@ -49,16 +49,18 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 
-use nalgebra::{DMatrix, SMatrix, Vector3};
+use nalgebra::{DMatrix, Vector3};
 use sprung_mbs::element_law::{
     ElementInput, ElementJacobian, ElementLaw, ElementOutput, MarkerState, OutputInfo, Provided,
 };
 use sprung_mbs::elements::{ElementParams, ElementRegistry, KindInfo, ParamInfo};
 use sprung_model as sm;
 
-use crate::contact::{Contact, ContactPartials, contact};
+use crate::contact::{Contact, ContactPartials, contact, contact_with_partials};
 use crate::road::Road;
-use crate::tire::{MAX_STATES, N_FORCES, N_KIN, TireForces, TireModel, TirePartials, VerticalLaw};
+use crate::tire::{
+    MAX_STATES, N_FORCES, N_KIN, TireForces, TireModel, TirePartials, VerticalLaw, kin,
+};
 
 /// The parameter every tire element has besides its law's.
 pub const ROAD_PARAMETER: ParamInfo = ParamInfo {
@@ -369,12 +371,14 @@ impl<M: TireModel> TireElement<M> {
         };
         let mut rates = [0.0; MAX_STATES];
         let f = self.forces(&c, law_states, &mut rates[..ns]);
-        self.write_evaluation(x, &c, &f, &rates[..ns], drive, brake, out);
+        let r_e = self.model.effective_radius(c.kin.fz, c.kin.rho);
+        self.write_evaluation(x, &c, &f, &rates[..ns], r_e, drive, brake, out);
     }
 
     /// Writes the element's forces, torques, state rates and outputs from the contact `c`, the
-    /// law's forces `f` (zero when the tire carries no load) and rates `law_rates`: the common
-    /// end of [`Self::evaluate_with_torques`] and of the one-pass evaluation with partials.
+    /// law's forces `f` (zero when the tire carries no load), rates `law_rates` and effective
+    /// rolling radius `r_e`: the common end of [`Self::evaluate_with_torques`] and of the
+    /// one-pass evaluation with partials.
     #[allow(clippy::too_many_arguments)]
     fn write_evaluation(
         &self,
@@ -382,6 +386,7 @@ impl<M: TireModel> TireElement<M> {
         c: &Contact,
         f: &TireForces,
         law_rates: &[f64],
+        r_e: f64,
         drive: f64,
         brake: f64,
         out: &mut ElementOutput,
@@ -408,7 +413,6 @@ impl<M: TireModel> TireElement<M> {
             }
         }
         let k = &c.kin;
-        let r_e = self.model.effective_radius(k.fz, k.rho);
         let values = [
             k.fz,
             f.fx,
@@ -448,6 +452,11 @@ impl<M: TireModel> TireElement<M> {
     /// [`Self::evaluate_with_torques`]) from one contact and one pass of the law: the law's
     /// dual-number pass gives the forces and rates bit for bit as its `f64` evaluation
     /// ([`crate::dual`]), and the contact's values are the same with or without its partials.
+    ///
+    /// The columns are formed by group with the contact's structure known here
+    /// ([`KinRows`]): a velocity column moves v_x, v_y and F_z only, an angular-velocity
+    /// column v_y, Ω and ψ̇, a position column on a flat road F_z, ρ and v_y; inputs the law
+    /// does not read ([`TireModel::KIN_USED`]) are skipped at compile time.
     fn partials_and_evaluation(
         &self,
         x: &ElementInput,
@@ -459,70 +468,79 @@ impl<M: TireModel> TireElement<M> {
         let ns = M::STATES.len();
         let m = &x.markers[0];
         let (law_states, spin_states) = x.states.split_at(ns);
-        let sp = match self.spin {
-            Spin::Body => {
-                let mut cp = ContactPartials::default();
-                let c = contact(&self.road, &self.vertical, m, Some(&mut cp));
-                let ch = self.chain(&c, law_states, &cp);
-                let kin = cp.kin.as_slice();
-                for col in 0..12 {
-                    let (df, dt, l) = ch.column(
-                        &kin[N_KIN * col..N_KIN * (col + 1)],
-                        (col < 6).then_some(col),
-                    );
-                    let dst = if col < 6 {
-                        column(jac.position, col)
-                    } else {
-                        column(jac.velocity, col - 6)
-                    };
-                    Chain::write(dst, &df, &dt, &l, ns);
-                }
-                for j in 0..ns {
-                    let (df, dt) = ch.state(j);
-                    let dst = column(jac.velocity, 6 + j);
-                    Chain::write(dst, &df, &dt, &ch.law_states[j][N_FORCES..], ns);
-                }
-                if let Some(out) = out {
-                    self.write_evaluation(x, &c, &ch.forces, &ch.rates[..ns], drive, brake, out);
-                }
-                return Provided::ALL;
+        let Spin::State(sp) = self.spin else {
+            let (c, cp) = contact_with_partials(&self.road, &self.vertical, m);
+            let mut tp = TirePartials::default();
+            let ch = self.chain(&c, law_states, &cp, &mut tp);
+            if let Some(out) = out {
+                self.write_evaluation(
+                    x,
+                    &c,
+                    &ch.forces,
+                    &ch.rates[..ns],
+                    ch.effective_radius,
+                    drive,
+                    brake,
+                    out,
+                );
             }
-            Spin::State(sp) => sp,
+            let rows = KinRows::<M>::new(&cp);
+            for k in 0..3 {
+                let g = rows.position(&ch, k);
+                put(column(jac.position, k), &g, ns);
+                let g = rows.rotation(&ch, k, None);
+                put(column(jac.position, 3 + k), &g, ns);
+                let g = rows.velocity(&ch, k);
+                put(column(jac.velocity, k), &g, ns);
+                let g = ch.law::<M, 3>(OMEGA_ROWS, rows.w[k]);
+                put(column(jac.velocity, 3 + k), &g, ns);
+            }
+            for j in 0..ns {
+                let (df, dt) = ch.state(j);
+                let dst = &mut column(jac.velocity, 6 + j)[..6 + ns];
+                dst[..3].copy_from_slice(df.as_slice());
+                dst[3..6].copy_from_slice(dt.as_slice());
+                for (i, d) in dst[6..].iter_mut().enumerate() {
+                    *d = ch.tp.states[N_FORCES + i][j];
+                }
+            }
+            return Provided::ALL;
         };
         let (omega, z) = (spin_states[0], spin_states[1]);
         let wheel = SpinState::wheel(m, omega);
-        let mut cp = ContactPartials::default();
-        let c = contact(&self.road, &self.vertical, &wheel, Some(&mut cp));
+        let (c, cp) = contact_with_partials(&self.road, &self.vertical, &wheel);
+        let mut tp = TirePartials::default();
+        let ch = self.chain(&c, law_states, &cp, &mut tp);
+        if let Some(out) = out {
+            self.write_evaluation(
+                x,
+                &c,
+                &ch.forces,
+                &ch.rates[..ns],
+                ch.effective_radius,
+                drive,
+                brake,
+                out,
+            );
+        }
+        let rows = KinRows::<M>::new(&cp);
         // Columns (δp, δφ, δv, δω) of the wheel → (δp, δφ, δv, δω, δΩ) of the carrier and the
-        // spin state: ω_w = ω_c − (ω_c·a) a + Ω a with δa = −[a]× δφ.
+        // spin state: ω_w = ω_c − (ω_c·a) a + Ω a with δa = −[a]× δφ. The map is the identity
+        // on (δp, δφ, δv) except that δω_w also moves with δφ ((a wᵀ − (Ω − ω_c·a) I)[a]×),
+        // δω_c (I − a aᵀ) and δΩ (a): of the contact's partials only the rows that move with
+        // δω_w (v_y, Ω, ψ̇) are mapped: a row k of ∂kin/∂ω_w gives k·a on δΩ, k − (k·a) a on
+        // δω_c and ((k·a) ω_c − s k) × a on δφ.
         let a: Vector3<f64> = m.rot.column(1).into_owned();
         let w = m.w;
         let wa = w.dot(&a);
         let s_w = omega - wa;
-        // The map T (12 × 13) is the identity on (δp, δφ, δv) except that δω_w also moves
-        // with δφ ((a wᵀ − (Ω − ω_c·a) I)[a]×), δω_c (I − a aᵀ) and δΩ (a): only the ω columns
-        // of the contact's partials are multiplied (kin13 = cp.kin T), row by row: a row k of
-        // ∂kin/∂ω_w gives k·a on δΩ, k − (k·a) a on δω_c and ((k·a) ω_c − s k) × a on δφ.
-        let mut kin13 = SMatrix::<f64, N_KIN, 13>::zeros();
-        kin13
-            .fixed_view_mut::<N_KIN, 9>(0, 0)
-            .copy_from(&cp.kin.fixed_view::<N_KIN, 9>(0, 0));
-        for r in 0..N_KIN {
-            let k = Vector3::new(cp.kin[(r, 9)], cp.kin[(r, 10)], cp.kin[(r, 11)]);
-            if k == Vector3::zeros() {
-                continue;
-            }
-            let ka = k.dot(&a);
-            let phi = (w * ka - k * s_w).cross(&a);
-            for i in 0..3 {
-                kin13[(r, 3 + i)] += phi[i];
-                kin13[(r, 9 + i)] = k[i] - ka * a[i];
-            }
-            kin13[(r, 12)] = ka;
-        }
-        let ch = self.chain(&c, law_states, &cp);
-        if let Some(out) = out {
-            self.write_evaluation(x, &c, &ch.forces, &ch.rates[..ns], drive, brake, out);
+        let mut kw = [Vector3::zeros(); 3];
+        let mut ka = [0.0; 3];
+        let mut phi = [Vector3::zeros(); 3];
+        for r in 0..3 {
+            kw[r] = Vector3::new(rows.w[0][r], rows.w[1][r], rows.w[2][r]);
+            ka[r] = kw[r].dot(&a);
+            phi[r] = (w * ka[r] - kw[r] * s_w).cross(&a);
         }
         let brake = brake.max(0.0);
         let (_, tau) = wrench(&c, &ch.forces);
@@ -559,102 +577,103 @@ impl<M: TireModel> TireElement<M> {
                 0.0
             };
         let io = sp.inertia * omega;
+        let inv_i = 1.0 / sp.inertia;
         let (iw, iz) = (6 + ns, 7 + ns);
-        let kin = kin13.as_slice();
-        for col in 0..13 {
-            let (df, dtau, l) = ch.column(
-                &kin[N_KIN * col..N_KIN * (col + 1)],
-                (col < 6).then_some(col),
-            );
-            let mut dta = a.dot(&dtau);
-            let d_or = match col {
-                3..=5 => {
-                    dta += axt[col - 3];
-                    wxa[col - 3]
-                }
-                9..=11 => -a[col - 9],
-                12 => 1.0,
-                _ => 0.0,
-            };
-            let dzd = d_or * z_fac;
-            let g = dta - k_bt * dzd;
-            let mut dtc = dtau - a * g;
-            match col {
-                3..=5 => {
-                    let ek_a = Vector3::ith(col - 3, 1.0).cross(&a);
-                    dtc += ek_a * s_phi - w.cross(&ek_a) * io;
-                }
-                9..=11 => dtc += a.cross(&Vector3::ith(col - 9, 1.0)) * io,
-                12 => dtc -= wxa * sp.inertia,
-                _ => {}
-            }
-            let dst = match col {
-                0..=5 => column(jac.position, col),
-                6..=11 => column(jac.velocity, col - 6),
-                _ => column(jac.velocity, iw),
-            };
-            Chain::write(dst, &df, &dtc, &l, ns);
-            dst[iw] = g / sp.inertia;
-            dst[iz] = dzd;
+        let fin = SpinColumn {
+            a,
+            z_fac,
+            k_bt,
+            inv_i,
+            ns,
+        };
+        let zero = Vector3::zeros();
+        for k in 0..3 {
+            let g = rows.position(&ch, k);
+            fin.put(column(jac.position, k), &g, 0.0, 0.0, &zero);
+            let g = rows.rotation(&ch, k, Some([phi[0][k], phi[1][k], phi[2][k]]));
+            let ek_a = Vector3::ith(k, 1.0).cross(&a);
+            let extra = ek_a * s_phi - w.cross(&ek_a) * io;
+            fin.put(column(jac.position, 3 + k), &g, axt[k], wxa[k], &extra);
+            let g = rows.velocity(&ch, k);
+            fin.put(column(jac.velocity, k), &g, 0.0, 0.0, &zero);
+            let gk = [
+                kw[0][k] - ka[0] * a[k],
+                kw[1][k] - ka[1] * a[k],
+                kw[2][k] - ka[2] * a[k],
+            ];
+            let g = ch.law::<M, 3>(OMEGA_ROWS, gk);
+            let extra = a.cross(&Vector3::ith(k, 1.0)) * io;
+            fin.put(column(jac.velocity, 3 + k), &g, 0.0, -a[k], &extra);
         }
+        let g = ch.law::<M, 3>(OMEGA_ROWS, ka);
+        fin.put(column(jac.velocity, iw), &g, 0.0, 1.0, &(-wxa * sp.inertia));
         let v = &mut *jac.velocity;
         for r in 0..3 {
             // Brake deflection: the brake torque on the wheel (−) and the carrier (+).
             v[(3 + r, iz)] = a[r] * d_t_bk_z;
         }
-        v[(iw, iz)] = -d_t_bk_z / sp.inertia;
+        v[(iw, iz)] = -d_t_bk_z * inv_i;
         v[(iz, iz)] = dzdot_dz;
         // Law-state columns: the wheel torque's share goes to the spin (a·) and the carrier.
         for j in 0..ns {
             let (df, dt) = ch.state(j);
             let dt_a = a.dot(&dt);
             let dtc = dt - a * dt_a;
-            for r in 0..3 {
-                v[(r, 6 + j)] = df[r];
-                v[(3 + r, 6 + j)] = dtc[r];
+            let dst = &mut column(v, 6 + j)[..8 + ns];
+            dst[..3].copy_from_slice(df.as_slice());
+            dst[3..6].copy_from_slice(dtc.as_slice());
+            for (i, d) in dst[6..6 + ns].iter_mut().enumerate() {
+                *d = ch.tp.states[N_FORCES + i][j];
             }
-            for i in 0..ns {
-                v[(6 + i, 6 + j)] = ch.law_states[j][N_FORCES + i];
-            }
-            v[(iw, 6 + j)] = dt_a / sp.inertia;
+            dst[iw] = dt_a * inv_i;
         }
         Provided::ALL
     }
-
     /// The law at the contact `c` with its partials, and what the chain rule to the wheel's
     /// force, torque and law rates needs ([`Chain`]; its columns are formed by
     /// [`Chain::column`]).
     // Range loops over the rows: the iterator form (take/skip) costs ~150 instructions more.
     #[allow(clippy::needless_range_loop)]
-    fn chain<'a>(&self, c: &'a Contact, states: &[f64], cp: &'a ContactPartials) -> Chain<'a> {
+    fn chain<'a>(
+        &self,
+        c: &'a Contact,
+        states: &[f64],
+        cp: &'a ContactPartials,
+        tp: &'a mut TirePartials,
+    ) -> Chain<'a> {
         let ns = M::STATES.len();
         let mut rates = [0.0; MAX_STATES];
         let mut f = TireForces::default();
-        let mut tp = TirePartials::default();
-        self.model
-            .evaluate_with_partials(&c.kin, states, &mut f, &mut rates[..ns], &mut tp);
-        // The law's rows by kinematic input (one contiguous row of outputs per input); the
-        // force rows zero when the tire carries no load.
+        let effective_radius = self.model.evaluate_with_partials_and_radius(
+            &c.kin,
+            states,
+            &mut f,
+            &mut rates[..ns],
+            tp,
+        );
+        // The force rows are zero when the tire carries no load.
         let rows = if c.in_contact { 0 } else { N_FORCES };
-        let mut law_states = [[0.0; R]; MAX_STATES];
-        for (j, ls) in law_states.iter_mut().enumerate().take(ns) {
-            for r in rows..N_FORCES + ns {
-                ls[r] = tp.states[r][j];
-            }
-        }
         if !c.in_contact {
             f = TireForces::default();
+            for r in &mut tp.states[..N_FORCES] {
+                *r = [0.0; MAX_STATES];
+            }
         }
+        let tp = &*tp;
         let (force, _) = wrench(c, &f);
         let e_x: Vector3<f64> = c.frame.column(0).into_owned();
         let e_y: Vector3<f64> = c.frame.column(1).into_owned();
         let n: Vector3<f64> = c.frame.column(2).into_owned();
-        // Per kinematic input k: ∂F = e_x ∂f_x + e_y ∂f_y + n ∂F_z, ∂T = e_x ∂m_x + e_y ∂m_y
-        // + n ∂m_z − r_s e_u × ∂F and the law's rates, so that a column is Σ_k g_k G_k.
+        // Per kinematic input k the law reads: ∂F = e_x ∂f_x + e_y ∂f_y + n ∂F_z,
+        // ∂T = e_x ∂m_x + e_y ∂m_y + n ∂m_z − r_s e_u × ∂F and the law's rates, so that a
+        // column is Σ_k g_k G_k ([`Chain::law`]; the others are never read).
         let mut per_kin = [[0.0; G]; N_KIN];
         for (k, gk) in per_kin.iter_mut().enumerate() {
+            if k != kin::FZ && !M::KIN_USED[k] {
+                continue;
+            }
             let l = |r: usize| if r >= rows { tp.kin[r][k] } else { 0.0 };
-            let fz = if k == crate::tire::kin::FZ { 1.0 } else { 0.0 };
+            let fz = if k == kin::FZ { 1.0 } else { 0.0 };
             let df = e_x * l(0) + e_y * l(1) + n * fz;
             let dt = e_x * l(2) + e_y * l(3) + n * l(4) - c.up.cross(&df) * c.loaded_radius;
             for i in 0..3 {
@@ -668,10 +687,11 @@ impl<M: TireModel> TireElement<M> {
         Chain {
             c,
             cp,
+            tp,
             forces: f,
             rates,
+            effective_radius,
             per_kin,
-            law_states,
             force,
             e_uxf: c.up.cross(&force),
             e_x,
@@ -681,8 +701,6 @@ impl<M: TireModel> TireElement<M> {
     }
 }
 
-/// Rows of the law's outputs: forces and moments, then the rates.
-const R: usize = N_FORCES + MAX_STATES;
 /// Entries of a column of the chain rule: ∂F, ∂T, then the law's rates.
 const G: usize = 6 + MAX_STATES;
 
@@ -695,10 +713,12 @@ struct Chain<'a> {
     forces: TireForces,
     /// The law's state rates at the evaluation.
     rates: [f64; MAX_STATES],
+    /// The law's effective rolling radius at the evaluation, m.
+    effective_radius: f64,
     /// (∂F, ∂T, ∂(law rates)) per unit of kinematic input k, by k.
     per_kin: [[f64; G]; N_KIN],
-    /// ∂(law forces, law rates)/∂(law state j), by j.
-    law_states: [[f64; R]; MAX_STATES],
+    /// The law's partials (force rows zero when the tire carries no load).
+    tp: &'a TirePartials,
     /// The wheel's force F (global).
     force: Vector3<f64>,
     /// e_u × F.
@@ -708,68 +728,191 @@ struct Chain<'a> {
     n: Vector3<f64>,
 }
 
-impl Chain<'_> {
-    /// One column of the partials: `kin` is ∂(kinematic inputs)/∂(column) (the contact's, or
-    /// mapped), `pos` the column's index among the marker's δp, δφ (position columns turn the
-    /// contact frame and the lever arm), None for the others. Returns ∂F, ∂T (the wheel's torque
-    /// about its centre) and ∂(law rates): F = f_x e_x + f_y e_y + F_z n,
-    /// T = m_x e_x + m_y e_y + m_z n − r_s e_u × F. The part through the law is Σ_k g_k G_k
-    /// over the per-input columns G_k of [`TireElement::chain`] (one accumulation per nonzero
-    /// g_k instead of the law's rows followed by the frame products per column: the same
-    /// partials up to the order of the sums, ~2e-16 of the block's largest entry).
+/// Rows of the contact's kinematic partials that move with the wheel's angular velocity
+/// (`crate::contact`: v_y through the contact point's lever arm, Ω, ψ̇).
+const OMEGA_ROWS: [usize; 3] = [kin::VY, kin::OMEGA, kin::PSI_DOT];
+/// Rows that move with the wheel centre's velocity (v_x, v_y, F_z through the damping).
+const VELOCITY_ROWS: [usize; 3] = [kin::VX, kin::VY, kin::FZ];
+/// Rows that move with the position on a flat road (F_z and ρ through the distance, v_y through
+/// the loaded radius).
+const FLAT_POSITION_ROWS: [usize; 3] = [kin::FZ, kin::RHO, kin::VY];
+/// Rows that move with the rotation (all but ψ̇: the normal does not turn with δφ).
+const ROTATION_ROWS: [usize; 6] = [kin::FZ, kin::RHO, kin::VX, kin::VY, kin::OMEGA, kin::GAMMA];
+/// All kinematic rows.
+const ALL_ROWS: [usize; N_KIN] = [0, 1, 2, 3, 4, 5, 6];
+
+/// The contact's kinematic partials by column group, for the columns of the chain rule
+/// ([`Chain::law`] over the rows that move with each group).
+struct KinRows<'a, M> {
+    cp: &'a ContactPartials,
+    /// ∂(v_y, Ω, ψ̇)/∂ω of the wheel ([`OMEGA_ROWS`]).
+    w: [[f64; 3]; 3],
+    law: std::marker::PhantomData<fn() -> M>,
+}
+
+impl<'a, M: TireModel> KinRows<'a, M> {
+    fn new(cp: &'a ContactPartials) -> Self {
+        Self {
+            cp,
+            w: [
+                gather(&cp.kin, OMEGA_ROWS, 9),
+                gather(&cp.kin, OMEGA_ROWS, 10),
+                gather(&cp.kin, OMEGA_ROWS, 11),
+            ],
+            law: std::marker::PhantomData,
+        }
+    }
+
+    /// Column δp_k: ∂F, ∂T, ∂(law rates).
     #[inline(always)]
-    fn column(
-        &self,
-        kin: &[f64],
-        pos: Option<usize>,
-    ) -> (Vector3<f64>, Vector3<f64>, [f64; MAX_STATES]) {
-        // ∂kin/∂(column) is sparse: a velocity column moves three or four of the seven inputs.
-        let mut acc = [0.0; G];
-        for (g, gk) in kin.iter().zip(&self.per_kin) {
-            if *g != 0.0 {
-                for (d, s) in acc.iter_mut().zip(gk) {
-                    *d += s * g;
+    fn position(&self, ch: &Chain, k: usize) -> [f64; G] {
+        let kin = &self.cp.kin;
+        if self.cp.flat {
+            // The frame does not turn; only the lever arm r_s changes: −∂r_s e_u × F.
+            let mut g = ch.law::<M, 3>(FLAT_POSITION_ROWS, gather(kin, FLAT_POSITION_ROWS, k));
+            let drs = self.cp.loaded_radius[k];
+            for i in 0..3 {
+                g[3 + i] -= ch.e_uxf[i] * drs;
+            }
+            g
+        } else {
+            let mut g = ch.law::<M, N_KIN>(ALL_ROWS, gather(kin, ALL_ROWS, k));
+            ch.frame(&mut g, k, true);
+            g
+        }
+    }
+
+    /// Column δφ_k; `spin` adds the spin-state map's ∂(v_y, Ω, ψ̇)/∂φ_k (the wheel's ω turns
+    /// with the carrier's axis).
+    #[inline(always)]
+    fn rotation(&self, ch: &Chain, k: usize, spin: Option<[f64; 3]>) -> [f64; G] {
+        let kin = &self.cp.kin;
+        let c = 3 + k;
+        let mut g = match spin {
+            None => ch.law::<M, 6>(ROTATION_ROWS, gather(kin, ROTATION_ROWS, c)),
+            Some(p) => {
+                let mut gk = gather(kin, ALL_ROWS, c);
+                for (i, &r) in OMEGA_ROWS.iter().enumerate() {
+                    gk[r] += p[i];
                 }
+                ch.law::<M, N_KIN>(ALL_ROWS, gk)
+            }
+        };
+        ch.frame(&mut g, c, false);
+        g
+    }
+
+    /// Column δv_k.
+    #[inline(always)]
+    fn velocity(&self, ch: &Chain, k: usize) -> [f64; G] {
+        ch.law::<M, 3>(VELOCITY_ROWS, gather(&self.cp.kin, VELOCITY_ROWS, 6 + k))
+    }
+}
+
+/// The entries `rows` of column `c` of the contact's kinematic partials.
+#[inline(always)]
+fn gather<const K: usize>(
+    m: &nalgebra::SMatrix<f64, N_KIN, 12>,
+    rows: [usize; K],
+    c: usize,
+) -> [f64; K] {
+    let mut g = [0.0; K];
+    for i in 0..K {
+        g[i] = m[(rows[i], c)];
+    }
+    g
+}
+
+/// What a column of the spin-state form needs besides the law's part (see
+/// `partials_and_evaluation`): the axis a, ∂ż/∂Ω_r, k_b τ_b, 1/I_w and the law's state count.
+struct SpinColumn {
+    a: Vector3<f64>,
+    z_fac: f64,
+    k_bt: f64,
+    inv_i: f64,
+    ns: usize,
+}
+
+impl SpinColumn {
+    /// Writes a column from the law's part `g` (∂F, ∂τ, law rates), the extra ∂(a·τ) `dta0`,
+    /// ∂Ω_r `d_or` and the extra carrier torque `extra`: g_Ω = a·∂τ + dta0 − k_b τ_b ∂ż,
+    /// ∂τ_c = ∂τ − a g_Ω + extra, Ω̇ = g_Ω/I_w, ∂ż = ∂Ω_r (1 − sgn Ω_r z/φ_s).
+    #[inline(always)]
+    fn put(&self, dst: &mut [f64], g: &[f64; G], dta0: f64, d_or: f64, extra: &Vector3<f64>) {
+        let ns = self.ns;
+        let dst = &mut dst[..8 + ns];
+        let a = &self.a;
+        let dtau = Vector3::new(g[3], g[4], g[5]);
+        let dzd = d_or * self.z_fac;
+        let gg = a.dot(&dtau) + dta0 - self.k_bt * dzd;
+        let dtc = dtau - a * gg + extra;
+        dst[..3].copy_from_slice(&g[..3]);
+        dst[3..6].copy_from_slice(dtc.as_slice());
+        dst[6..6 + ns].copy_from_slice(&g[6..6 + ns]);
+        dst[6 + ns] = gg * self.inv_i;
+        dst[7 + ns] = dzd;
+    }
+}
+
+/// Writes a column of the spinning-body form: ∂F, ∂T, then the `ns` law rates.
+#[inline(always)]
+fn put(dst: &mut [f64], g: &[f64; G], ns: usize) {
+    dst[..6 + ns].copy_from_slice(&g[..6 + ns]);
+}
+
+impl Chain<'_> {
+    /// The part of a column through the law: Σ_k g_k G_k over the kinematic inputs `rows`
+    /// with g_k = ∂(input k)/∂(column), skipping inputs the law does not read
+    /// ([`TireModel::KIN_USED`]; F_z always counts: it is the normal force itself). One
+    /// accumulation per input instead of the law's rows followed by the frame products per
+    /// column: the same partials up to the order of the sums.
+    #[inline(always)]
+    fn law<M: TireModel, const K: usize>(&self, rows: [usize; K], g: [f64; K]) -> [f64; G] {
+        let mut acc = [0.0; G];
+        for (&k, &gk) in rows.iter().zip(&g) {
+            if k != kin::FZ && !M::KIN_USED[k] {
+                continue;
+            }
+            for (d, s) in acc.iter_mut().zip(&self.per_kin[k]) {
+                *d += s * gk;
             }
         }
-        let mut df = Vector3::new(acc[0], acc[1], acc[2]);
-        let mut dt = Vector3::new(acc[3], acc[4], acc[5]);
-        if let Some(k) = pos {
-            let r_s = self.c.loaded_radius;
-            let (cp, f) = (self.cp, &self.forces);
-            let col = |m: &crate::contact::G3| Vector3::new(m[(0, k)], m[(1, k)], m[(2, k)]);
-            let (dex, dey, dn, dup) = (col(&cp.e_x), col(&cp.e_y), col(&cp.n), col(&cp.up));
-            // The frame turns: ∂E (f, m) and the lever arm: −∂r_s e_u × F − r_s ∂e_u × F.
-            let df_frame = dex * f.fx + dey * f.fy + dn * self.c.kin.fz;
-            df += df_frame;
-            dt += dex * f.mx + dey * f.my + dn * f.mz - self.e_uxf * cp.loaded_radius[k]
-                + self.force.cross(&dup) * r_s
-                - self.c.up.cross(&df_frame) * r_s;
+        acc
+    }
+
+    /// Adds the contact frame's turning and the lever arm's change in the position column `k`
+    /// of the contact's direction blocks (0..6: δp, δφ): ∂E (f, m) and −∂r_s e_u × F
+    /// − r_s ∂e_u × F, with F = f_x e_x + f_y e_y + F_z n and T = m_x e_x + m_y e_y + m_z n
+    /// − r_s e_u × F. `normal`: whether the normal moves with the column (δp off a flat road).
+    #[inline(always)]
+    fn frame(&self, acc: &mut [f64; G], k: usize, normal: bool) {
+        let (cp, f, r_s) = (self.cp, &self.forces, self.c.loaded_radius);
+        let col = |m: &crate::contact::G3| Vector3::new(m[(0, k)], m[(1, k)], m[(2, k)]);
+        let (dex, dey, dup) = (col(&cp.e_x), col(&cp.e_y), col(&cp.up));
+        let mut df = dex * f.fx + dey * f.fy;
+        let mut dt = dex * f.mx + dey * f.my;
+        if normal {
+            let dn = col(&cp.n);
+            df += dn * self.c.kin.fz;
+            dt += dn * f.mz;
         }
-        let mut rates = [0.0; MAX_STATES];
-        rates.copy_from_slice(&acc[6..]);
-        (df, dt, rates)
+        dt += self.force.cross(&dup) * r_s
+            - self.e_uxf * cp.loaded_radius[k]
+            - self.c.up.cross(&df) * r_s;
+        for i in 0..3 {
+            acc[i] += df[i];
+            acc[3 + i] += dt[i];
+        }
     }
 
     /// ∂F and ∂T over the law state j.
+    #[inline(always)]
     fn state(&self, j: usize) -> (Vector3<f64>, Vector3<f64>) {
-        let l = &self.law_states[j];
-        let df = self.e_x * l[0] + self.e_y * l[1];
-        let dt = self.e_x * l[2] + self.e_y * l[3] + self.n * l[4]
+        let l = |r: usize| self.tp.states[r][j];
+        let df = self.e_x * l(0) + self.e_y * l(1);
+        let dt = self.e_x * l(2) + self.e_y * l(3) + self.n * l(4)
             - self.c.up.cross(&df) * self.c.loaded_radius;
         (df, dt)
-    }
-
-    /// Writes one column of the spinning-body form: ∂F, ∂T, then the `ns` law rates.
-    #[inline(always)]
-    fn write(dst: &mut [f64], df: &Vector3<f64>, dt: &Vector3<f64>, rates: &[f64], ns: usize) {
-        for r in 0..3 {
-            dst[r] = df[r];
-            dst[3 + r] = dt[r];
-        }
-        for (d, s) in dst[6..6 + ns].iter_mut().zip(rates) {
-            *d = *s;
-        }
     }
 }
 

@@ -168,6 +168,8 @@ impl TireModel for LinearTire {
     const DESCRIPTION: &'static str = "linear tire: slip and cornering stiffness proportional to load, first-order relaxation by carcass deflection states, no friction limit (Pacejka, Tire and Vehicle Dynamics, sec. 7.2)";
     const PARAMETERS: &'static [ParamInfo] = PARAMETERS;
     const STATES: &'static [&'static str] = &["u_x", "u_y"];
+    /// Camber and ψ̇ do not enter the law.
+    const KIN_USED: [bool; super::N_KIN] = [true, true, true, true, true, false, false];
 
     fn from_params(p: &ElementParams) -> Result<Self, String> {
         let r0 = p.positive("unloaded_radius")?;

@@ -186,6 +186,10 @@ pub trait TireModel: Send + Sync + Debug + Sized + 'static {
     const PARAMETERS: &'static [ParamInfo];
     /// Names of the internal states (at most [`MAX_STATES`]), e.g. `["x_e", "y_e"]`.
     const STATES: &'static [&'static str];
+    /// Which kinematic inputs (in the order of [`kin`]) the law's forces and rates depend on:
+    /// the tire element skips the others in its chain rule (their columns of
+    /// [`TirePartials::kin`] must be zero). Default: all.
+    const KIN_USED: [bool; N_KIN] = [true; N_KIN];
 
     /// Builds the law from an `[[elements]]` entry. File parameters (names `file` or ending in
     /// `_file`) arrive as paths already resolved against the model file's folder. Errors say
@@ -223,6 +227,21 @@ pub trait TireModel: Send + Sync + Debug + Sized + 'static {
     ) {
         self.evaluate(k, states, out, rates);
         self.partials(k, states, jac);
+    }
+
+    /// [`TireModel::evaluate_with_partials`] that also returns the effective rolling radius at
+    /// `k` (bit for bit [`TireModel::effective_radius`]`(k.fz, k.rho)`): laws whose pass
+    /// computes it anyway return that value instead of computing it again. Must not allocate.
+    fn evaluate_with_partials_and_radius(
+        &self,
+        k: &SlipKinematics,
+        states: &[f64],
+        out: &mut TireForces,
+        rates: &mut [f64],
+        jac: &mut TirePartials,
+    ) -> f64 {
+        self.evaluate_with_partials(k, states, out, rates, jac);
+        self.effective_radius(k.fz, k.rho)
     }
 
     /// The load the parameters are referred to (PAC2002 FNOMIN, TMeasy pn), N, if the law has

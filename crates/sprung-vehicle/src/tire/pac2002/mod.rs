@@ -202,7 +202,8 @@ impl Pac2002 {
         (sx.max_c(self.sigma_min), sy.max_c(self.sigma_min))
     }
 
-    /// The front part: (κ_F, α_F, dκ'/dt, dα'/dt) from the kinematics and states; F_z and γ
+    /// The front part: (κ_F, α_F, dκ'/dt, dα'/dt) and the effective rolling radius's value
+    /// from the kinematics and states; F_z and γ
     /// of the coefficient type (the relaxation lengths and the effective rolling radius depend
     /// on them only; [`Split`]).
     #[allow(clippy::too_many_arguments)]
@@ -215,11 +216,12 @@ impl Pac2002 {
         gamma: T::Coef,
         s0: T,
         s1: T,
-    ) -> [T; 4] {
+    ) -> ([T; 4], f64) {
         let c = &self.file.c;
         let (sx, sy) = self.sigmas(fz, gamma);
         let (sx, sy) = (T::widen(sx), T::widen(sy));
-        let vsx = vx - omega * T::widen(self.re(fz));
+        let re = self.re(fz);
+        let vsx = vx - omega * T::widen(re);
         let avx = vx.abs();
         let r0 = (-vsx - avx * s0) / sx;
         let r1 = (vy - avx * s1) / sy;
@@ -230,7 +232,7 @@ impl Pac2002 {
         } else {
             (s0, s1)
         };
-        [kf, af, r0, r1]
+        ([kf, af, r0, r1], re.val())
     }
 
     fn settings(&self, mu_road: f64) -> MfSettings {
@@ -288,6 +290,16 @@ impl TireModel for Pac2002 {
     const DESCRIPTION: &'static str = "Pacejka 2002 / MF-Tyre 5.2 from a .tir file (Pacejka, Tire and Vehicle Dynamics, ch. 4), relaxed slips as states";
     const PARAMETERS: &'static [ParamInfo] = PARAMETERS;
     const STATES: &'static [&'static str] = &["kappa_relaxed", "alpha_relaxed"];
+    /// ρ and ψ̇ do not enter the law ([`FRONT_KIN`] are its inputs).
+    const KIN_USED: [bool; super::N_KIN] = {
+        let mut used = [false; super::N_KIN];
+        let mut i = 0;
+        while i < FRONT_KIN.len() {
+            used[FRONT_KIN[i]] = true;
+            i += 1;
+        }
+        used
+    };
 
     fn from_params(p: &ElementParams) -> Result<Self, String> {
         let Some(path) = p.text("tir_file")? else {
@@ -364,7 +376,8 @@ impl TireModel for Pac2002 {
         rates: &mut [f64],
     ) {
         let fz = k.fz.max(0.0);
-        let [kf, af, r0, r1] = self.front(fz, k.vx, k.vy, k.omega, k.gamma, states[0], states[1]);
+        let ([kf, af, r0, r1], _) =
+            self.front(fz, k.vx, k.vy, k.omega, k.gamma, states[0], states[1]);
         rates[0] = r0;
         rates[1] = r1;
         let set = self.settings(k.mu_road);
@@ -414,9 +427,25 @@ impl TireModel for Pac2002 {
         rates: &mut [f64],
         jac: &mut TirePartials,
     ) {
-        let (f, r) = self.dual_pass(k, states, jac);
+        let (f, r, _) = self.dual_pass(k, states, jac);
         *out = f;
         rates[..2].copy_from_slice(&r);
+    }
+
+    /// The effective rolling radius from the same pass (its front part computes Re(F_z) from
+    /// F_z ≥ 0, as [`TireModel::effective_radius`] does: the same value bit for bit).
+    fn evaluate_with_partials_and_radius(
+        &self,
+        k: &SlipKinematics,
+        states: &[f64],
+        out: &mut TireForces,
+        rates: &mut [f64],
+        jac: &mut TirePartials,
+    ) -> f64 {
+        let (f, r, re) = self.dual_pass(k, states, jac);
+        *out = f;
+        rates[..2].copy_from_slice(&r);
+        re
     }
 }
 
@@ -428,7 +457,7 @@ impl Pac2002 {
         k: &SlipKinematics,
         states: &[f64],
         jac: &mut TirePartials,
-    ) -> (TireForces, [f64; 2]) {
+    ) -> (TireForces, [f64; 2], f64) {
         // Front part in 7 seeds: F_z, γ (the coefficient lanes), vx, vy, ω, then the 2 states.
         let seed = |v: f64, i: usize| Dual::<NF>::seed(v, i);
         let lifted = k.fz <= 0.0;
@@ -438,7 +467,7 @@ impl Pac2002 {
             Dual::seed(k.fz, 0)
         };
         let gamma2 = Dual::seed(k.gamma, 1);
-        let [kf, af, r0, r1] = self.front(
+        let ([kf, af, r0, r1], re) = self.front(
             fz2,
             seed(k.vx, 2),
             seed(k.vy, 3),
@@ -460,7 +489,7 @@ impl Pac2002 {
         let rates = [r0.v, r1.v];
         let set = self.settings(k.mu_road);
         if lifted || set.mu_factor <= 0.0 {
-            return (TireForces::default(), rates);
+            return (TireForces::default(), rates, re);
         }
         // Magic Formula in 4 seeds (Fz, γ: the coefficients' 2 lanes; κ_F, α_F); the rolling
         // resistance in 6 (+ vx, ω); then the chain rule to the 7.
@@ -513,6 +542,6 @@ impl Pac2002 {
             my: f[3].v,
             mz: f[4].v,
         };
-        (forces, rates)
+        (forces, rates, re)
     }
 }
