@@ -134,28 +134,6 @@ pub fn contact(
     m: &MarkerState,
     partials: Option<&mut ContactPartials>,
 ) -> Contact {
-    contact_impl(road, law, m, partials)
-}
-
-/// [`contact`] with its partials, returned (every entry of the partials is written by the
-/// contact, so nothing is zeroed first that is overwritten later).
-pub fn contact_with_partials(
-    road: &Road,
-    law: &VerticalLaw,
-    m: &MarkerState,
-) -> (Contact, ContactPartials) {
-    let mut p = ContactPartials::default();
-    let c = contact_impl(road, law, m, Some(&mut p));
-    (c, p)
-}
-
-#[inline(always)]
-fn contact_impl(
-    road: &Road,
-    law: &VerticalLaw,
-    m: &MarkerState,
-    partials: Option<&mut ContactPartials>,
-) -> Contact {
     let c = m.x;
     let a: Vector3<f64> = m.rot.column(1).into_owned();
     let v = m.v;

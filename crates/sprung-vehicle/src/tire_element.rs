@@ -56,7 +56,7 @@ use sprung_mbs::element_law::{
 use sprung_mbs::elements::{ElementParams, ElementRegistry, KindInfo, ParamInfo};
 use sprung_model as sm;
 
-use crate::contact::{Contact, ContactPartials, contact, contact_with_partials};
+use crate::contact::{Contact, ContactPartials, contact};
 use crate::road::Road;
 use crate::tire::{
     MAX_STATES, N_FORCES, N_KIN, TireForces, TireModel, TirePartials, VerticalLaw, kin,
@@ -469,7 +469,8 @@ impl<M: TireModel> TireElement<M> {
         let m = &x.markers[0];
         let (law_states, spin_states) = x.states.split_at(ns);
         let Spin::State(sp) = self.spin else {
-            let (c, cp) = contact_with_partials(&self.road, &self.vertical, m);
+            let mut cp = ContactPartials::default();
+            let c = contact(&self.road, &self.vertical, m, Some(&mut cp));
             let mut tp = TirePartials::default();
             let ch = self.chain(&c, law_states, &cp, &mut tp);
             if let Some(out) = out {
@@ -508,7 +509,8 @@ impl<M: TireModel> TireElement<M> {
         };
         let (omega, z) = (spin_states[0], spin_states[1]);
         let wheel = SpinState::wheel(m, omega);
-        let (c, cp) = contact_with_partials(&self.road, &self.vertical, &wheel);
+        let mut cp = ContactPartials::default();
+        let c = contact(&self.road, &self.vertical, &wheel, Some(&mut cp));
         let mut tp = TirePartials::default();
         let ch = self.chain(&c, law_states, &cp, &mut tp);
         if let Some(out) = out {
