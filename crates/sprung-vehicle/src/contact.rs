@@ -127,7 +127,9 @@ fn skew(v: &Vector3<f64>) -> Matrix3<f64> {
 }
 
 /// Evaluates the contact of the wheel `m` (marker at the centre, y = spin axis) with `road`
-/// under the vertical law `law`; with `partials`, also their derivatives. Does not allocate.
+/// under the vertical law `law`; with `partials`, also their derivatives. `partials` must
+/// arrive zeroed ([`ContactPartials::default`]): the entries that are zero by structure (the
+/// normal over δφ, the velocity columns' other rows, …) are not written. Does not allocate.
 pub fn contact(
     road: &Road,
     law: &VerticalLaw,
@@ -187,24 +189,26 @@ pub fn contact(
         } else {
             (0.0, 0.0, false)
         };
-        p.kin = SMatrix::zeros();
+        // With a = cos γ e_y + sin γ n (a ⊥ e_x): b = e_u × e_y = −(a·e_y) e_x = −w
+        // identically, so δb = −δw; for δφ = e_k (δa = e_k × a, δn = 0):
+        // δw = δa × n = a n_k − sin γ e_k, δ cos γ = e_x·δw = −sin γ e_x,k, and
+        // e_x × δa = −e_x,k a in δe_u = δe_x × a + e_x × δa.
         for k in 0..3 {
             let c = 3 + k;
-            let da = Vector3::ith(k, 1.0).cross(&a);
-            let dw = da.cross(&n);
-            let dcg = e_x.dot(&dw);
+            let ek = Vector3::ith(k, 1.0);
+            let da = ek.cross(&a);
+            let dw = a * n[k] - ek * sg;
+            let dcg = -sg * e_x[k];
             let dex = (dw - e_x * dcg) / cg;
             let dey = n.cross(&dex);
-            let deu = dex.cross(&a) + e_x.cross(&da);
-            let db = deu.cross(&e_y) + e_u.cross(&dey);
+            let deu = dex.cross(&a) - a * e_x[k];
             let drs = dcg * (-r_s / cg);
             p.e_x.set_column(c, &dex);
             p.e_y.set_column(c, &dey);
-            p.n.set_column(c, &Vector3::zeros());
             p.up.set_column(c, &deu);
             p.loaded_radius[c] = drs;
             p.kin[(kin::VX, c)] = v.dot(&dex);
-            p.kin[(kin::VY, c)] = v.dot(&dey) - drs * ww - w_w.dot(&db) * r_s;
+            p.kin[(kin::VY, c)] = v.dot(&dey) - drs * ww + w_w.dot(&dw) * r_s;
             p.kin[(kin::OMEGA, c)] = w_w.dot(&da);
             p.kin[(kin::GAMMA, c)] = n.dot(&da) * cg - dcg * sg;
             if drho_on {
@@ -219,9 +223,6 @@ pub fn contact(
             // directions' δp blocks are zero and ∇d = n: ∂ρ = −n, ∂r_s = n/cos γ, and v_y moves
             // through r_s only.
             for k in 0..3 {
-                for g in [&mut p.e_x, &mut p.e_y, &mut p.n, &mut p.up] {
-                    g.set_column(k, &Vector3::zeros());
-                }
                 let drs = n[k] / cg;
                 p.loaded_radius[k] = drs;
                 p.kin[(kin::VY, k)] = -drs * ww;
