@@ -545,7 +545,7 @@ impl<M: TireModel> TireElement<M> {
             phi[r] = (w * ka[r] - kw[r] * s_w).cross(&a);
         }
         let brake = brake.max(0.0);
-        let (_, tau) = wrench(&c, &ch.forces);
+        let tau = ch.torque;
         let omega_r = omega - wa;
         let sgn = if omega_r > 0.0 {
             1.0
@@ -588,16 +588,15 @@ impl<M: TireModel> TireElement<M> {
             inv_i,
             ns,
         };
-        let zero = Vector3::zeros();
         for k in 0..3 {
             let g = rows.position(&ch, k);
-            fin.put(column(jac.position, k), &g, 0.0, 0.0, &zero);
+            fin.put_plain(column(jac.position, k), &g);
             let g = rows.rotation(&ch, k, Some([phi[0][k], phi[1][k], phi[2][k]]));
             let ek_a = Vector3::ith(k, 1.0).cross(&a);
             let extra = ek_a * s_phi - w.cross(&ek_a) * io;
             fin.put(column(jac.position, 3 + k), &g, axt[k], wxa[k], &extra);
             let g = rows.velocity(&ch, k);
-            fin.put(column(jac.velocity, k), &g, 0.0, 0.0, &zero);
+            fin.put_plain(column(jac.velocity, k), &g);
             let gk = [
                 kw[0][k] - ka[0] * a[k],
                 kw[1][k] - ka[1] * a[k],
@@ -662,7 +661,7 @@ impl<M: TireModel> TireElement<M> {
             }
         }
         let tp = &*tp;
-        let (force, _) = wrench(c, &f);
+        let (force, torque) = wrench(c, &f);
         let e_x: Vector3<f64> = c.frame.column(0).into_owned();
         let e_y: Vector3<f64> = c.frame.column(1).into_owned();
         let n: Vector3<f64> = c.frame.column(2).into_owned();
@@ -675,8 +674,10 @@ impl<M: TireModel> TireElement<M> {
                 continue;
             }
             let l = |r: usize| if r >= rows { tp.kin[r][k] } else { 0.0 };
-            let fz = if k == kin::FZ { 1.0 } else { 0.0 };
-            let df = e_x * l(0) + e_y * l(1) + n * fz;
+            let mut df = e_x * l(0) + e_y * l(1);
+            if k == kin::FZ {
+                df += n;
+            }
             let dt = e_x * l(2) + e_y * l(3) + n * l(4) - c.up.cross(&df) * c.loaded_radius;
             for i in 0..3 {
                 gk[i] = df[i];
@@ -695,6 +696,7 @@ impl<M: TireModel> TireElement<M> {
             effective_radius,
             per_kin,
             force,
+            torque,
             e_uxf: c.up.cross(&force),
             e_x,
             e_y,
@@ -723,6 +725,8 @@ struct Chain<'a> {
     tp: &'a TirePartials,
     /// The wheel's force F (global).
     force: Vector3<f64>,
+    /// The wheel's torque about its centre (global).
+    torque: Vector3<f64>,
     /// e_u × F.
     e_uxf: Vector3<f64>,
     e_x: Vector3<f64>,
@@ -853,6 +857,23 @@ impl SpinColumn {
         dst[6..6 + ns].copy_from_slice(&g[6..6 + ns]);
         dst[6 + ns] = gg * self.inv_i;
         dst[7 + ns] = dzd;
+    }
+
+    /// [`Self::put`] for a column that moves neither Ω_r nor the carrier's torque besides
+    /// through τ (δp, δv): g_Ω = a·∂τ, ∂ż = 0.
+    #[inline(always)]
+    fn put_plain(&self, dst: &mut [f64], g: &[f64; G]) {
+        let ns = self.ns;
+        let dst = &mut dst[..8 + ns];
+        let a = &self.a;
+        let dtau = Vector3::new(g[3], g[4], g[5]);
+        let gg = a.dot(&dtau);
+        let dtc = dtau - a * gg;
+        dst[..3].copy_from_slice(&g[..3]);
+        dst[3..6].copy_from_slice(dtc.as_slice());
+        dst[6..6 + ns].copy_from_slice(&g[6..6 + ns]);
+        dst[6 + ns] = gg * self.inv_i;
+        dst[7 + ns] = 0.0;
     }
 }
 

@@ -8,7 +8,7 @@
 //! (`docs/tire-pac2002.md` lists every equation with its number and every choice).
 
 use super::coefficients::{Coefficients, CombinedMethod};
-use crate::dual::{Dual, Real, Split};
+use crate::dual::{Dual, Real, Split, sin_cos};
 
 /// What the formulas are evaluated at. F_z and γ are of the coefficient type
 /// ([`Split::Coef`]): the Magic Formula's coefficients (B, C, D, E, the shifts, the trail's)
@@ -91,9 +91,10 @@ impl Magic for f64 {
     fn magic(b: f64, c: f64, d: Option<f64>, e: f64, x: f64) -> f64 {
         let bx = b * x;
         let phi = (bx - e * (bx - bx.atan())).atan() * c;
+        let (s, co) = sin_cos(phi);
         match d {
-            Some(d) => d * phi.sin(),
-            None => phi.cos(),
+            Some(d) => d * s,
+            None => co,
         }
     }
 }
@@ -105,7 +106,7 @@ impl<const N: usize> Magic for Dual<N> {
         let h = bx - bx.atan();
         let u = bx - e.v * h;
         let phi = u.atan() * c;
-        let (s, co) = phi.sin_cos();
+        let (s, co) = sin_cos(phi);
         let a = 1.0 - e.v * (1.0 - 1.0 / (1.0 + bx * bx));
         let cu = c / (1.0 + u * u);
         let mut out = [0.0; N];
