@@ -630,9 +630,10 @@ impl<M: TireModel> TireElement<M> {
         }
         Provided::ALL
     }
-    /// The law at the contact `c` with its partials, and what the chain rule to the wheel's
-    /// force, torque and law rates needs ([`Chain`]; its columns are formed by
-    /// [`Chain::column`]).
+
+    /// The law at the contact `c` with its partials (into `tp`, which arrives zeroed), and what
+    /// the chain rule to the wheel's force, torque and law rates needs ([`Chain`]; its columns
+    /// are formed by [`Chain::law`] and [`Chain::frame`] through [`KinRows`]).
     // Range loops over the rows: the iterator form (take/skip) costs ~150 instructions more.
     #[allow(clippy::needless_range_loop)]
     fn chain<'a>(

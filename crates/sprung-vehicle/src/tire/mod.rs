@@ -188,7 +188,8 @@ pub trait TireModel: Send + Sync + Debug + Sized + 'static {
     const STATES: &'static [&'static str];
     /// Which kinematic inputs (in the order of [`kin`]) the law's forces and rates depend on:
     /// the tire element skips the others in its chain rule (their columns of
-    /// [`TirePartials::kin`] must be zero). Default: all.
+    /// [`TirePartials::kin`] must be zero; an input skipped wrongly shows in the element's
+    /// finite-difference partials test). Default: all.
     const KIN_USED: [bool; N_KIN] = [true; N_KIN];
 
     /// Builds the law from an `[[elements]]` entry. File parameters (names `file` or ending in
