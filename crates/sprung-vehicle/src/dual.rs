@@ -23,7 +23,7 @@ use std::ops::{Add, Div, Mul, Neg, Sub};
 /// `sin_cos_matches_the_standard_library`). |x| > 1e5 and NaN go to the standard library.
 #[inline]
 pub fn sin_cos(x: f64) -> (f64, f64) {
-    if !(x.abs() <= 1e5) {
+    if x.is_nan() || x.abs() > 1e5 {
         return x.sin_cos();
     }
     // π/2 = P1 + P2 + P3 (P1, P2 with 33 significant bits).
