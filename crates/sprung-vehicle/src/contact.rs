@@ -189,6 +189,9 @@ pub fn contact(
         } else {
             (0.0, 0.0, false)
         };
+        // 1/cos γ once (the partials take products, not quotients; the values above keep
+        // their divisions).
+        let inv_cg = 1.0 / cg;
         // With a = cos γ e_y + sin γ n (a ⊥ e_x): b = e_u × e_y = −(a·e_y) e_x = −w
         // identically, so δb = −δw; for δφ = e_k (δa = e_k × a, δn = 0):
         // δw = δa × n = a n_k − sin γ e_k, δ cos γ = e_x·δw = −sin γ e_x,k, and
@@ -199,10 +202,10 @@ pub fn contact(
             let da = ek.cross(&a);
             let dw = a * n[k] - ek * sg;
             let dcg = -sg * e_x[k];
-            let dex = (dw - e_x * dcg) / cg;
+            let dex = (dw - e_x * dcg) * inv_cg;
             let dey = n.cross(&dex);
             let deu = dex.cross(&a) - a * e_x[k];
-            let drs = dcg * (-r_s / cg);
+            let drs = dcg * (-r_s * inv_cg);
             p.e_x.set_column(c, &dex);
             p.e_y.set_column(c, &dey);
             p.up.set_column(c, &deu);
@@ -223,7 +226,7 @@ pub fn contact(
             // directions' δp blocks are zero and ∇d = n: ∂ρ = −n, ∂r_s = n/cos γ, and v_y moves
             // through r_s only.
             for k in 0..3 {
-                let drs = n[k] / cg;
+                let drs = n[k] * inv_cg;
                 p.loaded_radius[k] = drs;
                 p.kin[(kin::VY, k)] = -drs * ww;
                 if drho_on {

@@ -259,6 +259,7 @@ impl SpinState {
     /// its centre), the Dahl brake ż = Ω_r − |Ω_r| z/φ_s with Ω_r = Ω − ω_c·a, and the torque the
     /// carrier takes: τ − (a·τ) a + T_b z/φ_s a − I_w Ω (ω_c × a) (− T_d a with the drive
     /// reaction on the carrier).
+    #[inline]
     fn rates(
         &self,
         m: &MarkerState,
