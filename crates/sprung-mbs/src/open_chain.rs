@@ -11,10 +11,10 @@
 //!
 //! Cost (the 40 t truck's linearisation, `docs/truck.md`): the element Jacobians are read in
 //! pieces of one column and the six rows of one marker — contiguous in the column-major
-//! [`DMatrix`] — so a marker pair costs a dozen bounds checks instead of one per entry, and a
-//! piece that is zero (the rows of a marker the element puts no force on, the columns of a
-//! marker it does not read, the velocity columns of a law without damping) is neither
-//! transformed nor added. The block slots are looked up once per model ([`ChainSlots`]).
+//! [`nalgebra::DMatrix`] — so a marker pair costs a dozen bounds checks instead of one per
+//! entry; a marker pair without entries (the rows of a marker the element puts no force on,
+//! the columns of a marker it does not read) is skipped, and of the others the force or torque
+//! rows or the velocity columns without entries are not transformed. The block slots are looked up once per model ([`ChainSlots`]).
 //! Where every marker of the element is on a body the chain rule reads every entry, and it
 //! clears what it read: the element Jacobian is then all zeros again, so the next linearisation
 //! need not zero it ([`ElementScratch::set_partials_cleared`]).
