@@ -273,6 +273,10 @@ pub struct ElementScratch {
     fd_rates: Vec<f64>,
     fd_outputs: Vec<f64>,
     fd_algebraic: Vec<f64>,
+    /// Whether `d_position` and `d_velocity` are known to hold only zeros (±0): the pipeline's
+    /// chain rule clears the entries it reads ([`ElementScratch::set_partials_cleared`]), and
+    /// [`ElementScratch::evaluate_with_partials`] then need not zero them.
+    partials_zero: bool,
 }
 
 impl ElementScratch {
@@ -302,6 +306,7 @@ impl ElementScratch {
             fd_rates: vec![0.0; ns],
             fd_outputs: vec![0.0; law.outputs().len()],
             fd_algebraic: vec![0.0; law.n_algebraic()],
+            partials_zero: true,
         }
     }
 
@@ -329,9 +334,13 @@ impl ElementScratch {
     /// [`difference_partials`]; [`ElementLaw::evaluate_with_partials`] gives both in one call.
     pub fn evaluate_with_partials(&mut self, law: &dyn ElementLaw, x: &ElementInput) {
         // Zeroed through the contiguous storage (one memset each): `DMatrix::fill`
-        // wrote entry by entry and was 8 % of the 10-wheeler's step (`docs/truck.md`).
-        self.d_position.as_mut_slice().fill(0.0);
-        self.d_velocity.as_mut_slice().fill(0.0);
+        // wrote entry by entry and was 8 % of the 10-wheeler's step (`docs/truck.md`). Not
+        // at all where the reader of the last partials cleared them.
+        if !self.partials_zero {
+            self.d_position.as_mut_slice().fill(0.0);
+            self.d_velocity.as_mut_slice().fill(0.0);
+        }
+        self.partials_zero = false;
         let provided = law.evaluate_with_partials(
             x,
             &mut ElementOutput {
@@ -349,6 +358,20 @@ impl ElementScratch {
         if !provided.position || !provided.velocity {
             difference_partials(law, x, self, !provided.position, !provided.velocity);
         }
+    }
+
+    /// Tells the scratch that every entry of `d_position` and `d_velocity` is zero again (the
+    /// caller read the partials and cleared what it read), so that the next
+    /// [`ElementScratch::evaluate_with_partials`] skips zeroing them.
+    pub(crate) fn set_partials_cleared(&mut self) {
+        debug_assert!(
+            self.d_position
+                .iter()
+                .chain(self.d_velocity.iter())
+                .all(|x| *x == 0.0),
+            "partials marked cleared that are not zero"
+        );
+        self.partials_zero = true;
     }
 
     /// ∂(F, T, ṡ)/∂t into [`d_time`](Self::d_time) (and the outputs' into

@@ -28,6 +28,7 @@ pub mod first_order;
 pub mod kinematics;
 pub mod m3;
 pub mod modes;
+mod open_chain;
 pub mod outputs;
 pub mod p2p;
 pub mod pack;

@@ -22,7 +22,7 @@
 
 use std::sync::Arc;
 
-use nalgebra::{DMatrix, Matrix3, Vector3};
+use nalgebra::Vector3;
 use sprung_solve::block::BlockMatrix;
 use sprung_solve::mech::{Congruence, Linearisation};
 
@@ -35,7 +35,7 @@ use crate::kinematics::{BodyKin, MarkerKin};
 use crate::m3::Avx2;
 use crate::m3::{Lanes, M3, Portable};
 use crate::pack::ElementPacks;
-use crate::{bushing, p2p};
+use crate::{bushing, open_chain, p2p};
 
 /// Workspace and entry point of the pipeline; all storage is allocated in [`Evaluator::new`].
 #[derive(Debug, Clone)]
@@ -595,13 +595,11 @@ impl Evaluator {
             self.state_rates[el.state_offset..el.state_offset + ns]
                 .copy_from_slice(&sc.state_rates);
             if let Some((g_rk, g_v)) = acc.as_mut() {
-                chain_open_element(
-                    &model,
-                    el,
+                open_chain::chain_open_element(
+                    &work.chain,
                     &work.markers,
                     &self.bodies,
-                    sc,
-                    &mut work.columns,
+                    &mut work.scratch,
                     g_rk,
                     g_v,
                 );
@@ -912,7 +910,7 @@ fn open_work(model: &CompiledModel) -> Vec<OpenWork> {
             .collect();
         open.push(OpenWork {
             markers: vec![MarkerState::default(); e.markers.len()],
-            columns: vec![[0.0; 12]; 6 * e.markers.len() + e.law.n_states()],
+            chain: open_chain::ChainSlots::new(model, e),
             inputs: vec![0.0; e.inputs.len()],
             inputs_plus: vec![0.0; e.inputs.len()],
             inputs_minus: vec![0.0; e.inputs.len()],
@@ -930,9 +928,8 @@ fn open_work(model: &CompiledModel) -> Vec<OpenWork> {
 #[derive(Debug, Clone)]
 struct OpenWork {
     markers: Vec<MarkerState>,
-    /// One column marker's transformed partials per row of the element (6 m + n_s rows:
-    /// δx, δφ, v, ω columns), scratch of [`chain_open_element`].
-    columns: Vec<[f64; 12]>,
+    /// The block slots of its chain rule to the bodies.
+    chain: open_chain::ChainSlots,
     /// Values of the kind's input slots (model inputs by index, 0 where unmapped).
     inputs: Vec<f64>,
     /// The same at t ± h, for the time derivative of a time-driven element.
@@ -949,21 +946,11 @@ struct OpenWork {
     links: Option<LinkScratch>,
 }
 
-/// Adds `v` (3 × 3, row-major by (r, c)) times `scale` into piece (`pr`, `pc`) of a 6 × 6 block.
-#[inline(always)]
-fn add_piece(blk: &mut [f64; 36], pr: usize, pc: usize, m: &Matrix3<f64>) {
-    for r in 0..3 {
-        for c in 0..3 {
-            blk[6 * (3 * pr + r) + 3 * pc + c] += m[(r, c)];
-        }
-    }
-}
-
 /// The partials of a fed element's forces and rates with respect to its sources' markers and
 /// states through its linked slots ([`crate::element_link`]): per link the rank-one block
 /// ∂y/∂u · ∂o/∂z, chained to the bodies as an outer product. The sink's rows per unit slot
 /// value become body wrenches (f, a × f + t) and state rows (the row side of
-/// [`chain_open_element`]); the source output's row ∂o/∂z becomes body columns (δx, δφ; v, ω)
+/// [`open_chain::chain_open_element`]); the source output's row ∂o/∂z becomes body columns (δx, δφ; v, ω)
 /// and state columns (the column side, as for a state row there).
 #[allow(clippy::too_many_arguments)]
 fn chain_links(
@@ -1084,143 +1071,6 @@ fn chain_links(
             }
         }
     }
-}
-
-/// The chain rule of one open element (module docs of [`crate::element_law`]): the partials
-/// of its (F_k, T_k, ṡ) with respect to its markers' (δp, δφ; δv, δω) and its states, taken to
-/// the carrying bodies' global perturbations (δx, δφ; v, ω) and wrenches, added into the
-/// blocks of G_rK and G_v. Columns of marker k on body c (lever arm a, angular velocity ω):
-/// δx: ∂/∂δp;  δφ: −∂/∂δp [a]× + ∂/∂δφ − ∂/∂δv [ω × a]× − ∂/∂δω [ω]×;  v: ∂/∂δv;
-/// ω: −∂/∂δv [a]× + ∂/∂δω. Rows of marker k on body c: F and [a]× F + T, plus [F]× [a]× on
-/// the body's own δφ (the lever arm turns). State rows and columns are not transformed.
-#[allow(clippy::too_many_arguments)]
-fn chain_open_element(
-    model: &CompiledModel,
-    el: &crate::compiled::OpenElement,
-    markers: &[MarkerState],
-    bodies: &[BodyKin],
-    sc: &ElementScratch,
-    columns: &mut [[f64; 12]],
-    g_rk: &mut [f64],
-    g_v: &mut [f64],
-) {
-    let pattern = &model.pattern;
-    let nb = model.bodies.len();
-    let m = el.markers.len();
-    let ns = el.law.n_states();
-    let (pd, vd) = (&sc.d_position, &sc.d_velocity);
-    let body = |k: usize| model.markers[el.markers[k]].body;
-    let state_block = |j: usize| (nb + el.first_block + j / 6, j % 6);
-    let v3 = |d: &DMatrix<f64>, r: usize, c0: usize| {
-        Vector3::new(d[(r, c0)], d[(r, c0 + 1)], d[(r, c0 + 2)])
-    };
-    for kc in 0..m {
-        let Some(cc) = body(kc) else { continue };
-        // The column transform of marker kc, once for every row of the element (until session
-        // 11 per (row marker, column marker) pair in 3 × 3 pieces: ≈ 12 % of the 10-wheeler's
-        // step, `docs/truck.md`). A row vector y times −[x]× is the row x × y.
-        let arm = markers[kc].x - bodies[cc].x;
-        let w = markers[kc].w;
-        let w_arm = w.cross(&arm);
-        for (r, col) in columns.iter_mut().enumerate() {
-            let (p_p, p_phi) = (v3(pd, r, 6 * kc), v3(pd, r, 6 * kc + 3));
-            let (v_v, v_w) = (v3(vd, r, 6 * kc), v3(vd, r, 6 * kc + 3));
-            let phi = p_phi + arm.cross(&p_p) + w_arm.cross(&v_v) + w.cross(&v_w);
-            let om = v_w + arm.cross(&v_v);
-            *col = [
-                p_p.x, p_p.y, p_p.z, phi.x, phi.y, phi.z, v_v.x, v_v.y, v_v.z, om.x, om.y, om.z,
-            ];
-        }
-        // Rows of marker kr: F and [a]× F + T.
-        for kr in 0..m {
-            let Some(cr) = body(kr) else { continue };
-            let arm_r = markers[kr].x - bodies[cr].x;
-            let slot = pattern
-                .slot(cr, cc)
-                .expect("open element blocks are in the pattern");
-            let (gr, gv) = (block6(g_rk, slot), block6(g_v, slot));
-            let rows = &columns[6 * kr..6 * kr + 6];
-            for c in 0..6 {
-                let row3 = |k: usize| Vector3::new(rows[k][c], rows[k + 1][c], rows[k + 2][c]);
-                let row3v =
-                    |k: usize| Vector3::new(rows[k][6 + c], rows[k + 1][6 + c], rows[k + 2][6 + c]);
-                let (f, fv) = (row3(0), row3v(0));
-                let t = arm_r.cross(&f) + row3(3);
-                let tv = arm_r.cross(&fv) + row3v(3);
-                for a in 0..3 {
-                    gr[6 * a + c] += f[a];
-                    gr[6 * (3 + a) + c] += t[a];
-                    gv[6 * a + c] += fv[a];
-                    gv[6 * (3 + a) + c] += tv[a];
-                }
-            }
-        }
-        // State rows.
-        for i in 0..ns {
-            let (bi, row) = state_block(i);
-            let slot = pattern
-                .slot(bi, cc)
-                .expect("state blocks are in the pattern");
-            let col = &columns[6 * m + i];
-            let gr = block6(g_rk, slot);
-            for b in 0..6 {
-                gr[6 * row + b] += col[b];
-            }
-            let gv = block6(g_v, slot);
-            for b in 0..6 {
-                gv[6 * row + b] += col[6 + b];
-            }
-        }
-    }
-    for kr in 0..m {
-        let Some(cr) = body(kr) else { continue };
-        let arm_r = markers[kr].x - bodies[cr].x;
-        let ax_r = skew(&arm_r);
-        // The lever arm of the force turns with the body: +[F]×[a]× on its own δφ.
-        let own = pattern.slot(cr, cr).expect("diagonal block");
-        add_piece(block6(g_rk, own), 1, 1, &(skew(&sc.force[kr]) * ax_r));
-        // State columns: rows F and [a]× F + T.
-        for j in 0..ns {
-            let (b, col) = state_block(j);
-            let slot = pattern
-                .slot(cr, b)
-                .expect("state blocks are in the pattern");
-            let fj = Vector3::new(
-                vd[(6 * kr, 6 * m + j)],
-                vd[(6 * kr + 1, 6 * m + j)],
-                vd[(6 * kr + 2, 6 * m + j)],
-            );
-            let tj = Vector3::new(
-                vd[(6 * kr + 3, 6 * m + j)],
-                vd[(6 * kr + 4, 6 * m + j)],
-                vd[(6 * kr + 5, 6 * m + j)],
-            );
-            let tt = arm_r.cross(&fj) + tj;
-            let gv = block6(g_v, slot);
-            for a in 0..3 {
-                gv[6 * a + col] += fj[a];
-                gv[6 * (3 + a) + col] += tt[a];
-            }
-        }
-    }
-    // State rows against the state columns (the marker columns are above).
-    for i in 0..ns {
-        let (bi, row) = state_block(i);
-        let r = 6 * m + i;
-        for j in 0..ns {
-            let (bj, col) = state_block(j);
-            let slot = pattern
-                .slot(bi, bj)
-                .expect("state blocks are in the pattern");
-            block6(g_v, slot)[6 * row + col] += vd[(r, 6 * m + j)];
-        }
-    }
-}
-
-/// [x]×, the cross-product matrix.
-#[inline(always)]
-fn skew(x: &Vector3<f64>) -> Matrix3<f64> {
-    Matrix3::new(0.0, -x.z, x.y, x.z, 0.0, -x.x, -x.y, x.x, 0.0)
 }
 
 /// Per (side, end) of an element: whether it is its block's first contribution.
