@@ -574,6 +574,7 @@ fn links_model(
                     euler_zyx_deg: None,
                 },
                 mirror: false,
+                joint: None,
             }),
         }
     }
