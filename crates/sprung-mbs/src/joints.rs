@@ -1002,3 +1002,40 @@ fn add6(dst: &mut [f64], src: &[f64]) {
         *d += s;
     }
 }
+
+/// Buffers for the expanded state of a model with joints, for consumers that read body poses
+/// outside [`crate::MbsSystem`] (the run loop's plausibility bounds, output channels): allocated
+/// once, empty for a model without joints.
+#[derive(Debug, Clone, Default)]
+pub struct Expansion {
+    r: Vec<f64>,
+    v: Vec<f64>,
+}
+
+impl Expansion {
+    /// Buffers for `model` (none without joints).
+    pub fn new(model: &crate::CompiledModel) -> Self {
+        if model.joints.is_empty() {
+            return Self::default();
+        }
+        Self {
+            r: vec![0.0; model.n_r()],
+            v: vec![0.0; model.n_v()],
+        }
+    }
+
+    /// The full poses and velocities at (r, v): (r, v) themselves without joints, else the
+    /// expansion ([`Joints::expand`]). No allocation.
+    pub fn apply<'a>(
+        &'a mut self,
+        joints: &Joints,
+        r: &'a [f64],
+        v: &'a [f64],
+    ) -> (&'a [f64], &'a [f64]) {
+        if joints.is_empty() {
+            return (r, v);
+        }
+        joints.expand(r, v, &mut self.r, &mut self.v);
+        (&self.r, &self.v)
+    }
+}
