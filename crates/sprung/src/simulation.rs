@@ -282,9 +282,20 @@ impl Simulation {
         }
     }
 
-    /// Positions r (7 per body).
+    /// Positions r (7 per body; a body on an ideal joint holds its joint coordinate in the
+    /// first of its seven slots, `docs/joints.md`).
     pub fn positions(&self) -> &[f64] {
         &self.r
+    }
+
+    /// The poses (7 per body: position, unit quaternion) and velocities (6 per body: v global,
+    /// ω body axes, then the element states) of all bodies at the current state: for a model
+    /// with ideal joints the jointed bodies' poses from their joint coordinates
+    /// (`sprung_mbs::joints::Joints::expand`), else [`Simulation::positions`] and
+    /// [`Simulation::velocities`] themselves.
+    pub fn body_poses(&mut self) -> (Vec<f64>, Vec<f64>) {
+        let (_, r, v) = self.sys.expanded(&self.r, &self.v);
+        (r.to_vec(), v.to_vec())
     }
 
     /// Velocities (6 per body), then element states (6-wide blocks).
