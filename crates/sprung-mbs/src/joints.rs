@@ -811,6 +811,21 @@ impl JointWork {
             let n = tree.n_coords();
             let nbt = tree.bodies.len();
             for c in 0..n {
+                if tree.root.is_some() && c < 3 {
+                    // A root's translation and its linear velocity change neither J, M_z nor
+                    // J̇ ż nor the relative velocities (all depend on differences of positions
+                    // and on angular velocities only): these columns of V_z, G and C are 0.
+                    for lb in 0..nbt {
+                        for k in 0..6 {
+                            self.vz[t][(6 * lb + k) * n + c] = 0.0;
+                        }
+                    }
+                    for i in 0..n {
+                        self.geo[t][i * n + c] = 0.0;
+                        self.cor[t][i * n + c] = 0.0;
+                    }
+                    continue;
+                }
                 let vi = tree.coords[c];
                 let (blk, off) = (vi / 6, vi % 6);
                 let x0 = if tree.joint_coord.contains(&Some(c)) {
