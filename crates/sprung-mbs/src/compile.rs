@@ -302,7 +302,13 @@ pub fn compile_with(
         &open_elements,
         n_state_blocks,
     ));
+    let poses: Vec<(Vector3<f64>, Matrix3<f64>)> = bodies
+        .iter()
+        .map(|b| (b.position, crate::rotation::quat_to_matrix(&b.orientation)))
+        .collect();
+    let joints = crate::joints::Joints::new(m, &poses).map_err(err)?;
     Ok(CompiledModel {
+        joints,
         name: m.model.name.clone(),
         ground_name: m.ground_name().to_string(),
         bodies,

@@ -318,6 +318,9 @@ pub struct CompiledModel {
     pub gravity: Vector3<f64>,
     /// 6×6 block pattern of the body-coupling graph (shared by J_r K, J_v and the iteration matrix).
     pub pattern: Arc<BlockPattern>,
+    /// Ideal joints of jointed bodies and the trees they form ([`crate::joints`]; empty when
+    /// every body is free).
+    pub joints: crate::joints::Joints,
 }
 
 impl CompiledModel {
@@ -412,8 +415,19 @@ impl CompiledModel {
         BlockPattern::from_couplings(n_bodies + n_state_blocks, 6, &pairs)
     }
 
-    /// Initial state vectors (r, v) in the design configuration with the bodies' initial velocities.
+    /// Initial state vectors (r, v) in the design configuration with the bodies' initial
+    /// velocities; a jointed body's slots hold its joint's initial coordinate and rate
+    /// ([`crate::joints`]).
     pub fn design_state(&self) -> (Vec<f64>, Vec<f64>) {
+        let (mut r, mut v) = self.design_poses();
+        self.joints.initial_state(&mut r, &mut v);
+        (r, v)
+    }
+
+    /// The design poses and initial velocities of all bodies as free bodies (7 + 6 slots each,
+    /// also for jointed bodies: their design pose, z = 0) and the initial element states: the
+    /// evaluator's layout ([`crate::joints::Joints::expand`]).
+    pub fn design_poses(&self) -> (Vec<f64>, Vec<f64>) {
         let mut r = vec![0.0; self.n_r()];
         let mut v = vec![0.0; self.n_v()];
         for (i, b) in self.bodies.iter().enumerate() {
@@ -429,6 +443,18 @@ impl CompiledModel {
                 .initial_states(&mut v[nbv + e.state_offset..nbv + e.state_offset + ns]);
         }
         (r, v)
+    }
+
+    /// An error naming the first jointed body for a feature that does not support joints
+    /// yet (`docs/joints.md`), `Ok` for a model without joints.
+    pub fn require_no_joints(&self, feature: &str) -> Result<(), String> {
+        match self.joints.first_jointed() {
+            None => Ok(()),
+            Some(b) => Err(format!(
+                "{feature} does not support ideal joints yet, and body '{}' of model '{}' has a `joint` (docs/joints.md); run the model in time (`sprung run`) or replace the joint by bushings",
+                self.bodies[b].name, self.name
+            )),
+        }
     }
 
     /// Index of the input called `name`.

@@ -178,6 +178,10 @@ pub enum EquilibriumError {
     /// Newton did not converge (the details are boxed to keep the error small).
     #[error(transparent)]
     NoConvergence(Box<NoConvergence>),
+    /// The model has ideal joints, which the static equilibrium does not support yet
+    /// (`docs/joints.md`); the message names the jointed body.
+    #[error("{0}")]
+    Unsupported(String),
 }
 
 /// What happened in a search that did not converge (see [`EquilibriumError::NoConvergence`]).
@@ -338,6 +342,9 @@ pub fn solve_from(
     opts: &EquilibriumOptions,
     observer: &mut dyn FnMut(&EquilibriumProgress),
 ) -> Result<Equilibrium, EquilibriumError> {
+    sys.model()
+        .require_no_joints("the static equilibrium")
+        .map_err(EquilibriumError::Unsupported)?;
     let start = Instant::now();
     let model = sys.model().clone();
     let nb = model.bodies.len();

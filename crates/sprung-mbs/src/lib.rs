@@ -12,6 +12,8 @@
 //! * [`equilibrium`]: static equilibrium by Newton with the analytic Jacobian and the block-sparse
 //!   LU (symbolic analysis once per search);
 //! * [`modes`]: eigenvalues of the linearisation, dense or the lowest k by shift-invert;
+//! * [`joints`]: ideal joints in relative coordinates (document 004 sec. 2.2): pose maps, the
+//!   trees of jointed bodies, the expansion to full body poses and the projection of q;
 //! * [`outputs`]: named output channels with units;
 //! * [`rotation`]: quaternions, SO(3) logarithm, swing-twist.
 
@@ -25,6 +27,7 @@ pub mod element_link;
 pub mod elements;
 pub mod equilibrium;
 pub mod first_order;
+pub mod joints;
 pub mod kinematics;
 pub mod m3;
 pub mod modes;

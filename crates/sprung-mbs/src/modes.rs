@@ -154,6 +154,10 @@ pub struct Modes {
 /// Why the analysis failed.
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum ModesError {
+    /// The model has ideal joints, which the modal analysis does not support yet
+    /// (`docs/joints.md`); the message names the jointed body.
+    #[error("{0}")]
+    Unsupported(String),
     /// State vectors of the wrong length.
     #[error(
         "modal analysis: state has {got_r} positions / {got_v} velocities, the model needs {n_r} / {n_v}"
@@ -452,6 +456,9 @@ pub fn modal_analysis_with(
     v: &[f64],
     opts: &ModesOptions,
 ) -> Result<Modes, ModesError> {
+    sys.model()
+        .require_no_joints("the modal analysis")
+        .map_err(ModesError::Unsupported)?;
     let (n_r, n) = (sys.n_r(), sys.n_v());
     if r.len() != n_r || v.len() != n {
         return Err(ModesError::Shape {

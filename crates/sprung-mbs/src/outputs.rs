@@ -76,7 +76,7 @@ impl OutputSet {
     /// Resolves the `[[outputs]]` of `m` against the compiled model. Names were validated at load,
     /// so unknown names are reported as errors naming the output.
     pub fn new(m: &sm::Model, cm: &CompiledModel) -> Result<Self, String> {
-        let (r0, _) = cm.design_state();
+        let (r0, _) = cm.design_poses();
         let mut channels = Vec::with_capacity(m.outputs.len());
         for o in &m.outputs {
             let (source, design_x, design_rot) = if let Some(name) = &o.marker {

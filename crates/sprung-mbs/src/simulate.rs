@@ -231,6 +231,19 @@ pub fn model_extent(cm: &CompiledModel) -> f64 {
             }
         }
     }
+    // A revolute joint's point (design pose), `crate::joints`.
+    for d in cm.joints.defs.iter().flatten() {
+        if d.kind == sprung_model::JointKind::Revolute {
+            let p = match d.parent {
+                None => d.point,
+                Some(p) => {
+                    let b = &cm.bodies[p];
+                    b.position + crate::rotation::quat_to_matrix(&b.orientation) * d.point
+                }
+            };
+            add([p.x, p.y, p.z], 0.0);
+        }
+    }
     if lo[0] > hi[0] {
         return 0.0;
     }
@@ -263,6 +276,10 @@ pub fn held_bodies(cm: &CompiledModel) -> Vec<bool> {
         for w in e.markers.windows(2) {
             join(node(w[0]), node(w[1]));
         }
+    }
+    // An ideal joint holds its body to its parent (`crate::joints`).
+    for d in cm.joints.defs.iter().flatten() {
+        join(d.body, d.parent.unwrap_or(n));
     }
     let ground = find(&mut parent, n);
     (0..n).map(|i| find(&mut parent, i) == ground).collect()
@@ -705,6 +722,8 @@ fn run_first_order(
     let mut curve_t = None;
     let mut implausible = None;
     let mut last = y0.clone();
+    // Bodies on ideal joints: the bounds read the expanded poses (`crate::joints`).
+    let mut expansion = crate::joints::Expansion::new(sys.model());
     let start = Instant::now();
     sprung_model::reset_out_of_range();
     let res = {
@@ -721,7 +740,8 @@ fn run_first_order(
                     curve_t = Some(t);
                     return ode::Control::Stop;
                 }
-                if let Some(x) = limits.check(&y[..nr], &y[nr..]) {
+                let (rf, vf) = expansion.apply(&curves.joints, &y[..nr], &y[nr..]);
+                if let Some(x) = limits.check(rf, vf) {
                     implausible = Some(limits.message(&curves, t, &x));
                     return ode::Control::Stop;
                 }
@@ -870,13 +890,15 @@ fn run_inner(
             let curves = sys.model().clone();
             let mut curve_t = None;
             let mut implausible = None;
+            let mut expansion = crate::joints::Expansion::new(&curves);
             sprung_model::reset_out_of_range();
             let res = integ.integrate(sys, s.t0, s.t_end, r, v, &times, &mut |t, r, v| {
                 if sprung_model::any_out_of_range(&curves.curves) {
                     curve_t = Some(t);
                     return Control::Stop;
                 }
-                if let Some(x) = limits.check(r, v) {
+                let (rf, vf) = expansion.apply(&curves.joints, r, v);
+                if let Some(x) = limits.check(rf, vf) {
                     implausible = Some(limits.message(&curves, t, &x));
                     return Control::Stop;
                 }
@@ -953,7 +975,8 @@ fn run_inner(
             return Err(RunError::CurveOutOfRange { t });
         }
         // The forces checked are those of the step's last evaluation (module docs).
-        if let Some(x) = limits.check_state(&mut sys.eval, t, r, v) {
+        let (eval, rf, vf) = sys.expanded(r, v);
+        if let Some(x) = limits.check_state(eval, t, rf, vf) {
             return Err(RunError::Implausible(limits.message(sys.model(), t, &x)));
         }
         summary.t_reached = t;

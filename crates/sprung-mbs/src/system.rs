@@ -1,6 +1,12 @@
 //! The compiled model as a [`MechanicalSystem`] for the integrators of `sprung-solve`:
 //! q and its linearisation from the [`Evaluator`], K(r) v from quaternion kinematics, the left
 //! inverse of K, and quaternion re-normalisation as the projection after each step.
+//!
+//! A model with ideal joints ([`crate::joints`], `docs/joints.md`) keeps the layout "block i =
+//! body i", but a jointed body's slots hold its joint coordinate and rate (K = I there, no
+//! normalisation): q and the linearisation expand the state to full body poses, call the
+//! evaluator, and project onto the tree coordinates ([`JointWork`]). A model without joints
+//! takes exactly the free-body path (one branch per call).
 
 use std::sync::Arc;
 
@@ -9,6 +15,7 @@ use sprung_solve::block::BlockPattern;
 use sprung_solve::mech::{Linearisation, MechanicalSystem};
 
 use crate::compiled::CompiledModel;
+use crate::joints::JointWork;
 use crate::pipeline::Evaluator;
 use crate::rotation::{quat_increment_to_body_rotation, quat_normalise, quat_rate};
 
@@ -27,13 +34,17 @@ pub struct MbsSystem {
     watch_segments: bool,
     /// Characteristic length of each body, m ([`characteristic_lengths`]).
     lengths: Vec<f64>,
+    /// The joints' workspace (`None` for a model without joints).
+    joints: Option<Box<JointWork>>,
 }
 
 impl MbsSystem {
     /// Creates the system for `model`.
     pub fn new(model: Arc<CompiledModel>) -> Self {
+        let joints = (!model.joints.is_empty()).then(|| Box::new(JointWork::new(&model)));
         Self {
             lengths: characteristic_lengths(&model),
+            joints,
             eval: Evaluator::new(model),
             lin_segments: 0,
             segment_changes: 0,
@@ -61,6 +72,55 @@ impl MbsSystem {
     pub fn model(&self) -> &Arc<CompiledModel> {
         self.eval.model()
     }
+
+    /// Whether the model has ideal joints (then r and v hold joint coordinates for jointed
+    /// bodies; [`MbsSystem::expanded`] gives the full body poses).
+    pub fn has_joints(&self) -> bool {
+        self.joints.is_some()
+    }
+
+    /// The full poses and velocities of all bodies at the state (r, v) (the evaluator's layout,
+    /// [`crate::joints::Joints::expand`]) and the evaluator, for consumers that read body poses
+    /// (output channels, plausibility limits). For a model without joints: (r, v) themselves.
+    /// No allocation.
+    pub fn expanded<'a>(
+        &'a mut self,
+        r: &'a [f64],
+        v: &'a [f64],
+    ) -> (&'a mut Evaluator, &'a [f64], &'a [f64]) {
+        match &mut self.joints {
+            None => (&mut self.eval, r, v),
+            Some(w) => {
+                w.expand(&self.eval.model().joints, r, v);
+                (&mut self.eval, &w.r_full, &w.v_full)
+            }
+        }
+    }
+
+    /// q with joints: expand, evaluate the free bodies, project.
+    fn joint_accelerations(&mut self, t: f64, r: &[f64], v: &[f64], q: &mut [f64]) {
+        let w = self.joints.as_mut().expect("joints");
+        let model = self.eval.model().clone();
+        w.expand(&model.joints, r, v);
+        self.eval.accelerations(t, &w.r_full, &w.v_full, q);
+        w.project_q(&model, r, v, q, None);
+    }
+
+    /// The linearisation with joints ([`JointWork::linearise`]).
+    fn joint_linearise(&mut self, t: f64, r: &[f64], v: &[f64], lin: &mut Linearisation) {
+        let w = self.joints.as_mut().expect("joints");
+        let model = self.eval.model().clone();
+        let eval = &mut self.eval;
+        w.linearise(&model, r, v, lin, |rf, vf, fl| {
+            eval.linearise(t, rf, vf, fl)
+        });
+    }
+
+    /// Whether body `b` is jointed.
+    #[inline]
+    fn jointed(&self, b: usize) -> bool {
+        self.model().joints.defs[b].is_some()
+    }
 }
 
 impl MechanicalSystem for MbsSystem {
@@ -78,10 +138,25 @@ impl MechanicalSystem for MbsSystem {
     }
 
     fn pattern(&self) -> Arc<BlockPattern> {
-        self.model().pattern.clone()
+        match &self.joints {
+            None => self.model().pattern.clone(),
+            Some(w) => w.pattern.clone(),
+        }
     }
 
     fn accelerations(&mut self, t: f64, r: &[f64], v: &[f64], q: &mut [f64]) {
+        if self.joints.is_some() {
+            if !self.watch_segments {
+                crate::compiled::without_segment_watch(|| self.joint_accelerations(t, r, v, q));
+                return;
+            }
+            crate::compiled::take_segment_signature();
+            self.joint_accelerations(t, r, v, q);
+            if crate::compiled::take_segment_signature() != self.lin_segments {
+                self.segment_changes += 1;
+            }
+            return;
+        }
         if !self.watch_segments {
             crate::compiled::without_segment_watch(|| self.eval.accelerations(t, r, v, q));
             return;
@@ -94,6 +169,16 @@ impl MechanicalSystem for MbsSystem {
     }
 
     fn linearise(&mut self, t: f64, r: &[f64], v: &[f64], lin: &mut Linearisation) {
+        if self.joints.is_some() {
+            if !self.watch_segments {
+                crate::compiled::without_segment_watch(|| self.joint_linearise(t, r, v, lin));
+                return;
+            }
+            crate::compiled::take_segment_signature();
+            self.joint_linearise(t, r, v, lin);
+            self.lin_segments = crate::compiled::take_segment_signature();
+            return;
+        }
         if !self.watch_segments {
             crate::compiled::without_segment_watch(|| self.eval.linearise(t, r, v, lin));
             return;
@@ -104,6 +189,11 @@ impl MechanicalSystem for MbsSystem {
     }
 
     fn linearise_congruent(&mut self, t: f64, r: &[f64], v: &[f64], lin: &mut Linearisation) {
+        if self.joints.is_some() {
+            // The projection works on the plain form.
+            self.linearise(t, r, v, lin);
+            return;
+        }
         if !self.watch_segments {
             crate::compiled::without_segment_watch(|| self.eval.linearise_congruent(t, r, v, lin));
             return;
@@ -130,6 +220,13 @@ impl MechanicalSystem for MbsSystem {
             di[..3].copy_from_slice(&vi[..3]);
             let w = Vector3::new(vi[3], vi[4], vi[5]);
             quat_rate(&ri[3..], &w, &mut di[3..]);
+        }
+        if self.joints.is_some() {
+            // Jointed bodies: ż in the first slot, K = I there, zeros elsewhere.
+            for &b in &self.model().joints.order {
+                r_dot[7 * b..7 * b + 7].fill(0.0);
+                r_dot[7 * b] = v[6 * b];
+            }
         }
     }
 
@@ -160,10 +257,23 @@ impl MechanicalSystem for MbsSystem {
     /// (q̇ = ½ q ⊗ (0, ω)), so the stepper's K(r) (ℓ ∘ x) is the quaternion error times 2 L — a
     /// quaternion error δq turns the body by δθ ≈ 2 δq and moves a point at distance L by
     /// L |δθ| ≈ 2 L |δq| (`docs/solvers.md`, *Split norm per coordinate kind*).
+    ///
+    /// A jointed body: a prismatic coordinate is a displacement (ℓ = 1); a revolute angle moves
+    /// the body's points by at most (distance of its centre of mass from the axis + L) per rad.
+    /// Padding slots: 1 (they stay 0).
     fn error_scales(&self) -> Option<Vec<f64>> {
         let mut l = vec![1.0; self.n_v()];
         for (lb, len) in l.chunks_exact_mut(6).zip(&self.lengths) {
             lb[3..].fill(2.0 * len);
+        }
+        for d in self.model().joints.defs.iter().flatten() {
+            let b = d.body;
+            l[6 * b..6 * b + 6].fill(1.0);
+            if d.kind == sprung_model::JointKind::Revolute {
+                let e = d.s0 - d.point;
+                let off_axis = (e - d.axis * d.axis.dot(&e)).norm();
+                l[6 * b] = off_axis + self.lengths[b];
+            }
         }
         Some(l)
     }
@@ -178,6 +288,12 @@ impl MechanicalSystem for MbsSystem {
             wi[..3].copy_from_slice(&di[..3]);
             let th = quat_increment_to_body_rotation(&ri[3..], &di[3..]);
             wi[3..].copy_from_slice(th.as_slice());
+        }
+        if self.joints.is_some() {
+            for &b in &self.model().joints.order {
+                w[6 * b..6 * b + 6].fill(0.0);
+                w[6 * b] = dr[7 * b];
+            }
         }
         // Element states have no position coordinates.
         w[6 * nb..].fill(0.0);
@@ -202,11 +318,25 @@ impl MechanicalSystem for MbsSystem {
             let w = Vector3::new(vi[3], vi[4], vi[5]);
             quat_rate(&xi[3..], &w, &mut oi[3..]);
         }
+        if self.joints.is_some() {
+            // K = I on joint coordinates: G = 0 there.
+            for &b in &self.model().joints.order {
+                out[7 * b..7 * b + 7].fill(0.0);
+            }
+        }
     }
 
     fn kinematic_solve(&self, _r: &[f64], v: &[f64], c: f64, x: &mut [f64]) {
         let nb = self.model().bodies.len();
-        for (vi, xi) in velocities(v, nb).iter().zip(positions_mut(x, nb)) {
+        for (b, (vi, xi)) in velocities(v, nb)
+            .iter()
+            .zip(positions_mut(x, nb))
+            .enumerate()
+        {
+            // G = 0 on joint coordinates: (I − cG)⁻¹ = I.
+            if self.joints.is_some() && self.jointed(b) {
+                continue;
+            }
             let w = Vector3::new(vi[3], vi[4], vi[5]);
             let mut gx = [0.0; 4];
             quat_rate(&xi[3..], &w, &mut gx);
@@ -219,7 +349,14 @@ impl MechanicalSystem for MbsSystem {
 
     fn kinematic_tangent_solve(&self, _r: &[f64], v: &[f64], c: f64, y: &mut [f64]) {
         let nb = self.model().bodies.len();
-        for (vi, yi) in velocities(v, nb).iter().zip(velocities_mut(y, nb)) {
+        for (b, (vi, yi)) in velocities(v, nb)
+            .iter()
+            .zip(velocities_mut(y, nb))
+            .enumerate()
+        {
+            if self.joints.is_some() && self.jointed(b) {
+                continue;
+            }
             let w = Vector3::new(vi[3], vi[4], vi[5]);
             let yr = Vector3::new(yi[3], yi[4], yi[5]);
             let den = 1.0 + 0.25 * c * c * w.norm_squared();
@@ -230,6 +367,15 @@ impl MechanicalSystem for MbsSystem {
 
     fn project(&self, r: &mut [f64]) {
         let nb = self.model().bodies.len();
+        if self.joints.is_some() {
+            // Joint coordinates are not normalised.
+            for (b, ri) in positions_mut(r, nb).iter_mut().enumerate() {
+                if !self.jointed(b) {
+                    quat_normalise(&mut ri[3..]);
+                }
+            }
+            return;
+        }
         for ri in positions_mut(r, nb) {
             quat_normalise(&mut ri[3..]);
         }

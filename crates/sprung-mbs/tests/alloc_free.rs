@@ -3,7 +3,8 @@
 //! of the current thread while 1000 LSRT2 steps run on both reference axles with both linear
 //! solvers, re-linearising every step and every 5 steps, and while the output channels are
 //! evaluated (`OutputSet::evaluate`, `OutputSet::read`) after every step; and on two models with
-//! open elements (an element state; a three-marker element with differenced partials).
+//! open elements (an element state; a three-marker element with differenced partials); and on the
+//! two models with ideal joints (`docs/joints.md`).
 //!
 //! Everything is warmed up first on the same thread: the dense LU (faer) allocates a per-thread
 //! scratch buffer once at its first factorisation.
@@ -96,5 +97,40 @@ fn lsrt2_steps_and_outputs_do_not_allocate() {
             report.push(format!("{file} relinearise_every={every}: {n} allocations"));
             assert_eq!(n, 0, "{}", report.join("\n"));
         }
+    }
+}
+
+/// Models with ideal joints (`docs/joints.md`): LSRT2 steps re-linearising every step (the
+/// projection of q and of the linearisation, the differenced kinematic terms) with the channels
+/// read from the expanded state after each step, and explicit-Euler-like q evaluations, allocate
+/// nothing after a warm-up.
+#[test]
+fn steps_with_joints_do_not_allocate() {
+    for file in ["joint_pendulum.toml", "joint_slider.toml"] {
+        let (m, model) = load(file);
+        let mut sys = MbsSystem::new(model.clone());
+        let (mut r, mut v) = model.design_state();
+        let lu: Box<dyn LinearSolver + Send> = Box::new(BlockSparseLu::new(&sys.pattern()));
+        let mut st = RosenbrockStepper::new(&sys, Tableau::lsrt2(), 1e-3, 0.0, 1, lu);
+        let outputs = OutputSet::new(&m, &model).expect("outputs resolve");
+        let mut out_eval = sys.eval.clone();
+        let mut expansion = sprung_mbs::joints::Expansion::new(&model);
+        let mut row = vec![0.0; outputs.len()];
+        let mut q = vec![0.0; sys.n_v()];
+        let mut run = |n: u64, k: &mut u64| {
+            for _ in 0..n {
+                st.step(&mut sys, *k, &mut r, &mut v)
+                    .expect("step succeeds");
+                *k += 1;
+                sys.accelerations(st.time(*k), &r, &v, &mut q);
+                let (rf, vf) = expansion.apply(&model.joints, &r, &v);
+                outputs.evaluate(&mut out_eval, st.time(*k), rf, vf, &mut row);
+            }
+        };
+        let mut k = 0;
+        run(10, &mut k);
+        let before = allocations();
+        run(200, &mut k);
+        assert_eq!(allocations() - before, 0, "{file}");
     }
 }

@@ -86,6 +86,28 @@ pub(crate) fn merge_bodies(inc: &mut Model, merges: &[Merge]) -> Result<(), Vec<
 fn merge_one(inc: &mut Model, m: &Merge) -> Result<(), MergeProblem> {
     let a = inc.body(&m.into).cloned().expect("checked");
     let b = inc.body(&m.body).cloned().expect("checked");
+    if let Some(jointed) = [&a, &b].into_iter().find(|x| x.joint.is_some()) {
+        return Err((
+            format!(
+                "merge: body '{}' has a joint; merging jointed bodies is not supported",
+                jointed.name
+            ),
+            "merge bodies without `joint`, or keep the body separate".to_string(),
+        ));
+    }
+    if let Some(child) = inc
+        .bodies
+        .iter()
+        .find(|x| x.joint.as_ref().is_some_and(|j| j.parent == m.body))
+    {
+        return Err((
+            format!(
+                "merge: body '{}' is the joint parent of '{}'",
+                m.body, child.name
+            ),
+            "make the merged-into body the joint's parent instead".to_string(),
+        ));
+    }
     // B's inertia in global axes, without its polar part about the spin axis.
     let rb = b.rotation();
     let ib_body = b.inertia_tensor();

@@ -162,6 +162,16 @@ pub(crate) fn expand_with(src: &Model, paired: &HashSet<String>) -> Expansion {
             c.velocity = rot::mirror_vec(&b.velocity);
             c.angular_velocity = rot::mirror_pseudo(&b.angular_velocity);
             c.inertia = mirror_inertia(&b.inertia);
+            if let Some(j) = &mut c.joint {
+                // A revolute axis is an axial vector (a rotation about it mirrors to one about
+                // −S a), a prismatic axis a polar one (S a); the point is a point.
+                j.axis = match j.kind {
+                    crate::types::JointKind::Revolute => rot::mirror_pseudo(&j.axis),
+                    crate::types::JointKind::Prismatic => rot::mirror_vec(&j.axis),
+                };
+                j.point = j.point.map(|p| rot::mirror_vec(&p));
+                j.parent = rename(&m_bodies, &j.parent);
+            }
             out.bodies.push(c);
         }
     }

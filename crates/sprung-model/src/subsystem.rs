@@ -349,6 +349,17 @@ fn include_one(
         if pl.rotated {
             c.euler_zyx_deg = Some(pl.euler_deg(&b.euler_zyx_deg.unwrap_or([0.0; 3])));
         }
+        if let Some(j) = &mut c.joint {
+            // The joint's parent is renamed like every body; the included ground becomes the
+            // body the subsystem is attached to (as for the ground markers below).
+            j.parent = if j.parent == ground {
+                target_ground.clone()
+            } else {
+                pre(&j.parent)
+            };
+            j.axis = pl.vector(&j.axis);
+            j.point = j.point.map(|p| pl.point(&p));
+        }
         model.bodies.push(c);
     }
     for m in &inc.markers {

@@ -402,6 +402,55 @@ pub struct Body {
     /// Also create the y-mirrored copy.
     #[serde(default, skip_serializing_if = "is_false")]
     pub mirror: bool,
+    /// An ideal joint to a parent body or the ground (`docs/joints.md`): the body's pose is then a
+    /// function of the joint coordinate instead of six free coordinates.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub joint: Option<Joint>,
+}
+
+/// Kind of an ideal joint (`docs/joints.md`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum JointKind {
+    /// Rotation about an axis through a point; coordinate: the angle, rad.
+    Revolute,
+    /// Translation along an axis; coordinate: the displacement, m.
+    Prismatic,
+}
+
+impl JointKind {
+    /// The kind's name in the model format.
+    pub fn name(self) -> &'static str {
+        match self {
+            JointKind::Revolute => "revolute",
+            JointKind::Prismatic => "prismatic",
+        }
+    }
+}
+
+/// `joint = { type, parent, axis, point, z0, zd0 }` on a body: an ideal joint in relative
+/// coordinates (document 004 sec. 2.2, `docs/joints.md`). The joint coordinate z is 0 at the
+/// design pose (the body's `position` / `euler_zyx_deg`); the axis and point are given in the
+/// design (global) frame and move with the parent.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Joint {
+    /// `"revolute"` or `"prismatic"`.
+    #[serde(rename = "type")]
+    pub kind: JointKind,
+    /// The parent: the ground name or another body.
+    pub parent: String,
+    /// Joint axis in the design (global) frame; any length > 0 (normalised when compiled).
+    pub axis: [f64; 3],
+    /// Revolute: a point on the axis in the design (global) frame, m. Not used by prismatic.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub point: Option<[f64; 3]>,
+    /// Initial joint coordinate (rad or m), default 0 = the design pose.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub z0: f64,
+    /// Initial joint rate (rad/s or m/s), default 0.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub zd0: f64,
 }
 
 /// `[[markers]]`: a point with orientation on a body (or the ground).

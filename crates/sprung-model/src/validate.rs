@@ -459,6 +459,102 @@ fn body(ctx: &mut Ctx, b: &Body) {
         ctx.finite(k, n, "euler_zyx_deg", e);
     }
     inertia_problems(ctx, b);
+    if let Some(j) = &b.joint {
+        joint(ctx, b, j);
+    }
+}
+
+/// The `joint` of body `b` (`docs/joints.md`): a known parent that is not the body itself and
+/// whose chain of joint parents ends at a free body or the ground (no cycle), a finite non-zero
+/// axis, a point for a revolute joint (none for a prismatic one), finite initial values, and no
+/// initial body velocities (the joint rate `zd0` sets them).
+fn joint(ctx: &mut Ctx, b: &Body, j: &crate::types::Joint) {
+    let k = "body";
+    let n = b.name.as_str();
+    let model = ctx.model;
+    if j.parent == b.name {
+        ctx.push(
+            k,
+            n,
+            "joint parent is the body itself",
+            "give another body or the ground as `parent`",
+        );
+    } else if !model.is_ground(&j.parent) && model.body(&j.parent).is_none() {
+        let names: Vec<&str> = model
+            .bodies
+            .iter()
+            .map(|x| x.name.as_str())
+            .chain(std::iter::once(model.ground_name()))
+            .collect();
+        let hint = match closest(&j.parent, &names) {
+            Some(c) => format!("did you mean '{c}'? `parent` names a body or the ground"),
+            None => "`parent` names a body or the ground".to_string(),
+        };
+        ctx.push(
+            k,
+            n,
+            format!("joint parent '{}' is not a body", j.parent),
+            hint,
+        );
+    } else {
+        // Follow the joint parents: a body met twice closes a cycle.
+        let mut seen = vec![n];
+        let mut p = j.parent.as_str();
+        while let Some(pb) = model.body(p) {
+            if seen.contains(&p) {
+                ctx.push(
+                    k,
+                    n,
+                    format!(
+                        "the joint parents form a cycle: {} -> {p}",
+                        seen.join(" -> ")
+                    ),
+                    "make one body of the cycle free (no `joint`) or jointed to the ground",
+                );
+                break;
+            }
+            seen.push(p);
+            match &pb.joint {
+                Some(pj) => p = pj.parent.as_str(),
+                None => break,
+            }
+        }
+    }
+    if ctx.finite(k, n, "joint.axis", &j.axis) && j.axis.iter().all(|x| *x == 0.0) {
+        ctx.push(
+            k,
+            n,
+            "joint axis is zero",
+            "give the joint axis as a non-zero vector in the design (global) frame",
+        );
+    }
+    match (j.kind, &j.point) {
+        (crate::types::JointKind::Revolute, None) => ctx.push(
+            k,
+            n,
+            "revolute joint without `point`",
+            "give a point on the axis in the design (global) frame, m: `point = [x, y, z]`",
+        ),
+        (crate::types::JointKind::Revolute, Some(p)) => {
+            ctx.finite(k, n, "joint.point", p);
+        }
+        (crate::types::JointKind::Prismatic, Some(_)) => ctx.push(
+            k,
+            n,
+            "prismatic joint with `point` (a translation has no axis position)",
+            "remove `point`",
+        ),
+        (crate::types::JointKind::Prismatic, None) => {}
+    }
+    ctx.finite(k, n, "joint.z0 / joint.zd0", &[j.z0, j.zd0]);
+    if b.velocity != [0.0; 3] || b.angular_velocity != [0.0; 3] {
+        ctx.push(
+            k,
+            n,
+            "a jointed body has `velocity` / `angular_velocity` (its motion is the joint's)",
+            "remove them and give the joint rate `zd0` (rad/s or m/s)",
+        );
+    }
 }
 
 fn marker(ctx: &mut Ctx, m: &Marker) {

@@ -189,6 +189,15 @@ pub fn reduce(model: &sm::Model, opts: &ReduceOptions) -> Result<Reduction, Redu
             ),
         ));
     }
+    if let Some(b) = m.bodies.iter().find(|b| b.joint.is_some()) {
+        return Err(ReduceError::Invalid(
+            name,
+            format!(
+                "body '{}' has a `joint`: the macro-joint reduction does not support ideal joints yet (docs/joints.md); reduce a model whose bodies are joined by force elements",
+                b.name
+            ),
+        ));
+    }
     let ground = m.model.ground.clone();
     let marker_body: BTreeMap<&str, &str> = m
         .markers
@@ -574,6 +583,7 @@ fn links_model(
                     euler_zyx_deg: None,
                 },
                 mirror: false,
+                joint: None,
             }),
         }
     }

@@ -404,6 +404,7 @@ impl LeafSpringParams {
             angular_velocity: [0.0; 3],
             inertia: rod(mass, len, name.contains("_shackle_")),
             mirror: m,
+            joint: None,
         };
         let mut bodies = vec![
             body(&front, m_front, 0.5 * (eye + cf), a),

@@ -384,6 +384,10 @@ fn neighbours(d: &sm::Model, body: &str) -> Vec<String> {
 impl Rig {
     /// Builds the rig for `model` and solves the reference state.
     pub fn new(model: &Model, options: RigOptions) -> Result<Self, KcError> {
+        model
+            .compiled()
+            .require_no_joints("the K&C rig")
+            .map_err(KcError::Setup)?;
         if !(options.wheel_radius.is_finite() && options.wheel_radius > 0.0) {
             return Err(KcError::Setup(format!(
                 "wheel radius {} m is not positive; set it with --wheel-radius",

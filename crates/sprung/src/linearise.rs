@@ -123,6 +123,8 @@ impl Simulation {
     fn linear_parts(&mut self) -> Result<Parts, Error> {
         let model = self.model().clone();
         let cm = model.compiled().clone();
+        cm.require_no_joints("the linear model (`linearise`)")
+            .map_err(Error::Settings)?;
         let nb = cm.bodies.len();
         let nbv = 6 * nb;
         let nv = cm.n_v();

@@ -282,9 +282,20 @@ impl Simulation {
         }
     }
 
-    /// Positions r (7 per body).
+    /// Positions r (7 per body; a body on an ideal joint holds its joint coordinate in the
+    /// first of its seven slots, `docs/joints.md`).
     pub fn positions(&self) -> &[f64] {
         &self.r
+    }
+
+    /// The poses (7 per body: position, unit quaternion) and velocities (6 per body: v global,
+    /// ω body axes, then the element states) of all bodies at the current state: for a model
+    /// with ideal joints the jointed bodies' poses from their joint coordinates
+    /// (`sprung_mbs::joints::Joints::expand`), else [`Simulation::positions`] and
+    /// [`Simulation::velocities`] themselves.
+    pub fn body_poses(&mut self) -> (Vec<f64>, Vec<f64>) {
+        let (_, r, v) = self.sys.expanded(&self.r, &self.v);
+        (r.to_vec(), v.to_vec())
     }
 
     /// Velocities (6 per body), then element states (6-wide blocks).
@@ -404,10 +415,8 @@ impl Simulation {
                 // The forces checked are those of the step's last evaluation
                 // (`sprung_mbs::simulate` module docs).
                 let t1 = self.time();
-                if let Some(x) = self
-                    .limits
-                    .check_state(&mut self.sys.eval, t1, &self.r, &self.v)
-                {
+                let (eval, rf, vf) = self.sys.expanded(&self.r, &self.v);
+                if let Some(x) = self.limits.check_state(eval, t1, rf, vf) {
                     return Err(Error::Step {
                         t,
                         message: self.limits.message(cm, self.time(), &x),
@@ -475,13 +484,11 @@ impl Simulation {
     /// The output channels at the current state: values in model order (no allocation).
     pub fn channel_values(&mut self) -> &[f64] {
         let t = self.time();
-        self.model.outputs().evaluate(
-            &mut self.sys.eval,
-            t,
-            &self.r,
-            &self.v,
-            &mut self.channel_values,
-        );
+        // Bodies on ideal joints: the channels read the expanded poses.
+        let (eval, rf, vf) = self.sys.expanded(&self.r, &self.v);
+        self.model
+            .outputs()
+            .evaluate(eval, t, rf, vf, &mut self.channel_values);
         &self.channel_values
     }
 
@@ -683,12 +690,15 @@ impl Simulation {
         // of the stepping one.
         let mut out_eval = self.sys.eval.clone();
         let mut row = vec![0.0; outputs.len()];
+        let mut expansion = sprung_mbs::joints::Expansion::new(model.compiled());
+        let joints = &model.compiled().joints;
         let (summary, res) = simulate::run_with_summary(
             &mut self.sys,
             &settings,
             &mut self.r,
             &mut self.v,
             &mut |t, r, v| {
+                let (r, v) = expansion.apply(joints, r, v);
                 outputs.evaluate(&mut out_eval, t, r, v, &mut row);
                 observer(t, &row)
             },

@@ -331,7 +331,11 @@ impl Case {
         let mut row = vec![0.0; self.outputs.len()];
         let [c0, c1] = self.channels;
         let outputs = &mut self.outputs;
+        // Bodies on ideal joints: the channels read the expanded poses.
+        let mut expansion = sprung_mbs::joints::Expansion::new(&self.compiled);
+        let joints = &self.compiled.joints;
         let summary = simulate::run(&mut sys, settings, &mut r, &mut v, &mut |t, r, v| {
+            let (r, v) = expansion.apply(joints, r, v);
             outputs.evaluate(&mut eval, t, r, v, &mut row);
             trace.t.push(t);
             trace.x[0].push(row[c0]);

@@ -85,12 +85,52 @@ pub fn run(
         }
     }
     println!("curves:          {}", c.curves.len());
-    println!(
-        "DOF:             {} (= 6 x {} bodies; {} position coordinates with quaternions)",
-        c.n_body_v(),
-        c.bodies.len(),
-        c.n_r()
-    );
+    let jointed: Vec<&sprung_mbs::joints::JointDef> = c.joints.defs.iter().flatten().collect();
+    if jointed.is_empty() {
+        println!(
+            "DOF:             {} (= 6 x {} bodies; {} position coordinates with quaternions)",
+            c.n_body_v(),
+            c.bodies.len(),
+            c.n_r()
+        );
+    } else {
+        // Ideal joints (docs/joints.md): one joint coordinate per jointed body.
+        let free = c.bodies.len() - jointed.len();
+        println!(
+            "DOF:             {} (= 6 x {free} free bodies + {} joint coordinates; {} position coordinates with quaternions)",
+            6 * free + jointed.len(),
+            jointed.len(),
+            7 * free + jointed.len()
+        );
+        println!(
+            "joint states:    {} (in the first slot of the jointed body's 7 + 6; trees: {})",
+            jointed.len(),
+            c.joints.trees.len()
+        );
+        for d in &jointed {
+            let parent = d
+                .parent
+                .map_or(c.ground_name.as_str(), |p| c.bodies[p].name.as_str());
+            println!(
+                "  {:<24} {} on '{}', z0 = {} {}, zd0 = {} {}/s",
+                c.bodies[d.body].name,
+                d.kind.name(),
+                parent,
+                d.z0,
+                if d.kind == sprung_model::JointKind::Revolute {
+                    "rad"
+                } else {
+                    "m"
+                },
+                d.zd0,
+                if d.kind == sprung_model::JointKind::Revolute {
+                    "rad"
+                } else {
+                    "m"
+                },
+            );
+        }
+    }
     if c.n_states() > 0 {
         println!(
             "element states:  {} (in {} blocks of 6 after the bodies' velocities)",
@@ -98,10 +138,16 @@ pub fn run(
             c.n_state_blocks
         );
     }
+    // With joints, the pattern of the reduced system (a tree's bodies couple densely).
+    let pattern = if jointed.is_empty() {
+        (*c.pattern).clone()
+    } else {
+        sprung_mbs::joints::joint_pattern(&c.pattern, &c.joints, c.bodies.len())
+    };
     println!(
         "coupling blocks: {} of {} (6x6 blocks: bodies, then element states)",
-        c.pattern.n_stored(),
-        c.pattern.n_blocks() * c.pattern.n_blocks()
+        pattern.n_stored(),
+        pattern.n_blocks() * pattern.n_blocks()
     );
     println!("inputs:          {}", c.inputs.len());
     for u in &m.inputs {

@@ -1,0 +1,1056 @@
+//! Ideal joints in relative coordinates (document 004, sec. 2.2: the relative-coordinate
+//! formulation in which a macro joint is one more joint type; `docs/joints.md`).
+//!
+//! A body with a `joint` has no free coordinates: its pose relative to its parent (another body
+//! or the ground) is a pose map Φ(z) of its joint coordinate z, and its velocity is linear in ż:
+//!
+//! ```text
+//! revolute:  s(z) = c + Q(z) (s₀ − c),  R_rel(z) = Q(z) R_rel,0,  Q(z) = exp(z [a]×)
+//! prismatic: s(z) = s₀ + z a,            R_rel(z) = R_rel,0
+//! X_b = X_p + R_p s(z),  R_b = R_p R_rel(z)
+//! ```
+//!
+//! with a, c the axis and point in the parent's body frame, s₀, R_rel,0 the body's design pose
+//! in the parent's frame (z = 0 at the design pose). Bodies form trees: a free body (or the
+//! ground) at the root and its jointed descendants. A tree's velocity coordinates ż_T are the
+//! root's six (v global, ω body) and one rate per joint; every tree body's velocity is
+//! v_b = J_b ż_T and its acceleration J_b z̈_T + J̇_b ż_T ([`TreeKin`], computed recursively from
+//! the root outwards).
+//!
+//! The equations of motion are the free bodies' Newton–Euler equations projected onto the tree
+//! coordinates (Jourdain / Kane; document 004 eq. 1 with the reaction forces eliminated):
+//!
+//! ```text
+//! M_z z̈_T = Σ_b J_bᵀ M_b (q_b − J̇_b ż_T),   M_z = Σ_b J_bᵀ M_b J_b,   M_b = diag(m I, I_b)
+//! ```
+//!
+//! where q_b is the free-body acceleration the evaluator computes from the expanded poses and
+//! velocities of all bodies (so M_b q_b is the wrench minus the gyroscopic term, with the
+//! angular part in body axes). The element states are passed through unchanged.
+//!
+//! State layout ("block i = body i"): a jointed body's seven position slots hold its joint
+//! coordinate in the first slot and zeros, its six velocity slots ż in the first and zeros; free
+//! bodies and element states keep their layout. [`Joints::expand`] turns such a state into the
+//! full poses and velocities every consumer of body poses reads.
+
+use std::sync::Arc;
+
+use nalgebra::{Matrix3, Vector3};
+use sprung_model as sm;
+use sprung_solve::block::{BlockMatrix, BlockPattern};
+use sprung_solve::mech::Linearisation;
+
+use crate::rotation::{matrix_to_quat, quat_to_matrix};
+
+/// One joint, in the parent's design body frame (the ground's frame is the global one).
+#[derive(Debug, Clone)]
+pub struct JointDef {
+    /// The jointed body.
+    pub body: usize,
+    /// Parent body (`None` = ground).
+    pub parent: Option<usize>,
+    /// Revolute or prismatic.
+    pub kind: sm::JointKind,
+    /// Unit axis, parent frame.
+    pub axis: Vector3<f64>,
+    /// Point on the axis, parent frame, m (revolute; zero for prismatic).
+    pub point: Vector3<f64>,
+    /// The body's centre of mass at z = 0, parent frame, m.
+    pub s0: Vector3<f64>,
+    /// The body's orientation relative to the parent at z = 0.
+    pub rel0: Matrix3<f64>,
+    /// Initial coordinate, rad or m.
+    pub z0: f64,
+    /// Initial rate, rad/s or m/s.
+    pub zd0: f64,
+}
+
+/// A tree: a free root body (or the ground) and its jointed descendants.
+#[derive(Debug, Clone)]
+pub struct Tree {
+    /// Free root body, `None` for the ground.
+    pub root: Option<usize>,
+    /// The tree's bodies: the root first (if free), then the jointed bodies, parents before
+    /// children.
+    pub bodies: Vec<usize>,
+    /// Per entry of `bodies`: the local index of its parent in `bodies` (`None`: the root itself
+    /// or a joint to the ground).
+    pub parent_local: Vec<Option<usize>>,
+    /// Index in v of each tree velocity coordinate: the root's six, then one per joint in the
+    /// order of `bodies`.
+    pub coords: Vec<usize>,
+    /// Per entry of `bodies`: the tree coordinate of its joint (`None` for the root).
+    pub joint_coord: Vec<Option<usize>>,
+}
+
+impl Tree {
+    /// Number of velocity coordinates.
+    pub fn n_coords(&self) -> usize {
+        self.coords.len()
+    }
+}
+
+/// The joints of a compiled model and the trees they form (empty for a model without joints).
+#[derive(Debug, Clone, Default)]
+pub struct Joints {
+    /// Per body: its joint, if any.
+    pub defs: Vec<Option<JointDef>>,
+    /// The jointed bodies, every parent before its children.
+    pub order: Vec<usize>,
+    /// The trees that contain at least one joint.
+    pub trees: Vec<Tree>,
+    /// Per body: the tree (index into `trees`) it belongs to, if that tree has a joint.
+    pub tree_of: Vec<Option<usize>>,
+}
+
+/// Rotation by `angle` (rad) about the unit axis `a` (Rodrigues).
+pub fn axis_rotation(a: &Vector3<f64>, angle: f64) -> Matrix3<f64> {
+    let k = crate::rotation::skew(a);
+    let (s, c) = angle.sin_cos();
+    Matrix3::identity() + s * k + (1.0 - c) * k * k
+}
+
+/// Pose and velocity of a body, global: centre of mass, orientation (body → global), velocity,
+/// angular velocity (global axes).
+#[derive(Debug, Clone, Copy)]
+pub struct Frame {
+    /// Centre of mass, m.
+    pub x: Vector3<f64>,
+    /// Orientation.
+    pub rot: Matrix3<f64>,
+    /// Velocity, m/s.
+    pub v: Vector3<f64>,
+    /// Angular velocity, global axes, rad/s.
+    pub w: Vector3<f64>,
+}
+
+impl Frame {
+    /// The ground.
+    pub const GROUND: Frame = Frame {
+        x: Vector3::new(0.0, 0.0, 0.0),
+        rot: Matrix3::new(1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0),
+        v: Vector3::new(0.0, 0.0, 0.0),
+        w: Vector3::new(0.0, 0.0, 0.0),
+    };
+
+    /// A free body's frame from its position block (x, quaternion) and velocity block (v
+    /// global, ω body).
+    pub fn of_free(r: &[f64], v: &[f64]) -> Frame {
+        let rot = quat_to_matrix(&r[3..7]);
+        Frame {
+            x: Vector3::new(r[0], r[1], r[2]),
+            rot,
+            v: Vector3::new(v[0], v[1], v[2]),
+            w: rot * Vector3::new(v[3], v[4], v[5]),
+        }
+    }
+}
+
+/// What a joint adds to its body's motion at (z, ż) relative to the parent frame `p`.
+#[derive(Debug, Clone, Copy)]
+pub struct JointMotion {
+    /// The body's frame.
+    pub frame: Frame,
+    /// Joint axis, global.
+    pub u: Vector3<f64>,
+    /// Revolute: the body's centre of mass minus the axis point, global (zero for prismatic).
+    pub e: Vector3<f64>,
+    /// Centre of mass minus the parent's, global.
+    pub d: Vector3<f64>,
+    /// Relative velocity of the centre of mass in the parent frame's motion, global
+    /// (R_p ṡ): u × e ż or u ż.
+    pub s_dot: Vector3<f64>,
+}
+
+impl JointDef {
+    /// The body's motion for joint coordinate `z` and rate `zd` on parent frame `p`.
+    pub fn motion(&self, p: &Frame, z: f64, zd: f64) -> JointMotion {
+        let u = p.rot * self.axis;
+        let (s, rel, e, s_dot) = match self.kind {
+            sm::JointKind::Revolute => {
+                let q = axis_rotation(&self.axis, z);
+                let s = self.point + q * (self.s0 - self.point);
+                let e = p.rot * (s - self.point);
+                (s, q * self.rel0, e, u.cross(&e) * zd)
+            }
+            sm::JointKind::Prismatic => {
+                (self.s0 + z * self.axis, self.rel0, Vector3::zeros(), u * zd)
+            }
+        };
+        let d = p.rot * s;
+        let w = match self.kind {
+            sm::JointKind::Revolute => p.w + u * zd,
+            sm::JointKind::Prismatic => p.w,
+        };
+        JointMotion {
+            frame: Frame {
+                x: p.x + d,
+                rot: p.rot * rel,
+                v: p.v + p.w.cross(&d) + s_dot,
+                w,
+            },
+            u,
+            e,
+            d,
+            s_dot,
+        }
+    }
+}
+
+/// Kinematics of one tree at one state: every body's frame, its velocity Jacobian J_b (6 × n
+/// rows v global, ω body) and its velocity-product acceleration J̇_b ż (same rows), the tree's
+/// mass matrix M_z and its Cholesky factor. Storage allocated once ([`TreeKin::new`]).
+#[derive(Debug, Clone)]
+pub struct TreeKin {
+    n: usize,
+    /// Per tree body: its frame.
+    pub frames: Vec<Frame>,
+    /// Per tree body: J̇ ż, linear part global, angular part global (α) — converted to body axes
+    /// by [`TreeKin::bias_body`].
+    acc: Vec<(Vector3<f64>, Vector3<f64>)>,
+    /// J, row-major per body: `jac[(6 b + k) n + c]`.
+    pub jac: Vec<f64>,
+    /// M_z, then its Cholesky factor L (lower triangle, row-major n × n).
+    chol: Vec<f64>,
+    /// M_b J_b per body (scratch for M_z and the projections), same layout as `jac`.
+    mj: Vec<f64>,
+}
+
+impl TreeKin {
+    /// Storage for `tree`.
+    pub fn new(tree: &Tree) -> Self {
+        let (nb, n) = (tree.bodies.len(), tree.n_coords());
+        Self {
+            n,
+            frames: vec![Frame::GROUND; nb],
+            acc: vec![(Vector3::zeros(), Vector3::zeros()); nb],
+            jac: vec![0.0; 6 * nb * n],
+            chol: vec![0.0; n * n],
+            mj: vec![0.0; 6 * nb * n],
+        }
+    }
+
+    /// J̇_b ż of tree body `b` in the evaluator's rows: linear global, angular body axes.
+    pub fn bias_body(&self, b: usize) -> [f64; 6] {
+        let (a, al) = self.acc[b];
+        let alb = self.frames[b].rot.transpose() * al;
+        [a.x, a.y, a.z, alb.x, alb.y, alb.z]
+    }
+
+    /// Body `b`'s velocity (v global, ω body) in the evaluator's layout.
+    pub fn velocity_body(&self, b: usize) -> [f64; 6] {
+        let f = &self.frames[b];
+        let wb = f.rot.transpose() * f.w;
+        [f.v.x, f.v.y, f.v.z, wb.x, wb.y, wb.z]
+    }
+}
+
+/// A perturbation of one tree coordinate for the differenced terms of the linearisation.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Perturb {
+    /// None.
+    None,
+    /// Position coordinate `c` by δ (a root's translation, global; a root's rotation, body axes;
+    /// a joint coordinate).
+    Position(usize, f64),
+    /// Velocity coordinate `c` by δ.
+    Velocity(usize, f64),
+}
+
+impl Joints {
+    /// Builds the joints of `m` (validated) for the compiled bodies' design poses `poses`
+    /// (position, orientation per body).
+    pub fn new(m: &sm::Model, poses: &[(Vector3<f64>, Matrix3<f64>)]) -> Result<Self, String> {
+        let nb = m.bodies.len();
+        if m.bodies.iter().all(|b| b.joint.is_none()) {
+            return Ok(Self::default());
+        }
+        let mut defs: Vec<Option<JointDef>> = vec![None; nb];
+        for (i, b) in m.bodies.iter().enumerate() {
+            let Some(j) = &b.joint else { continue };
+            let parent = if m.is_ground(&j.parent) {
+                None
+            } else {
+                Some(m.body_index(&j.parent).ok_or_else(|| {
+                    format!("body '{}': unknown joint parent '{}'", b.name, j.parent)
+                })?)
+            };
+            let (xp, rp) = match parent {
+                None => (Vector3::zeros(), Matrix3::identity()),
+                Some(p) => poses[p],
+            };
+            let a = Vector3::from(j.axis);
+            if a.norm().is_nan() || a.norm() <= 0.0 {
+                return Err(format!("body '{}': joint axis is zero", b.name));
+            }
+            let (xb, rb) = poses[i];
+            defs[i] = Some(JointDef {
+                body: i,
+                parent,
+                kind: j.kind,
+                axis: rp.transpose() * a.normalize(),
+                point: rp.transpose() * (Vector3::from(j.point.unwrap_or([0.0; 3])) - xp),
+                s0: rp.transpose() * (xb - xp),
+                rel0: rp.transpose() * rb,
+                z0: j.z0,
+                zd0: j.zd0,
+            });
+        }
+        // Topological order of the jointed bodies and the root of each.
+        let root_of = |mut i: usize| -> Result<Option<usize>, String> {
+            for _ in 0..=nb {
+                match &defs[i] {
+                    None => return Ok(Some(i)),
+                    Some(d) => match d.parent {
+                        None => return Ok(None),
+                        Some(p) => i = p,
+                    },
+                }
+            }
+            Err(format!(
+                "body '{}': the joint parents form a cycle",
+                m.bodies[i].name
+            ))
+        };
+        let depth = |mut i: usize| {
+            let mut k = 0;
+            while let Some(Some(p)) = defs[i].as_ref().map(|d| d.parent) {
+                if defs[p].is_none() {
+                    break;
+                }
+                i = p;
+                k += 1;
+            }
+            k
+        };
+        let mut order: Vec<usize> = (0..nb).filter(|&i| defs[i].is_some()).collect();
+        for &i in &order {
+            root_of(i)?;
+        }
+        order.sort_by_key(|&i| (depth(i), i));
+        // Trees keyed by root (None = ground), in order of first appearance.
+        let mut keys: Vec<Option<usize>> = Vec::new();
+        for &i in &order {
+            let r = root_of(i)?;
+            if !keys.contains(&r) {
+                keys.push(r);
+            }
+        }
+        let mut tree_of = vec![None; nb];
+        let mut trees = Vec::with_capacity(keys.len());
+        for (t, &root) in keys.iter().enumerate() {
+            let mut bodies: Vec<usize> = root.into_iter().collect();
+            let mut coords: Vec<usize> = root.map_or(Vec::new(), |r| (6 * r..6 * r + 6).collect());
+            let mut joint_coord = vec![None; bodies.len()];
+            for &i in &order {
+                if root_of(i)? == root {
+                    bodies.push(i);
+                    joint_coord.push(Some(coords.len()));
+                    coords.push(6 * i);
+                }
+            }
+            let parent_local = bodies
+                .iter()
+                .map(|&b| {
+                    defs[b]
+                        .as_ref()
+                        .and_then(|d| d.parent)
+                        .and_then(|p| bodies.iter().position(|&x| x == p))
+                })
+                .collect();
+            for &b in &bodies {
+                tree_of[b] = Some(t);
+            }
+            trees.push(Tree {
+                root,
+                bodies,
+                parent_local,
+                coords,
+                joint_coord,
+            });
+        }
+        Ok(Self {
+            defs,
+            order,
+            trees,
+            tree_of,
+        })
+    }
+
+    /// Whether the model has no joints (every body free).
+    pub fn is_empty(&self) -> bool {
+        self.trees.is_empty()
+    }
+
+    /// The first jointed body, for the errors of features that do not support joints.
+    pub fn first_jointed(&self) -> Option<usize> {
+        self.order.first().copied()
+    }
+
+    /// Writes the initial joint coordinates and rates into the (reduced) state.
+    pub fn initial_state(&self, r: &mut [f64], v: &mut [f64]) {
+        for d in self.defs.iter().flatten() {
+            let b = d.body;
+            r[7 * b..7 * b + 7].fill(0.0);
+            r[7 * b] = d.z0;
+            v[6 * b..6 * b + 6].fill(0.0);
+            v[6 * b] = d.zd0;
+        }
+    }
+
+    /// The full poses and velocities of all bodies (the evaluator's layout) from a state in
+    /// joint coordinates; free bodies and element states are copied. `r_full`, `v_full` have
+    /// the lengths of `r`, `v`. No allocation.
+    pub fn expand(&self, r: &[f64], v: &[f64], r_full: &mut [f64], v_full: &mut [f64]) {
+        r_full.copy_from_slice(r);
+        v_full.copy_from_slice(v);
+        for &b in &self.order {
+            let d = self.defs[b].as_ref().expect("jointed");
+            let p = match d.parent {
+                None => Frame::GROUND,
+                Some(p) => Frame::of_free(&r_full[7 * p..7 * p + 7], &v_full[6 * p..6 * p + 6]),
+            };
+            let f = d.motion(&p, r[7 * b], v[6 * b]).frame;
+            write_frame(
+                &f,
+                &mut r_full[7 * b..7 * b + 7],
+                &mut v_full[6 * b..6 * b + 6],
+            );
+        }
+    }
+
+    /// Kinematics of tree `t` at the reduced state (r, v) with one coordinate perturbed:
+    /// frames, J, J̇ ż and (if `mass`) M_z factored, into `out`. No allocation.
+    pub fn tree_kinematics(
+        &self,
+        model: &crate::CompiledModel,
+        t: usize,
+        r: &[f64],
+        v: &[f64],
+        pert: Perturb,
+        out: &mut TreeKin,
+    ) -> Result<(), String> {
+        let tree = &self.trees[t];
+        let n = tree.n_coords();
+        out.jac.fill(0.0);
+        let (dp, dv) = match pert {
+            Perturb::Position(c, d) => ((c, d), (usize::MAX, 0.0)),
+            Perturb::Velocity(c, d) => ((usize::MAX, 0.0), (c, d)),
+            Perturb::None => ((usize::MAX, 0.0), (usize::MAX, 0.0)),
+        };
+        for (lb, &b) in tree.bodies.iter().enumerate() {
+            match tree.joint_coord[lb] {
+                None => {
+                    // The free root: J = I on its six coordinates, J̇ = 0.
+                    let mut rb = [0.0; 7];
+                    rb.copy_from_slice(&r[7 * b..7 * b + 7]);
+                    let mut vb = [0.0; 6];
+                    vb.copy_from_slice(&v[6 * b..6 * b + 6]);
+                    if dv.0 < 6 {
+                        vb[dv.0] += dv.1;
+                    }
+                    let mut f = Frame::of_free(&rb, &vb);
+                    if dp.0 < 3 {
+                        f.x[dp.0] += dp.1;
+                    } else if dp.0 < 6 {
+                        let mut e = Vector3::zeros();
+                        e[dp.0 - 3] = 1.0;
+                        f.rot *= axis_rotation(&e, dp.1);
+                        f.w = f.rot * Vector3::new(vb[3], vb[4], vb[5]);
+                    }
+                    out.frames[lb] = f;
+                    out.acc[lb] = (Vector3::zeros(), Vector3::zeros());
+                    for k in 0..6 {
+                        out.jac[(6 * lb + k) * n + k] = 1.0;
+                    }
+                }
+                Some(c) => {
+                    let d = self.defs[b].as_ref().expect("jointed");
+                    let (p, (ap, alp)) = match tree.parent_local[lb] {
+                        Some(pl) => (out.frames[pl], out.acc[pl]),
+                        None => (Frame::GROUND, (Vector3::zeros(), Vector3::zeros())),
+                    };
+                    let z = r[7 * b] + if dp.0 == c { dp.1 } else { 0.0 };
+                    let zd = v[6 * b] + if dv.0 == c { dv.1 } else { 0.0 };
+                    let jm = d.motion(&p, z, zd);
+                    let f = jm.frame;
+                    // J̇ ż, recursively (module docs): α_b = α_p + ω_p × u ż (revolute),
+                    // a_b = a_p + α_p × d + ω_p × (ω_p × d) + 2 ω_p × ṡ + u × (u × e) ż².
+                    let mut al = alp;
+                    let mut a = ap
+                        + alp.cross(&jm.d)
+                        + p.w.cross(&p.w.cross(&jm.d))
+                        + 2.0 * p.w.cross(&jm.s_dot);
+                    if d.kind == sm::JointKind::Revolute {
+                        al += p.w.cross(&jm.u) * zd;
+                        a += jm.u.cross(&jm.u.cross(&jm.e)) * zd * zd;
+                    }
+                    out.frames[lb] = f;
+                    out.acc[lb] = (a, al);
+                    let rbt = f.rot.transpose();
+                    // Columns of the parent's coordinates: v_b = v_p + ω_p × d, ω_b = R_bᵀ ω_p.
+                    if let Some(pl) = tree.parent_local[lb] {
+                        let prot = p.rot;
+                        for col in 0..n {
+                            let g = |k: usize| out.jac[(6 * pl + k) * n + col];
+                            let wp = prot * Vector3::new(g(3), g(4), g(5));
+                            if wp == Vector3::zeros() && g(0) == 0.0 && g(1) == 0.0 && g(2) == 0.0 {
+                                continue;
+                            }
+                            let vb = Vector3::new(g(0), g(1), g(2)) + wp.cross(&jm.d);
+                            let wb = rbt * wp;
+                            for k in 0..3 {
+                                out.jac[(6 * lb + k) * n + col] = vb[k];
+                                out.jac[(6 * lb + 3 + k) * n + col] = wb[k];
+                            }
+                        }
+                    }
+                    // The joint's own column.
+                    let (vc, wc) = match d.kind {
+                        sm::JointKind::Revolute => (jm.u.cross(&jm.e), rbt * jm.u),
+                        sm::JointKind::Prismatic => (jm.u, Vector3::zeros()),
+                    };
+                    for k in 0..3 {
+                        out.jac[(6 * lb + k) * n + c] = vc[k];
+                        out.jac[(6 * lb + 3 + k) * n + c] = wc[k];
+                    }
+                }
+            }
+        }
+        // M_b J_b and M_z = Σ J_bᵀ M_b J_b, then its Cholesky factor.
+        for (lb, &b) in tree.bodies.iter().enumerate() {
+            let body = &model.bodies[b];
+            for col in 0..n {
+                let g = |k: usize| out.jac[(6 * lb + k) * n + col];
+                let w = body.inertia * Vector3::new(g(3), g(4), g(5));
+                for k in 0..3 {
+                    out.mj[(6 * lb + k) * n + col] = body.mass * g(k);
+                    out.mj[(6 * lb + 3 + k) * n + col] = w[k];
+                }
+            }
+        }
+        let nb = tree.bodies.len();
+        for i in 0..n {
+            for j in 0..=i {
+                let mut s = 0.0;
+                for row in 0..6 * nb {
+                    s += out.jac[row * n + i] * out.mj[row * n + j];
+                }
+                out.chol[i * n + j] = s;
+            }
+        }
+        cholesky(&mut out.chol, n).map_err(|k| {
+            format!(
+                "tree of body '{}': the joint mass matrix is singular at coordinate {k} (a joint that moves no mass)",
+                model.bodies[tree.bodies[tree.bodies.len() - 1]].name
+            )
+        })
+    }
+
+    /// Σ_b J_bᵀ M_b (x_b − bias·J̇_b ż) for body-row vectors x read through `x_of(b)` (the
+    /// evaluator's rows of body b), into `rhs` (length n); `bias` = 0 or 1.
+    pub fn project_rhs(
+        tree: &Tree,
+        k: &TreeKin,
+        bias: f64,
+        x_of: impl Fn(usize) -> [f64; 6],
+        rhs: &mut [f64],
+    ) {
+        let n = k.n;
+        rhs[..n].fill(0.0);
+        for (lb, &b) in tree.bodies.iter().enumerate() {
+            let x = x_of(b);
+            let bb = if bias != 0.0 {
+                k.bias_body(lb)
+            } else {
+                [0.0; 6]
+            };
+            for row in 0..6 {
+                let y = x[row] - bias * bb[row];
+                if y == 0.0 {
+                    continue;
+                }
+                let mj = &k.mj[(6 * lb + row) * n..(6 * lb + row + 1) * n];
+                for (r, m) in rhs[..n].iter_mut().zip(mj) {
+                    *r += m * y;
+                }
+            }
+        }
+    }
+
+    /// Solves M_z x = rhs in place with the factor of the last [`Joints::tree_kinematics`].
+    pub fn solve(k: &TreeKin, x: &mut [f64]) {
+        cholesky_solve(&k.chol, k.n, x);
+    }
+}
+
+/// Writes a frame into a position block (x, quaternion) and velocity block (v, ω body).
+fn write_frame(f: &Frame, r: &mut [f64], v: &mut [f64]) {
+    r[..3].copy_from_slice(f.x.as_slice());
+    r[3..7].copy_from_slice(&matrix_to_quat(&f.rot));
+    let wb = f.rot.transpose() * f.w;
+    v[..3].copy_from_slice(f.v.as_slice());
+    v[3..6].copy_from_slice(wb.as_slice());
+}
+
+/// In-place Cholesky factor of the symmetric positive definite n × n matrix `a` (lower
+/// triangle used, row-major); the index of the first non-positive pivot on failure.
+fn cholesky(a: &mut [f64], n: usize) -> Result<(), usize> {
+    for j in 0..n {
+        let mut d = a[j * n + j];
+        for k in 0..j {
+            d -= a[j * n + k] * a[j * n + k];
+        }
+        if d.is_nan() || d <= 0.0 {
+            return Err(j);
+        }
+        let d = d.sqrt();
+        a[j * n + j] = d;
+        for i in j + 1..n {
+            let mut s = a[i * n + j];
+            for k in 0..j {
+                s -= a[i * n + k] * a[j * n + k];
+            }
+            a[i * n + j] = s / d;
+        }
+    }
+    Ok(())
+}
+
+/// Solves L Lᵀ x = b in place.
+fn cholesky_solve(l: &[f64], n: usize, x: &mut [f64]) {
+    for i in 0..n {
+        let mut s = x[i];
+        for k in 0..i {
+            s -= l[i * n + k] * x[k];
+        }
+        x[i] = s / l[i * n + i];
+    }
+    for i in (0..n).rev() {
+        let mut s = x[i];
+        for k in i + 1..n {
+            s -= l[k * n + i] * x[k];
+        }
+        x[i] = s / l[i * n + i];
+    }
+}
+
+/// Relative step of the differenced kinematic terms of the linearisation: central differences
+/// of the pose map only (no force evaluation), truncation O(δ²) ≈ 1e-12 and rounding
+/// ≈ ε / δ ≈ 1e-10 relative.
+pub const KINEMATIC_FD_STEP: f64 = 1e-6;
+
+/// Relative step of the difference over the velocities (of a quadratic form: exact for any
+/// step, see [`JointWork::linearise`]).
+pub const KINEMATIC_VELOCITY_STEP: f64 = 1e-2;
+
+/// The block pattern of a model with joints: block i = body i as before, but every tree's
+/// bodies couple densely with each other and with everything any of them couples with in the
+/// free-body pattern `full` (the projection mixes a tree's rows and columns).
+pub fn joint_pattern(full: &BlockPattern, joints: &Joints, n_bodies: usize) -> BlockPattern {
+    let group = |i: usize| -> Vec<usize> {
+        match (i < n_bodies).then(|| joints.tree_of[i]).flatten() {
+            Some(t) => joints.trees[t].bodies.clone(),
+            None => vec![i],
+        }
+    };
+    let mut pairs = Vec::new();
+    for i in 0..full.n_blocks() {
+        for &j in full.row(i) {
+            for a in group(i) {
+                for b in group(j) {
+                    pairs.push((a, b));
+                }
+            }
+        }
+    }
+    BlockPattern::from_couplings(full.n_blocks(), 6, &pairs)
+}
+
+/// Workspace of [`crate::MbsSystem`] for a model with joints (allocated once): the expanded
+/// state, the trees' kinematics, the evaluator's free-body linearisation and the projection.
+#[derive(Debug, Clone)]
+pub struct JointWork {
+    /// Expanded positions (the evaluator's layout).
+    pub r_full: Vec<f64>,
+    /// Expanded velocities and the element states.
+    pub v_full: Vec<f64>,
+    /// The pattern of the reduced system ([`joint_pattern`]).
+    pub pattern: Arc<BlockPattern>,
+    kin: Vec<TreeKin>,
+    pert: Vec<TreeKin>,
+    rhs: Vec<f64>,
+    rhs2: Vec<f64>,
+    /// Per tree: ∂v_b/∂x_c at fixed ż (rows as J), the differenced geometric term
+    /// ∂/∂x [M_z⁻¹ Jᵀ M (q − J̇ż)] at fixed q and the velocity term −∂/∂ż [M_z⁻¹ Jᵀ M J̇ż].
+    vz: Vec<Vec<f64>>,
+    geo: Vec<Vec<f64>>,
+    cor: Vec<Vec<f64>>,
+    /// The evaluator's linearisation of the free bodies.
+    full_lin: Linearisation,
+    b_rk: BlockMatrix,
+    b_v: BlockMatrix,
+    y: Vec<f64>,
+}
+
+impl JointWork {
+    /// Workspace for `model` (with joints).
+    pub fn new(model: &crate::CompiledModel) -> Self {
+        let j = &model.joints;
+        let pattern = Arc::new(joint_pattern(&model.pattern, j, model.bodies.len()));
+        let nmax = j.trees.iter().map(Tree::n_coords).max().unwrap_or(0);
+        Self {
+            r_full: vec![0.0; model.n_r()],
+            v_full: vec![0.0; model.n_v()],
+            kin: j.trees.iter().map(TreeKin::new).collect(),
+            pert: j.trees.iter().map(TreeKin::new).collect(),
+            rhs: vec![0.0; nmax],
+            rhs2: vec![0.0; nmax],
+            vz: j
+                .trees
+                .iter()
+                .map(|t| vec![0.0; 6 * t.bodies.len() * t.n_coords()])
+                .collect(),
+            geo: j
+                .trees
+                .iter()
+                .map(|t| vec![0.0; t.n_coords().pow(2)])
+                .collect(),
+            cor: j
+                .trees
+                .iter()
+                .map(|t| vec![0.0; t.n_coords().pow(2)])
+                .collect(),
+            full_lin: Linearisation::new(model.n_r(), model.pattern.clone()),
+            b_rk: BlockMatrix::zeros(pattern.clone()),
+            b_v: BlockMatrix::zeros(pattern.clone()),
+            y: vec![0.0; 6 * nmax],
+            pattern,
+        }
+    }
+
+    /// Expands (r, v) into [`JointWork::r_full`], [`JointWork::v_full`].
+    pub fn expand(&mut self, joints: &Joints, r: &[f64], v: &[f64]) {
+        joints.expand(r, v, &mut self.r_full, &mut self.v_full);
+    }
+
+    /// Projects the evaluator's free-body accelerations `q` (at the expanded state) onto the
+    /// tree coordinates in place (module docs); padding slots get 0. With `q_t`, projects the
+    /// explicit time derivative the same way (without the J̇ ż term).
+    pub fn project_q(
+        &mut self,
+        model: &crate::CompiledModel,
+        r: &[f64],
+        v: &[f64],
+        q: &mut [f64],
+        mut q_t: Option<&mut [f64]>,
+    ) {
+        let joints = &model.joints;
+        for (t, tree) in joints.trees.iter().enumerate() {
+            let kin = &mut self.kin[t];
+            if let Err(e) = joints.tree_kinematics(model, t, r, v, Perturb::None, kin) {
+                // A singular joint mass matrix: NaN accelerations make the integrator stop
+                // with its own non-finite-state error naming the time.
+                debug_assert!(false, "{e}");
+                q.fill(f64::NAN);
+                return;
+            }
+            let n = tree.n_coords();
+            Joints::project_rhs(tree, kin, 1.0, |b| block6(q, b), &mut self.rhs);
+            Joints::solve(kin, &mut self.rhs[..n]);
+            if let Some(qt) = q_t.as_deref_mut() {
+                Joints::project_rhs(tree, kin, 0.0, |b| block6(qt, b), &mut self.rhs2);
+                Joints::solve(kin, &mut self.rhs2[..n]);
+            }
+            for &b in &tree.bodies[usize::from(tree.root.is_some())..] {
+                q[6 * b..6 * b + 6].fill(0.0);
+                if let Some(qt) = q_t.as_deref_mut() {
+                    qt[6 * b..6 * b + 6].fill(0.0);
+                }
+            }
+            for (c, &vi) in tree.coords.iter().enumerate() {
+                q[vi] = self.rhs[c];
+                if let Some(qt) = q_t.as_deref_mut() {
+                    qt[vi] = self.rhs2[c];
+                }
+            }
+        }
+    }
+
+    /// The evaluator's linearisation at the expanded state (`eval_lin` fills the free-body
+    /// linearisation), projected onto the tree coordinates into `lin` (`docs/joints.md`):
+    ///
+    /// ```text
+    /// J_rK,z = P (J_rK J + J_v V_z) + G,   J_v,z = P J_v J + C,   P = M_z⁻¹ Jᵀ M
+    /// ```
+    ///
+    /// with V_z = ∂v/∂x at fixed ż, G the derivative of the projection at fixed free-body
+    /// accelerations (the geometric stiffness: the pose map's second derivatives) and C the
+    /// velocity derivative of −P J̇ ż; V_z, G and C by central differences of the pose map
+    /// ([`KINEMATIC_FD_STEP`]). Element-state rows and columns pass through P and J only.
+    pub fn linearise(
+        &mut self,
+        model: &crate::CompiledModel,
+        r: &[f64],
+        v: &[f64],
+        lin: &mut Linearisation,
+        eval_lin: impl FnOnce(&[f64], &[f64], &mut Linearisation),
+    ) {
+        self.expand(&model.joints, r, v);
+        eval_lin(&self.r_full, &self.v_full, &mut self.full_lin);
+        self.full_lin.expand();
+        lin.congruent = false;
+        lin.r.copy_from_slice(r);
+        lin.q.copy_from_slice(&self.full_lin.q);
+        lin.q_t.copy_from_slice(&self.full_lin.q_t);
+        self.project_q(model, r, v, &mut lin.q, Some(&mut lin.q_t));
+        let joints = &model.joints;
+        let nb = model.bodies.len();
+        // Differenced kinematic terms per tree.
+        for (t, tree) in joints.trees.iter().enumerate() {
+            let n = tree.n_coords();
+            let nbt = tree.bodies.len();
+            for c in 0..n {
+                if tree.root.is_some() && c < 3 {
+                    // A root's translation and its linear velocity change neither J, M_z nor
+                    // J̇ ż nor the relative velocities (all depend on differences of positions
+                    // and on angular velocities only): these columns of V_z, G and C are 0.
+                    for lb in 0..nbt {
+                        for k in 0..6 {
+                            self.vz[t][(6 * lb + k) * n + c] = 0.0;
+                        }
+                    }
+                    for i in 0..n {
+                        self.geo[t][i * n + c] = 0.0;
+                        self.cor[t][i * n + c] = 0.0;
+                    }
+                    continue;
+                }
+                let vi = tree.coords[c];
+                let (blk, off) = (vi / 6, vi % 6);
+                let x0 = if tree.joint_coord.contains(&Some(c)) {
+                    r[7 * blk]
+                } else if off < 3 {
+                    r[7 * blk + off]
+                } else {
+                    0.0
+                };
+                let hp = KINEMATIC_FD_STEP * x0.abs().max(1.0);
+                // J̇ ż is quadratic in the velocities: its central difference is exact for any
+                // step, so the velocity step is large (round-off ε |q| / h ≈ 1e-13).
+                let hv = KINEMATIC_VELOCITY_STEP * v[vi].abs().max(1.0);
+                for (kind, out_col) in [(0, true), (1, false)] {
+                    let h = if kind == 0 { hp } else { hv };
+                    for (s, sign) in [(0usize, 1.0f64), (1, -1.0)] {
+                        let p = if kind == 0 {
+                            Perturb::Position(c, sign * h)
+                        } else {
+                            Perturb::Velocity(c, sign * h)
+                        };
+                        let pk = &mut self.pert[t];
+                        if joints.tree_kinematics(model, t, r, v, p, pk).is_err() {
+                            continue;
+                        }
+                        let rhs = if s == 0 {
+                            &mut self.rhs
+                        } else {
+                            &mut self.rhs2
+                        };
+                        let fq = &self.full_lin.q;
+                        Joints::project_rhs(tree, pk, 1.0, |b| block6(fq, b), rhs);
+                        Joints::solve(pk, &mut rhs[..n]);
+                        if kind == 0 {
+                            let vz = &mut self.vz[t];
+                            for lb in 0..nbt {
+                                let vb = pk.velocity_body(lb);
+                                for (k, x) in vb.iter().enumerate() {
+                                    let e = &mut vz[(6 * lb + k) * n + c];
+                                    if s == 0 {
+                                        *e = *x;
+                                    } else {
+                                        *e = (*e - x) / (2.0 * h);
+                                    }
+                                }
+                            }
+                        }
+                    }
+                    let m = if out_col {
+                        &mut self.geo[t]
+                    } else {
+                        &mut self.cor[t]
+                    };
+                    for i in 0..n {
+                        m[i * n + c] = (self.rhs[i] - self.rhs2[i]) / (2.0 * h);
+                    }
+                }
+            }
+        }
+        // Step A: B = A J (+ J_v V_z for J_rK) over the columns; rows stay the free bodies'.
+        self.b_rk.fill_zero();
+        self.b_v.fill_zero();
+        let fp = self.full_lin.j_rk.pattern().clone();
+        for i in 0..fp.n_blocks() {
+            for (s, &j) in fp.row(i).iter().enumerate() {
+                let slot = fp.row_ptr()[i] + s;
+                let a_rk = self.full_lin.j_rk.block(slot);
+                let a_v = self.full_lin.j_v.block(slot);
+                match (j < nb).then(|| joints.tree_of[j]).flatten() {
+                    None => {
+                        let ts = self
+                            .pattern
+                            .slot(i, j)
+                            .expect("joint pattern holds the free one");
+                        add6(self.b_rk.block_mut(ts), a_rk);
+                        add6(self.b_v.block_mut(ts), a_v);
+                    }
+                    Some(t) => {
+                        let tree = &joints.trees[t];
+                        let n = tree.n_coords();
+                        let lb = tree.bodies.iter().position(|&x| x == j).expect("member");
+                        let kin = &self.kin[t];
+                        let vz = &self.vz[t];
+                        for c in 0..n {
+                            let vi = tree.coords[c];
+                            let ts = self.pattern.slot(i, vi / 6).expect("tree coupling");
+                            let off = vi % 6;
+                            let jc = |k: usize| kin.jac[(6 * lb + k) * n + c];
+                            let vc = |k: usize| vz[(6 * lb + k) * n + c];
+                            let brk = self.b_rk.block_mut(ts);
+                            for row in 0..6 {
+                                let mut s = 0.0;
+                                for k in 0..6 {
+                                    s += a_rk[6 * row + k] * jc(k) + a_v[6 * row + k] * vc(k);
+                                }
+                                brk[6 * row + off] += s;
+                            }
+                            let bv = self.b_v.block_mut(ts);
+                            for row in 0..6 {
+                                let mut s = 0.0;
+                                for k in 0..6 {
+                                    s += a_v[6 * row + k] * jc(k);
+                                }
+                                bv[6 * row + off] += s;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        // Step B: rows. Free bodies and element states: as they are; a tree's rows: P.
+        let pat = self.pattern.clone();
+        for i in 0..pat.n_blocks() {
+            if (i < nb).then(|| joints.tree_of[i]).flatten().is_some() {
+                continue;
+            }
+            for s in pat.row_ptr()[i]..pat.row_ptr()[i + 1] {
+                lin.j_rk.block_mut(s).copy_from_slice(self.b_rk.block(s));
+                lin.j_v.block_mut(s).copy_from_slice(self.b_v.block(s));
+            }
+        }
+        for (t, tree) in joints.trees.iter().enumerate() {
+            let n = tree.n_coords();
+            let kin = &self.kin[t];
+            for &b in &tree.bodies {
+                for s in pat.row_ptr()[b]..pat.row_ptr()[b + 1] {
+                    lin.j_rk.block_mut(s).fill(0.0);
+                    lin.j_v.block_mut(s).fill(0.0);
+                }
+            }
+            let first = tree.bodies[0];
+            for &k in pat.row(first) {
+                for (src, dst) in [(&self.b_rk, &mut lin.j_rk), (&self.b_v, &mut lin.j_v)] {
+                    // Y = Σ_b (M_b J_b)ᵀ B(b, k), n × 6, then M_z⁻¹ Y column by column.
+                    self.y[..6 * n].fill(0.0);
+                    for (lb, &b) in tree.bodies.iter().enumerate() {
+                        let blk = src.block(pat.slot(b, k).expect("tree row"));
+                        for row in 0..6 {
+                            let mj = &kin.mj[(6 * lb + row) * n..(6 * lb + row + 1) * n];
+                            for (c, m) in mj.iter().enumerate() {
+                                if *m == 0.0 {
+                                    continue;
+                                }
+                                for col in 0..6 {
+                                    self.y[6 * c + col] += m * blk[6 * row + col];
+                                }
+                            }
+                        }
+                    }
+                    for col in 0..6 {
+                        for c in 0..n {
+                            self.rhs[c] = self.y[6 * c + col];
+                        }
+                        Joints::solve(kin, &mut self.rhs[..n]);
+                        for c in 0..n {
+                            let vi = tree.coords[c];
+                            let s = pat.slot(vi / 6, k).expect("tree row");
+                            dst.block_mut(s)[6 * (vi % 6) + col] = self.rhs[c];
+                        }
+                    }
+                }
+            }
+            // The differenced terms on the tree's own blocks.
+            for c in 0..n {
+                for c2 in 0..n {
+                    let (vi, vj) = (tree.coords[c], tree.coords[c2]);
+                    let s = pat.slot(vi / 6, vj / 6).expect("tree block");
+                    let e = 6 * (vi % 6) + vj % 6;
+                    lin.j_rk.block_mut(s)[e] += self.geo[t][c * n + c2];
+                    lin.j_v.block_mut(s)[e] += self.cor[t][c * n + c2];
+                }
+            }
+        }
+    }
+}
+
+/// The six entries of block `b` of a velocity-level vector.
+#[inline]
+fn block6(x: &[f64], b: usize) -> [f64; 6] {
+    let mut o = [0.0; 6];
+    o.copy_from_slice(&x[6 * b..6 * b + 6]);
+    o
+}
+
+/// `dst += src` for 6 × 6 blocks.
+#[inline]
+fn add6(dst: &mut [f64], src: &[f64]) {
+    for (d, s) in dst.iter_mut().zip(src) {
+        *d += s;
+    }
+}
+
+/// Buffers for the expanded state of a model with joints, for consumers that read body poses
+/// outside [`crate::MbsSystem`] (the run loop's plausibility bounds, output channels): allocated
+/// once, empty for a model without joints.
+#[derive(Debug, Clone, Default)]
+pub struct Expansion {
+    r: Vec<f64>,
+    v: Vec<f64>,
+}
+
+impl Expansion {
+    /// Buffers for `model` (none without joints).
+    pub fn new(model: &crate::CompiledModel) -> Self {
+        if model.joints.is_empty() {
+            return Self::default();
+        }
+        Self {
+            r: vec![0.0; model.n_r()],
+            v: vec![0.0; model.n_v()],
+        }
+    }
+
+    /// The full poses and velocities at (r, v): (r, v) themselves without joints, else the
+    /// expansion ([`Joints::expand`]). No allocation.
+    pub fn apply<'a>(
+        &'a mut self,
+        joints: &Joints,
+        r: &'a [f64],
+        v: &'a [f64],
+    ) -> (&'a [f64], &'a [f64]) {
+        if joints.is_empty() {
+            return (r, v);
+        }
+        joints.expand(r, v, &mut self.r, &mut self.v);
+        (&self.r, &self.v)
+    }
+}
