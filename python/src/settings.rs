@@ -113,6 +113,7 @@ fn validate(
         rtol: s.rtol,
         atol: s.atol,
         relinearise_every: u32::try_from(s.relinearise_every).unwrap_or(u32::MAX),
+        relinearise_stale: s.relinearise_stale,
         linear_solver: model.description().solver.linear_solver,
         max_displacement: s.bounds.max_displacement,
         max_velocity: s.bounds.max_velocity,

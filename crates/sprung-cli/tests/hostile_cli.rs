@@ -49,6 +49,12 @@ fn rejected_runs_touch_nothing_and_name_the_flag() {
         ),
         (&["--t-end", "0"], "--t-end"),
         (&["--relinearise-every", "0"], "--relinearise-every"),
+        (&["--relinearise-stale", "0"], "--relinearise-stale"),
+        (&["--relinearise-stale", "nan"], "--relinearise-stale"),
+        (
+            &["--solver", "pie", "--relinearise-stale", "5e-8"],
+            "leave relinearise_stale out",
+        ),
         (&["--name", ""], "result name is empty"),
         (&["--name", "a/b"], "path separator"),
         (&["--solver", "nosuch"], "nosuch"),

@@ -100,6 +100,30 @@ impl Route {
     }
 }
 
+/// Checks [`RunSettings::relinearise_stale`] for the run's route: a positive level (not NaN;
+/// `inf` = the fixed schedule alone), and only for the fixed-step Rosenbrock methods, whose
+/// local error indicator it reads — `pie`, RK4 and the fixed-step first-order methods have none
+/// (an error, not silence). Adaptive routes ignore it, as they ignore `relinearise_every`.
+pub fn check_relinearise_stale(s: &RunSettings, route: &Route) -> Result<(), RunError> {
+    let Some(level) = s.relinearise_stale else {
+        return Ok(());
+    };
+    if level.is_nan() || level <= 0.0 {
+        return Err(RunError::Settings(format!(
+            "relinearise_stale = {level} must be a positive error-indicator level in m (e.g. 5e-8; inf = the fixed schedule alone)"
+        )));
+    }
+    match route {
+        Route::Rk4 | Route::Pie | Route::FirstOrder(_, true) => Err(RunError::Settings(format!(
+            "relinearise_stale applies to the fixed-step Rosenbrock methods (lsrt2, lie, ros2, ...), whose local error indicator it reads; {} has none: leave relinearise_stale out (use relinearise_every alone)",
+            s.method
+        ))),
+        Route::RosenbrockFixed(_) | Route::RosenbrockAdaptive(_) | Route::FirstOrder(_, false) => {
+            Ok(())
+        }
+    }
+}
+
 /// Chooses how `name` runs: `adaptive` = Some(true/false) forces the mode where the method allows
 /// it (None: the method's natural mode — adaptive if it has an error estimate).
 pub fn route(name: &str, adaptive: Option<bool>) -> Result<Route, RunError> {
@@ -172,6 +196,12 @@ pub struct RunSettings {
     pub output_interval: f64,
     /// Re-linearise every N steps (linear-implicit fixed-step methods).
     pub relinearise_every: u64,
+    /// Adaptive re-linearisation of the fixed-step Rosenbrock methods (`lsrt2`, …): a step
+    /// taken with a lagged Jacobian whose local error indicator exceeds this level (m) makes
+    /// the next step re-linearise; `relinearise_every` then bounds the Jacobian's age
+    /// ([`RosenbrockStepper::stale_indicator`]). `None`: the fixed schedule alone. Not for
+    /// `pie` (no error indicator) or RK4.
+    pub relinearise_stale: Option<f64>,
     /// Fixed-step Rosenbrock methods: reaction to a piecewise characteristic changing segment
     /// within a step ([`Breakpoints`]; default: split the step).
     pub breakpoints: Breakpoints,
@@ -587,7 +617,9 @@ impl FixedStepper {
                 s.step
             )));
         }
-        match route(&s.method, Some(false))? {
+        let which = route(&s.method, Some(false))?;
+        check_relinearise_stale(s, &which)?;
+        match which {
             Route::Rk4 => Ok(Self::Rk4(Box::new(Rk4Stepper::new(sys, s.step, s.t0)))),
             Route::RosenbrockFixed(tab) => {
                 let mut st = RosenbrockStepper::new(
@@ -599,6 +631,7 @@ impl FixedStepper {
                     linear_solver(sys, s.linear_solver),
                 );
                 st.breakpoints = s.breakpoints;
+                st.stale_indicator = s.relinearise_stale.unwrap_or(f64::INFINITY);
                 Ok(Self::Ros(Box::new(st)))
             }
             Route::Pie => {
@@ -787,6 +820,7 @@ fn run_first_order(
             solves: sol.stats.lu_solves as u64,
             breakpoint_steps: 0,
             error_splits: 0,
+            stale_relinearisations: 0,
         },
         compute_time: compute,
         ..Default::default()

@@ -33,6 +33,7 @@ fn settings(method: &str, step: f64, t_end: f64) -> RunSettings {
         t_end,
         output_interval: step,
         relinearise_every: 1,
+        relinearise_stale: None,
         // The orders of the methods themselves: no step splitting (the default splits steps
         // whose local error indicator exceeds 0.1 µm, which at these coarse steps is most of
         // them and would measure a different method; `sprung_solve::mech::Breakpoints`).

@@ -692,6 +692,7 @@ fn step_response_matches_prototype() {
             t_end: 5.12,
             output_interval: 1e-3,
             relinearise_every: 1,
+            relinearise_stale: None,
             breakpoints: Default::default(),
             rtol: 1e-6,
             atol: 1e-9,

@@ -2,7 +2,8 @@
 //! (by the loader) and for command-line overrides (by the CLI), so both are checked alike.
 //!
 //! Rules ([`SolverSettings::validate`]):
-//! * `step` and `t_end` finite and > 0; `relinearise_every` >= 1; `method` not empty;
+//! * `step` and `t_end` finite and > 0; `relinearise_every` >= 1; `relinearise_stale` (when
+//!   given) > 0; `method` not empty;
 //! * `rtol` finite with 0 < rtol < 1; `atol` finite and > 0;
 //! * `max_displacement`, `max_velocity`, `max_force` (when given) > 0 (`inf` = no bound), not NaN;
 //! * `output_interval` (when given) finite, > 0 and, for fixed-step runs, a whole multiple of
@@ -120,6 +121,15 @@ impl SolverSettings {
                 "relinearise_every",
                 "relinearise_every = 0".into(),
                 "set relinearise_every >= 1 (1 = every step)".into(),
+            );
+        }
+        if let Some(x) = self.relinearise_stale
+            && (x.is_nan() || x <= 0.0)
+        {
+            push(
+                "relinearise_stale",
+                format!("relinearise_stale = {x} is not a positive level"),
+                "set relinearise_stale > 0 in m (an error-indicator level, e.g. 1e-7 = the split tolerance) or leave it out for the fixed schedule".into(),
             );
         }
         if self.method.trim().is_empty() {

@@ -182,6 +182,12 @@ pub struct SolverSettings {
     /// Jacobian update every N steps (>= 1), default 1.
     #[serde(default = "default_relin")]
     pub relinearise_every: u32,
+    /// Adaptive re-linearisation of the fixed-step Rosenbrock methods (m, > 0; default none =
+    /// the fixed schedule alone): a step taken with a lagged Jacobian whose local error
+    /// indicator exceeds this level makes the next step re-linearise; `relinearise_every` then
+    /// bounds the Jacobian's age (`docs/solvers.md`, *Adaptive re-linearisation*).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub relinearise_stale: Option<f64>,
     /// Linear solver, default `block_sparse`.
     #[serde(default)]
     pub linear_solver: LinearSolver,
@@ -211,6 +217,7 @@ impl Default for SolverSettings {
             rtol: default_rtol(),
             atol: default_atol(),
             relinearise_every: default_relin(),
+            relinearise_stale: None,
             linear_solver: LinearSolver::default(),
             max_displacement: None,
             max_velocity: None,

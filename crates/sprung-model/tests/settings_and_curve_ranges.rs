@@ -64,6 +64,25 @@ fn bad_values_are_rejected_each_with_its_field() {
         };
         assert_eq!(fields(&s, StepMode::Adaptive), vec!["atol"], "{atol}");
     }
+    for x in [0.0, -5e-8, f64::NAN, f64::NEG_INFINITY] {
+        let s = SolverSettings {
+            relinearise_stale: Some(x),
+            ..SolverSettings::default()
+        };
+        assert_eq!(
+            fields(&s, StepMode::Fixed),
+            vec!["relinearise_stale"],
+            "{x}"
+        );
+    }
+    // A level (m) and `inf` (= the fixed schedule alone) are accepted.
+    for x in [5e-8, f64::INFINITY] {
+        let s = SolverSettings {
+            relinearise_stale: Some(x),
+            ..SolverSettings::default()
+        };
+        assert_eq!(fields(&s, StepMode::Fixed), Vec::<&str>::new(), "{x}");
+    }
     let s = SolverSettings {
         relinearise_every: 0,
         method: " ".into(),

@@ -14,7 +14,14 @@
 //! cargo run --release -p sprung --example truck_reference -- cornering 4.9 6.0 radau5 1e-6
 //! ```
 //! Arguments: manoeuvre (`bump` or `cornering`), window start and end in s, reference method
-//! (default [`REFERENCE_METHOD`]) and its relative tolerance (default [`REFERENCE_RTOL`]).
+//! (default [`REFERENCE_METHOD`]) and its relative tolerance (default [`REFERENCE_RTOL`]), and
+//! optionally the compared runs as `METHOD:EVERY` (re-linearise every EVERY steps) or
+//! `METHOD:EVERY:LEVEL` (also re-linearise after a step with a lagged Jacobian whose error
+//! indicator exceeds LEVEL m, `RunSettings::relinearise_stale`), comma separated (default
+//! `pie:1,lsrt2:1`), e.g. to measure re-linearisation schedules:
+//! ```sh
+//! cargo run --release -p sprung --example truck_reference -- bump 1.3 1.8 rodas4 1e-6 lsrt2:1,lsrt2:5,lsrt2:50:5e-8
+//! ```
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -133,15 +140,92 @@ fn run_window(
     Ok(trace)
 }
 
+/// A compared fixed-step run at 1 ms: method and re-linearisation interval (steps).
+#[derive(Debug, Clone)]
+pub struct Setup {
+    /// Fixed-step method (`pie`, `lsrt2`, …).
+    pub method: String,
+    /// Re-linearise every this many steps.
+    pub relinearise_every: u64,
+    /// Adaptive re-linearisation level, m (`RunSettings::relinearise_stale`).
+    pub relinearise_stale: Option<f64>,
+}
+
+impl Setup {
+    /// Parses `METHOD`, `METHOD:EVERY` or `METHOD:EVERY:LEVEL`.
+    pub fn parse(s: &str) -> Result<Self, String> {
+        let bad = || {
+            format!(
+                "'{s}': expected METHOD[:EVERY[:LEVEL]] with EVERY >= 1 and LEVEL > 0 in m, e.g. lsrt2:5 or lsrt2:50:5e-8"
+            )
+        };
+        let mut parts = s.split(':');
+        let method = parts.next().filter(|m| !m.is_empty()).ok_or_else(bad)?;
+        let relinearise_every = match parts.next() {
+            Some(k) => k.parse::<u64>().ok().filter(|&k| k >= 1).ok_or_else(bad)?,
+            None => 1,
+        };
+        let relinearise_stale = match parts.next() {
+            Some(x) => Some(x.parse::<f64>().ok().filter(|&x| x > 0.0).ok_or_else(bad)?),
+            None => None,
+        };
+        if parts.next().is_some() {
+            return Err(bad());
+        }
+        Ok(Self {
+            method: method.into(),
+            relinearise_every,
+            relinearise_stale,
+        })
+    }
+
+    /// The label of the run: `lsrt2 1 ms` (every step), `lsrt2 1 ms k=5`, or with the
+    /// adaptive level `lsrt2 1 ms k=50 stale 5e-8`.
+    fn label(&self) -> String {
+        let mut l = match self.relinearise_every {
+            1 => format!("{} 1 ms", self.method),
+            k => format!("{} 1 ms k={k}", self.method),
+        };
+        if let Some(x) = self.relinearise_stale {
+            l += &format!(" stale {x:e}");
+        }
+        l
+    }
+}
+
 /// Runs `manoeuvre` over `[t_start, t_end]`: the lead-in with LSRT2 at 1 ms, then the reference
 /// (`reference_method` at `reference_rtol`, atol 1e-2 · rtol) and `pie` and `lsrt2` at 1 ms from
-/// the same state, and compares them.
+/// the same state (re-linearising every step), and compares them.
 pub fn compare(
     manoeuvre: &str,
     t_start: f64,
     t_end: f64,
     reference_method: &str,
     reference_rtol: f64,
+) -> Result<Comparison, Box<dyn std::error::Error>> {
+    let setups = ["pie", "lsrt2"].map(|m| Setup {
+        method: m.into(),
+        relinearise_every: 1,
+        relinearise_stale: None,
+    });
+    compare_setups(
+        manoeuvre,
+        t_start,
+        t_end,
+        reference_method,
+        reference_rtol,
+        &setups,
+    )
+}
+
+/// As [`compare`], with the given fixed-step runs.
+pub fn compare_setups(
+    manoeuvre: &str,
+    t_start: f64,
+    t_end: f64,
+    reference_method: &str,
+    reference_rtol: f64,
+    setups: &[Setup],
 ) -> Result<Comparison, Box<dyn std::error::Error>> {
     let model = Model::from_file(model_file(manoeuvre)?)?;
     let mut lead = model.default_settings();
@@ -166,10 +250,12 @@ pub fn compare(
         format!("{reference_method} rtol {reference_rtol:.0e}"),
     )?;
     let mut runs = Vec::new();
-    for method in ["pie", "lsrt2"] {
+    for setup in setups {
         let mut s = lead.clone();
-        s.method = method.into();
-        let trace = run_window(&model, &start, s, t_end, format!("{method} 1 ms"))?;
+        s.method = setup.method.clone();
+        s.relinearise_every = setup.relinearise_every;
+        s.relinearise_stale = setup.relinearise_stale;
+        let trace = run_window(&model, &start, s, t_end, setup.label())?;
         // Samples at the same times (within 1 µs; the adaptive run's output grid can miss the
         // last sample by round-off of t0 + k·Δt).
         let (mut i, mut pairs) = (0, Vec::with_capacity(trace.t.len()));
@@ -241,18 +327,20 @@ pub fn format(c: &Comparison) -> String {
     }
     let _ = writeln!(
         s,
-        "\n| run | steps | rejected | q evals | linearisations | LUs | wall s |\n|---|---|---|---|---|---|---|"
+        "\n| run | steps | rejected | split | q evals | linearisations (stale) | LUs | wall s |\n|---|---|---|---|---|---|---|---|"
     );
     for t in std::iter::once(&c.reference).chain(c.runs.iter().map(|r| &r.trace)) {
         let st = &t.stats;
         let _ = writeln!(
             s,
-            "| {} | {} | {} | {} | {} | {} | {:.2} |",
+            "| {} | {} | {} | {} | {} | {} ({}) | {} | {:.2} |",
             t.label,
             st.steps,
             st.rejected,
+            st.error_splits + st.breakpoint_steps,
             st.q_evals,
             st.linearisations,
+            st.stale_relinearisations,
             st.factorisations,
             t.cpu_s
         );
@@ -263,7 +351,7 @@ pub fn format(c: &Comparison) -> String {
 #[allow(dead_code)] // run by the test suite through `compare`
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let usage = "usage: truck_reference bump|cornering T_START T_END [METHOD [RTOL]]";
+    let usage = "usage: truck_reference bump|cornering T_START T_END [METHOD [RTOL [RUN,...]]] (RUN = METHOD:EVERY, e.g. lsrt2:5)";
     let num = |i: usize| -> Result<f64, Box<dyn std::error::Error>> {
         let a = args.get(i).ok_or(usage)?;
         a.parse::<f64>()
@@ -276,7 +364,17 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         Some(_) => num(4)?,
         None => REFERENCE_RTOL,
     };
-    let c = compare(manoeuvre, t0, t1, method, rtol)?;
+    let setups = match args.get(5) {
+        Some(list) => list
+            .split(',')
+            .map(Setup::parse)
+            .collect::<Result<Vec<_>, _>>()?,
+        None => ["pie", "lsrt2"]
+            .into_iter()
+            .map(Setup::parse)
+            .collect::<Result<_, _>>()?,
+    };
+    let c = compare_setups(manoeuvre, t0, t1, method, rtol, &setups)?;
     print!("{}", format(&c));
     Ok(())
 }

@@ -157,6 +157,7 @@ impl Model {
             t_end: s.t_end,
             output_interval: s.output_interval(),
             relinearise_every: (s.relinearise_every as u64).max(1),
+            relinearise_stale: s.relinearise_stale,
             breakpoints: Default::default(),
             rtol: s.rtol,
             atol: s.atol,

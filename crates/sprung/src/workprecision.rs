@@ -513,6 +513,7 @@ impl AxleBench {
             t_end: self.case.t_end,
             output_interval: self.output_interval,
             relinearise_every: self.relinearise_every(relinearise_every),
+            relinearise_stale: self.model.solver.relinearise_stale,
             breakpoints: self.case.breakpoints,
             rtol: rtol.unwrap_or(1e-6),
             atol: rtol.unwrap_or(1e-6) * 1e-2,

@@ -261,13 +261,21 @@ fn inputs_and_channels_give_clear_errors() {
 /// there, and the steps of the transient whose error estimate is large, and re-linearises off
 /// schedule) continue bit for bit, re-linearising every 5 steps,
 /// from snapshots taken before, inside and after the transient; with LSRT2 and with the partly
-/// implicit Euler (which re-linearises at the next step after a segment change).
+/// implicit Euler (which re-linearises at the next step after a segment change); and with LSRT2's
+/// adaptive schedule (every 50 steps, and at the next step after a lagged step whose error
+/// indicator exceeds 5e-8 m: `relinearise_stale`), whose re-linearisations depend on the steps
+/// before the snapshot.
 #[test]
 fn snapshots_continue_bit_for_bit_across_breakpoints() {
-    for method in ["lsrt2", "pie"] {
+    for (method, every, stale) in [
+        ("lsrt2", 5, None),
+        ("pie", 5, None),
+        ("lsrt2", 50, Some(5e-8)),
+    ] {
         let model = Model::from_file(models("multilink.toml")).unwrap();
         let mut s = model.default_settings();
-        s.relinearise_every = 5;
+        s.relinearise_every = every;
+        s.relinearise_stale = stale;
         s.method = method.into();
         let mut sim = Simulation::with_settings(model, s).unwrap();
         sim.equilibrium().unwrap();
@@ -288,6 +296,12 @@ fn snapshots_continue_bit_for_bit_across_breakpoints() {
         assert!(
             method != "lsrt2" || sim.stats().error_splits > 0,
             "{method}: no error-triggered split"
+        );
+        assert_eq!(
+            sim.stats().stale_relinearisations > 0,
+            stale.is_some(),
+            "{method}: stale re-linearisations {}",
+            sim.stats().stale_relinearisations
         );
         for snap in &snaps {
             sim.set_state(snap).unwrap();

@@ -96,6 +96,12 @@ pub struct BenchArgs {
     /// Re-linearisation intervals benchmarked (steps), comma separated.
     #[arg(long, value_delimiter = ',', default_values_t = [1u64, 5])]
     pub relinearise: Vec<u64>,
+    /// Adaptive re-linearisation (fixed-step Rosenbrock methods) in every row: a step taken with
+    /// a lagged Jacobian whose local error indicator exceeds this level (m, e.g. 1e-7) makes the
+    /// next step re-linearise; the row's --relinearise value bounds the Jacobian's age.
+    /// Default: the model's [solver] relinearise_stale, else the fixed schedule alone.
+    #[arg(long, value_name = "M")]
+    pub relinearise_stale: Option<f64>,
     /// Reference solution: `rodas4` (rtol 1e-8, atol 1e-10) or `lsrt2:STEP` (LSRT2 at the fixed
     /// step STEP in s, e.g. lsrt2:1e-4, for models on which RODAS4 takes tiny steps).
     #[arg(long, default_value = "rodas4", value_parser = parse_reference)]
@@ -202,6 +208,8 @@ struct Case {
     outputs: OutputSet,
     channels: [usize; 2],
     breakpoints: sprung_solve::mech::Breakpoints,
+    /// Adaptive re-linearisation level (`RunSettings::relinearise_stale`).
+    relinearise_stale: Option<f64>,
     /// Names of the two compared channels.
     names: [String; 2],
 }
@@ -287,6 +295,7 @@ impl Case {
             outputs,
             channels,
             breakpoints: Default::default(),
+            relinearise_stale: None,
             names,
         })
     }
@@ -300,6 +309,7 @@ impl Case {
             t_end,
             output_interval: s.output_interval(),
             relinearise_every: every,
+            relinearise_stale: self.relinearise_stale,
             breakpoints: self.breakpoints,
             rtol: REF_RTOL,
             atol: REF_ATOL,
@@ -514,6 +524,7 @@ pub fn run(a: &BenchArgs) -> anyhow::Result<()> {
     for file in &models {
         let mut case = Case::load(file, names)?;
         case.breakpoints = a.breakpoints;
+        case.relinearise_stale = a.relinearise_stale.or(case.model.solver.relinearise_stale);
         let reference = case.reference(&a.out, a.t_end, a.reference, quiet)?;
         let mut rows = Vec::new();
         for (lu, lu_name) in [
@@ -587,6 +598,7 @@ pub fn run(a: &BenchArgs) -> anyhow::Result<()> {
             "window": [window.t0, window.t1],
             "repeat": a.repeat,
             "solver": method,
+            "relinearise_stale": a.relinearise_stale,
             "reference": match a.reference {
                 Reference::Rodas4 => json!({ "method": "rodas4", "rtol": REF_RTOL, "atol": REF_ATOL }),
                 Reference::Lsrt2(h) => json!({ "method": "lsrt2", "step": h }),
@@ -624,6 +636,11 @@ pub fn run(a: &BenchArgs) -> anyhow::Result<()> {
         window.t0,
         window.t1
     );
+    if let Some(x) = a.relinearise_stale {
+        println!(
+            "adaptive re-linearisation: also after a step with a lagged Jacobian whose error indicator exceeds {x:e} m (relin = largest age)"
+        );
+    }
     println!();
     println!(
         "{:<16} {:<13} {:>6} {:>8} {:>8} {:>10} {:>11} {:>10} {:>11} {:>11}",

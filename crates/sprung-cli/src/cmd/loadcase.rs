@@ -101,6 +101,7 @@ fn run_one(
         t_end: None,
         output_interval: None,
         relinearise_every: None,
+        relinearise_stale: None,
         breakpoints: Default::default(),
         linear_solver: None,
         max_displacement: None,

@@ -50,6 +50,12 @@ pub struct RunArgs {
     /// Re-linearise every N steps (linear-implicit fixed-step solvers).
     #[arg(long)]
     pub relinearise_every: Option<u64>,
+    /// Adaptive re-linearisation (fixed-step Rosenbrock methods): a step taken with a lagged
+    /// Jacobian whose local error indicator exceeds this level (m, e.g. 1e-7) makes the next
+    /// step re-linearise; --relinearise-every then bounds the Jacobian's age. Default: [solver]
+    /// relinearise_stale, else the fixed schedule alone.
+    #[arg(long, value_name = "M")]
+    pub relinearise_stale: Option<f64>,
     /// Fixed-step Rosenbrock methods: split (default) redoes a step as two half steps when a
     /// characteristic changes segment within it or its local error estimate exceeds 0.1 µm (fast
     /// transients); ignore never splits.
@@ -139,6 +145,7 @@ fn settings(m: &sprung_model::Model, a: &RunArgs) -> anyhow::Result<RunSettings>
         output_interval: a.output_interval.unwrap_or_else(|| s.output_interval()),
         // No silent `.max(1)`: 0 is rejected by the settings validation.
         relinearise_every: a.relinearise_every.unwrap_or(s.relinearise_every as u64),
+        relinearise_stale: a.relinearise_stale.or(s.relinearise_stale),
         breakpoints: a.breakpoints,
         rtol: a.rtol.unwrap_or(s.rtol),
         atol: a.atol.unwrap_or(s.atol),
@@ -218,6 +225,14 @@ pub fn run(a: &RunArgs) -> anyhow::Result<()> {
     let s = settings(&m, a)?;
     let route = simulate::route(&s.method, s.adaptive)?;
     super::settings_check::validate(a, &m, &s, &route)?;
+    simulate::check_relinearise_stale(&s, &route).map_err(|e| {
+        let source = if a.relinearise_stale.is_some() {
+            "--relinearise-stale".to_string()
+        } else {
+            format!("[solver] relinearise_stale in {}", a.model.display())
+        };
+        anyhow::anyhow!("invalid run settings (nothing was written):\n  - {source}: {e}")
+    })?;
     let adaptive = route.step_mode() == sprung_model::StepMode::Adaptive;
     // What this run actually uses: an adaptive run has tolerances and an initial step, a
     // fixed-step run a step (and tolerances it ignores are not recorded).
@@ -226,7 +241,8 @@ pub fn run(a: &RunArgs) -> anyhow::Result<()> {
                 "initial_step": s.step, "linear_solver": format!("{:?}", s.linear_solver) })
     } else {
         json!({ "method": s.method, "adaptive": false, "step": s.step,
-                "relinearise_every": s.relinearise_every, "linear_solver": format!("{:?}", s.linear_solver) })
+                "relinearise_every": s.relinearise_every, "relinearise_stale": s.relinearise_stale,
+                "linear_solver": format!("{:?}", s.linear_solver) })
     };
     let solver_line = if adaptive {
         format!(
@@ -234,8 +250,12 @@ pub fn run(a: &RunArgs) -> anyhow::Result<()> {
             s.method, s.rtol, s.atol, s.step, s.linear_solver
         )
     } else {
+        let stale = s
+            .relinearise_stale
+            .map(|x| format!(" or when the error indicator of a lagged Jacobian exceeds {x:e} m"))
+            .unwrap_or_default();
         format!(
-            "{} (fixed step {} s, linear solver {:?}, re-linearise every {})",
+            "{} (fixed step {} s, linear solver {:?}, re-linearise every {}{stale})",
             s.method, s.step, s.linear_solver, s.relinearise_every
         )
     };
@@ -389,6 +409,7 @@ pub fn run(a: &RunArgs) -> anyhow::Result<()> {
         "steps": stats.steps, "rejected": stats.rejected, "q_evaluations": stats.q_evals,
         "linearisations": stats.linearisations, "factorisations": stats.factorisations,
         "breakpoint_steps": stats.breakpoint_steps, "error_split_steps": stats.error_splits,
+        "stale_relinearisations": stats.stale_relinearisations,
         "compute_time_s": summary.compute_time, "real_time_factor": rtf,
         "worst_step_time_s": summary.worst_step_time, "p999_step_time_s": p999,
         "wall_time_s": wall.elapsed().as_secs_f64(),
@@ -403,10 +424,11 @@ pub fn run(a: &RunArgs) -> anyhow::Result<()> {
         summary.t_reached, s.t_end, stop_reason
     );
     println!(
-        "steps:             {} accepted, {} rejected, {} linearisations, {} LU, {} q evaluations, {} at breakpoints, {} split for accuracy",
+        "steps:             {} accepted, {} rejected, {} linearisations ({} for a stale Jacobian), {} LU, {} q evaluations, {} at breakpoints, {} split for accuracy",
         stats.steps,
         stats.rejected,
         stats.linearisations,
+        stats.stale_relinearisations,
         stats.factorisations,
         stats.q_evals,
         stats.breakpoint_steps,

@@ -9,7 +9,8 @@
 //! θ_k = atan2(d_k·n_z, d_k·n_x),   ∂θ_k/∂d_k = g_k = (x_k n_z − z_k n_x)/ρ_k²,
 //! ∂θ_k/∂φ₀ = h_k = g_k × d_k      (x_k = d_k·n_x, z_k = d_k·n_z, ρ_k² = x_k² + z_k²).
 //!
-//! Twist τ = θ₁ − θ₂ − τ₀ (τ₀: the design twist) and its rate
+//! Twist τ = θ₁ − θ₂ − τ₀ (τ₀: the design twist; θ₁ − θ₂ taken as the angle from arm 2 to arm 1,
+//! atan2(z₁x₂ − x₁z₂, x₁x₂ + z₁z₂), one `atan2` per evaluation instead of one per arm) and its rate
 //! τ̇ = g₁·(v₁ − v₀) − g₂·(v₂ − v₀) + (h₁ − h₂)·ω₀ give the torsion moment
 //! M = k_t τ + c_t τ̇, and from the potential ½ k_t τ² (and the dissipation ½ c_t τ̇²) the
 //! generalised forces: F₁ = −M g₁ at end 1, F₂ = +M g₂ at end 2, F₀ = −(F₁ + F₂) and the torque
@@ -77,13 +78,14 @@ pub struct AntiRollBar {
     pub design_twist: f64,
 }
 
-/// Arm angle θ, its gradient g and h = g × d of the end at `d` in the bar frame `m0`.
-fn arm(m0: &MarkerState, d: &Vector3<f64>) -> (f64, Vector3<f64>, Vector3<f64>) {
+/// The end at `d` in the bar frame `m0`: its coordinates (x, z) = (d·n_x, d·n_z) about the bar
+/// axis (its arm angle is θ = atan2(z, x)), the gradient g = ∂θ/∂d and h = g × d.
+fn arm(m0: &MarkerState, d: &Vector3<f64>) -> ([f64; 2], Vector3<f64>, Vector3<f64>) {
     let (nx, nz) = (m0.rot.column(0).into_owned(), m0.rot.column(2).into_owned());
     let (x, z) = (d.dot(&nx), d.dot(&nz));
     let rho2 = (x * x + z * z).max(1e-18);
     let g = (x * nz - z * nx) / rho2;
-    (z.atan2(x), g, g.cross(d))
+    ([x, z], g, g.cross(d))
 }
 
 /// Factory for the registry.
@@ -98,7 +100,8 @@ pub fn build(p: &ElementParams, design: &[MarkerState]) -> Result<Arc<dyn Elemen
                 "arm end {k} lies on the bar axis (distance {rho:e} m from the y axis of the bar frame); the arm needs a length"
             ));
         }
-        twist += sign * arm(&design[0], &d).0;
+        let [x, z] = arm(&design[0], &d).0;
+        twist += sign * z.atan2(x);
     }
     Ok(Arc::new(AntiRollBar {
         torsional_stiffness: p.positive("torsional_stiffness")?,
@@ -111,10 +114,11 @@ impl AntiRollBar {
     /// (τ, τ̇, g₁, g₂, h₁ − h₂).
     fn kinematics(&self, x: &ElementInput) -> (f64, f64, Vector3<f64>, Vector3<f64>, Vector3<f64>) {
         let m = x.markers;
-        let (t1, g1, h1) = arm(&m[0], &(m[1].x - m[0].x));
-        let (t2, g2, h2) = arm(&m[0], &(m[2].x - m[0].x));
-        // Wrap the twist into (−π, π] around the design twist.
-        let mut tau = t1 - t2 - self.design_twist;
+        let ([x1, z1], g1, h1) = arm(&m[0], &(m[1].x - m[0].x));
+        let ([x2, z2], g2, h2) = arm(&m[0], &(m[2].x - m[0].x));
+        // θ₁ − θ₂ modulo 2π (module docs); wrap the twist into (−π, π] around the design twist.
+        let between = (z1 * x2 - x1 * z2).atan2(x1 * x2 + z1 * z2);
+        let mut tau = between - self.design_twist;
         tau = (tau + std::f64::consts::PI).rem_euclid(2.0 * std::f64::consts::PI)
             - std::f64::consts::PI;
         let dh = h1 - h2;

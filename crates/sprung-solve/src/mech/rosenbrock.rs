@@ -78,6 +78,11 @@ pub struct Stats {
     /// Fixed steps split because their local error estimate exceeded the split tolerance
     /// ([`RosenbrockStepper::split_tolerance`]).
     pub error_splits: u64,
+    /// Re-linearisations off the fixed schedule that the adaptive schedule asked for
+    /// ([`RosenbrockStepper::stale_indicator`]): made at the start of a step because the step
+    /// before it, taken with a lagged Jacobian, had a local error indicator above that level
+    /// (included in `linearisations`).
+    pub stale_relinearisations: u64,
 }
 
 impl std::ops::AddAssign for Stats {
@@ -91,6 +96,7 @@ impl std::ops::AddAssign for Stats {
         self.solves += o.solves;
         self.breakpoint_steps += o.breakpoint_steps;
         self.error_splits += o.error_splits;
+        self.stale_relinearisations += o.stale_relinearisations;
     }
 }
 
@@ -672,6 +678,17 @@ pub struct RosenbrockStepper {
     /// as two half steps with the step's Jacobian (default [`SPLIT_TOLERANCE`];
     /// `f64::INFINITY` = never).
     pub split_tolerance: f64,
+    /// Adaptive re-linearisation: a step taken with a lagged Jacobian (formed at an earlier
+    /// step) whose local error indicator ([`Self::error_indicator`], m) exceeds this makes the
+    /// next step re-linearise, besides the fixed schedule of [`Self::relinearise_every`], which
+    /// then bounds the Jacobian's age (default `f64::INFINITY`: the fixed schedule alone).
+    /// A lagged Jacobian raises the indicator (on the truck over 6 s, LSRT2 splits 27 steps
+    /// re-linearising every step, 117 every 5 and 940 every 50 steps: `docs/truck.md`,
+    /// *Linearisation schedule*), so the indicator tells when the Jacobian no longer fits.
+    /// The decision uses only the step's own stages and the grid of the schedule stays the
+    /// same, so runs stay deterministic and snapshots restorable as with the fixed schedule
+    /// (the re-linearisation happens at a step start, as after [`Self::invalidate`]).
+    pub stale_indicator: f64,
     /// Weights e_i = b_i − b̂_i of the local error indicator (the tableau's embedded weights,
     /// else the first stage alone as the embedded first-order solution: e = (−1, 1) for LSRT2).
     err_weights: Vec<f64>,
@@ -688,6 +705,8 @@ pub struct RosenbrockStepper {
     est_v: Vec<f64>,
     est_r: Vec<f64>,
     have_lin: bool,
+    /// The adaptive schedule asked the next step to re-linearise ([`Self::stale_indicator`]).
+    stale_pending: bool,
     /// Step size the current factorisation is for (an error-triggered split leaves h/2).
     factored_h: f64,
 }
@@ -713,6 +732,7 @@ impl RosenbrockStepper {
             est_r: vec![0.0; sys.n_r()],
             breakpoints: Breakpoints::default(),
             split_tolerance: SPLIT_TOLERANCE,
+            stale_indicator: f64::INFINITY,
             err_weights: {
                 let b_hat = tab.b_hat.clone().unwrap_or_else(|| {
                     let mut e = vec![0.0; s];
@@ -734,6 +754,7 @@ impl RosenbrockStepper {
             congruent: true,
             stats: Stats::default(),
             have_lin: false,
+            stale_pending: false,
             factored_h: f64::NAN,
         }
     }
@@ -778,6 +799,9 @@ impl RosenbrockStepper {
             }
         }
         if relin {
+            if self.stale_pending {
+                self.stats.stale_relinearisations += 1;
+            }
             self.relinearise(sys, t, r, v, h)?;
             self.q0.copy_from_slice(&self.lin.q);
         } else if self.factored_h != h {
@@ -790,7 +814,26 @@ impl RosenbrockStepper {
         let c1 = sys.segment_changes();
         self.run_stages(sys, t, h, r, v, false);
         let crossed = watch && sys.segment_changes() != c1;
-        let rough = watch && !crossed && self.exceeds_split_tolerance(sys, r, h);
+        // The indicator is computed exactly only where a decision needs it: above the split
+        // tolerance (splitting on), or above the stale level for a lagged Jacobian.
+        let lagged = !relin;
+        let split_level = if watch {
+            self.split_tolerance
+        } else {
+            f64::INFINITY
+        };
+        let floor = if lagged {
+            split_level.min(self.stale_indicator)
+        } else {
+            split_level
+        };
+        let indicator = if crossed {
+            0.0
+        } else {
+            self.indicator_above(sys, r, h, floor)
+        };
+        let rough = indicator > split_level;
+        let stale = lagged && indicator > self.stale_indicator;
         if !(crossed || rough) {
             self.update(sys, h, r, v);
         } else {
@@ -826,6 +869,10 @@ impl RosenbrockStepper {
             // The factorisation no longer belongs to the schedule: the next step re-linearises
             // (so a snapshot taken now never refers to an off-schedule linearisation).
             self.have_lin = false;
+        } else if stale && !(k + 1).is_multiple_of(self.relinearise_every) {
+            // The lagged Jacobian no longer fits (adaptive schedule): re-linearise next step.
+            self.have_lin = false;
+            self.stale_pending = true;
         }
         self.stats.steps += 1;
         match first_non_finite(r, v) {
@@ -837,8 +884,8 @@ impl RosenbrockStepper {
         }
     }
 
-    /// Whether the local error indicator of the last stages with step h, with K at the
-    /// step's start position r, exceeds [`Self::split_tolerance`]: the largest entry of
+    /// The local error indicator of the last stages with step h, with K at the step's start
+    /// position r, if it exceeds `floor`, else a value of at most `floor` (0): the largest entry of
     /// γ h² K(r) (ℓ ∘ Σ e_i Δv_i) (position coordinates, each a displacement in m through the
     /// system's scales ℓ, [`MechanicalSystem::error_scales`]), the change of the stage
     /// accelerations within the step integrated twice. It vanishes for a constant acceleration (which the method
@@ -846,16 +893,18 @@ impl RosenbrockStepper {
     /// there and split every step of a body falling or braking) and scales with the rate of
     /// change of the accelerations. The system's cheap upper bound of the largest entry
     /// ([`MechanicalSystem::kinematics_max_abs_bound`]) settles most steps; the exact value is
-    /// computed only when the bound is above the tolerance, so the decision is the same as
-    /// from the exact value (γ h² x is monotone in x also in floating point).
-    fn exceeds_split_tolerance<S: MechanicalSystem + ?Sized>(
+    /// computed only when the bound is above `floor`, so every decision against a level of
+    /// at least `floor` is the same as from the exact value (γ h² x is monotone in x also in
+    /// floating point).
+    fn indicator_above<S: MechanicalSystem + ?Sized>(
         &mut self,
         sys: &S,
         r: &[f64],
         h: f64,
-    ) -> bool {
-        if !self.split_tolerance.is_finite() {
-            return false;
+        floor: f64,
+    ) -> f64 {
+        if !floor.is_finite() {
+            return 0.0;
         }
         let scale = self.tab.gamma * h * h;
         let lsrt2_weights = matches!(self.err_weights[..], [a, b] if a == -1.0 && b == 1.0);
@@ -868,8 +917,8 @@ impl RosenbrockStepper {
                 &self.work.dv[1][..n],
                 &self.error_scales[..n],
             );
-            if scale * gain * m <= self.split_tolerance {
-                return false;
+            if scale * gain * m <= floor {
+                return 0.0;
             }
         }
         // est_v = Σ e_i Δv_i in one pass for the two-stage weights (−1, 1) of LSRT2.
@@ -894,10 +943,10 @@ impl RosenbrockStepper {
             }
         }
         let bound = sys.kinematics_max_abs_bound(r, &self.est_v, &mut self.est_r);
-        if scale * bound <= self.split_tolerance {
-            return false;
+        if scale * bound <= floor {
+            return 0.0;
         }
-        scale * self.largest_position_entry(sys, r) > self.split_tolerance
+        scale * self.largest_position_entry(sys, r)
     }
 
     /// max_i |(K(r) est_v)_i| (`est_v` already scaled).
@@ -941,6 +990,7 @@ impl RosenbrockStepper {
             sys.linearise(t, r, v, &mut self.lin);
         }
         self.stats.linearisations += 1;
+        self.stale_pending = false;
         self.half_h = f64::NAN;
         self.factor(t, h)?;
         self.have_lin = true;
@@ -1169,6 +1219,87 @@ mod tests {
         assert_eq!(s1.linearisations, 4);
         // Spare: 4 for h + 4 for h/2. Without: 4 + 20 for h/2 + 16 back to h.
         assert_eq!((s1.factorisations, s0.factorisations), (8, 40));
+    }
+
+    /// A mass on a hardening spring, k(x) = k₀ (1 + x²/a²), with a damper; 1 × 1 blocks. The
+    /// stiffness changes fourfold over the motion from x₀ = 2a, so a lagged Jacobian differs
+    /// from the current one (ω₀ h = 1 at h = 1 ms).
+    struct Hardening;
+
+    impl Hardening {
+        const K0: f64 = 1.0e6;
+        const A: f64 = 0.01;
+        const C: f64 = 50.0;
+    }
+
+    impl MechanicalSystem for Hardening {
+        fn n_r(&self) -> usize {
+            1
+        }
+        fn n_v(&self) -> usize {
+            1
+        }
+        fn pattern(&self) -> Arc<BlockPattern> {
+            Arc::new(BlockPattern::from_couplings(1, 1, &[]))
+        }
+        fn accelerations(&mut self, _t: f64, r: &[f64], v: &[f64], q: &mut [f64]) {
+            let x = r[0] / Self::A;
+            q[0] = -Self::K0 * r[0] * (1.0 + x * x) - Self::C * v[0];
+        }
+        fn linearise(&mut self, t: f64, r: &[f64], v: &[f64], lin: &mut Linearisation) {
+            self.accelerations(t, r, v, &mut lin.q);
+            let x = r[0] / Self::A;
+            let slot = lin.j_v.pattern().slot(0, 0).unwrap();
+            lin.j_rk.block_mut(slot)[0] = -Self::K0 * (1.0 + 3.0 * x * x);
+            lin.j_v.block_mut(slot)[0] = -Self::C;
+            lin.q_t.fill(0.0);
+            lin.r.copy_from_slice(r);
+        }
+        fn kinematics(&self, _r: &[f64], v: &[f64], r_dot: &mut [f64]) {
+            r_dot.copy_from_slice(v);
+        }
+        fn tangent(&self, _r: &[f64], dr: &[f64], w: &mut [f64]) {
+            w.copy_from_slice(dr);
+        }
+    }
+
+    /// `n` LSRT2 steps of [`Hardening`] from x = 2a at rest with the given schedule.
+    fn hardening_run(every: u64, stale: f64, n: u64) -> (f64, f64, Stats) {
+        let mut sys = Hardening;
+        let lu = Box::new(DenseLu::new(1));
+        let mut st = RosenbrockStepper::new(&sys, Tableau::lsrt2(), 1e-3, 0.0, every, lu);
+        st.stale_indicator = stale;
+        let (mut r, mut v) = (vec![2.0 * Hardening::A], vec![0.0]);
+        for k in 0..n {
+            st.step(&mut sys, k, &mut r, &mut v).unwrap();
+        }
+        (r[0], v[0], st.stats)
+    }
+
+    /// The adaptive schedule's decision and count: with a level below every indicator each
+    /// step taken with a lagged Jacobian makes the next one re-linearise, which with a grid of
+    /// 1000 steps is the fixed schedule "every 2 steps" — bit for bit, with every
+    /// re-linearisation after the first counted as stale. A level above every indicator leaves
+    /// the fixed schedule (bit for bit, none counted). With a grid of 3, the count is exactly
+    /// the re-linearisations off the grid (a trigger before a grid step adds none).
+    #[test]
+    fn adaptive_schedule_relinearises_after_lagged_steps_above_the_level() {
+        let n = 40;
+        let (r2, v2, s2) = hardening_run(2, f64::INFINITY, n);
+        let (ra, va, sa) = hardening_run(1000, f64::MIN_POSITIVE, n);
+        assert_eq!((ra, va), (r2, v2));
+        assert_eq!((s2.linearisations, s2.stale_relinearisations), (20, 0));
+        assert_eq!((sa.linearisations, sa.stale_relinearisations), (20, 19));
+        assert_eq!(sa.q_evals, s2.q_evals);
+        let (r5, v5, s5) = hardening_run(5, f64::INFINITY, n);
+        let (rh, vh, sh) = hardening_run(5, 1e30, n);
+        assert_eq!((rh, vh), (r5, v5));
+        assert_eq!((sh.linearisations, sh.stale_relinearisations), (8, 0));
+        assert_eq!(s5.linearisations, 8);
+        // Grid 3 over 30 steps: on the grid at 0, 3, …, 27 (10); the lagged steps 1, 4, …, 28
+        // each ask for one at 2, 5, …, 29 (10); the fresh steps 2, 5, … ask for none.
+        let (_, _, s3) = hardening_run(3, f64::MIN_POSITIVE, 30);
+        assert_eq!((s3.linearisations, s3.stale_relinearisations), (20, 10));
     }
 
     /// The four-lane pass against a plain fold, for every remainder length, a NaN skipped.
