@@ -35,6 +35,7 @@ fn settings(method: &str, step: f64, t_end: f64) -> RunSettings {
         t_end,
         output_interval: step,
         relinearise_every: 1,
+        relinearise_stale: None,
         breakpoints: sprung_solve::mech::Breakpoints::Ignore,
         rtol: 1e-8,
         atol: 1e-10,
