@@ -217,6 +217,31 @@ pub struct RunSettings {
     pub bounds: Bounds,
 }
 
+impl RunSettings {
+    /// A run of `method` at the fixed step `step` (s) from 0 to `t_end` (s), output every step,
+    /// otherwise the defaults of a model's `[solver]` table: re-linearise every step, no
+    /// adaptive level, split steps at breakpoints, rtol 1e-6, atol 1e-9, block-sparse LU, the
+    /// method's natural mode, bounds derived from the model. Change fields with the struct
+    /// update syntax (`RunSettings { adaptive: Some(true), ..RunSettings::fixed_step(..) }`).
+    pub fn fixed_step(method: &str, step: f64, t_end: f64) -> Self {
+        Self {
+            method: method.into(),
+            step,
+            t0: 0.0,
+            t_end,
+            output_interval: step,
+            relinearise_every: 1,
+            relinearise_stale: None,
+            breakpoints: Breakpoints::default(),
+            rtol: 1e-6,
+            atol: 1e-9,
+            linear_solver: LinearSolverKind::BlockSparse,
+            adaptive: None,
+            bounds: Bounds::default(),
+        }
+    }
+}
+
 /// Factor on the model extent of the default displacement bound (module docs).
 pub const DISPLACEMENT_EXTENT_FACTOR: f64 = 10.0;
 /// Smallest default displacement bound, m (models of point size, e.g. one mass on a spring).

@@ -27,13 +27,6 @@ fn load(name: &str) -> (sprung_model::Model, Arc<CompiledModel>) {
 
 fn settings(method: &str, step: f64, t_end: f64) -> RunSettings {
     RunSettings {
-        method: method.into(),
-        step,
-        t0: 0.0,
-        t_end,
-        output_interval: step,
-        relinearise_every: 1,
-        relinearise_stale: None,
         // The orders of the methods themselves: no step splitting (the default splits steps
         // whose local error indicator exceeds 0.1 µm, which at these coarse steps is most of
         // them and would measure a different method; `sprung_solve::mech::Breakpoints`).
@@ -42,7 +35,7 @@ fn settings(method: &str, step: f64, t_end: f64) -> RunSettings {
         atol: 1e-10,
         linear_solver: LinearSolverKind::Dense,
         adaptive: Some(method == "rodas4"),
-        bounds: Default::default(),
+        ..RunSettings::fixed_step(method, step, t_end)
     }
 }
 

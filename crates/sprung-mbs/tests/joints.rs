@@ -29,19 +29,11 @@ fn from_toml(src: &str) -> Arc<CompiledModel> {
 
 fn settings(method: &str, step: f64, t_end: f64) -> RunSettings {
     RunSettings {
-        method: method.into(),
-        step,
-        t0: 0.0,
-        t_end,
-        output_interval: step,
-        relinearise_every: 1,
-        relinearise_stale: None,
         breakpoints: sprung_solve::mech::Breakpoints::Ignore,
         rtol: 1e-8,
         atol: 1e-10,
-        linear_solver: LinearSolverKind::BlockSparse,
         adaptive: Some(false),
-        bounds: Default::default(),
+        ..RunSettings::fixed_step(method, step, t_end)
     }
 }
 

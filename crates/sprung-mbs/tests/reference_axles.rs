@@ -18,7 +18,7 @@ use nalgebra::Vector3;
 use sprung_mbs::equilibrium::{self, EquilibriumOptions};
 use sprung_mbs::modes::try_modal_analysis;
 use sprung_mbs::outputs::OutputSet;
-use sprung_mbs::simulate::{LinearSolverKind, RunSettings, run};
+use sprung_mbs::simulate::{RunSettings, run};
 use sprung_mbs::{CompiledModel, MbsSystem, compile};
 use sprung_solve::mech::MechanicalSystem;
 use sprung_solve::mech::adaptive::Control;
@@ -686,19 +686,9 @@ fn step_response_matches_prototype() {
             .unwrap();
         let mut vals = vec![0.0; outputs.len()];
         let settings = RunSettings {
-            method: "lsrt2".into(),
-            step: 1e-3,
             t0: 5.0,
-            t_end: 5.12,
-            output_interval: 1e-3,
-            relinearise_every: 1,
-            relinearise_stale: None,
-            breakpoints: Default::default(),
-            rtol: 1e-6,
-            atol: 1e-9,
-            linear_solver: LinearSolverKind::BlockSparse,
             adaptive: Some(false),
-            bounds: Default::default(),
+            ..RunSettings::fixed_step("lsrt2", 1e-3, 5.12)
         };
         // The Bild 7 channel: global x force on the chassis/subframe (frame = "global", on = "body_j").
         let ch_fx = outputs

@@ -469,23 +469,34 @@ impl<M: TireModel> TireElement<M> {
         let ns = M::STATES.len();
         let m = &x.markers[0];
         let (law_states, spin_states) = x.states.split_at(ns);
+        // With the spin as a state the contact sees the wheel: the carrier's marker turning
+        // with Ω about the spin axis.
+        let spinning = match self.spin {
+            Spin::State(_) => Some(SpinState::wheel(m, spin_states[0])),
+            _ => None,
+        };
+        let mut cp = ContactPartials::default();
+        let c = contact(
+            &self.road,
+            &self.vertical,
+            spinning.as_ref().unwrap_or(m),
+            Some(&mut cp),
+        );
+        let mut tp = TirePartials::default();
+        let ch = self.chain(&c, law_states, &cp, &mut tp);
+        if let Some(out) = out {
+            self.write_evaluation(
+                x,
+                &c,
+                &ch.forces,
+                &ch.rates[..ns],
+                ch.effective_radius,
+                drive,
+                brake,
+                out,
+            );
+        }
         let Spin::State(sp) = self.spin else {
-            let mut cp = ContactPartials::default();
-            let c = contact(&self.road, &self.vertical, m, Some(&mut cp));
-            let mut tp = TirePartials::default();
-            let ch = self.chain(&c, law_states, &cp, &mut tp);
-            if let Some(out) = out {
-                self.write_evaluation(
-                    x,
-                    &c,
-                    &ch.forces,
-                    &ch.rates[..ns],
-                    ch.effective_radius,
-                    drive,
-                    brake,
-                    out,
-                );
-            }
             let rows = KinRows::<M>::new(&cp);
             for k in 0..3 {
                 let g = rows.position(&ch, k);
@@ -509,23 +520,6 @@ impl<M: TireModel> TireElement<M> {
             return Provided::ALL;
         };
         let (omega, z) = (spin_states[0], spin_states[1]);
-        let wheel = SpinState::wheel(m, omega);
-        let mut cp = ContactPartials::default();
-        let c = contact(&self.road, &self.vertical, &wheel, Some(&mut cp));
-        let mut tp = TirePartials::default();
-        let ch = self.chain(&c, law_states, &cp, &mut tp);
-        if let Some(out) = out {
-            self.write_evaluation(
-                x,
-                &c,
-                &ch.forces,
-                &ch.rates[..ns],
-                ch.effective_radius,
-                drive,
-                brake,
-                out,
-            );
-        }
         let rows = KinRows::<M>::new(&cp);
         // Columns (δp, δφ, δv, δω) of the wheel → (δp, δφ, δv, δω, δΩ) of the carrier and the
         // spin state: ω_w = ω_c − (ω_c·a) a + Ω a with δa = −[a]× δφ. The map is the identity
