@@ -99,8 +99,9 @@ pub struct Joints {
     pub order: Vec<usize>,
     /// The trees that contain at least one joint.
     pub trees: Vec<Tree>,
-    /// Per body: the tree (index into `trees`) it belongs to, if that tree has a joint.
-    pub tree_of: Vec<Option<usize>>,
+    /// Per body: the tree (index into `trees`) it belongs to, if that tree has a joint, and
+    /// its index in that tree's `bodies`.
+    pub tree_of: Vec<Option<(usize, usize)>>,
 }
 
 /// Rotation by `angle` (rad) about the unit axis `a` (Rodrigues).
@@ -358,8 +359,8 @@ impl Joints {
                         .and_then(|p| bodies.iter().position(|&x| x == p))
                 })
                 .collect();
-            for &b in &bodies {
-                tree_of[b] = Some(t);
+            for (local, &b) in bodies.iter().enumerate() {
+                tree_of[b] = Some((t, local));
             }
             trees.push(Tree {
                 root,
@@ -650,7 +651,7 @@ pub const KINEMATIC_VELOCITY_STEP: f64 = 1e-2;
 pub fn joint_pattern(full: &BlockPattern, joints: &Joints, n_bodies: usize) -> BlockPattern {
     let group = |i: usize| -> Vec<usize> {
         match (i < n_bodies).then(|| joints.tree_of[i]).flatten() {
-            Some(t) => joints.trees[t].bodies.clone(),
+            Some((t, _)) => joints.trees[t].bodies.clone(),
             None => vec![i],
         }
     };
@@ -903,10 +904,9 @@ impl JointWork {
                         add6(self.b_rk.block_mut(ts), a_rk);
                         add6(self.b_v.block_mut(ts), a_v);
                     }
-                    Some(t) => {
+                    Some((t, lb)) => {
                         let tree = &joints.trees[t];
                         let n = tree.n_coords();
-                        let lb = tree.bodies.iter().position(|&x| x == j).expect("member");
                         let kin = &self.kin[t];
                         let vz = &self.vz[t];
                         for c in 0..n {
