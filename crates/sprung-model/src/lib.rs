@@ -90,6 +90,7 @@
 pub mod builtin_kinds;
 pub mod error;
 pub mod interp;
+pub mod kin_table;
 pub mod load;
 mod merge;
 pub mod mirror;
@@ -106,6 +107,7 @@ pub use interp::{
     CurveRangeError, OutOfRange, OutOfRangeFlag, any_out_of_range, check_curve_ranges,
     clear_out_of_range, reset_out_of_range,
 };
+pub use kin_table::{KinematicTable, TableAxis, TableBody};
 pub use load::{Format, from_json_str, from_str_with_base, from_toml_str, load, parse_raw};
 pub use settings::{SettingProblem, SettingsError, StepMode};
 pub use types::*;
