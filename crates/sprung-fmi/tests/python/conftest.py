@@ -1,7 +1,7 @@
 """Fixtures of the FMU tests: the `sprung` executable, the FMU engine library and FMUs
 exported from the example models (built once per session).
 
-tools/test.d/fmi.sh builds `sprung` and `libsprung_fmi.so` and points SPRUNG_BIN and
+tools/test.d/fmi.sh takes `sprung` and `libsprung_fmi.so` from the Rust suite's build and points SPRUNG_BIN and
 SPRUNG_FMI_LIB at them; without those variables the release build in target/ is used.
 """
 
