@@ -489,10 +489,11 @@ impl<M: TireModel> TireElement<M> {
     /// [`Self::partials_and_evaluation`] with the evaluation, compiled for AVX: the contact,
     /// the law's dual-number pass and the chain rule are inlined into it (`#[inline(always)]`
     /// down to the law's formulas; the road query and the C library's functions are calls), so
-    /// they run with AVX's three-operand instructions: about 20 % fewer instructions than the
-    /// SSE2 copy (mostly the register copies the two-operand SSE2 forms need). Rust does not contract `a * b + c` into fused multiply-adds, so the operations and
-    /// their results are those of the portable copy bit for bit
-    /// (`tests/tire_element_one_pass.rs` compares this copy with `evaluate` and `partials`).
+    /// they run with AVX's three-operand instructions: about 15 % fewer instructions than the
+    /// SSE2 copy (mostly the register copies the two-operand SSE2 forms need). Rust does not
+    /// contract `a * b + c` into fused multiply-adds, so the operations and their results are
+    /// those of the portable copy bit for bit (`tests/tire_element_one_pass.rs` compares this
+    /// copy with `evaluate` and `partials`).
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx")]
     fn partials_and_evaluation_avx(
