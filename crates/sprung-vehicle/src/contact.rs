@@ -130,6 +130,8 @@ fn skew(v: &Vector3<f64>) -> Matrix3<f64> {
 /// under the vertical law `law`; with `partials`, also their derivatives. `partials` must
 /// arrive zeroed ([`ContactPartials::default`]): the entries that are zero by structure (the
 /// normal over δφ, the velocity columns' other rows, …) are not written. Does not allocate.
+/// Inlined into its callers (the tire element's AVX copy compiles it for AVX).
+#[inline(always)]
 pub fn contact(
     road: &Road,
     law: &VerticalLaw,

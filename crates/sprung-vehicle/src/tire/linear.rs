@@ -217,6 +217,7 @@ impl TireModel for LinearTire {
         self.unloaded_radius - rho / 3.0
     }
 
+    #[inline(always)]
     fn evaluate(&self, k: &SlipKinematics, s: &[f64], out: &mut TireForces, rates: &mut [f64]) {
         let (vsx, _) = self.slip(k);
         let (cx, cy) = self.stiffness(k.fz);
@@ -245,6 +246,7 @@ impl TireModel for LinearTire {
         out.mz = -self.pneumatic_trail * out.fy;
     }
 
+    #[inline(always)]
     fn partials(&self, k: &SlipKinematics, s: &[f64], jac: &mut TirePartials) {
         let re = self.effective_radius(k.fz, k.rho);
         let (cx, cy) = self.stiffness(k.fz);

@@ -218,6 +218,7 @@ pub trait TireModel: Send + Sync + Debug + Sized + 'static {
     /// [`TireModel::evaluate`] and [`TireModel::partials`] in one call (what the tire element
     /// needs for its Jacobian). Laws that differentiate by dual numbers override it to take the
     /// forces and rates from the same pass. Must not allocate.
+    #[inline(always)]
     fn evaluate_with_partials(
         &self,
         k: &SlipKinematics,
@@ -233,6 +234,7 @@ pub trait TireModel: Send + Sync + Debug + Sized + 'static {
     /// [`TireModel::evaluate_with_partials`] that also returns the effective rolling radius at
     /// `k` (bit for bit [`TireModel::effective_radius`]`(k.fz, k.rho)`): laws whose pass
     /// computes it anyway return that value instead of computing it again. Must not allocate.
+    #[inline(always)]
     fn evaluate_with_partials_and_radius(
         &self,
         k: &SlipKinematics,

@@ -140,6 +140,7 @@ impl TireModel for Tmeasy {
     }
 
     /// One dual-number pass gives the forces and rates (its values) and the partials.
+    #[inline(always)]
     fn evaluate_with_partials(
         &self,
         k: &SlipKinematics,
@@ -160,6 +161,7 @@ impl TireModel for Tmeasy {
 impl Tmeasy {
     /// The law over dual numbers seeded with the kinematic inputs: fills `jac` and returns the
     /// dual outputs (values and kinematic derivatives).
+    #[inline(always)]
     fn dual_pass(
         &self,
         k: &SlipKinematics,

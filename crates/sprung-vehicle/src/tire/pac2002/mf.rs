@@ -286,13 +286,21 @@ pub fn forces<T: Split + Magic>(c: &Coefficients, set: &MfSettings, inp: &MfInpu
     };
     let fy = if lat_on { fy } else { T::cst(0.0) };
 
-    // Overturning moment (MF 5.2): Mx = R0 Fz (QSX1 LVMX − QSX2 γ + QSX3 Fy/Fz0') LMX.
-    let mx = if lat_on {
+    // Overturning moment (MF 5.2): Mx = R0 Fz (QSX1 LVMX − QSX2 γ + QSX3 Fy/Fz0') LMX; without
+    // its coefficients exactly +0, as the sum gives it ([`overturning`]).
+    let mx = if lat_on && overturning(c) {
         w(fz) * (fy / fz0p * c.qsx3 - w(gamma * c.qsx2) + c.qsx1 * c.lvmx) * (r0 * c.lmx)
     } else {
         T::cst(0.0)
     };
     [fx, fy, mx, T::cst(0.0), mz]
+}
+
+/// Whether the file has an overturning moment: QSX1 LVMX, QSX2 or QSX3 nonzero (both example
+/// files have none; Mx and its partials are then exactly zero and not formed).
+#[inline(always)]
+pub fn overturning(c: &Coefficients) -> bool {
+    c.qsx1 * c.lvmx != 0.0 || c.qsx2 != 0.0 || c.qsx3 != 0.0
 }
 
 /// Rolling-resistance moment My (MF 5.2), opposing the rolling direction, the sign smoothed as
@@ -313,7 +321,18 @@ pub fn rolling_resistance<T: Real>(
     let r0 = c.unloaded_radius;
     let fz0p = c.fnomin * c.lfzo;
     let v = vx / c.longvl;
-    let mag =
-        fz * (fx / fz0p * c.qsy2 + v.abs() * c.qsy3 + v.sq().sq() * c.qsy4 + c.qsy1) * (r0 * c.lmy);
+    // QSY2 Fx/Fz0' + QSY3 |v| + QSY4 v⁴ + QSY1, the terms of zero coefficient left out (they add
+    // exact zeros: the same sum; the van file has QSY1 only).
+    let mut sum = T::cst(0.0);
+    if c.qsy2 != 0.0 {
+        sum = fx / fz0p * c.qsy2;
+    }
+    if c.qsy3 != 0.0 {
+        sum = sum + v.abs() * c.qsy3;
+    }
+    if c.qsy4 != 0.0 {
+        sum = sum + v.sq().sq() * c.qsy4;
+    }
+    let mag = fz * (sum + c.qsy1) * (r0 * c.lmy);
     -(mag * (omega * (2.0 * r0 / c.vxlow)).tanh())
 }

@@ -164,6 +164,7 @@ impl Pac2002 {
 
     /// Effective rolling radius Re(Fz) (MF 5.2): R0 − ρ0 (DREFF atan(BREFF ρd) + FREFF ρd),
     /// ρ0 = Fz0/Cz, ρd = Fz/Fz0; without BREFF/DREFF/FREFF the loaded radius R0 − Fz/Cz.
+    #[inline(always)]
     fn re<T: Real>(&self, fz: T) -> T {
         let c = &self.file.c;
         let rho0 = c.fnomin / c.vertical_stiffness;
@@ -176,6 +177,7 @@ impl Pac2002 {
     }
 
     /// Relaxation lengths (σκ, σα), m, at load `fz` ≥ 0 and camber.
+    #[inline(always)]
     fn sigmas<T: Real>(&self, fz: T, gamma: T) -> (T, T) {
         let c = &self.file.c;
         let r0 = c.unloaded_radius;
@@ -207,6 +209,7 @@ impl Pac2002 {
     /// of the coefficient type (the relaxation lengths and the effective rolling radius depend
     /// on them only; [`Split`]).
     #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
     fn front<T: Split>(
         &self,
         fz: T::Coef,
@@ -235,6 +238,7 @@ impl Pac2002 {
         ([kf, af, r0, r1], re.val())
     }
 
+    #[inline(always)]
     fn settings(&self, mu_road: f64) -> MfSettings {
         MfSettings {
             mu_factor: self.mu_factor(mu_road),
@@ -434,6 +438,7 @@ impl TireModel for Pac2002 {
 
     /// The effective rolling radius from the same pass (its front part computes Re(F_z) from
     /// F_z ≥ 0, as [`TireModel::effective_radius`] does: the same value bit for bit).
+    #[inline(always)]
     fn evaluate_with_partials_and_radius(
         &self,
         k: &SlipKinematics,
@@ -451,7 +456,9 @@ impl TireModel for Pac2002 {
 
 impl Pac2002 {
     /// The law over dual numbers: fills `jac` and returns the forces and state rates (the
-    /// values of the same pass).
+    /// values of the same pass). Inlined into its callers, as the front part is (the tire
+    /// element's AVX copy compiles them for AVX).
+    #[inline(always)]
     fn dual_pass(
         &self,
         k: &SlipKinematics,
@@ -519,7 +526,11 @@ impl Pac2002 {
         );
         let f = [widen(f4[0]), widen(f4[1]), widen(f4[2]), my, widen(f4[4])];
         // ∂u/∂(front seeds) for u = (Fz, γ, κ_F, α_F, vx, ω): unit vectors except κ_F and α_F.
+        let mx_on = mf::overturning(&self.file.c);
         for (row, fr) in f.iter().enumerate() {
+            if row == 2 && !mx_on {
+                continue; // Mx ≡ 0: its row stays as zeroed
+            }
             let mut unit = [0.0; NF];
             unit[0] = fr.d[0];
             unit[1] = fr.d[1];

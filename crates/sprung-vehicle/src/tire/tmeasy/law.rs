@@ -133,6 +133,7 @@ fn trail<T: Real>(sy_abs: T, nl0: T, sq0: T, sqe: T) -> T {
 impl TmeasyParams {
     /// Evaluates the law. `dynamic` = false gives the steady-state forces (states ignored,
     /// rates zero).
+    #[inline(always)]
     pub fn law<T: Chained>(&self, inp: &LawIn<T>, dynamic: bool) -> LawOut<T> {
         let zero = T::cst(0.0);
         let sub_zero = T::Sub::cst(0.0);
