@@ -493,11 +493,16 @@ impl<M: TireModel> TireElement<M> {
     /// SSE2 copy (mostly the register copies the two-operand SSE2 forms need). Rust does not
     /// contract `a * b + c` into fused multiply-adds, so the operations and their results are
     /// those of the portable copy bit for bit (`tests/tire_element_one_pass.rs` compares this
-    /// copy with `evaluate` and `partials`).
+    /// copy with `evaluate` and `partials`). Dispatched with the workspace's one SIMD idiom, the
+    /// AVX2 + FMA token (`sprung_solve::cpu::Avx2Fma`, re-exported as `sprung_mbs::m3::Avx2`):
+    /// holding it proves AVX, a subset of what it stands for. The copy is compiled for AVX alone
+    /// because valgrind 3.19 cannot decode one instruction of the `avx2,fma` build (instruction
+    /// counts of the tire would need the portable copy then) and AVX2 gained nothing here.
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx")]
     fn partials_and_evaluation_avx(
         &self,
+        _token: sprung_mbs::m3::Avx2,
         x: &ElementInput,
         drive: f64,
         brake: f64,
@@ -1099,9 +1104,9 @@ impl<M: TireModel> ElementLaw for TireElement<M> {
     ) -> Provided {
         let (drive, brake) = self.torques(x);
         #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("avx") {
-            // SAFETY: the CPU has AVX (checked above).
-            return unsafe { self.partials_and_evaluation_avx(x, drive, brake, jac, out) };
+        if let Some(token) = sprung_mbs::m3::Avx2::detect() {
+            // SAFETY: the token exists only on CPUs with AVX2 and FMA, hence with AVX.
+            return unsafe { self.partials_and_evaluation_avx(token, x, drive, brake, jac, out) };
         }
         self.partials_and_evaluation(x, drive, brake, jac, Some(out))
     }
