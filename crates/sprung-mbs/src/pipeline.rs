@@ -55,6 +55,8 @@ pub struct Evaluator {
     /// The open elements [`Evaluator::state_rates`] evaluates, in model order
     /// ([`state_rate_elements`]).
     rate_elements: Vec<usize>,
+    /// The bodies carrying their markers, ascending.
+    rate_bodies: Vec<usize>,
     /// Whether any open element is time-driven ([`OpenWork::time_driven`]), fixed at creation:
     /// the linearisation then adds their ∂q/∂t to q_t.
     any_time_driven: bool,
@@ -133,6 +135,7 @@ impl Evaluator {
             runtime_u: model.inputs.iter().map(|u| u.signal.value(0.0)).collect(),
             any_time_driven: open.iter().any(|w| w.time_driven || w.link_time_driven),
             rate_elements: state_rate_elements(&model),
+            rate_bodies: marker_bodies(&model, &state_rate_elements(&model)),
             open,
             force_t: vec![Vector3::zeros(); nb],
             torque_t: vec![Vector3::zeros(); nb],
@@ -286,19 +289,23 @@ impl Evaluator {
 
     /// Evaluates the element-state rates alone at (t, r, v) into q[n_body_v..] (document 002,
     /// eq. 3; what the partly implicit Euler's state step needs), the same values bit for bit
-    /// as [`Evaluator::accelerations`]; q[..n_body_v] is left as it was. Only the body
-    /// kinematics and the open elements of [`state_rate_elements`] are evaluated — no built-in
-    /// element, no input on a marker, no Newton–Euler, no element without states that neither
-    /// feeds one nor carries a warm start (the truck: 12 tires and 4 speed controllers and the
-    /// steering's warm start of 21 open elements and 40 built-in ones). The same marker
-    /// kinematics, slot values and law calls as [`Self::open_elements`] (one body-kinematics
-    /// routine, portable arithmetic on both paths), hence the same rates; the evaluated
-    /// elements' tables (outputs, algebraic variables) change as a full evaluation would change
-    /// them, the others' stay as they were.
+    /// as [`Evaluator::accelerations`]; q[..n_body_v] is left as it was. Evaluated are only the
+    /// open elements of [`state_rate_elements`] and the kinematics of the bodies carrying their
+    /// markers (the other rows of the body table keep the last evaluation's values until the
+    /// next full one): no built-in element, no input on a marker, no Newton–Euler, no open
+    /// element without states that does not feed one (the truck: the 12 tires and 4 speed
+    /// controllers of its 21 open elements and the 7 bodies they sit on, of 21; not the
+    /// steering, the anti-roll bars, the built-in elements). The same body and marker
+    /// kinematics routines, slot values and law calls as [`Self::open_elements`] (portable
+    /// arithmetic on both paths), hence the same rates; the evaluated elements' tables
+    /// (outputs, algebraic variables) change as a full evaluation would change them, the
+    /// others' stay as they were. No allocation.
     pub fn state_rates(&mut self, t: f64, r: &[f64], v: &[f64], q: &mut [f64]) {
         let model = self.model.clone();
         let nbv = model.n_body_v();
-        crate::kinematics::body_kinematics(&model, r, v, &mut self.bodies);
+        for &b in &self.rate_bodies {
+            self.bodies[b] = BodyKin::from_state(b, r, v);
+        }
         for &e in &self.rate_elements {
             let el = &model.open_elements[e];
             let (_, work) =
@@ -931,18 +938,20 @@ fn prepare_open_element<'a>(
 }
 
 /// The open elements whose evaluation the element-state rates need ([`Evaluator::state_rates`]),
-/// in model order: those with states; those that carry a warm start between evaluations
-/// (algebraic variables, e.g. the steering's Newton start), so that a run does not depend on
-/// whether its method asks for the rates alone or for all of q — each evaluation moves the
-/// warm start, and the next solve ends within its tolerance of a different point; and the
-/// sources feeding any of these through element links, recursively (a source precedes its sink,
-/// so one backward pass closes the set).
+/// in model order: those with states and the sources feeding them through element links,
+/// recursively (a source precedes its sink, so one backward pass closes the set).
+///
+/// An element without states that carries a warm start between evaluations (algebraic
+/// variables: the steering's Newton start) is not evaluated either: its next evaluation starts
+/// from its last full one instead of from this one. Its solve ends within its tolerance of the
+/// same root from either start, so a run differs from one with full evaluations at that level
+/// (the truck's steering, Newton to 1e-10 rad: `docs/truck.md`, *Cost per step of `pie`*).
 fn state_rate_elements(model: &CompiledModel) -> Vec<usize> {
     let n = model.open_elements.len();
     let mut need = vec![false; n];
     for e in (0..n).rev() {
         let el = &model.open_elements[e];
-        need[e] |= el.law.n_states() > 0 || el.law.n_algebraic() > 0;
+        need[e] |= el.law.n_states() > 0;
         if need[e] {
             for l in &el.links {
                 need[l.source] = true;
@@ -950,6 +959,19 @@ fn state_rate_elements(model: &CompiledModel) -> Vec<usize> {
         }
     }
     (0..n).filter(|&e| need[e]).collect()
+}
+
+/// The bodies carrying a marker of the listed open elements, ascending.
+fn marker_bodies(model: &CompiledModel, elements: &[usize]) -> Vec<usize> {
+    let mut carries = vec![false; model.bodies.len()];
+    for &e in elements {
+        for &mk in &model.open_elements[e].markers {
+            if let Some(b) = model.markers[mk].body {
+                carries[b] = true;
+            }
+        }
+    }
+    (0..carries.len()).filter(|&b| carries[b]).collect()
 }
 
 /// The values of an open element's input slots at time `t`: each mapped model input's runtime
