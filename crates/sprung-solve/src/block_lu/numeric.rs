@@ -19,10 +19,15 @@ impl BlockSparseLu {
         self.factor_impl(Avx6, input)
     }
 
-    /// The 6 × 6 solve compiled for AVX2 + FMA.
+    /// The 6 × 6 solve compiled for AVX2 + FMA; with `RESTRICTED`, only the elimination steps
+    /// of `blocks` (a separate copy, so that the full solve pays no test per step).
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2,fma")]
-    pub(super) fn solve6_avx2_fma(&mut self, x: &mut [f64], blocks: std::ops::Range<usize>) {
+    pub(super) fn solve6_avx2_fma<const RESTRICTED: bool>(
+        &mut self,
+        x: &mut [f64],
+        blocks: std::ops::Range<usize>,
+    ) {
         let sym = &*self.sym;
         // Slices held in locals (the analysis sits behind an `Arc`).
         let (n_steps, order, region) = (sym.n, &sym.order[..], &sym.region[..]);
@@ -37,7 +42,7 @@ impl BlockSparseLu {
         // Forward substitution, eq. (15).
         for k in 0..n_steps {
             let ok = order[k];
-            if !blocks.contains(&ok) {
+            if RESTRICTED && !blocks.contains(&ok) {
                 continue;
             }
             let nbr = &nbr_all[nbr_ptr[k]..nbr_ptr[k + 1]];
@@ -68,7 +73,7 @@ impl BlockSparseLu {
         // Back substitution, eqs. (16), (17).
         for k in (0..n_steps).rev() {
             let ok = order[k];
-            if !blocks.contains(&ok) {
+            if RESTRICTED && !blocks.contains(&ok) {
                 continue;
             }
             let nbr = &nbr_all[nbr_ptr[k]..nbr_ptr[k + 1]];
@@ -218,7 +223,7 @@ impl BlockSparseLu {
     }
 
     #[inline(always)]
-    pub(super) fn solve_impl<D: Dim>(
+    pub(super) fn solve_impl<D: Dim, const RESTRICTED: bool>(
         &mut self,
         d: D,
         x: &mut [f64],
@@ -238,7 +243,7 @@ impl BlockSparseLu {
         // Forward substitution: y_k = L_k⁻¹ P_k (x_k - Σ L_ki y_i), eq. (15).
         for k in 0..n_steps {
             let ok = order[k];
-            if !blocks.contains(&ok) {
+            if RESTRICTED && !blocks.contains(&ok) {
                 continue;
             }
             let m = nbr_ptr[k + 1] - nbr_ptr[k];
@@ -268,7 +273,7 @@ impl BlockSparseLu {
         // Back substitution: x_k = U_k⁻¹ (y_k - Σ U_kj x_j), eqs. (16), (17).
         for k in (0..n_steps).rev() {
             let ok = order[k];
-            if !blocks.contains(&ok) {
+            if RESTRICTED && !blocks.contains(&ok) {
                 continue;
             }
             let m = nbr_ptr[k + 1] - nbr_ptr[k];
