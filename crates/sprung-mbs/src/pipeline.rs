@@ -19,6 +19,11 @@
 //! ω = R ω_body), rows through Newton–Euler (1/m and I⁻¹ Rᵀ). With quaternion coordinates the
 //! result is exactly J_r K (the quaternion kinematics' left inverse cancels), see
 //! [`crate::rotation`].
+//!
+//! The element-state rates alone ([`Evaluator::state_rates`], document 002 eq. 3, for the
+//! partly implicit Euler's state step) run the open elements with states and their link
+//! sources on the kinematics of the bodies they sit on, through the same preparation and law
+//! calls as the q path (`prepare_open_element`): the same rates, bit for bit.
 
 use std::sync::Arc;
 
@@ -290,13 +295,13 @@ impl Evaluator {
     /// Evaluates the element-state rates alone at (t, r, v) into q[n_body_v..] (document 002,
     /// eq. 3; what the partly implicit Euler's state step needs), the same values bit for bit
     /// as [`Evaluator::accelerations`]; q[..n_body_v] is left as it was. Evaluated are only the
-    /// open elements of [`state_rate_elements`] and the kinematics of the bodies carrying their
+    /// open elements of `state_rate_elements` and the kinematics of the bodies carrying their
     /// markers (the other rows of the body table keep the last evaluation's values until the
     /// next full one): no built-in element, no input on a marker, no Newton–Euler, no open
     /// element without states that does not feed one (the truck: the 12 tires and 4 speed
     /// controllers of its 21 open elements and the 7 bodies they sit on, of 21; not the
     /// steering, the anti-roll bars, the built-in elements). The same body and marker
-    /// kinematics routines, slot values and law calls as [`Self::open_elements`] (portable
+    /// kinematics routines, slot values and law calls as the q path (portable
     /// arithmetic on both paths), hence the same rates; the evaluated elements' tables
     /// (outputs, algebraic variables) change as a full evaluation would change them, the
     /// others' stay as they were. No allocation.

@@ -1,7 +1,10 @@
 //! Numeric driver of the block-sparse LU: the block Gaussian elimination of document 000,
 //! section 3, eq. (14) (Schur complements `Ã_ii`) in the order of the [`super::BlockSymbolic`]
 //! analysis, and the forward (eq. 15) and back substitutions (eqs. 16, 17). The per-block work is
-//! done by the kernels of [`super::kernels`] (and [`super::avx6`] on AVX2 + FMA CPUs).
+//! done by the kernels of [`super::kernels`] (and [`super::avx6`] on AVX2 + FMA CPUs). The
+//! substitutions have a second compiled copy (`RESTRICTED`) that visits only the elimination
+//! steps of a range of blocks, for a right-hand side confined to a decoupled part
+//! ([`super::BlockSparseLu::solve_blocks_in_place`]).
 
 #[cfg(target_arch = "x86_64")]
 use super::avx6;
