@@ -19,6 +19,11 @@
 //! ω = R ω_body), rows through Newton–Euler (1/m and I⁻¹ Rᵀ). With quaternion coordinates the
 //! result is exactly J_r K (the quaternion kinematics' left inverse cancels), see
 //! [`crate::rotation`].
+//!
+//! The element-state rates alone ([`Evaluator::state_rates`], document 002 eq. 3, for the
+//! partly implicit Euler's state step) run the open elements with states and their link
+//! sources on the kinematics of the bodies they sit on, through the same preparation and law
+//! calls as the q path (`prepare_open_element`): the same rates, bit for bit.
 
 use std::sync::Arc;
 
@@ -52,6 +57,11 @@ pub struct Evaluator {
     /// Per open element: marker kinematics and the evaluation scratch (forces, state rates,
     /// outputs, algebraic variables, partials).
     open: Vec<OpenWork>,
+    /// The open elements [`Evaluator::state_rates`] evaluates, in model order
+    /// ([`state_rate_elements`]).
+    rate_elements: Vec<usize>,
+    /// The bodies carrying their markers, ascending.
+    rate_bodies: Vec<usize>,
     /// Whether any open element is time-driven ([`OpenWork::time_driven`]), fixed at creation:
     /// the linearisation then adds their ∂q/∂t to q_t.
     any_time_driven: bool,
@@ -129,6 +139,8 @@ impl Evaluator {
         Self {
             runtime_u: model.inputs.iter().map(|u| u.signal.value(0.0)).collect(),
             any_time_driven: open.iter().any(|w| w.time_driven || w.link_time_driven),
+            rate_elements: state_rate_elements(&model),
+            rate_bodies: marker_bodies(&model, &state_rate_elements(&model)),
             open,
             force_t: vec![Vector3::zeros(); nb],
             torque_t: vec![Vector3::zeros(); nb],
@@ -245,13 +257,9 @@ impl Evaluator {
             for l in &el.links {
                 self.evaluate_open_elements(t, v, &[l.source]);
             }
-            let (before, rest) = self.open.split_at_mut(e);
-            let work = &mut rest[0];
-            fill_marker_states(&model, &el.markers, &self.bodies, &mut work.markers);
+            let (_, work) =
+                prepare_open_element(&model, e, &mut self.open, &self.bodies, &self.runtime_u, t);
             let ns = el.law.n_states();
-            gather_inputs(&model, &self.runtime_u, t, &el.inputs, &mut work.inputs);
-            let source = |k: usize| before[el.links[k].source].scratch.outputs[el.links[k].output];
-            element_link::feed(&el.links, source, &mut work.inputs);
             let input = ElementInput {
                 t,
                 markers: &work.markers,
@@ -282,6 +290,43 @@ impl Evaluator {
     fn accelerations_avx2(&mut self, avx: Avx2, t: f64, r: &[f64], v: &[f64], q: &mut [f64]) {
         self.forces(avx, t, r, v, None);
         self.newton_euler(avx, q);
+    }
+
+    /// Evaluates the element-state rates alone at (t, r, v) into q[n_body_v..] (document 002,
+    /// eq. 3; what the partly implicit Euler's state step needs), the same values bit for bit
+    /// as [`Evaluator::accelerations`]; q[..n_body_v] is left as it was. Evaluated are only the
+    /// open elements of `state_rate_elements` and the kinematics of the bodies carrying their
+    /// markers (the other rows of the body table keep the last evaluation's values until the
+    /// next full one): no built-in element, no input on a marker, no Newton–Euler, no open
+    /// element without states that does not feed one (the truck: the 12 tires and 4 speed
+    /// controllers of its 21 open elements and the 7 bodies they sit on, of 21; not the
+    /// steering, the anti-roll bars, the built-in elements). The same body and marker
+    /// kinematics routines, slot values and law calls as the q path (portable
+    /// arithmetic on both paths), hence the same rates; the evaluated elements' tables
+    /// (outputs, algebraic variables) change as a full evaluation would change them, the
+    /// others' stay as they were. No allocation.
+    pub fn state_rates(&mut self, t: f64, r: &[f64], v: &[f64], q: &mut [f64]) {
+        let model = self.model.clone();
+        let nbv = model.n_body_v();
+        for &b in &self.rate_bodies {
+            self.bodies[b] = BodyKin::from_state(b, r, v);
+        }
+        for &e in &self.rate_elements {
+            let el = &model.open_elements[e];
+            let (_, work) =
+                prepare_open_element(&model, e, &mut self.open, &self.bodies, &self.runtime_u, t);
+            let ns = el.law.n_states();
+            let input = ElementInput {
+                t,
+                markers: &work.markers,
+                states: &v[nbv + el.state_offset..nbv + el.state_offset + ns],
+                inputs: &work.inputs,
+            };
+            work.scratch.evaluate(el.law.as_ref(), &input);
+            self.state_rates[el.state_offset..el.state_offset + ns]
+                .copy_from_slice(&work.scratch.state_rates);
+        }
+        q[nbv..].copy_from_slice(&self.state_rates);
     }
 
     /// Evaluates q, J_v, J_r K and J_u at (t, r, v) and J_u u̇ into `lin`.
@@ -562,17 +607,10 @@ impl Evaluator {
             self.state_rates_t.fill(0.0);
         }
         for (e, el) in model.open_elements.iter().enumerate() {
-            let (before, rest) = self.open.split_at_mut(e);
-            let work = &mut rest[0];
-            fill_marker_states(&model, &el.markers, &self.bodies, &mut work.markers);
+            let (before, work) =
+                prepare_open_element(&model, e, &mut self.open, &self.bodies, &self.runtime_u, t);
             let ns = el.law.n_states();
             let states = &v[nbv + el.state_offset..nbv + el.state_offset + ns];
-            gather_inputs(&model, &self.runtime_u, t, &el.inputs, &mut work.inputs);
-            if !el.links.is_empty() {
-                let source =
-                    |k: usize| before[el.links[k].source].scratch.outputs[el.links[k].output];
-                element_link::feed(&el.links, source, &mut work.inputs);
-            }
             let input = ElementInput {
                 t,
                 markers: &work.markers,
@@ -877,6 +915,68 @@ fn fill_marker_states(
     for (ms, &mk) in out.iter_mut().zip(markers) {
         *ms = MarkerState::of(&MarkerKin::new(&model.markers[mk], bodies));
     }
+}
+
+/// Marker kinematics and input-slot values of open element `e` at time `t` (model inputs, then
+/// the slots fed by the sources' last evaluation, [`crate::element_link`]); returns the
+/// elements before it (its possible sources) and its work. The one preparation of the q path,
+/// the linearisation and [`Evaluator::state_rates`].
+#[inline(always)]
+fn prepare_open_element<'a>(
+    model: &CompiledModel,
+    e: usize,
+    open: &'a mut [OpenWork],
+    bodies: &[BodyKin],
+    runtime_u: &[f64],
+    t: f64,
+) -> (&'a mut [OpenWork], &'a mut OpenWork) {
+    let el = &model.open_elements[e];
+    let (before, rest) = open.split_at_mut(e);
+    let work = &mut rest[0];
+    fill_marker_states(model, &el.markers, bodies, &mut work.markers);
+    gather_inputs(model, runtime_u, t, &el.inputs, &mut work.inputs);
+    if !el.links.is_empty() {
+        let source = |k: usize| before[el.links[k].source].scratch.outputs[el.links[k].output];
+        element_link::feed(&el.links, source, &mut work.inputs);
+    }
+    (before, work)
+}
+
+/// The open elements whose evaluation the element-state rates need ([`Evaluator::state_rates`]),
+/// in model order: those with states and the sources feeding them through element links,
+/// recursively (a source precedes its sink, so one backward pass closes the set).
+///
+/// An element without states that carries a warm start between evaluations (algebraic
+/// variables: the steering's Newton start) is not evaluated either: its next evaluation starts
+/// from its last full one instead of from this one. Its solve ends within its tolerance of the
+/// same root from either start, so a run differs from one with full evaluations at that level
+/// (the truck's steering, Newton to 1e-10 rad: `docs/truck.md`, *Cost per step of `pie`*).
+fn state_rate_elements(model: &CompiledModel) -> Vec<usize> {
+    let n = model.open_elements.len();
+    let mut need = vec![false; n];
+    for e in (0..n).rev() {
+        let el = &model.open_elements[e];
+        need[e] |= el.law.n_states() > 0;
+        if need[e] {
+            for l in &el.links {
+                need[l.source] = true;
+            }
+        }
+    }
+    (0..n).filter(|&e| need[e]).collect()
+}
+
+/// The bodies carrying a marker of the listed open elements, ascending.
+fn marker_bodies(model: &CompiledModel, elements: &[usize]) -> Vec<usize> {
+    let mut carries = vec![false; model.bodies.len()];
+    for &e in elements {
+        for &mk in &model.open_elements[e].markers {
+            if let Some(b) = model.markers[mk].body {
+                carries[b] = true;
+            }
+        }
+    }
+    (0..carries.len()).filter(|&b| carries[b]).collect()
 }
 
 /// The values of an open element's input slots at time `t`: each mapped model input's runtime

@@ -846,6 +846,7 @@ fn run_first_order(
             breakpoint_steps: 0,
             error_splits: 0,
             stale_relinearisations: 0,
+            state_rate_evals: 0,
         },
         compute_time: compute,
         ..Default::default()

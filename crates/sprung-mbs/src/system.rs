@@ -168,6 +168,14 @@ impl MechanicalSystem for MbsSystem {
         }
     }
 
+    /// The open elements with states and what they need alone ([`Evaluator::state_rates`]),
+    /// without the segment signature (it sees only some characteristics; the full evaluations
+    /// count). With joints at the expanded state (the state rows need no projection).
+    fn state_rates(&mut self, t: f64, r: &[f64], v: &[f64], q: &mut [f64]) {
+        let (eval, rf, vf) = self.expanded(r, v);
+        crate::compiled::without_segment_watch(|| eval.state_rates(t, rf, vf, q));
+    }
+
     fn linearise(&mut self, t: f64, r: &[f64], v: &[f64], lin: &mut Linearisation) {
         if self.joints.is_some() {
             if !self.watch_segments {

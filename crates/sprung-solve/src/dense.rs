@@ -101,6 +101,18 @@ pub trait LinearSolver {
     /// If there is no valid factorisation or `b` has the wrong length (programming errors).
     fn solve_in_place(&mut self, b: &mut [f64]);
 
+    /// Like [`Self::solve_in_place`], for a right-hand side that is zero outside the blocks
+    /// `blocks` (block indices of the pattern) of a matrix whose blocks coupling `blocks` with
+    /// the others are zero (stored zeros where the pattern has them): the solution is then zero
+    /// outside `blocks`, and a solver may leave out the others' work — it only adds products
+    /// with exact zeros, so the result is the full solve's, bit for bit (up to the sign of a
+    /// zero). The partly implicit Euler solves its state and its speed equations so
+    /// ([`crate::mech::pie`]). Default: the full solve.
+    fn solve_blocks_in_place(&mut self, b: &mut [f64], blocks: std::ops::Range<usize>) {
+        let _ = blocks;
+        self.solve_in_place(b);
+    }
+
     /// A second, independent solver for matrices of the same size and pattern (it holds no
     /// factorisation), for a caller that keeps two factorisations at once (the fixed-step
     /// Rosenbrock stepper's h/2 matrix of its split steps). Allocates; call it at set-up. The

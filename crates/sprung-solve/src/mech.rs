@@ -85,6 +85,16 @@ pub trait MechanicalSystem {
     fn pattern(&self) -> Arc<BlockPattern>;
     /// Generalised accelerations q(r, v, u(t)).
     fn accelerations(&mut self, t: f64, r: &[f64], v: &[f64], q: &mut [f64]);
+    /// The element-state rates alone, s' = f(r, v, u(t)) (document 002, eq. 3): writes
+    /// q[n_speeds..] exactly as [`Self::accelerations`] would (bit for bit) and may leave
+    /// q[..n_speeds] as it was. For methods that need f without the accelerations (the partly
+    /// implicit Euler's state step, [`pie`]); a system can skip the work f does not depend on
+    /// (the bodies' Newton–Euler, the elements without states). It need not take part in
+    /// [`Self::segment_changes`] (it may evaluate only some of the characteristics).
+    /// Default: [`Self::accelerations`].
+    fn state_rates(&mut self, t: f64, r: &[f64], v: &[f64], q: &mut [f64]) {
+        self.accelerations(t, r, v, q);
+    }
     /// q, J_v, J_r K and J_u u̇ at (t, r, v); also stores r into `lin.r`.
     fn linearise(&mut self, t: f64, r: &[f64], v: &[f64], lin: &mut Linearisation);
     /// Like [`MechanicalSystem::linearise`], but the system may deliver the congruence form

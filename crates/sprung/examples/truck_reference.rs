@@ -327,18 +327,19 @@ pub fn format(c: &Comparison) -> String {
     }
     let _ = writeln!(
         s,
-        "\n| run | steps | rejected | split | q evals | linearisations (stale) | LUs | wall s |\n|---|---|---|---|---|---|---|---|"
+        "\n| run | steps | rejected | split | q evals (+ state rates alone) | linearisations (stale) | LUs | wall s |\n|---|---|---|---|---|---|---|---|"
     );
     for t in std::iter::once(&c.reference).chain(c.runs.iter().map(|r| &r.trace)) {
         let st = &t.stats;
         let _ = writeln!(
             s,
-            "| {} | {} | {} | {} | {} | {} ({}) | {} | {:.2} |",
+            "| {} | {} | {} | {} | {} (+{}) | {} ({}) | {} | {:.2} |",
             t.label,
             st.steps,
             st.rejected,
             st.error_splits + st.breakpoint_steps,
             st.q_evals,
+            st.state_rate_evals,
             st.linearisations,
             st.stale_relinearisations,
             st.factorisations,

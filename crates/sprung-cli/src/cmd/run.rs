@@ -407,6 +407,7 @@ pub fn run(a: &RunArgs) -> anyhow::Result<()> {
     let extra = json!({
         "t_reached": summary.t_reached,
         "steps": stats.steps, "rejected": stats.rejected, "q_evaluations": stats.q_evals,
+        "state_rate_evaluations": stats.state_rate_evals,
         "linearisations": stats.linearisations, "factorisations": stats.factorisations,
         "breakpoint_steps": stats.breakpoint_steps, "error_split_steps": stats.error_splits,
         "stale_relinearisations": stats.stale_relinearisations,
@@ -424,13 +425,14 @@ pub fn run(a: &RunArgs) -> anyhow::Result<()> {
         summary.t_reached, s.t_end, stop_reason
     );
     println!(
-        "steps:             {} accepted, {} rejected, {} linearisations ({} for a stale Jacobian), {} LU, {} q evaluations, {} at breakpoints, {} split for accuracy",
+        "steps:             {} accepted, {} rejected, {} linearisations ({} for a stale Jacobian), {} LU, {} q evaluations (+{} of the element-state rates alone), {} at breakpoints, {} split for accuracy",
         stats.steps,
         stats.rejected,
         stats.linearisations,
         stats.stale_relinearisations,
         stats.factorisations,
         stats.q_evals,
+        stats.state_rate_evals,
         stats.breakpoint_steps,
         stats.error_splits
     );

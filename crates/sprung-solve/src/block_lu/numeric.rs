@@ -1,7 +1,10 @@
 //! Numeric driver of the block-sparse LU: the block Gaussian elimination of document 000,
 //! section 3, eq. (14) (Schur complements `Ã_ii`) in the order of the [`super::BlockSymbolic`]
 //! analysis, and the forward (eq. 15) and back substitutions (eqs. 16, 17). The per-block work is
-//! done by the kernels of [`super::kernels`] (and [`super::avx6`] on AVX2 + FMA CPUs).
+//! done by the kernels of [`super::kernels`] (and [`super::avx6`] on AVX2 + FMA CPUs). The
+//! substitutions have a second compiled copy (`RESTRICTED`) that visits only the elimination
+//! steps of a range of blocks, for a right-hand side confined to a decoupled part
+//! ([`super::BlockSparseLu::solve_blocks_in_place`]).
 
 #[cfg(target_arch = "x86_64")]
 use super::avx6;
@@ -19,10 +22,15 @@ impl BlockSparseLu {
         self.factor_impl(Avx6, input)
     }
 
-    /// The 6 × 6 solve compiled for AVX2 + FMA.
+    /// The 6 × 6 solve compiled for AVX2 + FMA; with `RESTRICTED`, only the elimination steps
+    /// of `blocks` (a separate copy, so that the full solve pays no test per step).
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2,fma")]
-    pub(super) fn solve6_avx2_fma(&mut self, x: &mut [f64]) {
+    pub(super) fn solve6_avx2_fma<const RESTRICTED: bool>(
+        &mut self,
+        x: &mut [f64],
+        blocks: std::ops::Range<usize>,
+    ) {
         let sym = &*self.sym;
         // Slices held in locals (the analysis sits behind an `Arc`).
         let (n_steps, order, region) = (sym.n, &sym.order[..], &sym.region[..]);
@@ -36,11 +44,14 @@ impl BlockSparseLu {
         };
         // Forward substitution, eq. (15).
         for k in 0..n_steps {
+            let ok = order[k];
+            if RESTRICTED && !blocks.contains(&ok) {
+                continue;
+            }
             let nbr = &nbr_all[nbr_ptr[k]..nbr_ptr[k + 1]];
             let m = nbr.len();
             let r0 = region[k];
             let diag = block(r0);
-            let ok = order[k];
             let xk: &mut [f64; 6] = (&mut x[6 * ok..6 * ok + 6]).try_into().expect("6-vector");
             if pivoted[k] {
                 for (c, &p) in ipiv_all[6 * k..6 * k + 6].iter().enumerate() {
@@ -64,10 +75,13 @@ impl BlockSparseLu {
         }
         // Back substitution, eqs. (16), (17).
         for k in (0..n_steps).rev() {
+            let ok = order[k];
+            if RESTRICTED && !blocks.contains(&ok) {
+                continue;
+            }
             let nbr = &nbr_all[nbr_ptr[k]..nbr_ptr[k + 1]];
             let m = nbr.len();
             let r0 = region[k];
-            let ok = order[k];
             let mut y: [f64; 6] = x[6 * ok..6 * ok + 6].try_into().expect("6-vector");
             avx6::gemv_rows_sub(&mut y, &values[36 * (r0 + 1)..36 * (r0 + 1 + m)], nbr, x);
             let diag = block(r0);
@@ -212,7 +226,12 @@ impl BlockSparseLu {
     }
 
     #[inline(always)]
-    pub(super) fn solve_impl<D: Dim>(&mut self, d: D, x: &mut [f64]) {
+    pub(super) fn solve_impl<D: Dim, const RESTRICTED: bool>(
+        &mut self,
+        d: D,
+        x: &mut [f64],
+        blocks: std::ops::Range<usize>,
+    ) {
         let sym = &*self.sym;
         // Slices held in locals (the analysis sits behind an `Arc`).
         let (n_steps, order, region) = (sym.n, &sym.order[..], &sym.region[..]);
@@ -226,8 +245,11 @@ impl BlockSparseLu {
         let tmp = &mut self.tmp[..b];
         // Forward substitution: y_k = L_k⁻¹ P_k (x_k - Σ L_ki y_i), eq. (15).
         for k in 0..n_steps {
-            let m = nbr_ptr[k + 1] - nbr_ptr[k];
             let ok = order[k];
+            if RESTRICTED && !blocks.contains(&ok) {
+                continue;
+            }
+            let m = nbr_ptr[k + 1] - nbr_ptr[k];
             let r0 = region[k];
             let diag = &self.values[r0 * bb..(r0 + 1) * bb];
             let xk = &mut x[ok * b..(ok + 1) * b];
@@ -253,8 +275,11 @@ impl BlockSparseLu {
         }
         // Back substitution: x_k = U_k⁻¹ (y_k - Σ U_kj x_j), eqs. (16), (17).
         for k in (0..n_steps).rev() {
-            let m = nbr_ptr[k + 1] - nbr_ptr[k];
             let ok = order[k];
+            if RESTRICTED && !blocks.contains(&ok) {
+                continue;
+            }
+            let m = nbr_ptr[k + 1] - nbr_ptr[k];
             let r0 = region[k];
             tmp.copy_from_slice(&x[ok * b..(ok + 1) * b]);
             let upanel = &self.values[(r0 + 1) * bb..(r0 + 1 + m) * bb];

@@ -33,18 +33,21 @@
 //! A is block diagonal over the split, so one LU factorisation (block-sparse or dense, the
 //! Rosenbrock steppers' solvers) holds both matrices, and a solve with a right-hand side that is
 //! zero in one part returns exactly zero there: step (a) solves with (0, h f), step (b) with
-//! (h q, 0). The congruence form of the linearisation ([`super::congruence`], M inside) is used
+//! (h q, 0). Each solve visits only its own part's blocks
+//! ([`LinearSolver::solve_blocks_in_place`]; the rest would add exact zeros). The congruence form of the linearisation ([`super::congruence`], M inside) is used
 //! as by the Rosenbrock steppers; its factors are the identity on state blocks, so the same
 //! blocks are dropped in either form. Padding coordinates of partly filled state blocks have
 //! zero rate and zero partials and stay zero. A model without element states skips step (a).
 //!
-//! Work per step: one or two evaluations of q (the first only with element states, at the start
-//! state with the new inputs; the second at the predictor), one or two triangular solves, and on
-//! re-linearising steps one linearisation and one factorisation. No allocation.
+//! Work per step: with element states, one evaluation of their rates f alone at the start state
+//! with the new inputs ([`MechanicalSystem::state_rates`]: a multibody system evaluates only the
+//! elements with states and what feeds them, not the bodies' accelerations); one evaluation of
+//! q at the predictor; one or two triangular solves; on re-linearising steps one linearisation
+//! and one factorisation. No allocation.
 //!
-//! Breakpoints: when an evaluation of the step sees other segments of a piecewise
-//! characteristic than the linearisation ([`MechanicalSystem::segment_changes`]), the next step
-//! re-linearises (counted in `Stats::breakpoint_steps`); the step itself is not redone — at
+//! Breakpoints: when the evaluation of q at the predictor sees other segments of a piecewise
+//! characteristic than the linearisation ([`MechanicalSystem::segment_changes`]; the evaluation
+//! of the state rates need not count), the next step re-linearises (counted in `Stats::breakpoint_steps`); the step itself is not redone — at
 //! order 1 the stale slope costs no more than the method's own error. [`Breakpoints::Ignore`]
 //! switches this off.
 
@@ -75,6 +78,8 @@ pub struct PartlyImplicitEuler {
     pub stats: Stats,
     /// Number of generalised speeds z (the rest of v are element states).
     n_z: usize,
+    /// Number of pattern blocks of the speeds (the first blocks).
+    nb_z: usize,
     /// q or f of the current evaluation (n_v).
     q: Vec<f64>,
     /// Right-hand side / increment of a solve (n_v).
@@ -99,6 +104,7 @@ impl PartlyImplicitEuler {
         let pattern = sys.pattern();
         let (n_r, n_v) = (sys.n_r(), sys.n_v());
         let n_z = sys.n_speeds();
+        let nb_z = n_z / pattern.block_size();
         assert!(
             n_z <= n_v && n_z.is_multiple_of(pattern.block_size()),
             "n_speeds = {n_z} must be a whole number of blocks within n_v = {n_v}"
@@ -114,6 +120,7 @@ impl PartlyImplicitEuler {
             breakpoints: Breakpoints::default(),
             stats: Stats::default(),
             n_z,
+            nb_z,
             q: vec![0.0; n_v],
             rhs: vec![0.0; n_v],
             r_pred: vec![0.0; n_r],
@@ -146,15 +153,16 @@ impl PartlyImplicitEuler {
             self.relinearise(sys, t, r, v)?;
         }
         let c0 = sys.segment_changes();
-        // (a) Element states, eq. 7: f at the start state with the new inputs.
+        // (a) Element states, eq. 7: f at the start state with the new inputs (the state rows
+        // alone: the accelerations there are not used).
         if n_z < v.len() {
-            sys.accelerations(t1, r, v, &mut self.q);
-            self.stats.q_evals += 1;
+            sys.state_rates(t1, r, v, &mut self.q);
+            self.stats.state_rate_evals += 1;
             self.rhs[..n_z].fill(0.0);
             for (b, f) in self.rhs[n_z..].iter_mut().zip(&self.q[n_z..]) {
                 *b = h * f;
             }
-            self.solve();
+            self.solve(Part::States);
             for (s, ds) in v[n_z..].iter_mut().zip(&self.rhs[n_z..]) {
                 *s += ds;
             }
@@ -171,7 +179,7 @@ impl PartlyImplicitEuler {
             *b = h * q;
         }
         self.rhs[n_z..].fill(0.0);
-        self.solve();
+        self.solve(Part::Speeds);
         for (z, dz) in v[..n_z].iter_mut().zip(&self.rhs[..n_z]) {
             *z += dz;
         }
@@ -194,15 +202,25 @@ impl PartlyImplicitEuler {
     }
 
     /// `rhs ← A⁻¹ rhs` with the current factorisation (through the congruence factors when the
-    /// linearisation is in congruence form).
-    fn solve(&mut self) {
+    /// linearisation is in congruence form) for a right-hand side that is zero outside `part`:
+    /// A has no couplings between the speeds and the states, so only that part's blocks are
+    /// solved ([`LinearSolver::solve_blocks_in_place`]), and the congruence factors, the
+    /// identity on state blocks, are applied to the speeds only. The same numbers as a full
+    /// solve (the work left out adds exact zeros).
+    fn solve(&mut self, part: Part) {
+        let n_z = self.n_z;
         let cg = self.lin.congruent.then_some(&self.lin.congruence);
-        if let Some(cg) = cg {
-            cg.apply_rows_inverse(&mut self.rhs);
+        let blocks = match part {
+            Part::Speeds => 0..self.nb_z,
+            Part::States => self.nb_z..usize::MAX,
+        };
+        let speeds = part == Part::Speeds;
+        if let Some(cg) = cg.filter(|_| speeds) {
+            cg.apply_rows_inverse(&mut self.rhs[..n_z]);
         }
-        self.lu.solve_in_place(&mut self.rhs);
-        if let Some(cg) = cg {
-            cg.apply_cols_inverse(&mut self.rhs);
+        self.lu.solve_blocks_in_place(&mut self.rhs, blocks);
+        if let Some(cg) = cg.filter(|_| speeds) {
+            cg.apply_cols_inverse(&mut self.rhs[..n_z]);
         }
         self.stats.solves += 1;
     }
@@ -250,6 +268,15 @@ impl PartlyImplicitEuler {
     pub fn invalidate(&mut self) {
         self.have_lin = false;
     }
+}
+
+/// The part of v a solve is for: its right-hand side is zero in the other part.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Part {
+    /// The generalised speeds z (eq. 9).
+    Speeds,
+    /// The element states s (eq. 7).
+    States,
 }
 
 /// Zeroes in J_v and J_r K (or their congruence forms) every block that couples speeds and
@@ -369,8 +396,10 @@ mod tests {
         assert_eq!(st.stats.steps, 1);
         assert_eq!(st.stats.factorisations, 1);
         assert_eq!(st.stats.solves, 2);
-        // Linearisation (one q), the state evaluation and the predictor evaluation.
-        assert_eq!(st.stats.q_evals, 2);
+        // Linearisation (one q), the state evaluation (the default `state_rates`: a full q)
+        // and the predictor evaluation.
+        assert_eq!(st.stats.q_evals, 1);
+        assert_eq!(st.stats.state_rate_evals, 1);
         assert_eq!(sys.evals, 3);
     }
 }

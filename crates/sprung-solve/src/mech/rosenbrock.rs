@@ -66,6 +66,9 @@ pub struct Stats {
     pub rejected: u64,
     /// Evaluations of q.
     pub q_evals: u64,
+    /// Evaluations of the element-state rates alone
+    /// ([`crate::mech::MechanicalSystem::state_rates`]; the partly implicit Euler's state step).
+    pub state_rate_evals: u64,
     /// Linearisations (q with J_v, J_r K, J_u).
     pub linearisations: u64,
     /// LU factorisations.
@@ -91,6 +94,7 @@ impl std::ops::AddAssign for Stats {
         self.steps += o.steps;
         self.rejected += o.rejected;
         self.q_evals += o.q_evals;
+        self.state_rate_evals += o.state_rate_evals;
         self.linearisations += o.linearisations;
         self.factorisations += o.factorisations;
         self.solves += o.solves;
