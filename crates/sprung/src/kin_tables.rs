@@ -507,12 +507,23 @@ impl CornerTable {
     /// The wheel at grid point `k`.
     pub fn wheel(&self, k: usize) -> WheelPoint {
         let b = &self.table.bodies[0];
-        let phi = Vector3::from(b.rotation[k]);
-        let rel = Rotation3::new(phi).into_inner() * self.carrier_rel0;
-        let (p, a) = self.wheel_centre_local;
-        let centre = Vector3::from(b.position[k]) + rel * p;
-        let (toe, camber) = crate::kc::toe_camber(rel * a, self.corner.side);
         let (travel, rack) = self.coordinates(k);
+        self.wheel_at((travel, rack), b.position[k], b.rotation[k])
+    }
+
+    /// The wheel of a carrier pose in the table's terms (position of the carrier's frame, m,
+    /// and rotation vector away from its design orientation, rad, both in the parent's design
+    /// frame — a table entry or a spline value) at the coordinates `(travel, rack)`.
+    pub fn wheel_at(
+        &self,
+        (travel, rack): (f64, f64),
+        position: [f64; 3],
+        rotation: [f64; 3],
+    ) -> WheelPoint {
+        let rel = Rotation3::new(Vector3::from(rotation)).into_inner() * self.carrier_rel0;
+        let (p, a) = self.wheel_centre_local;
+        let centre = Vector3::from(position) + rel * p;
+        let (toe, camber) = crate::kc::toe_camber(rel * a, self.corner.side);
         WheelPoint {
             travel,
             rack,
