@@ -601,22 +601,22 @@ impl SlopeSolver {
         let mut x: Vec<[f64; POSE_COMPONENTS]> = self.perm.iter().map(|&p| rhs[p]).collect();
         for i in 0..n {
             for k in 0..i {
-                let l = self.lu[i * n + k];
-                for m in 0..POSE_COMPONENTS {
-                    x[i][m] -= l * x[k][m];
+                let (l, xk) = (self.lu[i * n + k], x[k]);
+                for (xi, xk) in x[i].iter_mut().zip(xk) {
+                    *xi -= l * xk;
                 }
             }
         }
         for i in (0..n).rev() {
             for k in i + 1..n {
-                let u = self.lu[i * n + k];
-                for m in 0..POSE_COMPONENTS {
-                    x[i][m] -= u * x[k][m];
+                let (u, xk) = (self.lu[i * n + k], x[k]);
+                for (xi, xk) in x[i].iter_mut().zip(xk) {
+                    *xi -= u * xk;
                 }
             }
             let d = self.lu[i * n + i];
-            for m in 0..POSE_COMPONENTS {
-                x[i][m] /= d;
+            for xi in &mut x[i] {
+                *xi /= d;
             }
         }
         x
@@ -871,8 +871,8 @@ mod tests {
         for (k, g) in t.axes[0].grid.iter().enumerate() {
             let ev = s.eval(&[*g]);
             let want = t.bodies[0].position[k];
-            for m in 0..3 {
-                assert!((ev.value[m] - want[m]).abs() < 1e-15);
+            for (got, want) in ev.value.iter().zip(want) {
+                assert!((got - want).abs() < 1e-15);
             }
             assert!((ev.d1[0][2] - 1.0).abs() < 1e-12, "{}", ev.d1[0][2]);
             assert!((ev.d1[0][3] - 0.1).abs() < 1e-12);
