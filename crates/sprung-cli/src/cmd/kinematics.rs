@@ -23,7 +23,7 @@ pub struct KinematicsArgs {
     #[arg(long, default_value = "-0.1:0.1:0.01", value_parser = parse_range)]
     pub travel: (f64, f64, f64),
     /// Rack grid MIN:MAX:STEP at steered corners, m (must contain 0).
-    #[arg(long, default_value = "-0.04:0.04:0.01", value_parser = parse_range)]
+    #[arg(long, default_value = "-0.08:0.08:0.01", value_parser = parse_range)]
     pub rack: (f64, f64, f64),
     /// Factor on the bushings' rotational stiffnesses (distance from ideal joints ∝ factor).
     #[arg(long, default_value_t = kin_tables::DEFAULT_ROTATIONAL_FACTOR)]
