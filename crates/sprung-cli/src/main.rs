@@ -109,6 +109,9 @@ enum Command {
     /// Macro-joint reduction (document 004): replace each corner's links by one `macro_joint`
     /// element and write the reduced model file (docs/macro-joint.md).
     Reduce(cmd::reduce::ReduceArgs),
+    /// Kinematic tables (document 004's kinematic corner: ideal joints in place of the link
+    /// bushings) on a grid of wheel and rack travel -> TOML tables, CSV, PNG (docs/macro-joint.md).
+    Kinematics(cmd::kinematics::KinematicsArgs),
     /// Parameter sweep: run variants of a model (a grid or a table of parameter values) on all
     /// cores and tabulate metrics per run (peak, settling time, final value, ...).
     Sweep(cmd::sweep::SweepArgs),
@@ -153,6 +156,7 @@ fn main() -> ExitCode {
         Command::Fmu(args) => cmd::fmu::run(&args),
         Command::Sweep(args) => cmd::sweep::run(&args),
         Command::Reduce(args) => cmd::reduce::run(&args),
+        Command::Kinematics(args) => cmd::kinematics::run(&args),
         Command::Template(args) => cmd::template::run(&args),
     };
     match res {

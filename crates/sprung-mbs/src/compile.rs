@@ -75,9 +75,17 @@ pub fn compile_with(
         .map(|b| {
             let inertia = mat3(&b.inertia_tensor());
             let rot = mat3(&b.rotation());
-            let inertia_inv = inertia
-                .try_inverse()
-                .ok_or_else(|| err(format!("body '{}': inertia tensor is singular", b.name)))?;
+            // A massless follower (`docs/joints.md`): zero mass and inertia; the evaluator
+            // divides by a unit stand-in (`Body::inv_mass`, I⁻¹ = 1), so its acceleration slots
+            // carry its wrench, which the joint projection uses directly.
+            let massless = b.mass == 0.0 && inertia == Matrix3::zeros();
+            let inertia_inv = if massless {
+                Matrix3::identity()
+            } else {
+                inertia
+                    .try_inverse()
+                    .ok_or_else(|| err(format!("body '{}': inertia tensor is singular", b.name)))?
+            };
             Ok(Body {
                 name: b.name.clone(),
                 mass: b.mass,
@@ -307,7 +315,7 @@ pub fn compile_with(
         .map(|b| (b.position, crate::rotation::quat_to_matrix(&b.orientation)))
         .collect();
     let joints = crate::joints::Joints::new(m, &poses).map_err(err)?;
-    Ok(CompiledModel {
+    let cm = CompiledModel {
         joints,
         name: m.model.name.clone(),
         ground_name: m.ground_name().to_string(),
@@ -320,5 +328,10 @@ pub fn compile_with(
         curves: m.curves.clone(),
         gravity: Vector3::from(m.model.gravity),
         pattern,
-    })
+    };
+    if !cm.joints.is_empty() {
+        let (r, v) = cm.design_state();
+        cm.joints.check_mass(&cm, &r, &v).map_err(err)?;
+    }
+    Ok(cm)
 }

@@ -31,6 +31,19 @@ pub struct Body {
     pub angular_velocity: Vector3<f64>,
 }
 
+impl Body {
+    /// 1/m, or 1 for a massless body (a massless follower of a tabulated joint,
+    /// `docs/joints.md`: its acceleration slots then carry its wrench).
+    #[inline]
+    pub fn inv_mass(&self) -> f64 {
+        if self.mass == 0.0 {
+            1.0
+        } else {
+            1.0 / self.mass
+        }
+    }
+}
+
 /// A marker: a frame fixed on a body (or on the ground when `body` is `None`).
 #[derive(Debug, Clone)]
 pub struct Marker {

@@ -63,6 +63,17 @@ pub struct JointDef {
     pub z0: f64,
     /// Initial rate, rad/s or m/s.
     pub zd0: f64,
+    /// Tabulated: the spline of the table entry (pose relative to the parent's design frame).
+    pub spline: Option<Arc<sm::TableSpline>>,
+    /// Per coordinate the pose map depends on (in table-axis order; one for revolute and
+    /// prismatic): the body whose first position slot holds it — the body itself for its own
+    /// coordinate, another jointed body for an input coordinate.
+    pub sources: Vec<usize>,
+    /// Whether the body has a coordinate of its own (false: a follower).
+    pub own: bool,
+    /// Whether the body is massless (a follower with mass 0: its element wrench enters the
+    /// projection through Jᵀ W, `docs/joints.md`).
+    pub massless: bool,
 }
 
 /// A tree: a free root body (or the ground) and its jointed descendants.
@@ -79,8 +90,14 @@ pub struct Tree {
     /// Index in v of each tree velocity coordinate: the root's six, then one per joint in the
     /// order of `bodies`.
     pub coords: Vec<usize>,
-    /// Per entry of `bodies`: the tree coordinate of its joint (`None` for the root).
+    /// Per entry of `bodies`: the tree coordinate of its joint (`None` for the root and for
+    /// followers).
     pub joint_coord: Vec<Option<usize>>,
+    /// Per entry of `bodies`: the tree coordinates its pose map depends on (own and input, in
+    /// the joint's order; empty for the root).
+    pub deps: Vec<Vec<usize>>,
+    /// Per entry of `bodies`: massless (projection through Jᵀ W).
+    pub massless: Vec<bool>,
 }
 
 impl Tree {
@@ -147,53 +164,245 @@ impl Frame {
     }
 }
 
-/// What a joint adds to its body's motion at (z, ż) relative to the parent frame `p`.
+/// What a joint adds to its body's motion at coordinates c (rates ċ) relative to the parent
+/// frame `p` (every vector global).
 #[derive(Debug, Clone, Copy)]
 pub struct JointMotion {
     /// The body's frame.
     pub frame: Frame,
-    /// Joint axis, global.
+    /// Joint axis, global (revolute, prismatic; zero for tabulated).
     pub u: Vector3<f64>,
-    /// Revolute: the body's centre of mass minus the axis point, global (zero for prismatic).
+    /// Revolute: the body's centre of mass minus the axis point, global (zero otherwise).
     pub e: Vector3<f64>,
     /// Centre of mass minus the parent's, global.
     pub d: Vector3<f64>,
     /// Relative velocity of the centre of mass in the parent frame's motion, global
-    /// (R_p ṡ): u × e ż or u ż.
+    /// (R_p ṡ): u × e ż, u ż, or R_p Σ_k ∂s/∂c_k ċ_k.
     pub s_dot: Vector3<f64>,
+    /// Per coordinate of [`JointDef::sources`]: the Jacobian column (translation of the centre
+    /// of mass, rotation), global.
+    pub cols: [(Vector3<f64>, Vector3<f64>); 2],
+    /// The joint's velocity-product acceleration beyond the parent's motion (added to
+    /// a_p + α_p × d + ω_p × (ω_p × d) + 2 ω_p × ṡ): revolute u × (u × e) ż², tabulated
+    /// R_p Σ_kl ∂²s/∂c_k∂c_l ċ_k ċ_l.
+    pub bias_a: Vector3<f64>,
+    /// The same for the angular acceleration (added to α_p): revolute ω_p × u ż, tabulated
+    /// ω_p × ω_rel + R_p α_rel (`tabulated_rotation`).
+    pub bias_al: Vector3<f64>,
+}
+
+/// Left Jacobian of SO(3) as J_l(φ) = I + A [φ]× + B [φ]×² and the rates of its coefficients:
+/// (A, B, A'/θ, B'/θ) with A = (1 − cos θ)/θ², B = (θ − sin θ)/θ³, θ = |φ| (`theta2` = θ²).
+/// Taylor series below θ = 1 (ten terms: truncation < 1e-19), closed forms above.
+fn left_jacobian_coeffs(theta2: f64) -> (f64, f64, f64, f64) {
+    if theta2 < 1.0 {
+        // A = Σ (−1)^k θ^2k / (2k+2)!,  B = Σ (−1)^k θ^2k / (2k+3)!,  A'/θ = Σ_k≥1 2k a_k θ^(2k−2).
+        let (mut a, mut b, mut da, mut db) = (0.0, 0.0, 0.0, 0.0);
+        let mut pow = 1.0; // θ^2k
+        let mut pow_m = 0.0; // θ^(2k−2)
+        let mut fa = 2.0; // (2k+2)!
+        let mut fb = 6.0; // (2k+3)!
+        for k in 0..10 {
+            let sign = if k % 2 == 0 { 1.0 } else { -1.0 };
+            a += sign * pow / fa;
+            b += sign * pow / fb;
+            if k > 0 {
+                da += sign * 2.0 * k as f64 * pow_m / fa;
+                db += sign * 2.0 * k as f64 * pow_m / fb;
+            }
+            pow_m = pow;
+            pow *= theta2;
+            let k2 = 2.0 * k as f64;
+            fa *= (k2 + 3.0) * (k2 + 4.0);
+            fb *= (k2 + 4.0) * (k2 + 5.0);
+        }
+        (a, b, da, db)
+    } else {
+        let th = theta2.sqrt();
+        let (s, c) = th.sin_cos();
+        let a = (1.0 - c) / theta2;
+        let b = (th - s) / (theta2 * th);
+        let da = s / (theta2 * th) - 2.0 * (1.0 - c) / (theta2 * theta2);
+        let db = (1.0 - c) / (theta2 * theta2) - 3.0 * (th - s) / (theta2 * theta2 * th);
+        (a, b, da, db)
+    }
+}
+
+/// exp([φ]×) (Rodrigues, with the series of sin θ/θ and (1 − cos θ)/θ² for small θ).
+pub fn rotation_vector_matrix(phi: &Vector3<f64>) -> Matrix3<f64> {
+    let t2 = phi.norm_squared();
+    let (sa, a) = if t2 < 1e-4 {
+        (
+            1.0 - t2 / 6.0 * (1.0 - t2 / 20.0 * (1.0 - t2 / 42.0)),
+            0.5 * (1.0 - t2 / 12.0 * (1.0 - t2 / 30.0 * (1.0 - t2 / 56.0))),
+        )
+    } else {
+        let th = t2.sqrt();
+        (th.sin() / th, (1.0 - th.cos()) / t2)
+    };
+    let k = crate::rotation::skew(phi);
+    Matrix3::identity() + sa * k + a * k * k
+}
+
+/// The relative rotation of a tabulated pose: for the rotation vector φ(c) with first and
+/// second derivatives, the angular velocity columns ω_k = J_l(φ) ∂φ/∂c_k (parent axes) and the
+/// velocity-product angular acceleration
+/// α = J_l(φ) Σ_kl ∂²φ/∂c_k∂c_l ċ_k ċ_l + (A'/θ)(φ·φ̇)(φ × φ̇) + (B'/θ)(φ·φ̇) φ × (φ × φ̇)
+///     + B φ̇ × (φ × φ̇),   φ̇ = Σ_k ∂φ/∂c_k ċ_k
+/// (the time derivative of J_l(φ) φ̇ at fixed c̈ = 0).
+fn tabulated_rotation(
+    phi: &Vector3<f64>,
+    dphi: &[Vector3<f64>; 2],
+    ddphi_cc: &Vector3<f64>,
+    phid: &Vector3<f64>,
+) -> ([Vector3<f64>; 2], Vector3<f64>) {
+    let (a, b, da, db) = left_jacobian_coeffs(phi.norm_squared());
+    let jl = |x: &Vector3<f64>| {
+        let px = phi.cross(x);
+        x + a * px + b * phi.cross(&px)
+    };
+    let cols = [jl(&dphi[0]), jl(&dphi[1])];
+    let pp = phi.cross(phid);
+    let rate = phi.dot(phid);
+    let al = jl(ddphi_cc) + da * rate * pp + db * rate * phi.cross(&pp) + b * phid.cross(&pp);
+    (cols, al)
 }
 
 impl JointDef {
-    /// The body's motion for joint coordinate `z` and rate `zd` on parent frame `p`.
-    pub fn motion(&self, p: &Frame, z: f64, zd: f64) -> JointMotion {
+    /// The joint's coordinates and rates read from the reduced state (r, v) (the first slots
+    /// of [`JointDef::sources`]' blocks).
+    pub fn coordinates(&self, r: &[f64], v: &[f64]) -> ([f64; 2], [f64; 2]) {
+        let mut c = [0.0; 2];
+        let mut cd = [0.0; 2];
+        for (k, &src) in self.sources.iter().enumerate() {
+            c[k] = r[7 * src];
+            cd[k] = v[6 * src];
+        }
+        (c, cd)
+    }
+
+    /// The body's motion for coordinates `c` and rates `cd` (per [`JointDef::sources`]; a
+    /// revolute or prismatic joint reads the first) on parent frame `p`.
+    pub fn motion(&self, p: &Frame, c: [f64; 2], cd: [f64; 2]) -> JointMotion {
+        let (z, zd) = (c[0], cd[0]);
+        let zero = Vector3::zeros();
         let u = p.rot * self.axis;
-        let (s, rel, e, s_dot) = match self.kind {
+        match self.kind {
+            sm::JointKind::Revolute | sm::JointKind::Prismatic => {
+                let (s, rel, e, s_dot) = match self.kind {
+                    sm::JointKind::Revolute => {
+                        let q = axis_rotation(&self.axis, z);
+                        let s = self.point + q * (self.s0 - self.point);
+                        let e = p.rot * (s - self.point);
+                        (s, q * self.rel0, e, u.cross(&e) * zd)
+                    }
+                    _ => (self.s0 + z * self.axis, self.rel0, zero, u * zd),
+                };
+                let d = p.rot * s;
+                let revolute = self.kind == sm::JointKind::Revolute;
+                let w = if revolute { p.w + u * zd } else { p.w };
+                let (col, bias_a, bias_al) = if revolute {
+                    (
+                        (u.cross(&e), u),
+                        u.cross(&u.cross(&e)) * zd * zd,
+                        p.w.cross(&u) * zd,
+                    )
+                } else {
+                    ((u, zero), zero, zero)
+                };
+                JointMotion {
+                    frame: Frame {
+                        x: p.x + d,
+                        rot: p.rot * rel,
+                        v: p.v + p.w.cross(&d) + s_dot,
+                        w,
+                    },
+                    u,
+                    e,
+                    d,
+                    s_dot,
+                    cols: [col, (zero, zero)],
+                    bias_a,
+                    bias_al,
+                }
+            }
+            sm::JointKind::Tabulated => {
+                let spline = self
+                    .spline
+                    .as_ref()
+                    .expect("a tabulated joint has its spline");
+                let n = self.sources.len();
+                let ev = spline.eval(&c[..n]);
+                let v3 = |x: &[f64; 6], o: usize| Vector3::new(x[o], x[o + 1], x[o + 2]);
+                let s = v3(&ev.value, 0);
+                let phi = v3(&ev.value, 3);
+                let ds = [v3(&ev.d1[0], 0), v3(&ev.d1[1], 0)];
+                let dphi = [v3(&ev.d1[0], 3), v3(&ev.d1[1], 3)];
+                // Σ_kl ∂²/∂c_k∂c_l ċ_k ċ_l of position and rotation vector.
+                let (mut dds, mut ddphi) = (zero, zero);
+                let mut sd = zero;
+                let mut phid = zero;
+                for k in 0..n {
+                    sd += ds[k] * cd[k];
+                    phid += dphi[k] * cd[k];
+                    for l in 0..n {
+                        dds += v3(&ev.d2[k][l], 0) * (cd[k] * cd[l]);
+                        ddphi += v3(&ev.d2[k][l], 3) * (cd[k] * cd[l]);
+                    }
+                }
+                let (wcols, al_rel) = tabulated_rotation(&phi, &dphi, &ddphi, &phid);
+                let mut w_rel = zero;
+                for k in 0..n {
+                    w_rel += wcols[k] * cd[k];
+                }
+                let d = p.rot * s;
+                let s_dot = p.rot * sd;
+                let w_rel = p.rot * w_rel;
+                JointMotion {
+                    frame: Frame {
+                        x: p.x + d,
+                        rot: p.rot * rotation_vector_matrix(&phi) * self.rel0,
+                        v: p.v + p.w.cross(&d) + s_dot,
+                        w: p.w + w_rel,
+                    },
+                    u: zero,
+                    e: zero,
+                    d,
+                    s_dot,
+                    cols: [
+                        (p.rot * ds[0], p.rot * wcols[0]),
+                        (p.rot * ds[1], p.rot * wcols[1]),
+                    ],
+                    bias_a: p.rot * dds,
+                    bias_al: p.w.cross(&w_rel) + p.rot * al_rel,
+                }
+            }
+        }
+    }
+
+    /// Length scale of the joint's own coordinate for the error norm (m per unit of the
+    /// coordinate): how far it moves the body's points, with `l` the body's characteristic
+    /// length — revolute: distance of the centre of mass from the axis + l; prismatic: 1;
+    /// tabulated: |∂s/∂c| + l |∂φ/∂c| at the design pose (1 if that is 0).
+    pub fn error_scale(&self, l: f64) -> f64 {
+        match self.kind {
             sm::JointKind::Revolute => {
-                let q = axis_rotation(&self.axis, z);
-                let s = self.point + q * (self.s0 - self.point);
-                let e = p.rot * (s - self.point);
-                (s, q * self.rel0, e, u.cross(&e) * zd)
+                let e = self.s0 - self.point;
+                (e - self.axis * self.axis.dot(&e)).norm() + l
             }
-            sm::JointKind::Prismatic => {
-                (self.s0 + z * self.axis, self.rel0, Vector3::zeros(), u * zd)
+            sm::JointKind::Prismatic => 1.0,
+            sm::JointKind::Tabulated => {
+                let Some(k) = self.sources.iter().position(|&s| s == self.body) else {
+                    return 1.0;
+                };
+                let sp = self.spline.as_ref().expect("spline");
+                let ev = sp.eval(&[0.0, 0.0][..self.sources.len()]);
+                let d = &ev.d1[k];
+                let ds = Vector3::new(d[0], d[1], d[2]).norm();
+                let dp = Vector3::new(d[3], d[4], d[5]).norm();
+                let x = ds + l * dp;
+                if x > 0.0 { x } else { 1.0 }
             }
-        };
-        let d = p.rot * s;
-        let w = match self.kind {
-            sm::JointKind::Revolute => p.w + u * zd,
-            sm::JointKind::Prismatic => p.w,
-        };
-        JointMotion {
-            frame: Frame {
-                x: p.x + d,
-                rot: p.rot * rel,
-                v: p.v + p.w.cross(&d) + s_dot,
-                w,
-            },
-            u,
-            e,
-            d,
-            s_dot,
         }
     }
 }
@@ -238,6 +447,15 @@ impl TreeKin {
         [a.x, a.y, a.z, alb.x, alb.y, alb.z]
     }
 
+    /// Row `row` of tree body `lb`'s projection weights: (M_b J_b)ᵀ's row, or J_b's for a
+    /// massless body (whose evaluator row holds the wrench).
+    #[inline]
+    pub fn projection_row(&self, lb: usize, row: usize, massless: bool) -> &[f64] {
+        let n = self.n;
+        let src = if massless { &self.jac } else { &self.mj };
+        &src[(6 * lb + row) * n..(6 * lb + row + 1) * n]
+    }
+
     /// Body `b`'s velocity (v global, ω body) in the evaluator's layout.
     pub fn velocity_body(&self, b: usize) -> [f64; 6] {
         let f = &self.frames[b];
@@ -280,21 +498,69 @@ impl Joints {
                 None => (Vector3::zeros(), Matrix3::identity()),
                 Some(p) => poses[p],
             };
-            let a = Vector3::from(j.axis);
-            if a.norm().is_nan() || a.norm() <= 0.0 {
-                return Err(format!("body '{}': joint axis is zero", b.name));
-            }
             let (xb, rb) = poses[i];
+            let (axis, point, spline, sources) = if j.kind == sm::JointKind::Tabulated {
+                let table = j.kin_table.as_ref().ok_or_else(|| {
+                    format!("body '{}': tabulated joint without a loaded table", b.name)
+                })?;
+                let entry = j.entry.as_deref().unwrap_or(&b.name);
+                let spline = table
+                    .spline(entry)
+                    .ok_or_else(|| format!("body '{}': the table has no body '{entry}'", b.name))?;
+                let sources = j
+                    .coordinates
+                    .iter()
+                    .map(|c| {
+                        if c == sm::SELF_COORDINATE {
+                            Ok(i)
+                        } else {
+                            m.body_index(c).ok_or_else(|| {
+                                format!("body '{}': unknown joint coordinate '{c}'", b.name)
+                            })
+                        }
+                    })
+                    .collect::<Result<Vec<_>, _>>()?;
+                if sources.len() != spline.dims() {
+                    return Err(format!(
+                        "body '{}': {} coordinates for a table with {} axes",
+                        b.name,
+                        sources.len(),
+                        spline.dims()
+                    ));
+                }
+                (
+                    Vector3::zeros(),
+                    Vector3::zeros(),
+                    Some(Arc::new(spline)),
+                    sources,
+                )
+            } else {
+                let a = Vector3::from(j.axis.unwrap_or([0.0; 3]));
+                if a.norm().is_nan() || a.norm() <= 0.0 {
+                    return Err(format!("body '{}': joint axis is zero", b.name));
+                }
+                (
+                    rp.transpose() * a.normalize(),
+                    rp.transpose() * (Vector3::from(j.point.unwrap_or([0.0; 3])) - xp),
+                    None,
+                    vec![i],
+                )
+            };
+            let own = j.has_own_coordinate();
             defs[i] = Some(JointDef {
                 body: i,
                 parent,
                 kind: j.kind,
-                axis: rp.transpose() * a.normalize(),
-                point: rp.transpose() * (Vector3::from(j.point.unwrap_or([0.0; 3])) - xp),
+                axis,
+                point,
                 s0: rp.transpose() * (xb - xp),
                 rel0: rp.transpose() * rb,
-                z0: j.z0,
-                zd0: j.zd0,
+                z0: if own { j.z0 } else { 0.0 },
+                zd0: if own { j.zd0 } else { 0.0 },
+                spline,
+                sources,
+                own,
+                massless: b.mass == 0.0,
             });
         }
         // Topological order of the jointed bodies and the root of each.
@@ -346,10 +612,38 @@ impl Joints {
             for &i in &order {
                 if root_of(i)? == root {
                     bodies.push(i);
-                    joint_coord.push(Some(coords.len()));
-                    coords.push(6 * i);
+                    if defs[i].as_ref().is_some_and(|d| d.own) {
+                        joint_coord.push(Some(coords.len()));
+                        coords.push(6 * i);
+                    } else {
+                        joint_coord.push(None);
+                    }
                 }
             }
+            let mut deps = Vec::with_capacity(bodies.len());
+            for &b in &bodies {
+                let mut dep = Vec::new();
+                if let Some(d) = &defs[b] {
+                    for &src in &d.sources {
+                        let c = bodies
+                            .iter()
+                            .position(|&x| x == src)
+                            .and_then(|l| joint_coord[l])
+                            .ok_or_else(|| {
+                                format!(
+                                    "body '{}': joint coordinate of '{}' is not a coordinate of the same joint tree",
+                                    m.bodies[b].name, m.bodies[src].name
+                                )
+                            })?;
+                        dep.push(c);
+                    }
+                }
+                deps.push(dep);
+            }
+            let massless = bodies
+                .iter()
+                .map(|&b| defs[b].as_ref().is_some_and(|d| d.massless))
+                .collect();
             let parent_local = bodies
                 .iter()
                 .map(|&b| {
@@ -368,6 +662,8 @@ impl Joints {
                 parent_local,
                 coords,
                 joint_coord,
+                deps,
+                massless,
             });
         }
         Ok(Self {
@@ -376,6 +672,54 @@ impl Joints {
             trees,
             tree_of,
         })
+    }
+
+    /// Checks that every tree's mass matrix M_z is positive definite at the state (r, v) (a
+    /// tree of massless followers on a coordinate, or a joint moving no mass, is not): the
+    /// error names the tree and the coordinate.
+    pub fn check_mass(
+        &self,
+        model: &crate::CompiledModel,
+        r: &[f64],
+        v: &[f64],
+    ) -> Result<(), String> {
+        for (t, tree) in self.trees.iter().enumerate() {
+            let mut k = TreeKin::new(tree);
+            self.tree_kinematics(model, t, r, v, Perturb::None, &mut k)?;
+        }
+        Ok(())
+    }
+
+    /// One message per tabulated joint coordinate evaluated outside its table's grid since the
+    /// model was compiled (or the splines' excursions were reset): the spline continued
+    /// linearly there ([`sm::TableSpline::excursion`]); the run reports them as warnings.
+    pub fn table_excursions(&self, model: &crate::CompiledModel) -> Vec<String> {
+        let mut out = Vec::new();
+        for d in self.defs.iter().flatten() {
+            let Some(sp) = &d.spline else { continue };
+            for (k, &src) in d.sources.iter().enumerate() {
+                let Some((lo, hi)) = sp.excursion(k) else {
+                    continue;
+                };
+                let (a, b) = sp.range(k);
+                let what = if src == d.body {
+                    "its own coordinate".to_string()
+                } else {
+                    format!("the coordinate of '{}'", model.bodies[src].name)
+                };
+                let reached = match (lo.is_finite(), hi.is_finite()) {
+                    (true, true) => format!("{lo} and {hi}"),
+                    (true, false) => format!("{lo}"),
+                    _ => format!("{hi}"),
+                };
+                out.push(format!(
+                    "body '{}': {what} (table axis {}) left the table's range [{a}, {b}] (reached {reached}); the pose was extended linearly beyond it — extend the table's grid",
+                    model.bodies[d.body].name,
+                    k + 1
+                ));
+            }
+        }
+        out
     }
 
     /// Whether the model has no joints (every body free).
@@ -397,6 +741,7 @@ impl Joints {
             v[6 * b..6 * b + 6].fill(0.0);
             v[6 * b] = d.zd0;
         }
+        // (A follower's z0, zd0 are 0: its slots are padding.)
     }
 
     /// The full poses and velocities of all bodies (the evaluator's layout) from a state in
@@ -411,7 +756,8 @@ impl Joints {
                 None => Frame::GROUND,
                 Some(p) => Frame::of_free(&r_full[7 * p..7 * p + 7], &v_full[6 * p..6 * p + 6]),
             };
-            let f = d.motion(&p, r[7 * b], v[6 * b]).frame;
+            let (c, cd) = d.coordinates(r, v);
+            let f = d.motion(&p, c, cd).frame;
             write_frame(
                 &f,
                 &mut r_full[7 * b..7 * b + 7],
@@ -440,7 +786,7 @@ impl Joints {
             Perturb::None => ((usize::MAX, 0.0), (usize::MAX, 0.0)),
         };
         for (lb, &b) in tree.bodies.iter().enumerate() {
-            match tree.joint_coord[lb] {
+            match self.defs[b].as_ref() {
                 None => {
                     // The free root: J = I on its six coordinates, J̇ = 0.
                     let mut rb = [0.0; 7];
@@ -465,26 +811,34 @@ impl Joints {
                         out.jac[(6 * lb + k) * n + k] = 1.0;
                     }
                 }
-                Some(c) => {
-                    let d = self.defs[b].as_ref().expect("jointed");
+                Some(d) => {
                     let (p, (ap, alp)) = match tree.parent_local[lb] {
                         Some(pl) => (out.frames[pl], out.acc[pl]),
                         None => (Frame::GROUND, (Vector3::zeros(), Vector3::zeros())),
                     };
-                    let z = r[7 * b] + if dp.0 == c { dp.1 } else { 0.0 };
-                    let zd = v[6 * b] + if dv.0 == c { dv.1 } else { 0.0 };
-                    let jm = d.motion(&p, z, zd);
+                    let deps = &tree.deps[lb];
+                    let (mut c, mut cd) = d.coordinates(r, v);
+                    for (k, &ci) in deps.iter().enumerate() {
+                        if dp.0 == ci {
+                            c[k] += dp.1;
+                        }
+                        if dv.0 == ci {
+                            cd[k] += dv.1;
+                        }
+                    }
+                    let jm = d.motion(&p, c, cd);
                     let f = jm.frame;
-                    // J̇ ż, recursively (module docs): α_b = α_p + ω_p × u ż (revolute),
-                    // a_b = a_p + α_p × d + ω_p × (ω_p × d) + 2 ω_p × ṡ + u × (u × e) ż².
+                    // J̇ ż, recursively (module docs): α_b = α_p + (the joint's term: ω_p × u ż
+                    // for a revolute joint), a_b = a_p + α_p × d + ω_p × (ω_p × d) + 2 ω_p × ṡ
+                    // + (u × (u × e) ż², or the pose map's second derivatives).
                     let mut al = alp;
                     let mut a = ap
                         + alp.cross(&jm.d)
                         + p.w.cross(&p.w.cross(&jm.d))
                         + 2.0 * p.w.cross(&jm.s_dot);
-                    if d.kind == sm::JointKind::Revolute {
-                        al += p.w.cross(&jm.u) * zd;
-                        a += jm.u.cross(&jm.u.cross(&jm.e)) * zd * zd;
+                    if d.kind != sm::JointKind::Prismatic {
+                        al += jm.bias_al;
+                        a += jm.bias_a;
                     }
                     out.frames[lb] = f;
                     out.acc[lb] = (a, al);
@@ -506,14 +860,19 @@ impl Joints {
                             }
                         }
                     }
-                    // The joint's own column.
-                    let (vc, wc) = match d.kind {
-                        sm::JointKind::Revolute => (jm.u.cross(&jm.e), rbt * jm.u),
-                        sm::JointKind::Prismatic => (jm.u, Vector3::zeros()),
-                    };
-                    for k in 0..3 {
-                        out.jac[(6 * lb + k) * n + c] = vc[k];
-                        out.jac[(6 * lb + 3 + k) * n + c] = wc[k];
+                    // The joint's columns (own and input coordinates), added to the parent's
+                    // (a follower may depend on a coordinate its parent moves with, too).
+                    for (k, &ci) in deps.iter().enumerate() {
+                        let (vc, wg) = jm.cols[k];
+                        let wc = if d.kind == sm::JointKind::Prismatic {
+                            Vector3::zeros()
+                        } else {
+                            rbt * wg
+                        };
+                        for x in 0..3 {
+                            out.jac[(6 * lb + x) * n + ci] += vc[x];
+                            out.jac[(6 * lb + 3 + x) * n + ci] += wc[x];
+                        }
                     }
                 }
             }
@@ -541,9 +900,10 @@ impl Joints {
             }
         }
         cholesky(&mut out.chol, n).map_err(|k| {
+            let root = tree.root.map_or(model.ground_name.as_str(), |r| model.bodies[r].name.as_str());
             format!(
-                "tree of body '{}': the joint mass matrix is singular at coordinate {k} (a joint that moves no mass)",
-                model.bodies[tree.bodies[tree.bodies.len() - 1]].name
+                "joint tree of '{root}': the mass matrix M_z is singular at the coordinate of body '{}' (a coordinate that moves no mass: massless followers alone carry no inertia; give a body on that coordinate a mass)",
+                model.bodies[tree.coords[k] / 6].name
             )
         })
     }
@@ -561,7 +921,9 @@ impl Joints {
         rhs[..n].fill(0.0);
         for (lb, &b) in tree.bodies.iter().enumerate() {
             let x = x_of(b);
-            let bb = if bias != 0.0 {
+            // A massless body's x is its wrench W_b (the evaluator's unit stand-in mass): Jᵀ W.
+            let massless = tree.massless[lb];
+            let bb = if bias != 0.0 && !massless {
                 k.bias_body(lb)
             } else {
                 [0.0; 6]
@@ -571,7 +933,7 @@ impl Joints {
                 if y == 0.0 {
                     continue;
                 }
-                let mj = &k.mj[(6 * lb + row) * n..(6 * lb + row + 1) * n];
+                let mj = k.projection_row(lb, row, massless);
                 for (r, m) in rhs[..n].iter_mut().zip(mj) {
                     *r += m * y;
                 }
@@ -964,7 +1326,7 @@ impl JointWork {
                     for (lb, &b) in tree.bodies.iter().enumerate() {
                         let blk = src.block(pat.slot(b, k).expect("tree row"));
                         for row in 0..6 {
-                            let mj = &kin.mj[(6 * lb + row) * n..(6 * lb + row + 1) * n];
+                            let mj = kin.projection_row(lb, row, tree.massless[lb]);
                             for (c, m) in mj.iter().enumerate() {
                                 if *m == 0.0 {
                                     continue;

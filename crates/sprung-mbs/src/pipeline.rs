@@ -151,7 +151,7 @@ impl Evaluator {
             u: vec![0.0; model.inputs.len()],
             u_dot: vec![0.0; model.inputs.len()],
             force: vec![Vector3::zeros(); nb],
-            inv_mass: model.bodies.iter().map(|b| 1.0 / b.mass).collect(),
+            inv_mass: model.bodies.iter().map(|b| b.inv_mass()).collect(),
             inertia: model
                 .bodies
                 .iter()
@@ -827,7 +827,9 @@ impl Evaluator {
             M3::skew(&self.torque[c]).put_piece(l, block6(g_rk.values_mut(), s), 1, 1, 1.0, false);
             own_w.put_piece(l, block6(g_v.values_mut(), s), 1, 1, 1.0, false);
             if let Some(cg) = cg.as_deref_mut() {
-                cg.mass[c] = self.model.bodies[c].mass;
+                // A massless body's unit stand-in (`Body::inv_mass`).
+                let m = self.model.bodies[c].mass;
+                cg.mass[c] = if m == 0.0 { 1.0 } else { m };
                 cg.rot_rows_inv[c] = ri.to_row_major();
                 cg.mass_rot[c] = i_g.to_row_major();
                 cg.rot_rows[c] = inertia_inv.mul(l, &rot_t).to_row_major();
@@ -860,7 +862,7 @@ impl Evaluator {
                 InputKind::Signal => unreachable!("signal inputs have no marker"),
             };
             let col = &mut self.j_u[k * nv..(k + 1) * nv];
-            let a = f * (1.0 / body.mass);
+            let a = f * body.inv_mass();
             let alpha = body.inertia_inv * (kc.rot.transpose() * t);
             col[6 * c..6 * c + 3].copy_from_slice(a.as_slice());
             col[6 * c + 3..6 * c + 6].copy_from_slice(alpha.as_slice());

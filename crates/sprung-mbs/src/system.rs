@@ -267,8 +267,9 @@ impl MechanicalSystem for MbsSystem {
     /// L |δθ| ≈ 2 L |δq| (`docs/solvers.md`, *Split norm per coordinate kind*).
     ///
     /// A jointed body: a prismatic coordinate is a displacement (ℓ = 1); a revolute angle moves
-    /// the body's points by at most (distance of its centre of mass from the axis + L) per rad.
-    /// Padding slots: 1 (they stay 0).
+    /// the body's points by at most (distance of its centre of mass from the axis + L) per rad;
+    /// a tabulated coordinate by |∂s/∂c| + L |∂φ/∂c| ([`crate::joints::JointDef::error_scale`]).
+    /// Padding slots (and followers): 1 (they stay 0).
     fn error_scales(&self) -> Option<Vec<f64>> {
         let mut l = vec![1.0; self.n_v()];
         for (lb, len) in l.chunks_exact_mut(6).zip(&self.lengths) {
@@ -277,10 +278,8 @@ impl MechanicalSystem for MbsSystem {
         for d in self.model().joints.defs.iter().flatten() {
             let b = d.body;
             l[6 * b..6 * b + 6].fill(1.0);
-            if d.kind == sprung_model::JointKind::Revolute {
-                let e = d.s0 - d.point;
-                let off_axis = (e - d.axis * d.axis.dot(&e)).norm();
-                l[6 * b] = off_axis + self.lengths[b];
+            if d.own {
+                l[6 * b] = d.error_scale(self.lengths[b]);
             }
         }
         Some(l)

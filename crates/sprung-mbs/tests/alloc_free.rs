@@ -100,13 +100,17 @@ fn lsrt2_steps_and_outputs_do_not_allocate() {
     }
 }
 
-/// Models with ideal joints (`docs/joints.md`): LSRT2 steps re-linearising every step (the
+/// Models with ideal and tabulated joints (`docs/joints.md`): LSRT2 steps re-linearising every step (the
 /// projection of q and of the linearisation, the differenced kinematic terms) with the channels
 /// read from the expanded state after each step, and explicit-Euler-like q evaluations, allocate
 /// nothing after a warm-up.
 #[test]
 fn steps_with_joints_do_not_allocate() {
-    for file in ["joint_pendulum.toml", "joint_slider.toml"] {
+    for file in [
+        "joint_pendulum.toml",
+        "joint_slider.toml",
+        "joint_tabulated.toml",
+    ] {
         let (m, model) = load(file);
         let mut sys = MbsSystem::new(model.clone());
         let (mut r, mut v) = model.design_state();

@@ -224,9 +224,402 @@ impl KinematicTable {
         Self::from_toml_str(&src, &label)
     }
 
+    /// The mirror image in the y = 0 plane: positions as points, rotation vectors as axial
+    /// vectors (`crate::rot::mirror_vec`, `mirror_pseudo`), the same coordinates.
+    pub fn mirrored(&self) -> Self {
+        let mut t = self.clone();
+        for b in &mut t.bodies {
+            for p in &mut b.position {
+                *p = crate::rot::mirror_vec(p);
+            }
+            for r in &mut b.rotation {
+                *r = crate::rot::mirror_pseudo(r);
+            }
+        }
+        t
+    }
+
     /// The table as TOML text.
     pub fn to_toml_string(&self) -> String {
         toml::to_string(self).expect("a kinematic table serialises to TOML")
+    }
+}
+
+/// Number of pose components of a table body: position (3, m) and rotation vector (3, rad).
+pub const POSE_COMPONENTS: usize = 6;
+
+/// A table body's pose as a spline in the table's coordinates ([`KinematicTable::spline`]).
+///
+/// Per component (position x, y, z in m, rotation vector φ x, y, z in rad; parent design axes)
+/// the interpolant is the cubic spline with **not-a-knot** end conditions in 1D and its tensor
+/// product (bicubic, C² in each coordinate) in 2D. Not-a-knot reproduces cubic polynomials
+/// exactly and converges with O(h⁴) in the value, O(h³) in the first and O(h²) in the second
+/// derivative up to the ends, without end slopes the table does not have (a natural end would
+/// force f'' = 0 there and lose two orders near the ends).
+///
+/// Stored as Hermite data per grid node (f, ∂₁f, ∂₂f, ∂₁∂₂f): the tensor-product spline is a
+/// bicubic polynomial in each cell and those 16 values at the cell's corners determine it, so
+/// each evaluation is one bicubic Hermite patch (no allocation, no search beyond a bisection of
+/// each axis).
+///
+/// **Outside the grid** the spline continues linearly in each coordinate that left the range
+/// (value and slope of the end, second derivative 0) and records the excursion: the smallest and
+/// largest coordinate reached per axis ([`TableSpline::excursion`]), read by the run after a
+/// simulation (`sprung run` warns). The record is shared by every user of the spline (relaxed
+/// atomics, written only on the out-of-range branch).
+#[derive(Debug)]
+pub struct TableSpline {
+    /// Grid per axis (1 or 2 axes; a 1D table has a single-point second axis internally).
+    grid: [Vec<f64>; 2],
+    dims: usize,
+    /// Hermite node data, `node[(i1 * n2 + i2) * 4 + k][comp]`, k: f, ∂₁f, ∂₂f, ∂₁∂₂f.
+    node: Vec<[f64; POSE_COMPONENTS]>,
+    /// Per axis: the smallest and largest coordinate evaluated outside the grid (f64 bits;
+    /// +∞ / −∞ while in range).
+    seen: [[std::sync::atomic::AtomicU64; 2]; 2],
+}
+
+impl Clone for TableSpline {
+    fn clone(&self) -> Self {
+        use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+        let c = |a: &AtomicU64| AtomicU64::new(a.load(Relaxed));
+        Self {
+            grid: self.grid.clone(),
+            dims: self.dims,
+            node: self.node.clone(),
+            seen: [
+                [c(&self.seen[0][0]), c(&self.seen[0][1])],
+                [c(&self.seen[1][0]), c(&self.seen[1][1])],
+            ],
+        }
+    }
+}
+
+/// Value and derivatives of the six pose components at one point ([`TableSpline::eval`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SplineEval {
+    /// Position (m) and rotation vector (rad), parent design axes.
+    pub value: [f64; POSE_COMPONENTS],
+    /// ∂/∂c_k per axis k (entries for a missing second axis are 0).
+    pub d1: [[f64; POSE_COMPONENTS]; 2],
+    /// ∂²/∂c_k∂c_l (symmetric; entries of a missing second axis are 0).
+    pub d2: [[[f64; POSE_COMPONENTS]; 2]; 2],
+}
+
+impl KinematicTable {
+    /// The spline of body `entry` ([`TableSpline`]), `None` if the table has no such body. The
+    /// table must be valid ([`KinematicTable::problems`] empty).
+    pub fn spline(&self, entry: &str) -> Option<TableSpline> {
+        let body = self.body(entry)?;
+        let samples: Vec<[f64; POSE_COMPONENTS]> = body
+            .position
+            .iter()
+            .zip(&body.rotation)
+            .map(|(p, r)| [p[0], p[1], p[2], r[0], r[1], r[2]])
+            .collect();
+        let g1 = self.axes.first()?.grid.clone();
+        let g2 = self
+            .axes
+            .get(1)
+            .map_or_else(|| vec![0.0], |a| a.grid.clone());
+        Some(TableSpline::new(g1, g2, self.axes.len(), &samples))
+    }
+}
+
+impl TableSpline {
+    /// The spline through `samples` on the grid `g1` × `g2` (`g2 = [0]` and `dims = 1` for one
+    /// axis), samples with the first axis outer.
+    pub fn new(
+        g1: Vec<f64>,
+        g2: Vec<f64>,
+        dims: usize,
+        samples: &[[f64; POSE_COMPONENTS]],
+    ) -> Self {
+        use std::sync::atomic::AtomicU64;
+        let (n1, n2) = (g1.len(), g2.len());
+        assert_eq!(samples.len(), n1 * n2, "one sample per grid point");
+        let s1 = SlopeSolver::new(&g1);
+        let s2 = (dims == 2).then(|| SlopeSolver::new(&g2));
+        let mut node = vec![[0.0; POSE_COMPONENTS]; 4 * n1 * n2];
+        for (k, s) in samples.iter().enumerate() {
+            node[4 * k] = *s;
+        }
+        // ∂₂f along every row (fixed i1), then ∂₁f and ∂₁∂₂f along every column (fixed i2).
+        if let Some(s2) = &s2 {
+            for i1 in 0..n1 {
+                let row: Vec<_> = (0..n2).map(|i2| node[4 * (i1 * n2 + i2)]).collect();
+                for (i2, d) in s2.slopes(&row).into_iter().enumerate() {
+                    node[4 * (i1 * n2 + i2) + 2] = d;
+                }
+            }
+        }
+        for i2 in 0..n2 {
+            for (src, dst) in [(0, 1), (2, 3)] {
+                if dims == 1 && src == 2 {
+                    continue;
+                }
+                let col: Vec<_> = (0..n1).map(|i1| node[4 * (i1 * n2 + i2) + src]).collect();
+                for (i1, d) in s1.slopes(&col).into_iter().enumerate() {
+                    node[4 * (i1 * n2 + i2) + dst] = d;
+                }
+            }
+        }
+        let inf = |x: f64| AtomicU64::new(x.to_bits());
+        Self {
+            grid: [g1, g2],
+            dims,
+            node,
+            seen: [
+                [inf(f64::INFINITY), inf(f64::NEG_INFINITY)],
+                [inf(f64::INFINITY), inf(f64::NEG_INFINITY)],
+            ],
+        }
+    }
+
+    /// Number of coordinates (1 or 2).
+    pub fn dims(&self) -> usize {
+        self.dims
+    }
+
+    /// The grid range of axis `k`.
+    pub fn range(&self, k: usize) -> (f64, f64) {
+        let g = &self.grid[k];
+        (g[0], g[g.len() - 1])
+    }
+
+    /// The smallest and largest coordinate of axis `k` evaluated outside the grid since the
+    /// spline was built (or [`TableSpline::reset_excursions`]): `None` while every evaluation
+    /// was inside; a side never left reads ±∞ (min = +∞ means the lower end was never left).
+    pub fn excursion(&self, k: usize) -> Option<(f64, f64)> {
+        use std::sync::atomic::Ordering::Relaxed;
+        let lo = f64::from_bits(self.seen[k][0].load(Relaxed));
+        let hi = f64::from_bits(self.seen[k][1].load(Relaxed));
+        let (a, b) = self.range(k);
+        (lo < a || hi > b).then_some((lo, hi))
+    }
+
+    /// Forgets the excursions.
+    pub fn reset_excursions(&self) {
+        use std::sync::atomic::Ordering::Relaxed;
+        for s in &self.seen {
+            s[0].store(f64::INFINITY.to_bits(), Relaxed);
+            s[1].store(f64::NEG_INFINITY.to_bits(), Relaxed);
+        }
+    }
+
+    #[cold]
+    fn record(&self, k: usize, x: f64) {
+        use std::sync::atomic::Ordering::Relaxed;
+        let (lo, hi) = self.range(k);
+        if x < lo {
+            let _ = self.seen[k][0].fetch_update(Relaxed, Relaxed, |b| {
+                (x < f64::from_bits(b)).then_some(x.to_bits())
+            });
+        } else if x > hi {
+            let _ = self.seen[k][1].fetch_update(Relaxed, Relaxed, |b| {
+                (x > f64::from_bits(b)).then_some(x.to_bits())
+            });
+        }
+    }
+
+    /// The cell of axis `k` containing `x` (clamped), the local coordinate's basis weights
+    /// `w[order][hermite slot]` (slot 0, 1: values at the cell's ends, 2, 3: slopes) with the
+    /// linear extension outside the grid folded in.
+    #[inline]
+    fn basis(&self, k: usize, x: f64) -> (usize, [[f64; 4]; 3]) {
+        let g = &self.grid[k];
+        let n = g.len();
+        if n == 1 {
+            // The missing second axis of a 1D table: the node values only.
+            return (0, [[1.0, 0.0, 0.0, 0.0], [0.0; 4], [0.0; 4]]);
+        }
+        let (lo, hi) = (g[0], g[n - 1]);
+        let (xc, outside) = if x < lo {
+            self.record(k, x);
+            (lo, x - lo)
+        } else if x > hi {
+            self.record(k, x);
+            (hi, x - hi)
+        } else {
+            (x, 0.0)
+        };
+        // Bisection: the last i with g[i] <= xc, at most n − 2.
+        let i = g
+            .partition_point(|&gi| gi <= xc)
+            .saturating_sub(1)
+            .min(n - 2);
+        let h = g[i + 1] - g[i];
+        let t = (xc - g[i]) / h;
+        // Cubic Hermite basis on [0, 1] and its derivatives (slopes scaled by h).
+        let (t2, t3) = (t * t, t * t * t);
+        let b0 = [
+            2.0 * t3 - 3.0 * t2 + 1.0,
+            -2.0 * t3 + 3.0 * t2,
+            (t3 - 2.0 * t2 + t) * h,
+            (t3 - t2) * h,
+        ];
+        let b1 = [
+            (6.0 * t2 - 6.0 * t) / h,
+            (-6.0 * t2 + 6.0 * t) / h,
+            3.0 * t2 - 4.0 * t + 1.0,
+            3.0 * t2 - 2.0 * t,
+        ];
+        let b2 = [
+            (12.0 * t - 6.0) / (h * h),
+            (-12.0 * t + 6.0) / (h * h),
+            (6.0 * t - 4.0) / h,
+            (6.0 * t - 2.0) / h,
+        ];
+        if outside == 0.0 {
+            (i, [b0, b1, b2])
+        } else {
+            // f(x) = f(xc) + (x − xc) f'(xc): value, slope, no curvature.
+            let v: [f64; 4] = std::array::from_fn(|s| b0[s] + outside * b1[s]);
+            (i, [v, b1, [0.0; 4]])
+        }
+    }
+
+    /// Value, first and second derivatives of the six components at coordinates `c` (length
+    /// [`TableSpline::dims`]; a missing second coordinate reads 0). No allocation.
+    pub fn eval(&self, c: &[f64]) -> SplineEval {
+        let (i1, w1) = self.basis(0, c[0]);
+        let (i2, w2) = if self.dims == 2 {
+            self.basis(1, c[1])
+        } else {
+            self.basis(1, 0.0)
+        };
+        let n2 = self.grid[1].len();
+        let mut out = SplineEval {
+            value: [0.0; POSE_COMPONENTS],
+            d1: [[0.0; POSE_COMPONENTS]; 2],
+            d2: [[[0.0; POSE_COMPONENTS]; 2]; 2],
+        };
+        // Corner (a, b) of the cell, Hermite slot in x: a (value) or 2 + a (∂₁); in y likewise.
+        let corners2: &[usize] = if self.dims == 2 { &[0, 1] } else { &[0] };
+        for a in 0..2 {
+            for &b in corners2 {
+                let k = 4 * ((i1 + a) * n2 + i2 + b);
+                // node[k + d]: d = 0 f, 1 ∂₁f, 2 ∂₂f, 3 ∂₁∂₂f.
+                for (dx, sx) in [(0usize, a), (1, 2 + a)] {
+                    for (dy, sy) in [(0usize, b), (1, 2 + b)] {
+                        if self.dims == 1 && dy == 1 {
+                            continue;
+                        }
+                        let f = &self.node[k + dx + 2 * dy];
+                        let wxy = |ox: usize, oy: usize| w1[ox][sx] * w2[oy][sy];
+                        let (w00, w10, w01) = (wxy(0, 0), wxy(1, 0), wxy(0, 1));
+                        let (w20, w11, w02) = (wxy(2, 0), wxy(1, 1), wxy(0, 2));
+                        for (m, fm) in f.iter().enumerate() {
+                            out.value[m] += w00 * fm;
+                            out.d1[0][m] += w10 * fm;
+                            out.d1[1][m] += w01 * fm;
+                            out.d2[0][0][m] += w20 * fm;
+                            out.d2[0][1][m] += w11 * fm;
+                            out.d2[1][1][m] += w02 * fm;
+                        }
+                    }
+                }
+            }
+        }
+        out.d2[1][0] = out.d2[0][1];
+        out
+    }
+}
+
+/// The node slopes of the not-a-knot cubic spline on a grid (the de Boor formulation: one
+/// equation per node in the slopes, the end rows making the third derivative continuous at
+/// the second and the last-but-one node), LU-factored once with partial pivoting.
+struct SlopeSolver {
+    n: usize,
+    /// Row-major LU factors of the slope system and the row permutation.
+    lu: Vec<f64>,
+    perm: Vec<usize>,
+    h: Vec<f64>,
+}
+
+impl SlopeSolver {
+    fn new(g: &[f64]) -> Self {
+        let n = g.len();
+        let h: Vec<f64> = g.windows(2).map(|w| w[1] - w[0]).collect();
+        let mut a = vec![0.0; n * n];
+        // Interior: h_i m_{i−1} + 2 (h_{i−1} + h_i) m_i + h_{i−1} m_{i+1} = 3 (h_i δ_{i−1} + h_{i−1} δ_i).
+        for i in 1..n - 1 {
+            a[i * n + i - 1] = h[i];
+            a[i * n + i] = 2.0 * (h[i - 1] + h[i]);
+            a[i * n + i + 1] = h[i - 1];
+        }
+        // Not-a-knot ends.
+        a[0] = h[1];
+        a[1] = h[0] + h[1];
+        let d = h[n - 2] + h[n - 3];
+        a[(n - 1) * n + n - 2] = d;
+        a[(n - 1) * n + n - 1] = h[n - 3];
+        // LU with partial pivoting.
+        let mut perm: Vec<usize> = (0..n).collect();
+        for j in 0..n {
+            let p = (j..n)
+                .max_by(|&x, &y| a[x * n + j].abs().total_cmp(&a[y * n + j].abs()))
+                .unwrap_or(j);
+            if p != j {
+                for c in 0..n {
+                    a.swap(j * n + c, p * n + c);
+                }
+                perm.swap(j, p);
+            }
+            for i in j + 1..n {
+                let f = a[i * n + j] / a[j * n + j];
+                a[i * n + j] = f;
+                for c in j + 1..n {
+                    a[i * n + c] -= f * a[j * n + c];
+                }
+            }
+        }
+        Self { n, lu: a, perm, h }
+    }
+
+    /// The node slopes of the spline through `y` (one value set per node).
+    fn slopes(&self, y: &[[f64; POSE_COMPONENTS]]) -> Vec<[f64; POSE_COMPONENTS]> {
+        let (n, h) = (self.n, &self.h);
+        let delta: Vec<[f64; POSE_COMPONENTS]> = (0..n - 1)
+            .map(|i| std::array::from_fn(|m| (y[i + 1][m] - y[i][m]) / h[i]))
+            .collect();
+        let mut rhs = vec![[0.0; POSE_COMPONENTS]; n];
+        for i in 1..n - 1 {
+            rhs[i] =
+                std::array::from_fn(|m| 3.0 * (h[i] * delta[i - 1][m] + h[i - 1] * delta[i][m]));
+        }
+        let c = h[0] + h[1];
+        rhs[0] = std::array::from_fn(|m| {
+            ((h[0] + 2.0 * c) * h[1] * delta[0][m] + h[0] * h[0] * delta[1][m]) / c
+        });
+        let d = h[n - 2] + h[n - 3];
+        rhs[n - 1] = std::array::from_fn(|m| {
+            (h[n - 2] * h[n - 2] * delta[n - 3][m]
+                + (2.0 * d + h[n - 2]) * h[n - 3] * delta[n - 2][m])
+                / d
+        });
+        let mut x: Vec<[f64; POSE_COMPONENTS]> = self.perm.iter().map(|&p| rhs[p]).collect();
+        for i in 0..n {
+            for k in 0..i {
+                let (l, xk) = (self.lu[i * n + k], x[k]);
+                for (xi, xk) in x[i].iter_mut().zip(xk) {
+                    *xi -= l * xk;
+                }
+            }
+        }
+        for i in (0..n).rev() {
+            for k in i + 1..n {
+                let (u, xk) = (self.lu[i * n + k], x[k]);
+                for (xi, xk) in x[i].iter_mut().zip(xk) {
+                    *xi -= u * xk;
+                }
+            }
+            let d = self.lu[i * n + i];
+            for xi in &mut x[i] {
+                *xi /= d;
+            }
+        }
+        x
     }
 }
 
@@ -292,5 +685,197 @@ mod tests {
         let src = "parent = \"chassis\"\naxes = []\nbodies = []\nextra = 1\n";
         let err = KinematicTable::from_toml_str(src, "t.toml").unwrap_err();
         assert!(err.to_string().starts_with("t.toml:4:"), "{err}");
+    }
+
+    /// A spline of f(c) (one function per component) on a uniform grid of n points per axis.
+    fn spline_of(
+        f: &dyn Fn(f64, f64) -> [f64; POSE_COMPONENTS],
+        dims: usize,
+        n: usize,
+        (a, b): (f64, f64),
+    ) -> TableSpline {
+        let g: Vec<f64> = (0..n)
+            .map(|k| a + (b - a) * k as f64 / (n - 1) as f64)
+            .collect();
+        let g2 = if dims == 2 { g.clone() } else { vec![0.0] };
+        let samples: Vec<_> = g
+            .iter()
+            .flat_map(|&x| g2.iter().map(move |&y| (x, y)))
+            .map(|(x, y)| f(x, y))
+            .collect();
+        TableSpline::new(g, g2, dims, &samples)
+    }
+
+    #[test]
+    fn the_not_a_knot_spline_reproduces_cubics_exactly() {
+        // 1D: a cubic; 2D: a bicubic product. Every component, value and derivatives.
+        let p = |x: f64| 0.3 - 1.2 * x + 0.7 * x * x + 2.1 * x * x * x;
+        let dp = |x: f64| -1.2 + 1.4 * x + 6.3 * x * x;
+        let ddp = |x: f64| 1.4 + 12.6 * x;
+        let q = |y: f64| 1.0 + 0.5 * y - 0.4 * y * y * y;
+        let dq = |y: f64| 0.5 - 1.2 * y * y;
+        let ddq = |y: f64| -2.4 * y;
+        // A non-uniform grid.
+        let g = vec![-1.0, -0.7, -0.1, 0.0, 0.35, 1.0];
+        for dims in [1, 2] {
+            let g2 = if dims == 2 { g.clone() } else { vec![0.0] };
+            let f = |x: f64, y: f64| {
+                let v = p(x) * if dims == 2 { q(y) } else { 1.0 };
+                std::array::from_fn(|m| v * (m + 1) as f64)
+            };
+            let samples: Vec<_> = g
+                .iter()
+                .flat_map(|&x| g2.iter().map(move |&y| (x, y)))
+                .map(|(x, y)| f(x, y))
+                .collect();
+            let s = TableSpline::new(g.clone(), g2.clone(), dims, &samples);
+            for &(x, y) in &[(-0.93, 0.41), (0.2, -0.65), (0.999, 0.0), (-0.1, 0.35)] {
+                let ev = s.eval(&[x, y][..dims]);
+                let (qy, dqy, ddqy) = if dims == 2 {
+                    (q(y), dq(y), ddq(y))
+                } else {
+                    (1.0, 0.0, 0.0)
+                };
+                for m in 0..POSE_COMPONENTS {
+                    let k = (m + 1) as f64;
+                    let want = [
+                        p(x) * qy,
+                        dp(x) * qy,
+                        p(x) * dqy,
+                        ddp(x) * qy,
+                        dp(x) * dqy,
+                        p(x) * ddqy,
+                    ];
+                    let got = [
+                        ev.value[m],
+                        ev.d1[0][m],
+                        ev.d1[1][m],
+                        ev.d2[0][0][m],
+                        ev.d2[0][1][m],
+                        ev.d2[1][1][m],
+                    ];
+                    for (w, g) in want.iter().zip(got) {
+                        // Round-off of the slope solve and the Hermite sums: ≈ 1e-14.
+                        assert!(
+                            (k * w - g).abs() < 1e-12,
+                            "dims {dims} ({x}, {y}): {w} vs {g}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn spline_errors_converge_with_h4_h3_h2() {
+        // f = sin(2x) (1D) and sin(2x) cos(1.5 y) (2D) on [-1, 1]: halving h divides the value
+        // error by ≈ 16, the first derivative's by ≈ 8, the second's by ≈ 4.
+        for dims in [1usize, 2] {
+            let cy = |y: f64| if dims == 2 { (1.5 * y).cos() } else { 1.0 };
+            let f = |x: f64, y: f64| [(2.0 * x).sin() * cy(y); POSE_COMPONENTS];
+            let mut prev: Option<[f64; 6]> = None;
+            for n in [11, 21, 41] {
+                let s = spline_of(&f, dims, n, (-1.0, 1.0));
+                let mut e = [0.0f64; 6];
+                let m = 61;
+                for i in 0..m {
+                    for j in 0..(if dims == 2 { m } else { 1 }) {
+                        let x = -1.0 + 2.0 * (i as f64 + 0.37) / m as f64;
+                        let y = -1.0 + 2.0 * (j as f64 + 0.61) / m as f64;
+                        let ev = s.eval(&[x, y][..dims]);
+                        let (sx, cx) = (2.0 * x).sin_cos();
+                        let (c, dc, ddc) = if dims == 2 {
+                            let (sy, cyv) = (1.5 * y).sin_cos();
+                            (cyv, -1.5 * sy, -2.25 * cyv)
+                        } else {
+                            (1.0, 0.0, 0.0)
+                        };
+                        let want = [
+                            sx * c,
+                            2.0 * cx * c,
+                            sx * dc,
+                            -4.0 * sx * c,
+                            2.0 * cx * dc,
+                            sx * ddc,
+                        ];
+                        let got = [
+                            ev.value[4],
+                            ev.d1[0][4],
+                            ev.d1[1][4],
+                            ev.d2[0][0][4],
+                            ev.d2[0][1][4],
+                            ev.d2[1][1][4],
+                        ];
+                        for k in 0..6 {
+                            e[k] = e[k].max((want[k] - got[k]).abs());
+                        }
+                    }
+                }
+                if let Some(p) = prev {
+                    // Orders 4, 3, 3 (∂₂ in 2D), 2, 2, 2: the error falls at least by 2^order
+                    // per halving (less 25 %; measured ratios are printed).
+                    let orders = [4, 3, 3, 2, 2, 2];
+                    for k in 0..(if dims == 2 { 6 } else { 4 }) {
+                        if dims == 1 && k == 2 {
+                            continue;
+                        }
+                        let ratio = p[k] / e[k];
+                        let want = 2f64.powi(orders[k]);
+                        println!("dims {dims} n {n} quantity {k}: ratio {ratio:.2} (2^p = {want})");
+                        assert!(
+                            ratio > 0.75 * want,
+                            "dims {dims} n {n} quantity {k}: ratio {ratio} (errors {p:?} -> {e:?})"
+                        );
+                    }
+                }
+                prev = Some(e);
+            }
+        }
+    }
+
+    #[test]
+    fn outside_the_grid_the_spline_continues_linearly_and_records_the_excursion() {
+        let f = |x: f64, y: f64| [(2.0 * x).sin() + 0.3 * y * y; POSE_COMPONENTS];
+        for dims in [1usize, 2] {
+            let s = spline_of(&f, dims, 11, (-1.0, 1.0));
+            assert_eq!(s.excursion(0), None);
+            let inside = s.eval(&[1.0, 0.2][..dims]);
+            assert_eq!(s.excursion(0), None, "the end itself is inside");
+            let out = s.eval(&[1.3, 0.2][..dims]);
+            let lin = inside.value[0] + 0.3 * inside.d1[0][0];
+            assert!(
+                (out.value[0] - lin).abs() < 1e-15,
+                "{} vs {lin}",
+                out.value[0]
+            );
+            assert_eq!(out.d1[0][0], inside.d1[0][0]);
+            assert_eq!(out.d2[0][0][0], 0.0);
+            let _ = s.eval(&[1.1, 0.2][..dims]);
+            let _ = s.eval(&[-1.05, 0.2][..dims]);
+            assert_eq!(s.excursion(0), Some((-1.05, 1.3)));
+            if dims == 2 {
+                assert_eq!(s.excursion(1), None);
+                let _ = s.eval(&[0.0, -2.0]);
+                assert_eq!(s.excursion(1), Some((-2.0, f64::NEG_INFINITY)));
+            }
+            s.reset_excursions();
+            assert_eq!(s.excursion(0), None);
+        }
+    }
+
+    #[test]
+    fn a_table_spline_interpolates_its_samples() {
+        let t = table();
+        let s = t.spline("carrier").unwrap();
+        assert!(t.spline("nope").is_none());
+        for (k, g) in t.axes[0].grid.iter().enumerate() {
+            let ev = s.eval(&[*g]);
+            let want = t.bodies[0].position[k];
+            for (got, want) in ev.value.iter().zip(want) {
+                assert!((got - want).abs() < 1e-15);
+            }
+            assert!((ev.d1[0][2] - 1.0).abs() < 1e-12, "{}", ev.d1[0][2]);
+            assert!((ev.d1[0][3] - 0.1).abs() < 1e-12);
+        }
     }
 }

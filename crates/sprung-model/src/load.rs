@@ -549,6 +549,7 @@ fn process(
     let builtin_problems = crate::builtin_kinds::normalise(&mut raw);
     resolve_csv(&mut raw, base_dir)?;
     let mut file_problems = resolve_files(&mut raw, base_dir);
+    file_problems.extend(resolve_tables(&mut raw, base_dir));
     file_problems.extend(builtin_problems);
     let sub_names: Vec<String> = raw.subsystems.iter().map(|s| s.name.clone()).collect();
     let inclusion = crate::subsystem::include_all(&mut raw, base_dir);
@@ -661,6 +662,34 @@ pub fn resolve_files(model: &mut Model, base_dir: &Path) -> Vec<crate::Problem> 
         if let Some(f) = &mut r.file {
             resolve("road", &r.name, "file", f);
         }
+    }
+    problems
+}
+
+/// Reads the kinematic table of every tabulated joint (`joint.table`, relative to `base_dir`,
+/// the model file's folder) into [`crate::types::Joint::kin_table`], so that compiling does no
+/// I/O. A missing or invalid table is a problem naming the body, the path and the table's own
+/// problems. Tables already loaded (an included subsystem's) are kept.
+pub fn resolve_tables(model: &mut Model, base_dir: &Path) -> Vec<crate::Problem> {
+    let mut problems = Vec::new();
+    for b in &mut model.bodies {
+        let Some(j) = &mut b.joint else { continue };
+        if j.kind != crate::types::JointKind::Tabulated || j.kin_table.is_some() {
+            continue;
+        }
+        let Some(file) = &j.table else { continue };
+        let joined = base_dir.join(file);
+        let path = std::path::absolute(&joined).unwrap_or(joined);
+        match crate::KinematicTable::load(&path) {
+            Ok(t) => j.kin_table = Some(std::sync::Arc::new(t)),
+            Err(e) => problems.push(crate::Problem::new(
+                "body",
+                &b.name,
+                format!("`joint.table` = \"{file}\": {e}"),
+                "give the table's path relative to the model file's folder, and fix the table's problems listed (or regenerate it: `sprung reduce --variant kinematic`)",
+            )),
+        }
+        j.table = Some(path.display().to_string());
     }
     problems
 }

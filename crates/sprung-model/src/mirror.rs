@@ -165,12 +165,37 @@ pub(crate) fn expand_with(src: &Model, paired: &HashSet<String>) -> Expansion {
             if let Some(j) = &mut c.joint {
                 // A revolute axis is an axial vector (a rotation about it mirrors to one about
                 // −S a), a prismatic axis a polar one (S a); the point is a point.
-                j.axis = match j.kind {
-                    crate::types::JointKind::Revolute => rot::mirror_pseudo(&j.axis),
-                    crate::types::JointKind::Prismatic => rot::mirror_vec(&j.axis),
-                };
+                j.axis = j.axis.map(|a| match j.kind {
+                    crate::types::JointKind::Revolute => rot::mirror_pseudo(&a),
+                    _ => rot::mirror_vec(&a),
+                });
                 j.point = j.point.map(|p| rot::mirror_vec(&p));
                 j.parent = rename(&m_bodies, &j.parent);
+                if j.kind == crate::types::JointKind::Tabulated {
+                    // The mirror image of the table (positions as points, rotation vectors as
+                    // axial vectors) as a function of the mirrored coordinates: the body's own
+                    // and those of mirrored bodies. The coordinate of a body that is not
+                    // mirrored has no mirror image (a rack moving +y mirrors to one moving −y).
+                    j.entry = Some(j.entry.clone().unwrap_or_else(|| b.name.clone()));
+                    j.kin_table = j
+                        .kin_table
+                        .as_ref()
+                        .map(|t| std::sync::Arc::new(t.mirrored()));
+                    for c in &mut j.coordinates {
+                        if c == crate::types::SELF_COORDINATE {
+                            continue;
+                        }
+                        if !m_bodies.contains(c.as_str()) {
+                            problems.push(Problem::new(
+                                "body",
+                                &b.name,
+                                format!("mirror = true on a tabulated joint whose coordinate '{c}' belongs to a body that is not mirrored (its mirror image is not that body's coordinate)"),
+                                "give the mirrored side its own body with `joint.table` for that side instead of `mirror = true`",
+                            ));
+                        }
+                        *c = rename(&m_bodies, c);
+                    }
+                }
             }
             out.bodies.push(c);
         }

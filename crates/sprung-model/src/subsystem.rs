@@ -357,8 +357,15 @@ fn include_one(
             } else {
                 pre(&j.parent)
             };
-            j.axis = pl.vector(&j.axis);
+            j.axis = j.axis.map(|a| pl.vector(&a));
             j.point = j.point.map(|p| pl.point(&p));
+            // A tabulated joint's poses are relative to its parent's design frame (placed with
+            // it); its input coordinates name bodies of the subsystem.
+            for c in &mut j.coordinates {
+                if c != crate::types::SELF_COORDINATE {
+                    *c = pre(c);
+                }
+            }
         }
         model.bodies.push(c);
     }

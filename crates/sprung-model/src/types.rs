@@ -423,6 +423,9 @@ pub enum JointKind {
     Revolute,
     /// Translation along an axis; coordinate: the displacement, m.
     Prismatic,
+    /// The relative pose from a kinematic table as a spline in 1-2 coordinates (the body's own
+    /// and/or other joints' coordinates; `docs/joints.md`, "Tabulated joints").
+    Tabulated,
 }
 
 impl JointKind {
@@ -431,6 +434,7 @@ impl JointKind {
         match self {
             JointKind::Revolute => "revolute",
             JointKind::Prismatic => "prismatic",
+            JointKind::Tabulated => "tabulated",
         }
     }
 }
@@ -439,25 +443,62 @@ impl JointKind {
 /// coordinates (document 004 sec. 2.2, `docs/joints.md`). The joint coordinate z is 0 at the
 /// design pose (the body's `position` / `euler_zyx_deg`); the axis and point are given in the
 /// design (global) frame and move with the parent.
+///
+/// `type = "tabulated"`: `joint = { type, parent, table, entry, coordinates, z0, zd0 }`, the pose
+/// relative to the parent's design frame from a kinematic table ([`crate::KinematicTable`]) as a
+/// spline in its coordinates; no `axis` / `point`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Joint {
-    /// `"revolute"` or `"prismatic"`.
+    /// `"revolute"`, `"prismatic"` or `"tabulated"`.
     #[serde(rename = "type")]
     pub kind: JointKind,
     /// The parent: the ground name or another body.
     pub parent: String,
     /// Joint axis in the design (global) frame; any length > 0 (normalised when compiled).
-    pub axis: [f64; 3],
+    /// Revolute and prismatic only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub axis: Option<[f64; 3]>,
     /// Revolute: a point on the axis in the design (global) frame, m. Not used by prismatic.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub point: Option<[f64; 3]>,
+    /// Tabulated: the kinematic table file, relative to the model file's folder (read when the
+    /// model is loaded, kept in [`Joint::kin_table`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub table: Option<String>,
+    /// Tabulated: the table body whose pose this body follows (default: the body's own name).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub entry: Option<String>,
+    /// Tabulated: one item per table axis, in axis order: `"self"` (a coordinate of this body,
+    /// at most one) or the name of a jointed body with exactly one coordinate (an input
+    /// coordinate). Without `"self"` the body is a follower (no coordinate of its own).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub coordinates: Vec<String>,
     /// Initial joint coordinate (rad or m), default 0 = the design pose.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub z0: f64,
     /// Initial joint rate (rad/s or m/s), default 0.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub zd0: f64,
+    /// Tabulated: the loaded table (set by the loader; not part of the file format).
+    #[serde(skip)]
+    pub kin_table: Option<std::sync::Arc<crate::KinematicTable>>,
+}
+
+/// The coordinate item of a tabulated joint that names the body's own coordinate.
+pub const SELF_COORDINATE: &str = "self";
+
+impl Joint {
+    /// Whether the joint has a coordinate of its own (revolute, prismatic, or a tabulated joint
+    /// with a `"self"` coordinate); a tabulated joint without is a follower.
+    pub fn has_own_coordinate(&self) -> bool {
+        self.kind != JointKind::Tabulated || self.coordinates.iter().any(|c| c == SELF_COORDINATE)
+    }
+
+    /// Whether the body is a follower: a tabulated joint without an own coordinate.
+    pub fn is_follower(&self) -> bool {
+        !self.has_own_coordinate()
+    }
 }
 
 /// `[[markers]]`: a point with orientation on a body (or the ground).

@@ -424,7 +424,16 @@ fn inertia_problems(ctx: &mut Ctx, b: &Body) {
         p.sort_by(|a, b| a.total_cmp(b));
         p
     };
-    if moments[0] <= 0.0 {
+    if massless_follower(b) {
+        if moments.iter().any(|m| *m != 0.0) {
+            ctx.push(
+                k,
+                n,
+                format!("a massless follower has inertia (principal moments {moments:?})"),
+                "give zero inertia with mass = 0 (a massless link), or a positive mass",
+            );
+        }
+    } else if moments[0] <= 0.0 {
         ctx.push(
             k,
             n,
@@ -441,10 +450,16 @@ fn inertia_problems(ctx: &mut Ctx, b: &Body) {
     }
 }
 
+/// A follower (tabulated joint without an own coordinate) with mass 0: allowed with zero
+/// inertia (document 004's massless links; their element wrenches enter through Jᵀ W only).
+fn massless_follower(b: &Body) -> bool {
+    b.mass == 0.0 && b.joint.as_ref().is_some_and(|j| j.is_follower())
+}
+
 fn body(ctx: &mut Ctx, b: &Body) {
     let k = "body";
     let n = b.name.as_str();
-    if ctx.finite(k, n, "mass", &[b.mass]) && b.mass <= 0.0 {
+    if ctx.finite(k, n, "mass", &[b.mass]) && b.mass <= 0.0 && !massless_follower(b) {
         ctx.push(
             k,
             n,
@@ -520,13 +535,44 @@ fn joint(ctx: &mut Ctx, b: &Body, j: &crate::types::Joint) {
             }
         }
     }
-    if ctx.finite(k, n, "joint.axis", &j.axis) && j.axis.iter().all(|x| *x == 0.0) {
-        ctx.push(
+    if j.kind == crate::types::JointKind::Tabulated {
+        tabulated_joint(ctx, b, j);
+        return;
+    }
+    for (field, given) in [
+        ("table", j.table.is_some()),
+        ("entry", j.entry.is_some()),
+        ("coordinates", !j.coordinates.is_empty()),
+    ] {
+        if given {
+            ctx.push(
+                k,
+                n,
+                format!(
+                    "{} joint with `{field}` (only tabulated joints read a table)",
+                    j.kind.name()
+                ),
+                format!("remove `{field}`, or make the joint `type = \"tabulated\"`"),
+            );
+        }
+    }
+    match j.axis {
+        None => ctx.push(
             k,
             n,
-            "joint axis is zero",
-            "give the joint axis as a non-zero vector in the design (global) frame",
-        );
+            format!("{} joint without `axis`", j.kind.name()),
+            "give the joint axis in the design (global) frame: `axis = [x, y, z]`",
+        ),
+        Some(axis) => {
+            if ctx.finite(k, n, "joint.axis", &axis) && axis.iter().all(|x| *x == 0.0) {
+                ctx.push(
+                    k,
+                    n,
+                    "joint axis is zero",
+                    "give the joint axis as a non-zero vector in the design (global) frame",
+                );
+            }
+        }
     }
     match (j.kind, &j.point) {
         (crate::types::JointKind::Revolute, None) => ctx.push(
@@ -544,7 +590,7 @@ fn joint(ctx: &mut Ctx, b: &Body, j: &crate::types::Joint) {
             "prismatic joint with `point` (a translation has no axis position)",
             "remove `point`",
         ),
-        (crate::types::JointKind::Prismatic, None) => {}
+        (crate::types::JointKind::Prismatic, None) | (crate::types::JointKind::Tabulated, _) => {}
     }
     ctx.finite(k, n, "joint.z0 / joint.zd0", &[j.z0, j.zd0]);
     if b.velocity != [0.0; 3] || b.angular_velocity != [0.0; 3] {
@@ -553,6 +599,189 @@ fn joint(ctx: &mut Ctx, b: &Body, j: &crate::types::Joint) {
             n,
             "a jointed body has `velocity` / `angular_velocity` (its motion is the joint's)",
             "remove them and give the joint rate `zd0` (rad/s or m/s)",
+        );
+    }
+}
+
+/// The root of body `name`'s joint tree: the first body up the joint parents without a joint
+/// (`Some`), or `None` for the ground (cycles are reported elsewhere and end the walk).
+fn joint_root<'a>(model: &'a Model, name: &'a str) -> Option<&'a str> {
+    let mut p = name;
+    for _ in 0..=model.bodies.len() {
+        match model.body(p).and_then(|b| b.joint.as_ref().map(|j| (b, j))) {
+            None => return model.body(p).map(|b| b.name.as_str()),
+            Some((_, j)) => p = j.parent.as_str(),
+        }
+    }
+    None
+}
+
+/// Largest deviation of a tabulated joint's pose at c = 0 from the design pose tolerated: the
+/// z = 0 convention of the other joints, m and rad.
+pub const TABLE_DESIGN_TOLERANCE: f64 = 1e-6;
+
+/// A tabulated joint (`docs/joints.md`, "Tabulated joints"): a loaded table with the entry, one
+/// coordinate item per table axis (at most one `"self"`; other items name jointed bodies of the
+/// same tree with exactly one coordinate), no `axis` / `point`, no initial values on a follower,
+/// and the table at c = 0 reproducing the design pose relative to the parent's.
+fn tabulated_joint(ctx: &mut Ctx, b: &Body, j: &crate::types::Joint) {
+    use crate::types::SELF_COORDINATE;
+    let k = "body";
+    let n = b.name.as_str();
+    let model = ctx.model;
+    for (field, given) in [("axis", j.axis.is_some()), ("point", j.point.is_some())] {
+        if given {
+            ctx.push(
+                k,
+                n,
+                format!("tabulated joint with `{field}` (the table gives the pose)"),
+                format!("remove `{field}`"),
+            );
+        }
+    }
+    if j.table.is_none() {
+        ctx.push(
+            k,
+            n,
+            "tabulated joint without `table`",
+            "give the kinematic table file relative to the model file: `table = \"tables/corner.toml\"`",
+        );
+    }
+    if b.velocity != [0.0; 3] || b.angular_velocity != [0.0; 3] {
+        ctx.push(
+            k,
+            n,
+            "a jointed body has `velocity` / `angular_velocity` (its motion is the joint's)",
+            "remove them and give the joint rate `zd0` of the \"self\" coordinate",
+        );
+    }
+    let selfs = j
+        .coordinates
+        .iter()
+        .filter(|c| *c == SELF_COORDINATE)
+        .count();
+    if selfs > 1 {
+        ctx.push(
+            k,
+            n,
+            format!("tabulated joint lists \"self\" {selfs} times in `coordinates`"),
+            "a body has at most one own coordinate: list \"self\" once, other axes name input coordinates' bodies",
+        );
+    }
+    ctx.finite(k, n, "joint.z0 / joint.zd0", &[j.z0, j.zd0]);
+    if selfs == 0 && (j.z0 != 0.0 || j.zd0 != 0.0) {
+        ctx.push(
+            k,
+            n,
+            "a follower (tabulated joint without \"self\") has `z0` / `zd0`",
+            "remove them (a follower has no coordinate of its own), or list \"self\" in `coordinates`",
+        );
+    }
+    let root = joint_root(model, n);
+    for c in j.coordinates.iter().filter(|c| *c != SELF_COORDINATE) {
+        let Some(src) = model.body(c) else {
+            let names: Vec<&str> = model.bodies.iter().map(|x| x.name.as_str()).collect();
+            let hint = match closest(c, &names) {
+                Some(m) => format!(
+                    "did you mean '{m}'? a coordinate item is \"self\" or a jointed body's name"
+                ),
+                None => "a coordinate item is \"self\" or the name of a jointed body".to_string(),
+            };
+            ctx.push(k, n, format!("joint coordinate '{c}' is not a body"), hint);
+            continue;
+        };
+        if src.name == b.name {
+            ctx.push(
+                k,
+                n,
+                format!("joint coordinate '{c}' is the body itself"),
+                "write \"self\" for the body's own coordinate",
+            );
+            continue;
+        }
+        match &src.joint {
+            None => ctx.push(
+                k,
+                n,
+                format!("joint coordinate '{c}' names a free body (it has no joint coordinate)"),
+                "name a body with a revolute, prismatic or tabulated (\"self\") joint",
+            ),
+            Some(sj) if !sj.has_own_coordinate() => ctx.push(
+                k,
+                n,
+                format!(
+                    "joint coordinate '{c}' names a follower (it has no coordinate of its own)"
+                ),
+                "name the body whose coordinate the follower follows",
+            ),
+            Some(_) => {
+                if joint_root(model, c) != root {
+                    ctx.push(
+                        k,
+                        n,
+                        format!("joint coordinate '{c}' belongs to another joint tree (root {} vs {})", joint_root(model, c).unwrap_or("ground"), root.unwrap_or("ground")),
+                        "an input coordinate must come from a body jointed (directly or through a chain) to the same free body or to the ground",
+                    );
+                }
+            }
+        }
+    }
+    let Some(table) = &j.kin_table else { return };
+    let entry = j.entry.as_deref().unwrap_or(n);
+    if table.axes.len() != j.coordinates.len() {
+        ctx.push(
+            k,
+            n,
+            format!(
+                "`coordinates` has {} items but the table has {} axes ({})",
+                j.coordinates.len(),
+                table.axes.len(),
+                table.axes.iter().map(|a| a.name.as_str()).collect::<Vec<_>>().join(", ")
+            ),
+            "give one item per table axis, in axis order: \"self\" or the name of the jointed body whose coordinate it is",
+        );
+        return;
+    }
+    let Some(spline) = table.spline(entry) else {
+        let names: Vec<&str> = table.bodies.iter().map(|x| x.name.as_str()).collect();
+        let hint = match closest(entry, &names) {
+            Some(m) => format!("did you mean '{m}'? set `entry` to the table body to follow"),
+            None => format!(
+                "set `entry` to one of the table's bodies: {}",
+                names.join(", ")
+            ),
+        };
+        ctx.push(k, n, format!("the table has no body '{entry}'"), hint);
+        return;
+    };
+    // The design pose relative to the parent's design pose (z = 0 convention).
+    let (xp, rp) = match model.body(&j.parent) {
+        Some(p) => (p.position, p.rotation()),
+        None => ([0.0; 3], rot::IDENTITY),
+    };
+    let d = [
+        b.position[0] - xp[0],
+        b.position[1] - xp[1],
+        b.position[2] - xp[2],
+    ];
+    let s0 = rot::mul_t_vec(&rp, &d);
+    let ev = spline.eval(&[0.0, 0.0][..spline.dims()]);
+    let dpos = (0..3)
+        .map(|i| (ev.value[i] - s0[i]).abs())
+        .fold(0.0, f64::max);
+    let drot = (3..6).map(|i| ev.value[i].abs()).fold(0.0, f64::max);
+    if dpos > TABLE_DESIGN_TOLERANCE || drot > TABLE_DESIGN_TOLERANCE {
+        ctx.push(
+            k,
+            n,
+            format!(
+                "the table's pose of '{entry}' at coordinates 0 is not the body's design pose relative to '{}': position {:?} m vs design {:?} m, rotation vector {:?} rad vs 0 (tolerance {TABLE_DESIGN_TOLERANCE})",
+                j.parent,
+                &ev.value[..3],
+                s0,
+                &ev.value[3..],
+            ),
+            "put the body at the table's design pose (`position`, `euler_zyx_deg`), or regenerate the table from this model's design pose",
         );
     }
 }

@@ -17,7 +17,10 @@ pub mod macro_joint;
 pub mod reduce;
 pub mod stats;
 
-pub use reduce::{ReduceError, ReduceOptions, Reduction, Variant, reduce, stiffen_link_bushings};
+pub use reduce::{
+    LightBodies, ReduceError, ReduceOptions, Reduction, Variant, light_bodies, reduce,
+    stiffen_link_bushings,
+};
 pub use stats::Statistics;
 
 /// Adds the kind `macro_joint` to `registry`.

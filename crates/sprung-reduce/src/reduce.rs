@@ -170,6 +170,59 @@ fn mirror_twin(name: &str) -> Option<String> {
     }
 }
 
+/// The light bodies of a model (mirrors expanded): [`LightBodies::links`] is the automatic link
+/// selection of [`reduce()`] (module docs, step 1), [`LightBodies::twin_joined`] the bodies that
+/// pass every test but the last — joined directly to their own mirror image (anti-roll bar
+/// halves): they span both corners.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LightBodies {
+    /// Bodies the automatic selection takes as links.
+    pub links: BTreeSet<String>,
+    /// Light bodies joined to their own mirror image by a force element.
+    pub twin_joined: BTreeSet<String>,
+}
+
+/// Sorts the bodies of `m` (mirrors expanded) of at most `max_link_mass` that carry no input and
+/// no element of an open kind, have a force element, and are not in `keep` (module docs, step 1).
+pub fn light_bodies(m: &sm::Model, max_link_mass: f64, keep: &[String]) -> LightBodies {
+    let body_of = |marker: &str| m.marker(marker).map(|k| k.body.as_str()).unwrap_or("");
+    let mut pinned: BTreeSet<&str> = BTreeSet::new();
+    for u in &m.inputs {
+        pinned.insert(body_of(&u.marker));
+    }
+    for e in &m.elements {
+        for k in &e.markers {
+            pinned.insert(body_of(k));
+        }
+    }
+    let twin_joined = |b: &str| {
+        mirror_twin(b).is_some_and(|t| {
+            m.force_elements.iter().any(|e| {
+                let (i, j) = (body_of(e.marker_i()), body_of(e.marker_j()));
+                (i == b && j == t) || (i == t && j == b)
+            })
+        })
+    };
+    let mut out = LightBodies::default();
+    for b in &m.bodies {
+        let light = b.mass <= max_link_mass
+            && !pinned.contains(b.name.as_str())
+            && !keep.contains(&b.name)
+            && m.force_elements
+                .iter()
+                .any(|e| body_of(e.marker_i()) == b.name || body_of(e.marker_j()) == b.name);
+        if !light {
+            continue;
+        }
+        if twin_joined(&b.name) {
+            out.twin_joined.insert(b.name.clone());
+        } else {
+            out.links.insert(b.name.clone());
+        }
+    }
+    out
+}
+
 /// Reduces `model` (see the module docs).
 pub fn reduce(model: &sm::Model, opts: &ReduceOptions) -> Result<Reduction, ReduceError> {
     let name = model.model.name.clone();
@@ -240,29 +293,7 @@ pub fn reduce(model: &sm::Model, opts: &ReduceOptions) -> Result<Reduction, Redu
             }
             list.iter().cloned().collect()
         }
-        None => {
-            let twin_joined = |b: &str| {
-                mirror_twin(b).is_some_and(|t| {
-                    m.force_elements.iter().any(|e| {
-                        let (i, j) = (body_of(e.marker_i()), body_of(e.marker_j()));
-                        (i == b && j == t) || (i == t && j == b)
-                    })
-                })
-            };
-            m.bodies
-                .iter()
-                .filter(|b| {
-                    b.mass <= opts.max_link_mass
-                        && !pinned.contains(b.name.as_str())
-                        && !opts.keep.contains(&b.name)
-                        && !twin_joined(&b.name)
-                        && m.force_elements.iter().any(|e| {
-                            body_of(e.marker_i()) == b.name || body_of(e.marker_j()) == b.name
-                        })
-                })
-                .map(|b| b.name.clone())
-                .collect()
-        }
+        None => light_bodies(&m, opts.max_link_mass, &opts.keep).links,
     };
     if links.is_empty() {
         return Err(ReduceError::NoLinks(name, opts.max_link_mass));

@@ -234,6 +234,24 @@ pub fn worst_mechanical_jacobian_error(
     jrk: &[f64],
     jv: &[f64],
     tangent_columns: &[Vec<f64>],
+    q: impl FnMut(&[f64], &[f64], &mut [f64]),
+) -> f64 {
+    worst_mechanical_jacobian_error_with_steps(r, v, jrk, jv, tangent_columns, 1e-6, 1e-6, q)
+}
+
+/// [`worst_mechanical_jacobian_error`] with the relative steps `h_r` (positions) and `h_v`
+/// (velocities) given: a larger velocity step where q is quadratic in the velocities (the
+/// Coriolis terms of relative coordinates: the central difference is exact for any step, so
+/// only the round-off ε |q| / h remains).
+#[allow(clippy::too_many_arguments)]
+pub fn worst_mechanical_jacobian_error_with_steps(
+    r: &[f64],
+    v: &[f64],
+    jrk: &[f64],
+    jv: &[f64],
+    tangent_columns: &[Vec<f64>],
+    h_r: f64,
+    h_v: f64,
     mut q: impl FnMut(&[f64], &[f64], &mut [f64]),
 ) -> f64 {
     let (nr, nv) = (r.len(), v.len());
@@ -246,7 +264,7 @@ pub fn worst_mechanical_jacobian_error(
             .collect()
     };
     for (k, w) in tangent_columns.iter().enumerate().take(nr) {
-        let h = 1e-6 * (1.0 + r[k].abs());
+        let h = h_r * (1.0 + r[k].abs());
         let (mut rp, mut rm) = (r.to_vec(), r.to_vec());
         rp[k] += h;
         rm[k] -= h;
@@ -259,7 +277,7 @@ pub fn worst_mechanical_jacobian_error(
         worst = worst.max(column_error(&an, &fd));
     }
     for k in 0..nv {
-        let h = 1e-6 * (1.0 + v[k].abs());
+        let h = h_v * (1.0 + v[k].abs());
         let (mut vp, mut vm) = (v.to_vec(), v.to_vec());
         vp[k] += h;
         vm[k] -= h;

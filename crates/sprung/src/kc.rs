@@ -353,7 +353,7 @@ fn detect_corners(d: &sm::Model) -> Vec<CornerSpec> {
 }
 
 /// Bodies joined to `body` by a force element (built-in or open), except `body` and the ground.
-fn neighbours(d: &sm::Model, body: &str) -> Vec<String> {
+pub(crate) fn neighbours(d: &sm::Model, body: &str) -> Vec<String> {
     let body_of = |marker: &str| {
         d.markers
             .iter()

@@ -619,6 +619,17 @@ impl Simulation {
     /// Static equilibrium at the current time and inputs: moves r and the element states there
     /// (all rates zero), sets the body velocities to zero and re-linearises at the next step.
     pub fn equilibrium(&mut self) -> Result<EquilibriumReport, Error> {
+        self.equilibrium_with_tolerance(EquilibriumOptions::default().tolerance)
+    }
+
+    /// [`Simulation::equilibrium`] with another tolerance on the residual wrench relative to the
+    /// load scale (`sprung_mbs::equilibrium`, "Convergence criterion"; default 1e-10): for
+    /// models without load, whose load scale is 1 N, the residual's round-off floor is set by
+    /// the internal stiffness (the kinematic tables, `crate::kin_tables`).
+    pub fn equilibrium_with_tolerance(
+        &mut self,
+        tolerance: f64,
+    ) -> Result<EquilibriumReport, Error> {
         let t = self.time();
         // Small models (the axles) keep the dense LU of the first wave's equilibrium: the same
         // initial state bit for bit; large ones use the block-sparse factorisation.
@@ -629,6 +640,7 @@ impl Simulation {
         };
         let opts = EquilibriumOptions {
             solver,
+            tolerance,
             ..Default::default()
         };
         let eq = equilibrium::solve_from(&mut self.sys, t, &self.r, &self.v, &opts, &mut |_| {})

@@ -94,41 +94,70 @@ pub fn run(
             c.n_r()
         );
     } else {
-        // Ideal joints (docs/joints.md): one joint coordinate per jointed body.
+        // Ideal joints (docs/joints.md): one joint coordinate per jointed body except
+        // followers (tabulated joints without an own coordinate).
         let free = c.bodies.len() - jointed.len();
+        let n_coords = jointed.iter().filter(|d| d.own).count();
+        let followers = jointed.len() - n_coords;
         println!(
-            "DOF:             {} (= 6 x {free} free bodies + {} joint coordinates; {} position coordinates with quaternions)",
-            6 * free + jointed.len(),
-            jointed.len(),
-            7 * free + jointed.len()
+            "DOF:             {} (= 6 x {free} free bodies + {n_coords} joint coordinates; {} position coordinates with quaternions)",
+            6 * free + n_coords,
+            7 * free + n_coords
         );
         println!(
-            "joint states:    {} (in the first slot of the jointed body's 7 + 6; trees: {})",
-            jointed.len(),
+            "joint states:    {n_coords} (in the first slot of the jointed body's 7 + 6; trees: {}; followers: {followers})",
             c.joints.trees.len()
         );
+        let unit = |d: &sprung_mbs::joints::JointDef| match d.kind {
+            sprung_model::JointKind::Revolute => "rad",
+            sprung_model::JointKind::Prismatic => "m",
+            sprung_model::JointKind::Tabulated => "",
+        };
         for d in &jointed {
             let parent = d
                 .parent
                 .map_or(c.ground_name.as_str(), |p| c.bodies[p].name.as_str());
-            println!(
-                "  {:<24} {} on '{}', z0 = {} {}, zd0 = {} {}/s",
-                c.bodies[d.body].name,
-                d.kind.name(),
-                parent,
-                d.z0,
-                if d.kind == sprung_model::JointKind::Revolute {
-                    "rad"
+            let name = &c.bodies[d.body].name;
+            if d.kind == sprung_model::JointKind::Tabulated {
+                // Coordinates in table-axis order: own ("self") or input (another body's).
+                let coords: Vec<String> = d
+                    .sources
+                    .iter()
+                    .map(|&s| {
+                        if s == d.body {
+                            "self".to_string()
+                        } else {
+                            format!("input '{}'", c.bodies[s].name)
+                        }
+                    })
+                    .collect();
+                let role = if !d.own {
+                    if d.massless {
+                        "massless follower"
+                    } else {
+                        "follower"
+                    }
                 } else {
-                    "m"
-                },
-                d.zd0,
-                if d.kind == sprung_model::JointKind::Revolute {
-                    "rad"
+                    "own coordinate"
+                };
+                let init = if d.own {
+                    format!(", z0 = {}, zd0 = {}", d.z0, d.zd0)
                 } else {
-                    "m"
-                },
-            );
+                    String::new()
+                };
+                println!(
+                    "  {name:<24} tabulated on '{parent}' ({role}; coordinates: {}){init}",
+                    coords.join(", ")
+                );
+            } else {
+                println!(
+                    "  {name:<24} {} on '{parent}', z0 = {} {u}, zd0 = {} {u}/s",
+                    d.kind.name(),
+                    d.z0,
+                    d.zd0,
+                    u = unit(d)
+                );
+            }
         }
     }
     if c.n_states() > 0 {

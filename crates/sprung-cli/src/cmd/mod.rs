@@ -8,6 +8,7 @@ pub mod elements;
 pub mod fmu;
 pub mod inputs_table;
 pub mod kc;
+pub mod kinematics;
 pub mod loadcase;
 pub mod metrics;
 pub mod modes;

@@ -371,6 +371,10 @@ pub fn run(a: &RunArgs) -> anyhow::Result<()> {
         None => sim.run_with(&s, t_end, &mut obs),
     };
     let summary = report.summary.clone();
+    // Tabulated joints whose coordinates left their table's grid (docs/joints.md).
+    for w in model.compiled().joints.table_excursions(model.compiled()) {
+        eprintln!("warning: {w}");
+    }
     let (stop_reason, failure) = match &report.stop {
         sprung::StopReason::Failed(e) => {
             let why = format!("stopped: {e}");
