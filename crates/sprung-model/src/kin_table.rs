@@ -5,14 +5,14 @@
 //! independent coordinates z_G (travel, steer) whose link poses follow from the loop closure.
 //! In the kinematic variant (ideal joints in place of the link bushings) that closure does not
 //! depend on the loads, so it can be solved once on a grid of the coordinates and stored: a
-//! kinematic table. `sprung reduce --variant kinematic` writes one per corner from the full model
+//! kinematic table. `sprung kinematics` writes one per corner from the full model
 //! (the equilibrium of the corner's link bushings alone, without load); a body of the reduced
 //! model follows it through a joint of type `tabulated` (`docs/joints.md`).
 //!
 //! ## File format (TOML, `docs/joints.md`, "Tabulated joints")
 //!
 //! ```toml
-//! source = "sprung reduce --variant kinematic models/car_dw_ml.toml (corner FL)"
+//! source = "sprung kinematics models/car_dw_ml.toml (corner front_L)"
 //! parent = "chassis"          # the poses are in this body's design body frame
 //!
 //! [[axes]]                    # 1 or 2 axes; the first is the outer index of the grid
@@ -181,7 +181,7 @@ impl KinematicTable {
                         "table body",
                         &b.name,
                         format!("{what} entry {k} is not finite"),
-                        "regenerate the table (`sprung reduce --variant kinematic`)",
+                        "regenerate the table (`sprung kinematics`)",
                     );
                 }
             }
