@@ -624,6 +624,36 @@ pub struct Bushing {
     pub mirror: bool,
 }
 
+impl Bushing {
+    /// A linear elastic bushing without damping, curves or preload (the rigs' clamps and
+    /// servo springs): stiffness N/m and rotational stiffness N m/rad per marker-J axis.
+    pub fn elastic(
+        name: &str,
+        marker_i: &str,
+        marker_j: &str,
+        stiffness: [f64; 3],
+        rot_stiffness: [f64; 3],
+    ) -> Self {
+        Self {
+            name: name.into(),
+            marker_i: marker_i.into(),
+            marker_j: marker_j.into(),
+            stiffness,
+            rot_stiffness,
+            damping: [0.0; 3],
+            rot_damping: [0.0; 3],
+            stiffness_curves: Default::default(),
+            rot_stiffness_curves: Default::default(),
+            damping_curves: Default::default(),
+            rot_damping_curves: Default::default(),
+            preload: [0.0; 3],
+            rot_preload: [0.0; 3],
+            spin_axis: None,
+            mirror: false,
+        }
+    }
+}
+
 /// Point-to-point spring; tension-positive scalar force.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

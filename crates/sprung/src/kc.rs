@@ -518,23 +518,13 @@ impl Rig {
             d.markers
                 .push(marker("kc_clamp_ground", &d.model.ground.clone(), pos));
             d.force_elements
-                .push(sm::ForceElement::Bushing(sm::Bushing {
-                    name: "kc_clamp".into(),
-                    marker_i: "kc_clamp_body".into(),
-                    marker_j: "kc_clamp_ground".into(),
-                    stiffness: [CLAMP_STIFFNESS; 3],
-                    rot_stiffness: [CLAMP_STIFFNESS; 3],
-                    damping: [0.0; 3],
-                    rot_damping: [0.0; 3],
-                    stiffness_curves: Default::default(),
-                    rot_stiffness_curves: Default::default(),
-                    damping_curves: Default::default(),
-                    rot_damping_curves: Default::default(),
-                    preload: [0.0; 3],
-                    rot_preload: [0.0; 3],
-                    spin_axis: None,
-                    mirror: false,
-                }));
+                .push(sm::ForceElement::Bushing(sm::Bushing::elastic(
+                    "kc_clamp",
+                    "kc_clamp_body",
+                    "kc_clamp_ground",
+                    [CLAMP_STIFFNESS; 3],
+                    [CLAMP_STIFFNESS; 3],
+                )));
         }
         // The rig's inputs.
         let mut input_names = Vec::new();

@@ -670,23 +670,13 @@ fn corner_model(
             mirror: false,
         });
     }
-    elements.push(sm::ForceElement::Bushing(sm::Bushing {
-        name: "kin.servo_spring".into(),
-        marker_i: SERVO_MARKER.into(),
-        marker_j: ANCHOR_MARKER.into(),
-        stiffness: [0.0, 0.0, SERVO_STIFFNESS],
-        rot_stiffness: [0.0; 3],
-        damping: [0.0; 3],
-        rot_damping: [0.0; 3],
-        stiffness_curves: Default::default(),
-        rot_stiffness_curves: Default::default(),
-        damping_curves: Default::default(),
-        rot_damping_curves: Default::default(),
-        preload: [0.0; 3],
-        rot_preload: [0.0; 3],
-        spin_axis: None,
-        mirror: false,
-    }));
+    elements.push(sm::ForceElement::Bushing(sm::Bushing::elastic(
+        "kin.servo_spring",
+        SERVO_MARKER,
+        ANCHOR_MARKER,
+        [0.0, 0.0, SERVO_STIFFNESS],
+        [0.0; 3],
+    )));
     let z = parent_axes.column(2);
     Ok(sm::Model {
         model: sm::ModelInfo {
