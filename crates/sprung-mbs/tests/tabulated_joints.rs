@@ -598,7 +598,8 @@ stiffness = 800.0
 /// bound (their error grows as 1/h: 7.5e-9, 9.6e-8, 5e-7 at 1e-5, 1e-6, 1e-7 — q is quadratic
 /// in the velocities, so truncation is nil), the position differences' truncation and
 /// round-off balance there (≤ 3.3e-9). The linearisation's own differenced geometric and
-/// Coriolis terms err by ≈ ε/δ ≈ 1e-10. Bound 2e-8 as for the ideal joints (measured below).
+/// Coriolis terms err by ≈ ε/δ ≈ 1e-10. Measured worst 1.2e-8 over the four states (the
+/// velocity differences' round-off); bound 2e-8 as for the ideal joints.
 #[test]
 fn projected_linearisation_with_tabulated_joints_matches_finite_differences() {
     let model = from_toml(&fd_model());
@@ -837,5 +838,49 @@ fn a_mirrored_tabulated_body_moves_as_the_mirror_image() {
     let swing = rows.iter().map(|x| x.1[0].abs()).fold(0.0, f64::max);
     println!("mirror: largest deviation from the mirror image {worst:.2e} (swing {swing:.3} rad)");
     assert!(swing > 0.29, "{swing}");
+    assert!(worst < 1e-12, "{worst:e}");
+}
+
+/// `[[subsystems]]` placement: the example included with a rotation about z and a translation
+/// (its table on the included ground is placed with it, its input coordinate renamed) moves
+/// as the placed stand-alone model (gravity is along z, so the motion is the same; bound 1e-12
+/// m for round-off, measured below).
+#[test]
+fn a_placed_subsystem_moves_its_tabulated_joint_with_it() {
+    let base = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models");
+    let src = r#"
+[model]
+name = "placed"
+gravity = [0.0, 0.0, -9.81]
+
+[[subsystems]]
+name = "p"
+file = "joint_tabulated.toml"
+position = [1.0, 2.0, 3.0]
+euler_zyx_deg = [30.0, 0.0, 0.0]
+"#;
+    let m = sprung_model::from_str_with_base(src, sprung_model::Format::Toml, "placed.toml", &base)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let placed = Arc::new(compile(&m).unwrap_or_else(|e| panic!("{e}")));
+    assert_eq!(placed.bodies[1].name, "p.arm");
+    let alone = sprung_model::load(&base.join("joint_tabulated.toml")).unwrap();
+    let alone = Arc::new(compile(&alone).unwrap());
+    let s = settings("lsrt2", 1e-3, 1.0);
+    let (ra, rp) = (record(&alone, &s), record(&placed, &s));
+    let (mut sa, mut sp) = (MbsSystem::new(alone), MbsSystem::new(placed));
+    let rot = Rotation3::from_axis_angle(&Vector3::z_axis(), 30f64.to_radians());
+    let mut worst = 0.0f64;
+    for ((_, r1, v1), (_, r2, v2)) in ra.iter().zip(&rp) {
+        let (_, f1, _) = sa.expanded(r1, v1);
+        let f1 = f1.to_vec();
+        let (_, f2, _) = sp.expanded(r2, v2);
+        for b in 0..3 {
+            let x1 = rot * Vector3::new(f1[7 * b], f1[7 * b + 1], f1[7 * b + 2])
+                + Vector3::new(1.0, 2.0, 3.0);
+            let x2 = Vector3::new(f2[7 * b], f2[7 * b + 1], f2[7 * b + 2]);
+            worst = worst.max((x1 - x2).norm());
+        }
+    }
+    println!("largest placement difference {worst:.2e} m");
     assert!(worst < 1e-12, "{worst:e}");
 }

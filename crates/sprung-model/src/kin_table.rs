@@ -481,44 +481,67 @@ impl TableSpline {
 
     /// Value, first and second derivatives of the six components at coordinates `c` (length
     /// [`TableSpline::dims`]; a missing second coordinate reads 0). No allocation.
+    ///
+    /// The bicubic patch is contracted one axis at a time: over the second axis for each of
+    /// the four first-axis Hermite slots (value and slope at the cell's two ends), then over
+    /// the first axis (≈ 430 multiply-adds in 2D, ≈ 70 in 1D).
+    #[allow(clippy::needless_range_loop)] // one component index into six outputs
     pub fn eval(&self, c: &[f64]) -> SplineEval {
         let (i1, w1) = self.basis(0, c[0]);
-        let (i2, w2) = if self.dims == 2 {
-            self.basis(1, c[1])
-        } else {
-            self.basis(1, 0.0)
-        };
-        let n2 = self.grid[1].len();
         let mut out = SplineEval {
             value: [0.0; POSE_COMPONENTS],
             d1: [[0.0; POSE_COMPONENTS]; 2],
             d2: [[[0.0; POSE_COMPONENTS]; 2]; 2],
         };
-        // Corner (a, b) of the cell, Hermite slot in x: a (value) or 2 + a (∂₁); in y likewise.
-        let corners2: &[usize] = if self.dims == 2 { &[0, 1] } else { &[0] };
+        // First-axis Hermite slot of node (i1 + a), derivative dx: a (value) or 2 + a (slope).
+        let slot = |a: usize, d: usize| if d == 0 { a } else { 2 + a };
+        if self.dims == 1 {
+            for a in 0..2 {
+                for dx in 0..2 {
+                    let f = &self.node[4 * (i1 + a) + dx];
+                    let sx = slot(a, dx);
+                    let (w0, wd, wdd) = (w1[0][sx], w1[1][sx], w1[2][sx]);
+                    for (m, fm) in f.iter().enumerate() {
+                        out.value[m] += w0 * fm;
+                        out.d1[0][m] += wd * fm;
+                        out.d2[0][0][m] += wdd * fm;
+                    }
+                }
+            }
+            return out;
+        }
+        let (i2, w2) = self.basis(1, c[1]);
+        let n2 = self.grid[1].len();
+        // y[sx][oy]: the second-axis contraction (derivative order oy) of first-axis slot sx.
+        let mut y = [[[0.0; POSE_COMPONENTS]; 3]; 4];
         for a in 0..2 {
-            for &b in corners2 {
-                let k = 4 * ((i1 + a) * n2 + i2 + b);
-                // node[k + d]: d = 0 f, 1 ∂₁f, 2 ∂₂f, 3 ∂₁∂₂f.
-                for (dx, sx) in [(0usize, a), (1, 2 + a)] {
-                    for (dy, sy) in [(0usize, b), (1, 2 + b)] {
-                        if self.dims == 1 && dy == 1 {
-                            continue;
-                        }
+            for dx in 0..2 {
+                let ys = &mut y[slot(a, dx)];
+                for b in 0..2 {
+                    let k = 4 * ((i1 + a) * n2 + i2 + b);
+                    for dy in 0..2 {
+                        // node[k + d]: d = 0 f, 1 ∂₁f, 2 ∂₂f, 3 ∂₁∂₂f.
                         let f = &self.node[k + dx + 2 * dy];
-                        let wxy = |ox: usize, oy: usize| w1[ox][sx] * w2[oy][sy];
-                        let (w00, w10, w01) = (wxy(0, 0), wxy(1, 0), wxy(0, 1));
-                        let (w20, w11, w02) = (wxy(2, 0), wxy(1, 1), wxy(0, 2));
-                        for (m, fm) in f.iter().enumerate() {
-                            out.value[m] += w00 * fm;
-                            out.d1[0][m] += w10 * fm;
-                            out.d1[1][m] += w01 * fm;
-                            out.d2[0][0][m] += w20 * fm;
-                            out.d2[0][1][m] += w11 * fm;
-                            out.d2[1][1][m] += w02 * fm;
+                        let sy = slot(b, dy);
+                        for (oy, yo) in ys.iter_mut().enumerate() {
+                            let w = w2[oy][sy];
+                            for (ym, fm) in yo.iter_mut().zip(f) {
+                                *ym += w * fm;
+                            }
                         }
                     }
                 }
+            }
+        }
+        for (sx, ys) in y.iter().enumerate() {
+            let (w0, wd, wdd) = (w1[0][sx], w1[1][sx], w1[2][sx]);
+            for m in 0..POSE_COMPONENTS {
+                out.value[m] += w0 * ys[0][m];
+                out.d1[0][m] += wd * ys[0][m];
+                out.d1[1][m] += w0 * ys[1][m];
+                out.d2[0][0][m] += wdd * ys[0][m];
+                out.d2[0][1][m] += wd * ys[1][m];
+                out.d2[1][1][m] += w0 * ys[2][m];
             }
         }
         out.d2[1][0] = out.d2[0][1];

@@ -352,11 +352,35 @@ fn include_one(
         if let Some(j) = &mut c.joint {
             // The joint's parent is renamed like every body; the included ground becomes the
             // body the subsystem is attached to (as for the ground markers below).
-            j.parent = if j.parent == ground {
+            if j.kind == crate::types::JointKind::Tabulated {
+                // The table names the body as in the included file.
+                j.entry = Some(j.entry.clone().unwrap_or_else(|| b.name.clone()));
+            }
+            let on_ground = j.parent == ground;
+            j.parent = if on_ground {
                 target_ground.clone()
             } else {
                 pre(&j.parent)
             };
+            if on_ground && let Some(t) = &j.kin_table {
+                // A table on the included ground is in that ground's frame: placed (P) and
+                // then seen from the attachment body's design frame (A): A⁻¹ P.
+                let (xa, ra) = match model.bodies.iter().find(|x| x.name == target_ground) {
+                    Some(a) => (a.position, a.rotation()),
+                    None => ([0.0; 3], rot::IDENTITY),
+                };
+                let mut t = (**t).clone();
+                for tb in &mut t.bodies {
+                    for x in &mut tb.position {
+                        let y = pl.point(x);
+                        *x = rot::mul_t_vec(&ra, &[y[0] - xa[0], y[1] - xa[1], y[2] - xa[2]]);
+                    }
+                    for phi in &mut tb.rotation {
+                        *phi = rot::mul_t_vec(&ra, &pl.vector(phi));
+                    }
+                }
+                j.kin_table = Some(std::sync::Arc::new(t));
+            }
             j.axis = j.axis.map(|a| pl.vector(&a));
             j.point = j.point.map(|p| pl.point(&p));
             // A tabulated joint's poses are relative to its parent's design frame (placed with
