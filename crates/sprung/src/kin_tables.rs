@@ -65,11 +65,12 @@ pub enum KinError {
 }
 
 /// Default rotational factor: the bushings' rotational stiffnesses × 1e-3. The convergence
-/// study (`docs/macro-joint.md`, "Kinematic tables") measures the largest separation of a link
-/// bushing's markers ∝ the factor (1.0e-6 m × factor/1e-3 … on the reference axles, see there),
-/// and the toe/camber curves converging to the ideal-joint limit ∝ the factor; 1e-3 puts them
-/// below 1e-6 m and 1e-4 deg while the servo's equilibria stay well conditioned (the soft
-/// direction is still 1e-3 of the rotational rates, far above the solver's diagonal shift).
+/// study (`docs/macro-joint.md`, "Kinematic tables"): the largest separation of a bushing's
+/// markers is ∝ the factor (double wishbone 1.6e-4 m × factor over ±100 mm, multilink 5.2e-4 m ×
+/// factor), the toe and camber curves converge linearly to the ideal-joint limit, 1e-3 lies
+/// 4.3e-6 deg (toe) and 4.5e-5 deg (camber) from it on the double wishbone; 1e-4 loses the car's
+/// steered corner at −30 mm rack (an intermediate equilibrium turns singular in a soft
+/// direction), 1e-3 solves all three reference models on the default grids.
 pub const DEFAULT_ROTATIONAL_FACTOR: f64 = 1e-3;
 
 /// Stiffness of the vertical servo spring at the wheel centre, N/m (the servo's slope; any value
@@ -120,18 +121,21 @@ impl Default for KinOptions {
     }
 }
 
-/// Default travel grid: −0.10 … 0.10 m in steps of 10 mm (21 points; the reference axles' stops
-/// act from about −80 / +70 mm, `docs/kc.md`; the step is the spline-error choice of
-/// `docs/macro-joint.md`, "Kinematic tables").
+/// Default travel grid: −0.10 … 0.10 m in steps of 10 mm (21 points). The range covers the
+/// reference axles' stops (the double wishbone's bump and rebound stops engage at about ±55 mm,
+/// `docs/kc.md`; the K&C rig drives them to ±80 mm) with margin for a reduced model running into
+/// them; the step is the spline-error choice of `docs/macro-joint.md`, "Kinematic tables" (10 mm:
+/// 1.8e-5 deg toe and camber between the grid points).
 pub fn default_travel_grid() -> Vec<f64> {
     grid(-0.10, 0.10, 0.01).expect("valid default grid")
 }
 
-/// Default rack grid: −0.04 … 0.04 m in steps of 10 mm (9 points; **assumption**: the car's
-/// pinion, 7.6 mm/rad, turns this into ±300 deg at the steering wheel, beyond the turn entry's
-/// 40 deg; `docs/macro-joint.md`).
+/// Default rack grid: −0.08 … 0.08 m in steps of 10 mm (17 points). **Assumption** (the car's
+/// data sheet states no steering lock): the car's pinion, 7.6 mm/rad, turns ±80 mm into ±600 deg
+/// at the steering wheel (3.3 turns lock to lock, typical), and the front corner of
+/// `models/car_dw_ml.toml` steers ±30 deg there (`docs/macro-joint.md`, "Kinematic tables").
 pub fn default_rack_grid() -> Vec<f64> {
-    grid(-0.04, 0.04, 0.01).expect("valid default grid")
+    grid(-0.08, 0.08, 0.01).expect("valid default grid")
 }
 
 /// The grid min, min + step, …, max (the last point within 1e-9 step of max); checked by

@@ -398,6 +398,92 @@ fn splines_between_grid_points_match_the_equilibria() {
     );
 }
 
+/// The table feeds the tabulated joint (`docs/joints.md`): the double wishbone's carrier on its
+/// table (own coordinate: the travel) and the lower arm as a massless follower, falling freely
+/// for 0.1 s from the design pose — the wheel centre stays on the table's path (x, y and toe,
+/// camber at the travel the wheel centre reached, from the table's spline), so the table's
+/// conventions (parent frame, travel = wheel-centre height, rotation vector away from the design
+/// orientation) are the joint's.
+#[test]
+fn the_table_drives_a_tabulated_joint() {
+    let m = model("double_wishbone.toml");
+    let t = tables(
+        &m,
+        grid(-0.1, 0.1, 0.01).unwrap(),
+        kin_tables::DEFAULT_ROTATIONAL_FACTOR,
+    )
+    .remove(0);
+    let dir = std::env::temp_dir().join(format!("sprung-kin-joint-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("L.toml"), t.table.to_toml_string()).unwrap();
+    let pos = |name: &str| {
+        let b = m.compiled().bodies.iter().find(|b| b.name == name).unwrap();
+        format!("[{}, {}, {}]", b.position.x, b.position.y, b.position.z)
+    };
+    let wc0 = t.wheel(t.design_index()).centre;
+    let text = format!(
+        r#"
+[model]
+name = "kinematic_corner"
+ground = "chassis"
+gravity = [0.0, 0.0, -9.81]
+
+[[bodies]]
+name = "carrier_L"
+mass = 7.0
+position = {}
+inertia = {{ principal = [0.055, 0.04, 0.03] }}
+joint = {{ type = "tabulated", parent = "chassis", table = "L.toml", coordinates = ["self"] }}
+
+[[bodies]]
+name = "lca_L"
+mass = 0.0
+position = {}
+inertia = {{ principal = [0.0, 0.0, 0.0] }}
+joint = {{ type = "tabulated", parent = "chassis", table = "L.toml", coordinates = ["carrier_L"] }}
+
+[[markers]]
+name = "wc"
+body = "carrier_L"
+global_position = [{}, {}, {}]
+"#,
+        pos("carrier_L"),
+        pos("lca_L"),
+        wc0.x,
+        wc0.y,
+        wc0.z
+    );
+    let file = dir.join("corner.toml");
+    std::fs::write(&file, text).unwrap();
+    let mut sim = sprung::Simulation::from_file(&file).unwrap();
+    sim.advance_to(0.1).unwrap();
+    let (r, _) = sim.body_poses();
+    let cm = sim.model().compiled().clone();
+    let b = cm
+        .bodies
+        .iter()
+        .position(|b| b.name == "carrier_L")
+        .unwrap();
+    let p = Vector3::new(r[7 * b], r[7 * b + 1], r[7 * b + 2]);
+    let rot = sprung_mbs::rotation::quat_to_matrix(&r[7 * b + 3..7 * b + 7]);
+    let (wl, axis) = t.wheel_centre_local;
+    let (wc, spin) = (p + rot * wl, rot * axis);
+    let travel = wc.z - wc0.z;
+    let (toe, camber) = kc::toe_camber(spin, 1.0);
+    let v = t.table.spline("carrier_L").unwrap().eval(&[travel]).value;
+    let w = t.wheel_at((travel, 0.0), [v[0], v[1], v[2]], [v[3], v[4], v[5]]);
+    let d = (wc - w.centre).amax();
+    println!(
+        "fell {:.1} mm in 0.1 s; off the table's path by {d:.2e} m, toe {:.2e} deg, camber {:.2e} deg",
+        -travel * 1e3,
+        (toe - w.toe).abs(),
+        (camber - w.camber).abs()
+    );
+    assert!(travel < -0.03, "the carrier fell {travel} m");
+    assert!(d < 1e-9 && (toe - w.toe).abs() < 1e-7 && (camber - w.camber).abs() < 1e-7);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// (e) Errors name the problem and the fix.
 #[test]
 fn errors_name_the_corner_the_grid_point_and_the_fix() {

@@ -23,7 +23,7 @@ pub struct KinematicsArgs {
     #[arg(long, default_value = "-0.1:0.1:0.01", value_parser = parse_range)]
     pub travel: (f64, f64, f64),
     /// Rack grid MIN:MAX:STEP at steered corners, m (must contain 0).
-    #[arg(long, default_value = "-0.04:0.04:0.01", value_parser = parse_range)]
+    #[arg(long, default_value = "-0.08:0.08:0.01", value_parser = parse_range)]
     pub rack: (f64, f64, f64),
     /// Factor on the bushings' rotational stiffnesses (distance from ideal joints ∝ factor).
     #[arg(long, default_value_t = kin_tables::DEFAULT_ROTATIONAL_FACTOR)]
@@ -178,14 +178,18 @@ fn write_csv(t: &CornerTable, path: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Toe and camber against travel, one line per rack value (every rack column at a steered
-/// corner).
+/// Toe and camber against travel; at a steered corner one line per rack value at the ends, the
+/// quarters and 0 of the rack grid (the CSV has every column).
 fn plot(t: &CornerTable, png: &Path, model: &str) -> anyhow::Result<()> {
     let travel = &t.table.axes[0].grid;
     let nr = rack_len(t);
+    let zero = t.design_index() % nr;
+    let mut columns = vec![0, nr / 4, zero, (3 * nr) / 4, nr - 1];
+    columns.sort_unstable();
+    columns.dedup();
     let mut toe = Panel::new("toe", "toe [deg] (+ toe-in)");
     let mut camber = Panel::new("camber", "camber [deg] (+ top out)");
-    for ir in 0..nr {
+    for ir in columns {
         let ws: Vec<_> = (0..travel.len())
             .map(|it| t.wheel(t.index(it, ir)))
             .collect();
