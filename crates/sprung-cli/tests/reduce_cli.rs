@@ -145,6 +145,20 @@ fn reduce_kinematic_writes_the_tables_and_a_car_that_runs() {
         ]);
         assert!(ok, "{solver}: {out}\n{err}");
     }
+    // A model without corners: a clear error naming the model and what a corner needs.
+    let (ok, _, err) = sprung(&[
+        "reduce",
+        "models/mass_spring_damper.toml",
+        "--variant",
+        "kinematic",
+        "-o",
+        dir.join("msd.toml").to_str().unwrap(),
+    ]);
+    assert!(!ok);
+    assert!(
+        err.contains("mass_spring_damper") && err.contains("wheel-centre marker"),
+        "{err}"
+    );
     let (ok, out, err) = sprung(&["check", "models/car_dw_ml.toml", "--reduce", "kinematic"]);
     assert!(ok, "{err}");
     assert_eq!(row(&out, "bodies "), ["27", "49"], "{out}");

@@ -66,7 +66,7 @@ pub struct KinGridArgs {
     #[arg(long, default_value = "-0.1:0.1:0.01", value_parser = super::kinematics::parse_range)]
     pub travel: (f64, f64, f64),
     /// Kinematic variant: rack grid MIN:MAX:STEP at steered corners, m (must contain 0).
-    #[arg(long, default_value = "-0.04:0.04:0.01", value_parser = super::kinematics::parse_range)]
+    #[arg(long, default_value = "-0.08:0.08:0.01", value_parser = super::kinematics::parse_range)]
     pub rack: (f64, f64, f64),
     /// Kinematic variant: factor on the bushings' rotational stiffnesses in the table solve.
     #[arg(long, default_value_t = kin_tables::DEFAULT_ROTATIONAL_FACTOR)]
