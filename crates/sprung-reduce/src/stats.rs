@@ -20,7 +20,7 @@ use sprung_mbs::CompiledModel;
 pub struct Statistics {
     /// First-order states the integrator carries: 7 + 6 per body + element states.
     pub first_order_states: usize,
-    /// Joint states: 6 per body (each body's 6-DOF joint).
+    /// Joint states: 6 per free body (its 6-DOF joint) plus one per ideal or tabulated joint coordinate.
     pub joint_states: usize,
     /// Constraints (always 0: force elements only).
     pub constraints: usize,
@@ -95,7 +95,7 @@ impl Statistics {
     pub fn rows(&self) -> Vec<(&'static str, usize)> {
         vec![
             ("first-order states n_x", self.first_order_states),
-            ("joint states n_zg (6 per body)", self.joint_states),
+            ("joint states n_zg (6 per free body)", self.joint_states),
             ("constraints", self.constraints),
             ("bodies", self.bodies),
             ("markers", self.markers),
