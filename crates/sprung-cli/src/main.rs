@@ -57,9 +57,9 @@ enum Command {
         #[arg(long)]
         paths: bool,
         /// Also print the statistics of document 004, Table 1, for the model and its
-        /// macro-joint reduction of this variant (`elastokinematic` or `kinematic`).
+        /// reduction of this variant (`elastokinematic`, `kinematic` or `stiffened`).
         #[arg(long, value_name = "VARIANT")]
-        reduce: Option<sprung_reduce::Variant>,
+        reduce: Option<cmd::reduce::ReduceVariant>,
         #[command(flatten)]
         select: cmd::reduce::SelectArgs,
     },

@@ -600,7 +600,10 @@ fn build(
         }
         if problems.is_empty() {
             match serde_json::from_value::<Model>(tree.clone()) {
-                Ok(m) => new_base = m,
+                Ok(mut m) => {
+                    keep_tables(&base.model, &mut m);
+                    new_base = m
+                }
                 Err(e) => problems.push(Problem::new(
                     "parameter",
                     &path_sets[0].0,
@@ -670,6 +673,7 @@ fn build(
             ));
         }
     };
+    keep_tables(&base.model, &mut m);
     if touched_axes {
         crate::load::finalize(&mut m);
     }
@@ -768,6 +772,24 @@ pub(crate) fn apply_declared(model: Model, file: &str) -> Result<Model, Vec<Prob
         model,
     };
     build(&base, &decl, &[])
+}
+
+/// The loaded kinematic tables of tabulated joints (`Joint::kin_table`, not part of the file
+/// format, so lost in the JSON round trip of [`build`]) copied back from `from` by body name.
+fn keep_tables(from: &Model, to: &mut Model) {
+    for b in &mut to.bodies {
+        let Some(j) = &mut b.joint else { continue };
+        if j.kin_table.is_some() {
+            continue;
+        }
+        j.kin_table = from
+            .bodies
+            .iter()
+            .find(|x| x.name == b.name)
+            .and_then(|x| x.joint.as_ref())
+            .filter(|x| x.table == j.table)
+            .and_then(|x| x.kin_table.clone());
+    }
 }
 
 /// A path is anything that is not a declared parameter name and contains `.` or `[`.

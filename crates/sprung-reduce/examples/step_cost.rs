@@ -9,7 +9,7 @@
 //! valgrind --tool=callgrind target/release/examples/step_cost reduced 200
 //! ```
 //!
-//! Arguments: `full|reduced|kinematic` (default `reduced`), steps (default 2000), model file
+//! Arguments: `full|reduced|stiffened` (default `reduced`), steps (default 2000), model file
 //! under `models/` (default `double_wishbone.toml`), method (default `lsrt2`; `ode1` = explicit
 //! Euler).
 
@@ -32,7 +32,7 @@ fn main() {
     );
 }
 
-/// Runs `steps` steps of 1 ms of `file` (`full`, `reduced` or `kinematic`) with `method` from
+/// Runs `steps` steps of 1 ms of `file` (`full`, `reduced` or `stiffened`) with `method` from
 /// the static equilibrium; returns the steps completed (fewer if the run diverged) and the wall
 /// time, s.
 pub fn run(which: &str, steps: usize, file: &str, method: &str) -> (usize, f64) {
@@ -47,14 +47,14 @@ pub fn run(which: &str, steps: usize, file: &str, method: &str) -> (usize, f64) 
                 .expect("reduces")
                 .model
         }
-        "kinematic" => {
+        "stiffened" => {
             let opts = ReduceOptions {
-                variant: Variant::Kinematic,
+                variant: Variant::Stiffened,
                 ..ReduceOptions::default()
             };
             reduce(&full, &opts).expect("reduces").model
         }
-        other => panic!("unknown variant '{other}' (full, reduced, kinematic)"),
+        other => panic!("unknown variant '{other}' (full, reduced, stiffened)"),
     };
     // The load case's Fx step (-2500 N per wheel, document 000) is applied at t = 0, right
     // after the static equilibrium, so that the measured steps move (the step response).

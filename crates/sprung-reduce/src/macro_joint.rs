@@ -41,7 +41,7 @@
 //! Assumptions (document 004, sec. 2.1): rigid, massless links — their gravity and inertia are
 //! neglected; the link poses follow the stiffness equilibrium, so the deflection of the link
 //! bushings *under damping forces* is neglected (the damping forces themselves are transmitted).
-//! The kinematic variant (`crate::reduce`, [`crate::Variant::Kinematic`]) is this element on
+//! The kinematic variant (`crate::reduce`, [`crate::Variant::Stiffened`]) is this element on
 //! bushings stiffened by a stated factor.
 //!
 //! The link subsystem comes as a small model text (parameter `links`, TOML of the model format:

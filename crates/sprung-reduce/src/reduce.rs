@@ -17,7 +17,7 @@
 //!
 //! Variants (document 004: "Ersetzt man sämtliche Lager durch ideale Gelenke erhält man die rein
 //! kinematische Modellierung"): [`Variant::Elastokinematic`] keeps the link bushings as they
-//! are; [`Variant::Kinematic`] multiplies every bushing inside the macro joints (stiffness,
+//! are; [`Variant::Stiffened`] multiplies every bushing inside the macro joints (stiffness,
 //! rotational stiffness, their curves, and the damping so that the time constants stay) by
 //! `kinematic_factor` — the force-element stand-in for ideal joints in an engine without
 //! constraints. Its consequence: the carrier is held in its five constrained directions by
@@ -32,8 +32,10 @@ use sprung_model::{self as sm, ParamValue};
 pub enum Variant {
     /// Link bushings kept as compliances.
     Elastokinematic,
-    /// Link bushings stiffened by [`ReduceOptions::kinematic_factor`] (ideal joints approximated).
-    Kinematic,
+    /// Link bushings stiffened by [`ReduceOptions::kinematic_factor`] (ideal joints approximated
+    /// by force elements; called `kinematic` before the kinematic variant with ideal joints,
+    /// `sprung::kin_reduce`, existed).
+    Stiffened,
 }
 
 impl std::str::FromStr for Variant {
@@ -41,9 +43,13 @@ impl std::str::FromStr for Variant {
     fn from_str(s: &str) -> Result<Self, String> {
         match s.to_ascii_lowercase().as_str() {
             "elastokinematic" | "ek" => Ok(Variant::Elastokinematic),
-            "kinematic" | "k" => Ok(Variant::Kinematic),
+            "stiffened" => Ok(Variant::Stiffened),
+            "kinematic" | "k" => Err(
+                "the kinematic variant (ideal joints, tabulated corners) is not a macro-joint reduction: use `sprung reduce --variant kinematic` (sprung::kin_reduce); the macro joint with stiffened link bushings is 'stiffened'"
+                    .to_string(),
+            ),
             _ => Err(format!(
-                "unknown reduction variant '{s}'; use 'elastokinematic' or 'kinematic'"
+                "unknown reduction variant '{s}'; use 'elastokinematic' or 'stiffened'"
             )),
         }
     }
@@ -53,7 +59,7 @@ impl std::fmt::Display for Variant {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {
             Variant::Elastokinematic => "elastokinematic",
-            Variant::Kinematic => "kinematic",
+            Variant::Stiffened => "stiffened",
         })
     }
 }
@@ -507,7 +513,7 @@ fn stiffen_bushing(b: &mut sm::Bushing, factor: f64) {
 
 /// The full model with every bushing that has an end on one of `links` stiffened as the
 /// kinematic variant does it inside the macro joints (`factor` on stiffness, damping and their
-/// curves): the full-model counterpart of [`Variant::Kinematic`], for comparing the two.
+/// curves): the full-model counterpart of [`Variant::Stiffened`], for comparing the two.
 pub fn stiffen_link_bushings(
     model: &sm::Model,
     links: &[String],
@@ -649,7 +655,7 @@ fn links_model(
         match e {
             sm::ForceElement::Bushing(b) => {
                 b.mirror = false;
-                if opts.variant == Variant::Kinematic {
+                if opts.variant == Variant::Stiffened {
                     stiffen_bushing(b, opts.kinematic_factor);
                     scaled_curves.extend(bushing_curves(b).map(str::to_string));
                 }

@@ -9,6 +9,9 @@
 //! always 0 (no ideal joints, no DAE). A macro joint adds no state: its link poses are
 //! algebraic variables solved inside the element (6 coordinates per link, stored as position
 //! and rotation matrix, 12 numbers, next to the warm start's predictor), counted separately.
+//! A body on an ideal or tabulated joint (docs/joints.md) counts its joint coordinate (2
+//! first-order states z, ż; 1 joint state) instead of 13 and 6, a follower none (the
+//! integrator's vector keeps 13 slots per body; these are the independent ones).
 
 use sprung_mbs::CompiledModel;
 
@@ -17,7 +20,7 @@ use sprung_mbs::CompiledModel;
 pub struct Statistics {
     /// First-order states the integrator carries: 7 + 6 per body + element states.
     pub first_order_states: usize,
-    /// Joint states: 6 per body (each body's 6-DOF joint).
+    /// Joint states: 6 per free body (its 6-DOF joint) plus one per ideal or tabulated joint coordinate.
     pub joint_states: usize,
     /// Constraints (always 0: force elements only).
     pub constraints: usize,
@@ -39,15 +42,27 @@ pub struct Statistics {
     pub macro_elements: usize,
     /// Markers inside macro joints.
     pub macro_markers: usize,
+    /// Coordinates of ideal and tabulated joints (docs/joints.md; one per jointed body except
+    /// followers).
+    pub joint_coordinates: usize,
+    /// Followers of tabulated joints (bodies without a coordinate of their own).
+    pub followers: usize,
 }
 
 impl Statistics {
     /// The statistics of a compiled model and its description (for the macro joints' contents).
     pub fn of(description: &sprung_model::Model, c: &CompiledModel) -> Self {
         let n_states = c.n_states();
+        // Ideal and tabulated joints (docs/joints.md): a jointed body has one coordinate (z, ż:
+        // two first-order states) or none (a follower) instead of 13 and 6.
+        let jointed = c.joints.defs.iter().flatten().count();
+        let coords = c.joints.defs.iter().flatten().filter(|d| d.own).count();
+        let free = c.bodies.len() - jointed;
         let mut s = Statistics {
-            first_order_states: 13 * c.bodies.len() + n_states,
-            joint_states: 6 * c.bodies.len(),
+            first_order_states: 13 * free + 2 * coords + n_states,
+            joint_states: 6 * free + coords,
+            joint_coordinates: coords,
+            followers: jointed - coords,
             constraints: 0,
             bodies: c.bodies.len(),
             markers: c.markers.len(),
@@ -80,7 +95,7 @@ impl Statistics {
     pub fn rows(&self) -> Vec<(&'static str, usize)> {
         vec![
             ("first-order states n_x", self.first_order_states),
-            ("joint states n_zg (6 per body)", self.joint_states),
+            ("joint states n_zg (6 per free body)", self.joint_states),
             ("constraints", self.constraints),
             ("bodies", self.bodies),
             ("markers", self.markers),
@@ -94,6 +109,8 @@ impl Statistics {
             ),
             ("force elements inside macro joints", self.macro_elements),
             ("markers inside macro joints", self.macro_markers),
+            ("ideal/tabulated joint coordinates", self.joint_coordinates),
+            ("followers (no own coordinate)", self.followers),
         ]
     }
 

@@ -332,7 +332,7 @@ fn kc_travel_curves_of_both_variants_over_80_mm() {
         reduce(
             &f,
             &ReduceOptions {
-                variant: sprung_reduce::Variant::Kinematic,
+                variant: sprung_reduce::Variant::Stiffened,
                 kinematic_factor: factor,
                 ..ReduceOptions::default()
             },

@@ -444,7 +444,7 @@ fn corner_label(marker: &str) -> String {
     }
 }
 
-fn description(model: &Model) -> Result<sm::Model, KinError> {
+pub(crate) fn description(model: &Model) -> Result<sm::Model, KinError> {
     let d = model.description();
     let mirrored = d.bodies.iter().any(|b| b.mirror)
         || d.markers.iter().any(|k| k.mirror)

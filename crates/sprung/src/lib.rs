@@ -37,6 +37,7 @@
 
 mod error;
 pub mod kc;
+pub mod kin_reduce;
 pub mod kin_tables;
 pub mod linearise;
 mod model;

@@ -1,27 +1,108 @@
-//! `sprung reduce MODEL --variant elastokinematic|kinematic -o REDUCED.toml`: the macro-joint
-//! reduction of document 004 (`docs/macro-joint.md`): the light link bodies of each corner are
-//! replaced by one `macro_joint` element; the reduced model file is written, loaded back and
-//! compiled (so it runs), and the statistics of document 004, Table 1, are printed for both.
+//! `sprung reduce MODEL --variant elastokinematic|kinematic|stiffened -o REDUCED.toml`: the
+//! reductions of document 004 (`docs/macro-joint.md`). `elastokinematic`: the light link bodies
+//! of each corner are replaced by one `macro_joint` element (link bushings kept); `stiffened`:
+//! the same with the link bushings × `--kinematic-factor` (the force-element stand-in for ideal
+//! joints); `kinematic`: document 004's kinematic variant in relative coordinates — tabulated
+//! joints from the kinematic tables (`sprung::kin_reduce`, tables written to
+//! `<REDUCED stem>_tables/`). The reduced model file is written, loaded back and compiled (so it
+//! runs), and the statistics of document 004, Table 1, are printed for both.
 
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
+use sprung::kin_tables::{self, KinOptions};
 use sprung_reduce::{ReduceOptions, Statistics, Variant};
+
+/// The variants of `sprung reduce` and `sprung check --reduce`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReduceVariant {
+    /// Macro joints with the link bushings kept.
+    Elastokinematic,
+    /// Tabulated joints in relative coordinates (ideal joints, massless links).
+    Kinematic,
+    /// Macro joints with the link bushings stiffened by `--kinematic-factor`.
+    Stiffened,
+}
+
+impl std::str::FromStr for ReduceVariant {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.to_ascii_lowercase().as_str() {
+            "elastokinematic" | "ek" => Ok(Self::Elastokinematic),
+            "kinematic" | "k" => Ok(Self::Kinematic),
+            "stiffened" => Ok(Self::Stiffened),
+            _ => Err(format!(
+                "unknown reduction variant '{s}'; use 'elastokinematic', 'kinematic' or 'stiffened'"
+            )),
+        }
+    }
+}
+
+impl std::fmt::Display for ReduceVariant {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::Elastokinematic => "elastokinematic",
+            Self::Kinematic => "kinematic",
+            Self::Stiffened => "stiffened",
+        })
+    }
+}
+
+impl ReduceVariant {
+    /// The macro-joint variant, or `None` for the tabulated kinematic one.
+    pub fn macro_joint(self) -> Option<Variant> {
+        match self {
+            Self::Elastokinematic => Some(Variant::Elastokinematic),
+            Self::Stiffened => Some(Variant::Stiffened),
+            Self::Kinematic => None,
+        }
+    }
+}
+
+/// Grid options of the kinematic variant (as `sprung kinematics`).
+#[derive(clap::Args, Debug, Clone)]
+pub struct KinGridArgs {
+    /// Kinematic variant: travel grid MIN:MAX:STEP, m (must contain 0).
+    #[arg(long, default_value = "-0.1:0.1:0.01", value_parser = super::kinematics::parse_range)]
+    pub travel: (f64, f64, f64),
+    /// Kinematic variant: rack grid MIN:MAX:STEP at steered corners, m (must contain 0).
+    #[arg(long, default_value = "-0.08:0.08:0.01", value_parser = super::kinematics::parse_range)]
+    pub rack: (f64, f64, f64),
+    /// Kinematic variant: factor on the bushings' rotational stiffnesses in the table solve.
+    #[arg(long, default_value_t = kin_tables::DEFAULT_ROTATIONAL_FACTOR)]
+    pub rotational_factor: f64,
+}
+
+impl KinGridArgs {
+    /// The table options.
+    pub fn options(&self, max_link_mass: f64) -> anyhow::Result<KinOptions> {
+        Ok(KinOptions {
+            travel: kin_tables::grid(self.travel.0, self.travel.1, self.travel.2)
+                .context("--travel")?,
+            rack: Some(kin_tables::grid(self.rack.0, self.rack.1, self.rack.2).context("--rack")?),
+            rotational_factor: self.rotational_factor,
+            max_link_mass,
+        })
+    }
+}
 
 /// Arguments of `sprung reduce`.
 #[derive(clap::Args, Debug)]
 pub struct ReduceArgs {
     /// Full model file (.toml or .json).
     pub model: PathBuf,
-    /// Variant: `elastokinematic` (link bushings kept) or `kinematic` (link bushings stiffened
-    /// by --kinematic-factor, the stand-in for ideal joints).
+    /// Variant: `elastokinematic` (macro joints, link bushings kept), `kinematic` (tabulated
+    /// joints: ideal joints, massless links, coordinates travel and rack travel) or `stiffened`
+    /// (macro joints with the link bushings × --kinematic-factor).
     #[arg(long, default_value = "elastokinematic")]
-    pub variant: Variant,
+    pub variant: ReduceVariant,
     /// Reduced model file to write (.toml).
     #[arg(short = 'o', long)]
     pub output: PathBuf,
     #[command(flatten)]
     pub select: SelectArgs,
+    #[command(flatten)]
+    pub grid: KinGridArgs,
     /// Change a model value before reducing: NAME=VALUE (repeatable; docs/parameters.md).
     #[arg(long = "set", value_name = "NAME=VALUE", value_parser = super::parse_set)]
     pub set: Vec<(String, f64)>,
@@ -39,7 +120,7 @@ pub struct SelectArgs {
     /// Automatic selection: bodies up to this mass are links, kg.
     #[arg(long, default_value_t = 3.0)]
     pub max_link_mass: f64,
-    /// Kinematic variant: factor on the stiffness and damping of the bushings inside the
+    /// Stiffened variant: factor on the stiffness and damping of the bushings inside the
     /// macro joints.
     #[arg(long, default_value_t = 1000.0)]
     pub kinematic_factor: f64,
@@ -90,10 +171,86 @@ pub fn to_toml(r: &sprung_reduce::Reduction, source: &Path) -> anyhow::Result<St
     Ok(format!("{head}\n{body}"))
 }
 
+/// The kinematic variant: tables and the reduced model written, loaded back, statistics printed.
+fn run_kinematic(args: &ReduceArgs, full: sprung_model::Model) -> anyhow::Result<()> {
+    let model = sprung::Model::from_description(full.clone())
+        .map_err(|e| anyhow::anyhow!("{}: {e}", args.model.display()))?;
+    let opts = args.grid.options(args.select.max_link_mass)?;
+    let folder = sprung::kin_reduce::tables_folder(&args.output);
+    let folder_name = folder
+        .file_name()
+        .map(|s| s.to_string_lossy().to_string())
+        .unwrap_or_default();
+    let red =
+        sprung::kin_reduce::kinematic_reduction(&model, &opts, &folder_name, &mut |_, _, _, _| {})
+            .map_err(|e| anyhow::anyhow!("{}: {e}", args.model.display()))?;
+    red.write(&args.output, &args.model.display().to_string())
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let back = sprung::Model::from_file(&args.output).map_err(|e| {
+        anyhow::anyhow!(
+            "the written file {} does not load: {e}",
+            args.output.display()
+        )
+    })?;
+    println!(
+        "{} (kinematic) -> {} ({} tabulated corner(s), tables in {})",
+        args.model.display(),
+        args.output.display(),
+        red.corners.len(),
+        folder.display()
+    );
+    for c in &red.corners {
+        println!(
+            "  {}: carrier {} on {}{}; massless followers: {}; removed links: {} ({:.2} kg of links left out); {} bushings now ideal joints",
+            c.name,
+            c.carrier,
+            c.parent,
+            c.rack
+                .as_ref()
+                .map(|r| format!(", rack {r}"))
+                .unwrap_or_default(),
+            c.followers.join(", "),
+            c.removed_links.join(", "),
+            c.link_mass,
+            c.removed_bushings.len()
+        );
+    }
+    if !red.couplings.is_empty() {
+        println!(
+            "  anti-roll bar couplings kept (rotational stiffness only): {}",
+            red.couplings.join(", ")
+        );
+    }
+    if !red.dropped_outputs.is_empty() {
+        println!(
+            "  dropped output channels: {}",
+            red.dropped_outputs.join(", ")
+        );
+    }
+    if !red.dropped_parameters.is_empty() {
+        println!(
+            "  dropped parameters: {}",
+            red.dropped_parameters.join(", ")
+        );
+    }
+    print!(
+        "{}",
+        Statistics::table(
+            &Statistics::of(model.description(), model.compiled()),
+            &Statistics::of(back.description(), back.compiled()),
+            "kinematic"
+        )
+    );
+    Ok(())
+}
+
 /// Runs the command.
 pub fn run(args: &ReduceArgs) -> anyhow::Result<()> {
     let full = super::load_description(&args.model, &args.set)?;
-    let red = sprung_reduce::reduce(&full, &args.select.options(args.variant))
+    let Some(variant) = args.variant.macro_joint() else {
+        return run_kinematic(args, full);
+    };
+    let red = sprung_reduce::reduce(&full, &args.select.options(variant))
         .map_err(|e| anyhow::anyhow!("{}: {e}", args.model.display()))?;
     let text = to_toml(&red, &args.model)?;
     std::fs::write(&args.output, &text)
@@ -145,9 +302,30 @@ pub fn run(args: &ReduceArgs) -> anyhow::Result<()> {
 pub fn print_statistics(
     full: &sprung_model::Model,
     full_c: &sprung_mbs::CompiledModel,
-    variant: Variant,
+    variant: ReduceVariant,
     select: &SelectArgs,
 ) -> anyhow::Result<()> {
+    let Some(variant) = variant.macro_joint() else {
+        let model = sprung::Model::from_description(full.clone())?;
+        let opts = KinOptions {
+            max_link_mass: select.max_link_mass,
+            ..KinOptions::default()
+        };
+        let red =
+            sprung::kin_reduce::kinematic_reduction(&model, &opts, "tables", &mut |_, _, _, _| {})?;
+        let c = sprung_mbs::compile_with(&red.model, &sprung::element_registry())
+            .context("compiling the kinematic reduced model")?;
+        println!("statistics (document 004, Table 1):");
+        print!(
+            "{}",
+            Statistics::table(
+                &Statistics::of(full, full_c),
+                &Statistics::of(&red.model, &c),
+                "kinematic"
+            )
+        );
+        return Ok(());
+    };
     let red = sprung_reduce::reduce(full, &select.options(variant))?;
     let c = sprung_mbs::compile_with(&red.model, &sprung::element_registry())
         .context("compiling the reduced model")?;
