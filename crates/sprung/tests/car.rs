@@ -5,8 +5,11 @@
 
 use std::sync::Arc;
 
-use sprung::{Control, Model, Simulation};
+use sprung::{Model, Simulation};
 use sprung_test_support::{CountingAllocator, allocations, model_path};
+
+mod common;
+use common::{col, run};
 
 #[global_allocator]
 static GLOBAL: CountingAllocator = CountingAllocator;
@@ -17,36 +20,6 @@ fn car(params: &[(&str, f64)]) -> Arc<Model> {
     let d = sprung_model::load(&model_path("car_dw_ml.toml")).unwrap_or_else(|e| panic!("{e}"));
     let d = d.with_parameters(params).unwrap_or_else(|e| panic!("{e}"));
     Model::from_description(d).unwrap_or_else(|e| panic!("{e}"))
-}
-
-/// Channel name -> samples of a run from the current state to `t_end` with `settings`.
-fn run(
-    sim: &mut Simulation,
-    settings: &sprung::RunSettings,
-    t_end: f64,
-) -> Vec<(String, Vec<f64>)> {
-    let names: Vec<String> = sim
-        .model()
-        .channel_names()
-        .iter()
-        .map(|(n, _)| n.to_string())
-        .collect();
-    let mut cols = vec![Vec::new(); names.len()];
-    let report = sim.run_with(settings, t_end, &mut |_, row| {
-        for (c, v) in cols.iter_mut().zip(row) {
-            c.push(*v);
-        }
-        Control::Continue
-    });
-    assert_eq!(report.stop, sprung::StopReason::Completed, "{report:?}");
-    names.into_iter().zip(cols).collect()
-}
-
-fn col<'a>(r: &'a [(String, Vec<f64>)], name: &str) -> &'a [f64] {
-    &r.iter()
-        .find(|(n, _)| n == name)
-        .unwrap_or_else(|| panic!("no channel {name}"))
-        .1
 }
 
 #[test]

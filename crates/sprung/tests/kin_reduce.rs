@@ -12,6 +12,9 @@ use sprung::kin_tables::KinOptions;
 use sprung::{Control, Model, Simulation};
 use sprung_test_support::{CountingAllocator, allocations, model_path};
 
+mod common;
+use common::{col, run};
+
 #[global_allocator]
 static GLOBAL: CountingAllocator = CountingAllocator;
 
@@ -32,32 +35,6 @@ fn reduce(full: &Model) -> (KinReduction, Arc<Model>) {
         .unwrap_or_else(|e| panic!("{e}"));
     let m = Model::from_description(red.model.clone()).unwrap_or_else(|e| panic!("{e}"));
     (red, m)
-}
-
-/// Channel name -> samples of a run from the current state to `t_end`.
-fn run(sim: &mut Simulation, s: &sprung::RunSettings, t_end: f64) -> Vec<(String, Vec<f64>)> {
-    let names: Vec<String> = sim
-        .model()
-        .channel_names()
-        .iter()
-        .map(|(n, _)| n.to_string())
-        .collect();
-    let mut cols = vec![Vec::new(); names.len()];
-    let report = sim.run_with(s, t_end, &mut |_, row| {
-        for (c, v) in cols.iter_mut().zip(row) {
-            c.push(*v);
-        }
-        Control::Continue
-    });
-    assert_eq!(report.stop, sprung::StopReason::Completed, "{report:?}");
-    names.into_iter().zip(cols).collect()
-}
-
-fn col<'a>(r: &'a [(String, Vec<f64>)], name: &str) -> &'a [f64] {
-    &r.iter()
-        .find(|(n, _)| n == name)
-        .unwrap_or_else(|| panic!("no channel {name}"))
-        .1
 }
 
 fn nmse(a: &[f64], reference: &[f64]) -> f64 {

@@ -215,24 +215,12 @@ fn run_kinematic(args: &ReduceArgs, full: sprung_model::Model) -> anyhow::Result
             c.removed_bushings.len()
         );
     }
-    if !red.couplings.is_empty() {
-        println!(
-            "  anti-roll bar couplings kept (rotational stiffness only): {}",
-            red.couplings.join(", ")
-        );
-    }
-    if !red.dropped_outputs.is_empty() {
-        println!(
-            "  dropped output channels: {}",
-            red.dropped_outputs.join(", ")
-        );
-    }
-    if !red.dropped_parameters.is_empty() {
-        println!(
-            "  dropped parameters: {}",
-            red.dropped_parameters.join(", ")
-        );
-    }
+    print_list(
+        "anti-roll bar couplings kept (rotational stiffness only)",
+        &red.couplings,
+    );
+    print_list("dropped output channels", &red.dropped_outputs);
+    print_list("dropped parameters", &red.dropped_parameters);
     print!(
         "{}",
         Statistics::table(
@@ -281,12 +269,7 @@ pub fn run(args: &ReduceArgs) -> anyhow::Result<()> {
             c.boundary.join(", ")
         );
     }
-    if !red.dropped_outputs.is_empty() {
-        println!(
-            "  dropped output channels: {}",
-            red.dropped_outputs.join(", ")
-        );
-    }
+    print_list("dropped output channels", &red.dropped_outputs);
     print!(
         "{}",
         Statistics::table(
@@ -347,4 +330,11 @@ pub fn print_statistics(
         );
     }
     Ok(())
+}
+
+/// `  label: a, b, c` when `items` is not empty (what a reduction dropped or kept).
+fn print_list(label: &str, items: &[String]) {
+    if !items.is_empty() {
+        println!("  {label}: {}", items.join(", "));
+    }
 }
