@@ -276,7 +276,8 @@ fn check_states(law: &dyn ElementLaw, m: MarkerState, states: &[f64], what: &str
 /// The spin state's partials (the wheel's spin Ω and the brake deflection z as states, the
 /// carrier's rotation and angular velocity entering the wheel's) against central differences,
 /// on the linear law, TMeasy and PAC2002: driving, braking while the brake slides (z = ±φ_s)
-/// and while it holds (|z| < φ_s), the wheel spinning backwards against its carrier, a
+/// and while it holds (|z| < φ_s), the brake released (T_b = 0, |z| < φ_s), the wheel
+/// spinning backwards against its carrier, a
 /// turning and cambered carrier, on a slope and a cleat, and lifted off.
 #[test]
 fn spin_state_partials_match_differences() {
@@ -325,6 +326,8 @@ fn spin_state_partials_match_differences() {
         (38.0, 0.7e-3, 50.0, 1500.0),
         (-3.0, -2e-3, 0.0, 400.0),
         (0.5, -1.2e-3, 100.0, 2000.0),
+        // No brake torque, the deflection inside ±φ_s (ż still follows the spin).
+        (25.0, 1.5e-3, 80.0, 0.0),
     ];
     let mut worst: f64 = 0.0;
     for (ri, r) in roads.iter().enumerate() {
