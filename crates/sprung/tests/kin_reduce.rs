@@ -9,7 +9,7 @@ use std::sync::Arc;
 use nalgebra::{Matrix3, Rotation3, Vector3};
 use sprung::kin_reduce::{KinReduction, kinematic_reduction};
 use sprung::kin_tables::KinOptions;
-use sprung::{Control, Model, Simulation};
+use sprung::{Model, Simulation};
 use sprung_test_support::{CountingAllocator, allocations, model_path};
 
 mod common;
