@@ -83,8 +83,8 @@ fn reduce_writes_a_model_that_runs() {
 /// (paths relative to the model file); `check` prints the joints and Table 1 (first-order states
 /// 662 → 61, bodies 49 → 27, 5 joint coordinates, 20 followers); `run` with LSRT2 and with
 /// re-linearising every 20 steps over 0.2 s (it stopped at 0.02 s while the wheels started at
-/// rest) and with explicit Euler (`ode1`) at 1 ms over 0.1 s (ode1 diverges at 0.21 s from the
-/// tires' brake state with its default stick angle: docs/macro-joint.md); `check --reduce kinematic` prints the same
+/// rest) and with explicit Euler (`ode1`) at 1 ms over 0.1 s (it runs the whole turn entry:
+/// docs/macro-joint.md, "Explicit Euler at 1 ms"); `check --reduce kinematic` prints the same
 /// columns; the old variant name in the macro-joint API gives a hint.
 #[test]
 fn reduce_kinematic_writes_the_tables_and_a_car_that_runs() {
