@@ -230,17 +230,39 @@ pub fn compile_with(
     // Open elements: the law from the registry, built at the design kinematics of its markers.
     let mut open_elements = Vec::with_capacity(m.elements.len());
     let mut n_state_blocks = 0;
-    // Body kinematics at the design poses and initial velocities (what the laws are built at).
-    let design_kin: Vec<BodyKin> = bodies
+    let poses: Vec<(Vector3<f64>, Matrix3<f64>)> = bodies
         .iter()
-        .map(|b| {
-            let mut r = b.position.as_slice().to_vec();
-            r.extend_from_slice(&b.orientation);
-            let mut v = b.velocity.as_slice().to_vec();
-            v.extend_from_slice(b.angular_velocity.as_slice());
-            BodyKin::from_state(0, &r, &v)
-        })
+        .map(|b| (b.position, crate::rotation::quat_to_matrix(&b.orientation)))
         .collect();
+    let joints = crate::joints::Joints::new(m, &poses).map_err(err)?;
+    // Body kinematics at the design poses and initial velocities (what the laws are built at,
+    // e.g. a tire's free-rolling initial spin); a jointed body at its design pose (z = 0)
+    // moving with its parent and its joint's initial rate (`joints::Joints::expand`).
+    let design_kin: Vec<BodyKin> = {
+        let nb = bodies.len();
+        let (mut r, mut v) = (vec![0.0; 7 * nb], vec![0.0; 6 * nb]);
+        for (i, b) in bodies.iter().enumerate() {
+            r[7 * i..7 * i + 3].copy_from_slice(b.position.as_slice());
+            r[7 * i + 3..7 * i + 7].copy_from_slice(&b.orientation);
+            v[6 * i..6 * i + 3].copy_from_slice(b.velocity.as_slice());
+            v[6 * i + 3..6 * i + 6].copy_from_slice(b.angular_velocity.as_slice());
+        }
+        let v_full = if joints.is_empty() {
+            v
+        } else {
+            let (mut rz, mut vz) = (r.clone(), v.clone());
+            joints.initial_state(&mut rz, &mut vz);
+            for d in joints.defs.iter().flatten() {
+                rz[7 * d.body] = 0.0;
+            }
+            let (mut r_full, mut v_full) = (rz.clone(), vz.clone());
+            joints.expand(&rz, &vz, &mut r_full, &mut v_full);
+            v_full
+        };
+        (0..nb)
+            .map(|i| BodyKin::from_state(0, &r[7 * i..7 * i + 7], &v_full[6 * i..6 * i + 6]))
+            .collect()
+    };
     for e in crate::element_link::evaluation_order(m).map_err(err)? {
         let idx = e
             .markers
@@ -310,11 +332,6 @@ pub fn compile_with(
         &open_elements,
         n_state_blocks,
     ));
-    let poses: Vec<(Vector3<f64>, Matrix3<f64>)> = bodies
-        .iter()
-        .map(|b| (b.position, crate::rotation::quat_to_matrix(&b.orientation)))
-        .collect();
-    let joints = crate::joints::Joints::new(m, &poses).map_err(err)?;
     let cm = CompiledModel {
         joints,
         name: m.model.name.clone(),

@@ -45,6 +45,19 @@
 //! wheel's mass and transverse inertia belong to the carrier body; its polar inertia is I_w.
 //! The partials chain the contact's through ω_w to (δφ, δω, Ω) and add the spin and brake rows
 //! and columns analytically.
+//!
+//! **Initial brake deflection.** A wheel rolling at Ω₀ ≠ 0 (the default initial spin is free
+//! rolling) starts with the brake deflection at its sliding steady state z₀ = sgn(Ω₀) φ_s (a
+//! wheel at rest: z₀ = 0). While Ω_r keeps its sign, z = sgn(Ω_r) φ_s is an exact fixed point,
+//! ż = Ω_r (1 − sgn(Ω_r) z/φ_s) = 0 for every |Ω_r| and every brake torque, and the rate is
+//! evaluated as Ω_r − |Ω_r| (z/φ_s) so that it is exactly 0 there in floating point (z/φ_s = ±1
+//! exactly): an integrator stays on it exactly. That matters for explicit methods: about the
+//! fixed point the deflection relaxes at |Ω_r|/φ_s (3.2e4 1/s for a car wheel at 20 m/s with
+//! φ_s = 2 mrad), which explicit Euler at step h integrates stably only for h |Ω_r|/φ_s < 2;
+//! started at z = 0 (before), it left the fixed point in its first step and diverged at 1 ms
+//! whether a brake acted or not. A deflection off the fixed point (the wheel reversing against
+//! its carrier, a held brake) still needs h |Ω_r|/φ_s < 2 for explicit methods
+//! (`docs/macro-joint.md`, "Explicit Euler at 1 ms").
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, OnceLock, Weak};
@@ -271,7 +284,7 @@ impl SpinState {
     ) -> SpinRates {
         let a: Vector3<f64> = m.rot.column(1).into_owned();
         let omega_r = omega - m.w.dot(&a);
-        let z_dot = omega_r - omega_r.abs() * z / self.stick_angle;
+        let z_dot = omega_r - omega_r.abs() * (z / self.stick_angle);
         let t_bk = brake.max(0.0) * (z + self.damping_time * z_dot) / self.stick_angle;
         let tau_a = a.dot(tau);
         let mut carrier_torque = tau - a * tau_a + a * t_bk - self.inertia * omega * m.w.cross(&a);
@@ -610,7 +623,7 @@ impl<M: TireModel> TireElement<M> {
         // ż = Ω_r − |Ω_r| z/φ_s: ∂ż = ∂Ω_r (1 − sgn Ω_r z/φ_s), with ∂Ω_r = 1 on δΩ, −aᵀ on
         // δω_c and (ω_c × a)ᵀ on δφ (δa = −[a]× δφ).
         let z_fac = 1.0 - sgn * z / sp.stick_angle;
-        let z_dot = omega_r - omega_r.abs() * z / sp.stick_angle;
+        let z_dot = omega_r - omega_r.abs() * (z / sp.stick_angle);
         let dzdot_dz = -omega_r.abs() / sp.stick_angle;
         // Brake torque T_b (z + τ_b ż)/φ_s over the columns (k_b τ_b ∂ż) and over z.
         let k_b = brake / sp.stick_angle;
@@ -1037,10 +1050,21 @@ impl<M: TireModel> ElementLaw for TireElement<M> {
         }
         v
     }
+    /// The law's states 0; the spin Ω₀ (`initial_omega`) and the brake deflection at its
+    /// sliding steady state z₀ = sgn(Ω₀) φ_s (module docs, "Initial brake deflection"; 0 for a
+    /// wheel at rest).
     fn initial_states(&self, states: &mut [f64]) {
         states.fill(0.0);
         if let Spin::State(sp) = self.spin {
-            states[M::STATES.len()] = sp.initial_omega;
+            let ns = M::STATES.len();
+            states[ns] = sp.initial_omega;
+            states[ns + 1] = if sp.initial_omega > 0.0 {
+                sp.stick_angle
+            } else if sp.initial_omega < 0.0 {
+                -sp.stick_angle
+            } else {
+                0.0
+            };
         }
     }
     fn outputs(&self) -> &[OutputInfo] {
@@ -1073,7 +1097,7 @@ impl<M: TireModel> ElementLaw for TireElement<M> {
         let (omega, z) = (x.states[nl], x.states[nl + 1]);
         let a: Vector3<f64> = m.rot.column(1).into_owned();
         let omega_r = omega - m.w.dot(&a);
-        let z_dot = omega_r - omega_r.abs() * z / sp.stick_angle;
+        let z_dot = omega_r - omega_r.abs() * (z / sp.stick_angle);
         let brake = if x.inputs.get(1).copied().unwrap_or(0.0) >= 0.0 {
             (z + sp.damping_time * z_dot) / sp.stick_angle
         } else {

@@ -276,7 +276,8 @@ fn check_states(law: &dyn ElementLaw, m: MarkerState, states: &[f64], what: &str
 /// The spin state's partials (the wheel's spin Ω and the brake deflection z as states, the
 /// carrier's rotation and angular velocity entering the wheel's) against central differences,
 /// on the linear law, TMeasy and PAC2002: driving, braking while the brake slides (z = ±φ_s)
-/// and while it holds (|z| < φ_s), the wheel spinning backwards against its carrier, a
+/// and while it holds (|z| < φ_s), the brake released (T_b = 0, |z| < φ_s), the wheel
+/// spinning backwards against its carrier, a
 /// turning and cambered carrier, on a slope and a cleat, and lifted off.
 #[test]
 fn spin_state_partials_match_differences() {
@@ -325,6 +326,8 @@ fn spin_state_partials_match_differences() {
         (38.0, 0.7e-3, 50.0, 1500.0),
         (-3.0, -2e-3, 0.0, 400.0),
         (0.5, -1.2e-3, 100.0, 2000.0),
+        // No brake torque, the deflection inside ±φ_s (ż still follows the spin).
+        (25.0, 1.5e-3, 80.0, 0.0),
     ];
     let mut worst: f64 = 0.0;
     for (ri, r) in roads.iter().enumerate() {
@@ -567,5 +570,61 @@ fn bad_spin_parameters_give_clear_errors() {
             err.contains(expected) && err.contains("tire"),
             "{set:?}: error '{err}' should name the element and say {expected}"
         );
+    }
+}
+
+/// The brake deflection's sliding state z = sgn(Ω_r) φ_s is an exact fixed point (module docs,
+/// "Initial brake deflection"): its rate is exactly 0 — not round-off — for spin rates of either
+/// sign and size relative to a turning carrier, with and without brake torque, in `evaluate`
+/// and in the one-pass `evaluate_with_partials` (scalar and AVX paths); and the element starts
+/// there: z₀ = sgn(Ω₀) φ_s (0 for a wheel at rest).
+#[test]
+fn brake_deflection_starts_on_its_exact_sliding_fixed_point() {
+    use sprung_vehicle::tire_element::{Spin, SpinState};
+    let r = Road::flat(1.0);
+    let m = {
+        let mut m = pose(&r, 0.0, 0.0, 0.012, 0.01, 0.0);
+        m.w = Vector3::new(0.2, -0.4, 0.5);
+        m
+    };
+    let a_w = m.rot.column(1).dot(&m.w);
+    let element = |omega0: f64| {
+        TireElement::with_spin(
+            tire(VerticalStiffness::Quadratic { d1: 2e5, d2: 5e5 }),
+            Arc::new(r.clone()),
+            Spin::State(SpinState {
+                inertia: 1.1,
+                stick_angle: 2e-3,
+                damping_time: 1e-3,
+                drive_reaction_on_carrier: true,
+                initial_omega: omega0,
+            }),
+        )
+    };
+    for (omega0, z0) in [(63.85, 2e-3), (-7.0, -2e-3), (0.0, 0.0)] {
+        let e = element(omega0);
+        let mut s = vec![f64::NAN; e.n_states()];
+        e.initial_states(&mut s);
+        assert_eq!((s[2], s[3]), (omega0, z0), "initial states {s:?}");
+    }
+    for omega in [63.85, 1e-3, 123.456, -0.37, -70.1] {
+        let z = (omega - a_w).signum() * 2e-3;
+        for brake in [0.0, 900.0] {
+            let law = element(omega);
+            let states = [0.004, -0.01, omega, z];
+            let markers = [m];
+            let inputs = [50.0, brake];
+            let x = ElementInput {
+                t: 0.0,
+                markers: &markers,
+                states: &states,
+                inputs: &inputs,
+            };
+            let mut sc = ElementScratch::new(&law);
+            sc.evaluate(&law, &x);
+            assert_eq!(sc.state_rates[3], 0.0, "Ω {omega}, T_b {brake}: evaluate");
+            sc.evaluate_with_partials(&law, &x);
+            assert_eq!(sc.state_rates[3], 0.0, "Ω {omega}, T_b {brake}: one pass");
+        }
     }
 }
