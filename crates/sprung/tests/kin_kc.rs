@@ -125,8 +125,9 @@ fn the_kinematic_cars_static_pose_is_where_a_damped_run_settles() {
 /// (b) the rig's curves against the splines at the *measured* travel and rack 0 (what a user
 ///     compares): the clamp (1e10 N/m, N m/rad) lets the chassis sink and pitch by a few µm
 ///     under the wheel forces, so the travel coordinate differs from the measured travel by
-///     |Δs| (measured below, ≤ 8e-6 m); toe, camber and half-track differ by their rates × Δs
-///     (19 deg/m × 8e-6 m ≈ 1.5e-4 deg camber). Bounds 2e-4 deg and 2e-6 m.
+///     |Δs| (measured below: ≤ 3.8e-6 m, the front axle 1.38 m ahead of the centre of mass);
+///     toe, camber and half-track differ by their rates × Δs (the camber rate reaches 40 deg/m
+///     at +80 mm: 40 × 3.8e-6 ≈ 1.5e-4 deg, as measured). Bounds 2e-4 deg and 2e-6 m.
 #[test]
 fn the_kinematic_cars_curves_are_the_tables_splines() {
     let (red, car) = kinematic_car();
