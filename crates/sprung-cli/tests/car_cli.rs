@@ -98,6 +98,69 @@ fn compare_xy_draws_path_and_channels_in_one_figure() {
     );
 }
 
+/// `compare --with`: further result files against the same reference, each with its own table,
+/// all in the one figure (docs/car.md: the full, the elastokinematic and the kinematic car).
+#[test]
+fn compare_with_adds_results_to_the_table_and_the_figure() {
+    let out = tmp("car_cli_cmp_with");
+    for (name, k) in [("stiff", "400"), ("soft", "250"), ("mid", "320")] {
+        let o = sprung(&[
+            "run",
+            "models/mass_spring_damper.toml",
+            "--t-end",
+            "1",
+            "--set",
+            &format!("force_elements.spring.stiffness={k}"),
+            "--out",
+            out.join(name).to_str().unwrap(),
+            "-q",
+        ]);
+        assert!(o.status.success(), "{}", text(&o));
+    }
+    let (a, b, c) = (
+        out.join("soft/results.csv"),
+        out.join("stiff/results.csv"),
+        out.join("mid/results.csv"),
+    );
+    let png = out.join("cmp.png");
+    let o = sprung(&[
+        "compare",
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+        "--with",
+        c.to_str().unwrap(),
+        "--channels",
+        "x",
+        "--xy",
+        "x,spring_force",
+        "--plot",
+        png.to_str().unwrap(),
+    ]);
+    let t = text(&o);
+    assert!(o.status.success(), "{t}");
+    // One table per result file, each against the reference.
+    for f in [&a, &c] {
+        assert!(
+            t.contains(&format!("{} vs reference {}", f.display(), b.display())),
+            "{t}"
+        );
+    }
+    assert_eq!(png_size(&png), (1600, 690), "{t}");
+    // A missing file is named.
+    let o = sprung(&[
+        "compare",
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+        "--with",
+        out.join("nope.csv").to_str().unwrap(),
+    ]);
+    assert!(
+        !o.status.success() && text(&o).contains("nope.csv"),
+        "{}",
+        text(&o)
+    );
+}
+
 #[test]
 fn bench_runs_the_chosen_rows_and_reports_cpu_time() {
     let out = tmp("car_cli_bench");

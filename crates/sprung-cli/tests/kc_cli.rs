@@ -101,3 +101,80 @@ fn kc_rig_errors_name_the_fixing_option() {
         "{stderr}"
     );
 }
+
+/// `--compare MODEL`: the same tests on other models with the same rig options — the axle
+/// against itself (the same curves to the byte, zero differences) and against its kinematic
+/// reduction (a model with tabulated joints: the compliance it leaves out shows), one figure.
+#[test]
+fn kc_compare_runs_other_models_through_the_same_tests() {
+    let out = std::env::temp_dir().join(format!("sprung-kc-cmp-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&out);
+    let model = root().join("models/double_wishbone.toml");
+    let kin = out.join("dw_kin.toml");
+    let o = sprung_output(&[
+        "reduce",
+        model.to_str().unwrap(),
+        "--variant",
+        "kinematic",
+        "-o",
+        kin.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let o = sprung_output(&[
+        "kc",
+        model.to_str().unwrap(),
+        "--test",
+        "parallel",
+        "--steps",
+        "5",
+        "--range",
+        "20",
+        "--compare",
+        model.to_str().unwrap(),
+        "--compare",
+        kin.to_str().unwrap(),
+        "--out",
+        out.join("kc").to_str().unwrap(),
+    ]);
+    let t = text(&o);
+    assert!(o.status.success(), "{t}");
+    assert!(
+        t.contains("double_wishbone minus double_wishbone: wheel L: toe 0.0000 deg, camber 0.0000 deg, half-track 0.0000 mm"),
+        "{t}"
+    );
+    let same = |a: &str, b: &str| {
+        std::fs::read(out.join("kc").join(a)).unwrap()
+            == std::fs::read(out.join("kc").join(b)).unwrap()
+    };
+    assert!(same("parallel.csv", "parallel_double_wishbone.csv"));
+    assert!(out.join("kc/parallel_dw_kin.csv").exists());
+    assert!(out.join("kc/parallel_compare.png").exists());
+    let line = t.lines().find(|l| l.contains("dw_kin minus")).unwrap();
+    let camber: f64 = line
+        .split("camber ")
+        .nth(1)
+        .and_then(|s| s.split(' ').next())
+        .and_then(|s| s.parse().ok())
+        .unwrap();
+    // ±20 mm: the bushings' compliance camber under the 5 kN wheel load (0.46 deg measured).
+    assert!(camber > 0.1, "{line}");
+    // A compared model that does not exist is named.
+    let o = sprung_output(&[
+        "kc",
+        model.to_str().unwrap(),
+        "--test",
+        "parallel",
+        "--steps",
+        "3",
+        "--compare",
+        "nope.toml",
+        "--out",
+        out.join("kc2").to_str().unwrap(),
+    ]);
+    assert!(
+        !o.status.success() && text(&o).contains("nope.toml"),
+        "{}",
+        text(&o)
+    );
+    let _ = std::fs::remove_dir_all(&out);
+}

@@ -79,3 +79,17 @@ fn static_rejects_bad_arguments_with_a_sentence() {
     let o = sprung(&["static", "models/bushing_pair.toml", "--tolerance", "0"]);
     assert!(!o.status.success() && text(&o).contains("--tolerance"));
 }
+
+/// A model with ideal joints: the pendulum (`models/joint_pendulum.toml`, bob 1 m below the
+/// pivot, starting at 0.1 rad) rests hanging straight down; the channels read the expanded
+/// pose (bob_z = −1 m, bob_x = 0), not the joint coordinate in the state's first slot.
+#[test]
+fn static_solves_a_jointed_model_and_prints_its_poses() {
+    let o = sprung(&["static", "models/joint_pendulum.toml"]);
+    let t = text(&o);
+    assert!(o.status.success(), "{t}");
+    assert!(t.contains("converged") && t.contains("bob"), "{t}");
+    // The residual tolerance 1e-10 of the weight allows 1e-10 rad, i.e. 1e-10 m at the bob.
+    assert!(channel(&t, "bob_x").abs() < 1e-9, "{t}");
+    assert!((channel(&t, "bob_z") + 1.0).abs() < 1e-9, "{t}");
+}

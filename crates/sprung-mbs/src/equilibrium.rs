@@ -59,6 +59,24 @@
 //!   what the history suggests (still converging, stalled above the tolerance, or not
 //!   converging).
 //!
+//! # Models with ideal joints
+//! A model with ideal or tabulated joints (`docs/joints.md`, [`crate::joints`]) has as unknowns
+//! the free bodies' poses and the joint coordinates (the layout of [`MbsSystem`]: a jointed
+//! body's first position slot). The residual is the projected q of [`MbsSystem`] at v = 0,
+//! z̈_T = M_z⁻¹ Σ_b J_bᵀ M_b q_b per tree (the velocity-product term J̇ ż vanishes at rest), and
+//! the Newton matrix its linearisation (`JointWork::linearise`: P J_rK J + G, the geometric
+//! stiffness of the pose maps; V_z = 0 at ż = 0), i.e. the exact derivative of the residual. A
+//! joint coordinate is moved by z ← z + λ δz; the padding slots of a jointed body's block (and
+//! every slot of a follower) get an identity row and stay 0. The convergence test measures the
+//! *generalised* forces f_T = M_z z̈_T (Jourdain: the out-of-balance loads on the tree's
+//! coordinates, the reaction forces of the joints dropped out): per tree the root's force (N,
+//! global) and moment (N m, root axes) — the out-of-balance wrench of the whole tree — and per
+//! joint coordinate its generalised force (N for a displacement such as a prismatic or a
+//! travel coordinate, N m for an angle); bodies outside the trees keep their wrench. Step
+//! weights: a joint coordinate scaled by how far it moves the body's points
+//! ([`crate::joints::JointDef::error_scale`]) over the length scale. The length scale is taken
+//! from the expanded body positions.
+//!
 //! Long searches report every iteration to an observer ([`solve_observed`]); the library never
 //! prints.
 
@@ -70,6 +88,8 @@ use sprung_solve::block_lu::{BlockSparseLu, BlockSymbolic};
 use sprung_solve::dense::{DenseLu, LinearSolver, SingularMatrix};
 use sprung_solve::mech::{Linearisation, MechanicalSystem};
 
+use crate::compiled::CompiledModel;
+use crate::joints::{Perturb, TreeKin};
 use crate::rotation::quat_apply_body_increment;
 use crate::system::MbsSystem;
 
@@ -178,10 +198,6 @@ pub enum EquilibriumError {
     /// Newton did not converge (the details are boxed to keep the error small).
     #[error(transparent)]
     NoConvergence(Box<NoConvergence>),
-    /// The model has ideal joints, which the static equilibrium does not support yet
-    /// (`docs/joints.md`); the message names the jointed body.
-    #[error("{0}")]
-    Unsupported(String),
 }
 
 /// What happened in a search that did not converge (see [`EquilibriumError::NoConvergence`]).
@@ -244,25 +260,182 @@ const DOF_NAMES: [&str; 6] = [
     "rotation about body z",
 ];
 
-/// Largest residual wrench over bodies (max of |m a| and |I α|), the body and whether it is the
-/// moment (`true`).
-fn residual(sys: &MbsSystem, q: &[f64]) -> (f64, usize, bool) {
-    let mut worst = (0.0f64, 0, false);
-    for (i, b) in sys.model().bodies.iter().enumerate() {
-        let f = (b.mass * Vector3::new(q[6 * i], q[6 * i + 1], q[6 * i + 2])).norm();
-        let t = (b.inertia * Vector3::new(q[6 * i + 3], q[6 * i + 4], q[6 * i + 5])).norm();
-        // NaN propagates (a non-finite residual must not look converged).
-        if f.is_nan() || t.is_nan() {
-            return (f64::NAN, i, t.is_nan());
-        }
-        if f > worst.0 {
-            worst = (f, i, false);
-        }
-        if t > worst.0 {
-            worst = (t, i, true);
+/// What the largest residual load is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Load {
+    /// A body's (or a tree's) out-of-balance force, N.
+    Force,
+    /// A body's (or a tree's) out-of-balance moment, N m.
+    Moment,
+    /// The generalised force on a joint coordinate (N or N m per unit of the coordinate).
+    Generalised,
+}
+
+impl Load {
+    fn what(self) -> &'static str {
+        match self {
+            Load::Force => "force",
+            Load::Moment => "moment",
+            Load::Generalised => "generalised force on its joint coordinate",
         }
     }
-    worst
+    fn unit(self) -> &'static str {
+        match self {
+            Load::Force => "N",
+            Load::Moment => "N m",
+            Load::Generalised => "N or N m",
+        }
+    }
+}
+
+/// The largest residual load: its magnitude, the body and its kind.
+#[derive(Debug, Clone, Copy)]
+struct Worst {
+    value: f64,
+    body: usize,
+    load: Load,
+}
+
+/// Residual loads of the search (module docs, "Convergence criterion" and "Models with ideal
+/// joints"): per free body outside the joint trees its wrench (|m q_f|, |I q_τ|); per tree the
+/// generalised forces f = M_z z̈ (the root's force and moment, each joint coordinate's load).
+struct ResidualLoads {
+    /// Per joint tree: its kinematics (for J_b and M_b J_b at the current positions).
+    kin: Vec<TreeKin>,
+    /// Per joint tree: scratch for z̈.
+    zdd: Vec<Vec<f64>>,
+    /// Per joint tree: scratch for f = M_z z̈.
+    f: Vec<Vec<f64>>,
+}
+
+impl ResidualLoads {
+    fn new(model: &CompiledModel) -> Self {
+        Self {
+            kin: model.joints.trees.iter().map(TreeKin::new).collect(),
+            zdd: model
+                .joints
+                .trees
+                .iter()
+                .map(|t| vec![0.0; t.n_coords()])
+                .collect(),
+            f: model
+                .joints
+                .trees
+                .iter()
+                .map(|t| vec![0.0; t.n_coords()])
+                .collect(),
+        }
+    }
+
+    /// The largest residual load at positions `r` (velocities `v` = 0 in the body slots) with
+    /// (projected) accelerations `q`. NaN propagates (a non-finite residual must not look
+    /// converged).
+    fn worst(&mut self, model: &CompiledModel, r: &[f64], v: &[f64], q: &[f64]) -> Worst {
+        let mut worst = Worst {
+            value: 0.0,
+            body: 0,
+            load: Load::Force,
+        };
+        let consider = |x: f64, body: usize, load: Load, worst: &mut Worst| {
+            if x.is_nan() {
+                *worst = Worst {
+                    value: f64::NAN,
+                    body,
+                    load,
+                };
+                return false;
+            }
+            if x > worst.value {
+                *worst = Worst {
+                    value: x,
+                    body,
+                    load,
+                };
+            }
+            true
+        };
+        let joints = &model.joints;
+        for (i, b) in model.bodies.iter().enumerate() {
+            if joints.tree_of.get(i).is_some_and(Option::is_some) {
+                continue;
+            }
+            let f = (b.mass * Vector3::new(q[6 * i], q[6 * i + 1], q[6 * i + 2])).norm();
+            let t = (b.inertia * Vector3::new(q[6 * i + 3], q[6 * i + 4], q[6 * i + 5])).norm();
+            if !consider(f, i, Load::Force, &mut worst) || !consider(t, i, Load::Moment, &mut worst)
+            {
+                return worst;
+            }
+        }
+        for (t, tree) in joints.trees.iter().enumerate() {
+            let kin = &mut self.kin[t];
+            let first = tree.bodies[0];
+            if joints
+                .tree_kinematics(model, t, r, v, Perturb::None, kin)
+                .is_err()
+            {
+                // A singular M_z at a trial point: not a valid residual.
+                consider(f64::NAN, first, Load::Generalised, &mut worst);
+                return worst;
+            }
+            let n = tree.n_coords();
+            let zdd = &mut self.zdd[t];
+            for (z, &vi) in zdd.iter_mut().zip(&tree.coords) {
+                *z = q[vi];
+            }
+            // f = M_z z̈ = Σ_b (M_b J_b)ᵀ (J_b z̈) over the bodies with mass.
+            let f = &mut self.f[t];
+            f.fill(0.0);
+            for (lb, massless) in tree.massless.iter().enumerate() {
+                if *massless {
+                    continue;
+                }
+                for row in 0..6 {
+                    let jrow = &kin.jac[(6 * lb + row) * n..(6 * lb + row + 1) * n];
+                    let a: f64 = jrow.iter().zip(zdd.iter()).map(|(j, z)| j * z).sum();
+                    if a == 0.0 {
+                        continue;
+                    }
+                    for (fc, m) in f.iter_mut().zip(kin.projection_row(lb, row, false)) {
+                        *fc += m * a;
+                    }
+                }
+            }
+            let mut c0 = 0;
+            if let Some(root) = tree.root {
+                let fr = Vector3::new(f[0], f[1], f[2]).norm();
+                let mr = Vector3::new(f[3], f[4], f[5]).norm();
+                if !consider(fr, root, Load::Force, &mut worst)
+                    || !consider(mr, root, Load::Moment, &mut worst)
+                {
+                    return worst;
+                }
+                c0 = 6;
+            }
+            for (fc, vi) in f.iter().zip(&tree.coords).skip(c0) {
+                if !consider(fc.abs(), vi / 6, Load::Generalised, &mut worst) {
+                    return worst;
+                }
+            }
+        }
+        worst
+    }
+}
+
+/// What a velocity-level coordinate of the search is (step weights, update, errors).
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Slot {
+    /// A free body's translation, m.
+    Translation,
+    /// A free body's rotation (body axes), rad.
+    Rotation,
+    /// A joint coordinate; the value: how far it moves the body's points, m per unit
+    /// ([`crate::joints::JointDef::error_scale`]).
+    Joint(f64),
+    /// An element state.
+    State,
+    /// Neither (padding of a jointed body's or a state's block, a follower's block): an
+    /// identity row, stays 0.
+    Padding,
 }
 
 /// Length scale of the model for the step criterion: the largest distance of a body from the
@@ -342,9 +515,6 @@ pub fn solve_from(
     opts: &EquilibriumOptions,
     observer: &mut dyn FnMut(&EquilibriumProgress),
 ) -> Result<Equilibrium, EquilibriumError> {
-    sys.model()
-        .require_no_joints("the static equilibrium")
-        .map_err(EquilibriumError::Unsupported)?;
     let start = Instant::now();
     let model = sys.model().clone();
     let nb = model.bodies.len();
@@ -357,6 +527,30 @@ pub fn solve_from(
     for e in &model.open_elements {
         padding[e.state_offset..e.state_offset + e.law.n_states()].fill(false);
     }
+    // What each coordinate is: free bodies' translations and rotations, joint coordinates,
+    // element states, padding (module docs, "Models with ideal joints").
+    let joint_of = |b: usize| model.joints.defs.get(b).and_then(Option::as_ref);
+    let mut slots = vec![Slot::State; nv];
+    for b in 0..nb {
+        match joint_of(b) {
+            None => {
+                slots[6 * b..6 * b + 3].fill(Slot::Translation);
+                slots[6 * b + 3..6 * b + 6].fill(Slot::Rotation);
+            }
+            Some(d) => {
+                slots[6 * b..6 * b + 6].fill(Slot::Padding);
+                if d.own {
+                    slots[6 * b] = Slot::Joint(d.error_scale(sys.characteristic_lengths()[b]));
+                }
+            }
+        }
+    }
+    for (k, pad) in padding.iter().enumerate() {
+        if *pad {
+            slots[nbv + k] = Slot::Padding;
+        }
+    }
+    let mut loads = ResidualLoads::new(&model);
     let mut r = r0.to_vec();
     let pattern = sys.pattern();
     let mut lin = Linearisation::new(nr, pattern.clone());
@@ -381,15 +575,16 @@ pub fn solve_from(
         .map(|(u, val)| (u.direction * *val).norm())
         .sum();
     let load_scale = (weight + inputs).max(1.0);
-    let length = length_scale(&r, nb);
+    // From the body positions (expanded: a jointed body's slots hold its coordinate).
+    let length = length_scale(sys.expanded(&r, &v).1, nb);
     let state_residual = |q: &[f64]| {
         q[nbv..].iter().fold(
             0.0f64,
             |m, x| if x.is_nan() { f64::NAN } else { m.max(x.abs()) },
         ) / length
     };
-    let (res0, mut worst_body, mut worst_moment) = residual(sys, &q);
-    let mut res = (res0 / load_scale).max(state_residual(&q));
+    let mut worst = loads.worst(&model, &r, &v, &q);
+    let mut res = (worst.value / load_scale).max(state_residual(&q));
     let mut history = vec![res];
     let mut trial = r.clone();
     let mut q_trial = vec![0.0; nv];
@@ -399,15 +594,13 @@ pub fn solve_from(
     let mut next_alpha = 1.0;
     // Weights of the scaled norm: translations and element states per length scale, rotations
     // in rad, padding not counted.
-    let weight: Vec<f64> = (0..nv)
-        .map(|k| {
-            if k >= nbv {
-                if padding[k - nbv] { 0.0 } else { 1.0 / length }
-            } else if k % 6 < 3 {
-                1.0 / length
-            } else {
-                1.0
-            }
+    let weight: Vec<f64> = slots
+        .iter()
+        .map(|s| match s {
+            Slot::Translation | Slot::State => 1.0 / length,
+            Slot::Rotation => 1.0,
+            Slot::Joint(l) => l / length,
+            Slot::Padding => 0.0,
         })
         .collect();
     let scaled_norm = |x: &[f64]| {
@@ -429,6 +622,16 @@ pub fn solve_from(
                        integrator, e.g. a controller's integral or a tire's wheel spin); remove \
                        the element for a static solve or start from the design state \
                        (initial_state.kind = \"design\")",
+            },
+            None if joint_of(row / 6).is_some() => EquilibriumError::Singular {
+                row,
+                coordinate: format!(
+                    "body '{}', its joint coordinate",
+                    model.bodies[row / 6].name
+                ),
+                hint: "nothing restrains the joint coordinate (no force element resists its \
+                       motion: a mechanism); add a spring or stop on it, or start from the \
+                       design state (initial_state.kind = \"design\")",
             },
             None => EquilibriumError::Singular {
                 row,
@@ -484,6 +687,16 @@ pub fn solve_from(
             .fold(0.0, f64::max);
         let shift = (1e-12f64).max(10.0 * nv as f64 * f64::EPSILON);
         lin.j_rk.add_identity(-shift * scale);
+        if !model.joints.is_empty() {
+            // The padding of jointed bodies' blocks (and followers' blocks): identity rows
+            // (after the shift: they take no part in its scale).
+            for (i, s) in slots[..nbv].iter().enumerate() {
+                if *s == Slot::Padding {
+                    let sl = pattern.slot(i / 6, i / 6).expect("diagonal block");
+                    lin.j_rk.block_mut(sl)[7 * (i % 6)] = 1.0;
+                }
+            }
+        }
         lu.factor(&lin.j_rk).map_err(|e| singular(e.row()))?;
         for (d, x) in delta.iter_mut().zip(&lin.q) {
             *d = -x;
@@ -500,10 +713,15 @@ pub fn solve_from(
             return Err(singular(row));
         }
         let full_step = (0..nb)
-            .map(|i| {
-                let t = Vector3::new(delta[6 * i], delta[6 * i + 1], delta[6 * i + 2]).norm();
-                let a = Vector3::new(delta[6 * i + 3], delta[6 * i + 4], delta[6 * i + 5]).norm();
-                (t / length).max(a)
+            .map(|i| match slots[6 * i] {
+                Slot::Translation => {
+                    let t = Vector3::new(delta[6 * i], delta[6 * i + 1], delta[6 * i + 2]).norm();
+                    let a =
+                        Vector3::new(delta[6 * i + 3], delta[6 * i + 4], delta[6 * i + 5]).norm();
+                    (t / length).max(a)
+                }
+                Slot::Joint(l) => delta[6 * i].abs() * l / length,
+                _ => 0.0,
             })
             .fold(0.0, f64::max);
         // Damping by the natural monotonicity test (module docs, "Damping").
@@ -517,15 +735,22 @@ pub fn solve_from(
             }
             trial.copy_from_slice(&r);
             for i in 0..nb {
-                for k in 0..3 {
-                    trial[7 * i + k] += alpha * delta[6 * i + k];
+                match slots[6 * i] {
+                    Slot::Translation => {
+                        for k in 0..3 {
+                            trial[7 * i + k] += alpha * delta[6 * i + k];
+                        }
+                        let th = alpha
+                            * Vector3::new(delta[6 * i + 3], delta[6 * i + 4], delta[6 * i + 5]);
+                        quat_apply_body_increment(&mut trial[7 * i + 3..7 * i + 7], &th);
+                    }
+                    Slot::Joint(_) => trial[7 * i] += alpha * delta[6 * i],
+                    _ => {}
                 }
-                let th = alpha * Vector3::new(delta[6 * i + 3], delta[6 * i + 4], delta[6 * i + 5]);
-                quat_apply_body_increment(&mut trial[7 * i + 3..7 * i + 7], &th);
             }
             sys.accelerations(t0, &trial, &v, &mut q_trial);
-            let (res_abs, body, moment) = residual(sys, &q_trial);
-            let res_trial = (res_abs / load_scale).max(state_residual(&q_trial));
+            let w_trial = loads.worst(&model, &trial, &v, &q_trial);
+            let res_trial = (w_trial.value / load_scale).max(state_residual(&q_trial));
             // Simplified Newton correction at the trial point with the same factors.
             for (d, x) in delta_bar.iter_mut().zip(&q_trial) {
                 *d = -x;
@@ -538,7 +763,7 @@ pub fn solve_from(
             {
                 r.copy_from_slice(&trial);
                 res = res_trial;
-                (worst_body, worst_moment) = (body, moment);
+                worst = w_trial;
                 // Next iteration: a full step after a full step, else twice this factor.
                 next_alpha = if alpha >= 1.0 {
                     1.0
@@ -629,16 +854,7 @@ pub fn solve_from(
          free direction) or its characteristics not smooth near the equilibrium"
             .to_string()
     };
-    let b = &model.bodies[worst_body.min(nb - 1)];
-    let qf = if n > 1 { &q_trial } else { &q };
-    let worst = {
-        let i = worst_body.min(nb - 1);
-        if worst_moment {
-            (b.inertia * Vector3::new(qf[6 * i + 3], qf[6 * i + 4], qf[6 * i + 5])).norm()
-        } else {
-            (b.mass * Vector3::new(qf[6 * i], qf[6 * i + 1], qf[6 * i + 2])).norm()
-        }
-    };
+    let b = &model.bodies[worst.body.min(nb - 1)];
     Err(EquilibriumError::NoConvergence(Box::new(NoConvergence {
         iterations: opts.max_iterations,
         residual: res,
@@ -647,9 +863,9 @@ pub fn solve_from(
         step: last_step,
         alpha: last_alpha,
         body: b.name.clone(),
-        what: if worst_moment { "moment" } else { "force" },
-        unit: if worst_moment { "N m" } else { "N" },
-        worst,
+        what: worst.load.what(),
+        unit: worst.load.unit(),
+        worst: worst.value,
         diagnosis,
     })))
 }

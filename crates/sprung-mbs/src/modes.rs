@@ -456,9 +456,6 @@ pub fn modal_analysis_with(
     v: &[f64],
     opts: &ModesOptions,
 ) -> Result<Modes, ModesError> {
-    sys.model()
-        .require_no_joints("the modal analysis")
-        .map_err(ModesError::Unsupported)?;
     let (n_r, n) = (sys.n_r(), sys.n_v());
     if r.len() != n_r || v.len() != n {
         return Err(ModesError::Shape {
@@ -477,14 +474,29 @@ pub fn modal_analysis_with(
         ModesMethod::Auto => n <= opts.dense_limit,
     };
     if !dense_path {
+        sys.model()
+            .require_no_joints("the shift-invert modal analysis (above the dense limit)")
+            .map_err(ModesError::Unsupported)?;
         return shift_invert_analysis(sys, t, r, v, opts.count.max(1));
     }
     let mut lin = Linearisation::new(n_r, sys.pattern());
     sys.linearise(t, r, v, &mut lin);
-    // The bodies' coordinates and the element states in use (not the padding of their blocks).
+    // The bodies' coordinates and the element states in use (not the padding of their blocks):
+    // with ideal joints (`docs/joints.md`) a jointed body's block holds its joint coordinate in
+    // the first slot and padding (a follower's block only padding); the padding is left out.
     let model = sys.model().clone();
     let nbv = model.n_body_v();
+    let body_padding = |i: usize| {
+        model
+            .joints
+            .defs
+            .get(i / 6)
+            .and_then(Option::as_ref)
+            .is_some_and(|d| !(d.own && i.is_multiple_of(6)))
+    };
+    let n_kb = (0..nbv).filter(|&i| !body_padding(i)).count();
     let keep: Vec<usize> = (0..nbv)
+        .filter(|&i| !body_padding(i))
         .chain(
             model
                 .open_elements
@@ -527,22 +539,40 @@ pub fn modal_analysis_with(
         .iter()
         .map(|s| (body_index(&s.body), Vector3::from(s.axis_body)))
         .collect();
-    let tb_body = reduction_basis(nbv, &spins);
+    if let Some((b, _)) = spins
+        .iter()
+        .find(|(b, _)| model.joints.defs.get(*b).is_some_and(Option::is_some))
+    {
+        return Err(ModesError::Unsupported(format!(
+            "the modal analysis does not support a free spin (a bushing's `spin_axis`) on a body with a joint, and body '{}' has both; make the spin a state of its tire (`spin = \"state\"`) or replace the joint by bushings",
+            model.bodies[*b].name
+        )));
+    }
+    // The basis on all body coordinates, restricted to the kept ones: the padding's unit
+    // columns drop out (no spin on a jointed body, checked above), so it stays orthonormal.
+    let tb_body = {
+        let full = reduction_basis(nbv, &spins);
+        let rows = &keep[..n_kb];
+        let cols: Vec<usize> = (0..full.ncols())
+            .filter(|&c| rows.iter().any(|&r| full[(r, c)] != 0.0))
+            .collect();
+        DMatrix::from_fn(n_kb, cols.len(), |i, j| full[(rows[i], cols[j])])
+    };
     let n_pos = tb_body.ncols();
-    let tb = if nk == nbv {
+    let tb = if nk == n_kb {
         tb_body
     } else {
         // Element states are not reduced: identity on them.
-        let mut t = DMatrix::zeros(nk, n_pos + nk - nbv);
-        t.view_mut((0, 0), (nbv, n_pos)).copy_from(&tb_body);
-        for k in 0..nk - nbv {
-            t[(nbv + k, n_pos + k)] = 1.0;
+        let mut t = DMatrix::zeros(nk, n_pos + nk - n_kb);
+        t.view_mut((0, 0), (n_kb, n_pos)).copy_from(&tb_body);
+        for k in 0..nk - n_kb {
+            t[(n_kb + k, n_pos + k)] = 1.0;
         }
         t
     };
     let tbt = tb.transpose();
 
-    let full_eigenvalues = eigenvalues(first_order(&jrk, &jv, nbv))?;
+    let full_eigenvalues = eigenvalues(first_order(&jrk, &jv, n_kb))?;
     let eigenvalues = eigenvalues(first_order(
         &(&tbt * &jrk * &tb),
         &(&tbt * &jv * &tb),

@@ -40,6 +40,16 @@
 //!
 //! Derivatives along a sweep (rates, compliances) are 3-point finite differences on the sweep
 //! points (second order on a uniform grid).
+//!
+//! **Models with ideal or tabulated joints** (the kinematic reduced car, `docs/joints.md`) run the
+//! same way: the equilibrium solves for the free bodies' poses and the joint coordinates
+//! (`sprung_mbs::equilibrium`, "Models with ideal joints"), and the rig reads the expanded body
+//! poses ([`Simulation::body_poses`]; the design poses with every joint coordinate at 0). The
+//! force servo is damped (a force step that brings the wheels no closer, or whose equilibrium
+//! fails, is halved) and a sweep point that cannot be reached from the last one is approached
+//! through the midpoint ([`Rig::run`]): the kinematic car's wheels hang on their rebound stops
+//! at the start, and its steering sweep moves the carriers through the tables' rack axis in
+//! steps larger than the static Newton's reach.
 
 use nalgebra::{DMatrix, DVector, Matrix3, Vector3};
 use sprung_model as sm;
@@ -147,6 +157,12 @@ const CLAMP_STIFFNESS: f64 = 1e10;
 /// The wheel-centre height is held to this, m (far below any K&C resolution; the equilibrium
 /// itself is solved to 1e-10 of the load scale).
 const TRAVEL_TOLERANCE: f64 = 1e-9;
+
+/// Largest number of halvings of a sweep step that does not converge ([`Rig::run`]).
+const MAX_SUBDIVISIONS: usize = 4;
+
+/// Largest number of halvings of one force step of [`Rig::hold_travel`].
+const MAX_FORCE_HALVINGS: usize = 8;
 
 /// Vertical force step of the finite-difference compliance matrix, N.
 const FD_FORCE: f64 = 50.0;
@@ -320,6 +336,24 @@ fn marker_pose(
     }
 }
 
+/// The bodies' design poses (7 per body) of `cm`: the design state with every joint coordinate
+/// at 0 (a jointed body's design pose, `docs/joints.md`), expanded to full poses.
+fn design_poses(cm: &sprung_mbs::CompiledModel) -> Vec<f64> {
+    let (mut r, mut v) = cm.design_state();
+    if cm.joints.is_empty() {
+        return r;
+    }
+    for &b in &cm.joints.order {
+        r[7 * b..7 * b + 7].fill(0.0);
+        v[6 * b..6 * b + 6].fill(0.0);
+    }
+    let (mut rf, mut vf) = (r.clone(), v.clone());
+    cm.joints.expand(&r, &v, &mut rf, &mut vf);
+    rf
+}
+
+/// Position and orientation of body `b` in the full poses `r` (expanded, [`design_poses`],
+/// [`Simulation::body_poses`]).
 fn body_pose(r: &[f64], b: usize) -> (Vector3<f64>, Matrix3<f64>) {
     (
         Vector3::new(r[7 * b], r[7 * b + 1], r[7 * b + 2]),
@@ -384,10 +418,6 @@ pub(crate) fn neighbours(d: &sm::Model, body: &str) -> Vec<String> {
 impl Rig {
     /// Builds the rig for `model` and solves the reference state.
     pub fn new(model: &Model, options: RigOptions) -> Result<Self, KcError> {
-        model
-            .compiled()
-            .require_no_joints("the K&C rig")
-            .map_err(KcError::Setup)?;
         if !(options.wheel_radius.is_finite() && options.wheel_radius > 0.0) {
             return Err(KcError::Setup(format!(
                 "wheel radius {} m is not positive; set it with --wheel-radius",
@@ -532,7 +562,7 @@ impl Rig {
             // The wheel centre's global design position (markers may be given in body axes).
             let pos = {
                 let cm = model.compiled();
-                let (r, _) = cm.design_state();
+                let r = design_poses(cm);
                 let m = cm
                     .markers
                     .iter()
@@ -574,7 +604,7 @@ impl Rig {
         }
         let rig_model = Model::from_description_with(d, model.registry())?;
         let cm = rig_model.compiled().clone();
-        let (r0, _) = cm.design_state();
+        let r0 = design_poses(&cm);
         let mut corners = Vec::new();
         for (k, (wc, carrier, label)) in resolved.iter().enumerate() {
             let m = cm
@@ -699,14 +729,14 @@ impl Rig {
         Ok(())
     }
 
-    fn heights(&self) -> DVector<f64> {
+    fn heights(&mut self) -> DVector<f64> {
+        let (r, _) = self.sim.body_poses();
         let cm = self.sim.model().compiled();
-        let r = self.sim.positions();
         DVector::from_iterator(
             self.corners.len(),
             self.corners
                 .iter()
-                .map(|c| marker_pose(cm, r, c.marker).0.z - c.design_centre.z),
+                .map(|c| marker_pose(cm, &r, c.marker).0.z - c.design_centre.z),
         )
     }
 
@@ -749,7 +779,7 @@ impl Rig {
             return Ok(());
         }
         let nh = held.len();
-        let residual = |rig: &Self| {
+        let residual = |rig: &mut Self| {
             let z = rig.heights();
             DVector::from_iterator(nh, held.iter().map(|&i| z[i] - targets[i].unwrap_or(0.0)))
         };
@@ -766,12 +796,33 @@ impl Rig {
                     "the vertical compliance of the wheels is singular (a wheel without vertical stiffness?)".into(),
                 ));
             };
-            for (a, &i) in held.iter().enumerate() {
-                let f = self.get(i, 2);
-                self.set(i, 2, f + df[a])?;
-            }
-            self.equilibrium()?;
-            let new = residual(self);
+            // Damped: a force step that does not bring the held wheels closer to their targets
+            // (or whose equilibrium fails: the wheel pulled beyond what the suspension carries)
+            // is halved, from the state before it — the compliance at the start (a wheel
+            // hanging on its rebound stop) can be far from the one on the way.
+            let base = self.sim.state();
+            let f0: Vec<f64> = held.iter().map(|&i| self.get(i, 2)).collect();
+            let mut df = df;
+            let mut halvings = 0;
+            let new = loop {
+                for (a, &i) in held.iter().enumerate() {
+                    self.set(i, 2, f0[a] + df[a])?;
+                }
+                let last = halvings >= MAX_FORCE_HALVINGS;
+                match self.equilibrium() {
+                    Ok(()) => {
+                        let new = residual(self);
+                        if new.amax() < res.amax() || last {
+                            break new;
+                        }
+                    }
+                    Err(e) if last => return Err(e),
+                    Err(_) => {}
+                }
+                self.sim.set_state(&base)?;
+                df *= 0.5;
+                halvings += 1;
+            };
             // Broyden's update of the held block.
             let dz = &new - &res;
             let denom = df.dot(&df);
@@ -822,9 +873,10 @@ impl Rig {
     }
 
     /// The corner states at the current equilibrium.
-    pub fn corner_states(&self) -> Vec<CornerState> {
+    pub fn corner_states(&mut self) -> Vec<CornerState> {
+        let (r, _) = self.sim.body_poses();
+        let r = &r[..];
         let cm = self.sim.model().compiled();
-        let r = self.sim.positions();
         self.corners
             .iter()
             .enumerate()
@@ -893,20 +945,26 @@ impl Rig {
         let reference = self.reference.clone();
         let compliance = self.compliance.clone();
         let mut done = 0;
+        // The last solved point (swept value, state) to continue from.
+        let mut last = (0.0, reference.clone());
         for (k, &i) in order.iter().enumerate() {
             if k == 0 || i + 1 == start {
                 self.sim.set_state(&reference)?;
                 self.compliance.copy_from(&compliance);
+                last = (0.0, reference.clone());
             }
-            let p = self.point(test, xs[i]).map_err(|e| match e {
-                KcError::Solve(m) => KcError::Solve(format!(
-                    "{} test at {} = {}: {m}",
-                    test.name(),
-                    test.variable().0,
-                    xs[i]
-                )),
-                e => e,
-            })?;
+            let p = self
+                .point_continued(test, &last, xs[i], MAX_SUBDIVISIONS)
+                .map_err(|e| match e {
+                    KcError::Solve(m) => KcError::Solve(format!(
+                        "{} test at {} = {}: {m}",
+                        test.name(),
+                        test.variable().0,
+                        xs[i]
+                    )),
+                    e => e,
+                })?;
+            last = (xs[i], self.sim.state());
             points[i] = Some(p);
             done += 1;
             progress(done, xs.len());
@@ -921,6 +979,29 @@ impl Rig {
             sides: self.corners.iter().map(|c| c.side).collect(),
             axles: self.axles.clone(),
         })
+    }
+
+    /// [`Rig::point`] at `x` continued from the solved point `from` (value, state): if the
+    /// point's equilibrium cannot be reached from there in one go (Newton's convergence region
+    /// is smaller than the sweep's step, e.g. a large steering step of the kinematic car), the
+    /// midpoint is solved first, up to `depth` halvings of the step.
+    fn point_continued(
+        &mut self,
+        test: Test,
+        from: &(f64, crate::Snapshot),
+        x: f64,
+        depth: usize,
+    ) -> Result<Point, KcError> {
+        match self.point(test, x) {
+            Err(KcError::Solve(_)) if depth > 0 => {
+                self.sim.set_state(&from.1)?;
+                let mid = 0.5 * (from.0 + x);
+                self.point_continued(test, from, mid, depth - 1)?;
+                let half = (mid, self.sim.state());
+                self.point_continued(test, &half, x, depth - 1)
+            }
+            r => r,
+        }
     }
 
     /// One quasi-static point of `test` at value `x`.

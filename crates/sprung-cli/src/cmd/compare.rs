@@ -16,6 +16,10 @@ pub struct CompareArgs {
     pub result: PathBuf,
     /// Reference result file.
     pub reference: PathBuf,
+    /// Further result files compared with the same reference and drawn in the same plot
+    /// (repeatable; e.g. two reduced models against the full one).
+    #[arg(long = "with", value_name = "RESULT")]
+    pub with: Vec<PathBuf>,
     /// Channels to compare (comma separated; default: all channels of RESULT).
     #[arg(long, value_delimiter = ',')]
     pub channels: Vec<String>,
@@ -91,16 +95,25 @@ pub fn run(a: &CompareArgs) -> anyhow::Result<()> {
             .map(|s| channel_value(s, "--ref-offset"))
             .collect::<anyhow::Result<_>>()?,
     };
-    let mut res =
-        read_results(&a.result).with_context(|| format!("reading {}", a.result.display()))?;
+    let files: Vec<&PathBuf> = std::iter::once(&a.result).chain(&a.with).collect();
+    let mut results = files
+        .iter()
+        .map(|f| read_results(f).with_context(|| format!("reading {}", f.display())))
+        .collect::<anyhow::Result<Vec<_>>>()?;
     let mut reference =
         read_results(&a.reference).with_context(|| format!("reading {}", a.reference.display()))?;
-    for w in res.warnings.iter().chain(&reference.warnings) {
+    for w in results
+        .iter()
+        .flat_map(|r| &r.warnings)
+        .chain(&reference.warnings)
+    {
         eprintln!("warning: {w}");
     }
     adjust.apply(&mut reference, "reference")?;
     if let Some(t) = a.datum {
-        subtract_datum(&mut res, t, "result")?;
+        for res in &mut results {
+            subtract_datum(res, t, "result")?;
+        }
         subtract_datum(&mut reference, t, "reference")?;
     }
     if !adjust.is_identity() || a.datum.is_some() {
@@ -119,38 +132,27 @@ pub fn run(a: &CompareArgs) -> anyhow::Result<()> {
         None => Window::all(),
     };
     let names: Vec<&str> = a.channels.iter().map(String::as_str).collect();
-    let errors = compare(&res, &reference, &names, window)?;
-    println!(
-        "{} vs reference {}",
-        a.result.display(),
-        a.reference.display()
-    );
-    println!("{}", format_comparison_table(&errors));
+    let mut chans: Vec<String> = Vec::new();
+    for (file, res) in files.iter().zip(&results) {
+        let errors = compare(res, &reference, &names, window)?;
+        println!("{} vs reference {}", file.display(), a.reference.display());
+        println!("{}", format_comparison_table(&errors));
+        if chans.is_empty() {
+            chans = errors.iter().map(|e| e.channel.clone()).collect();
+        }
+    }
+    // The results, then the reference (the adjusted data: scale, offset, time shift, datum).
+    let sets: Vec<(&std::path::Path, &sprung_io::ResultSet)> = files
+        .iter()
+        .map(|f| f.as_path())
+        .zip(&results)
+        .chain(std::iter::once((a.reference.as_path(), &reference)))
+        .collect();
     if let (Some(p), false) = (&a.plot, a.xy.is_empty()) {
-        let chans: Vec<String> = errors.iter().map(|e| e.channel.clone()).collect();
-        plot_path_and_channels(
-            &[
-                (a.result.as_path(), &res),
-                (a.reference.as_path(), &reference),
-            ],
-            &a.xy,
-            &chans,
-            p,
-        )?;
+        plot_path_and_channels(&sets, &a.xy, &chans, p)?;
         println!("plot: {}", p.display());
     } else if let Some(p) = &a.plot {
-        let chans: Vec<String> = errors.iter().map(|e| e.channel.clone()).collect();
-        // The adjusted data (scale, offset, time shift, datum), as compared.
-        super::plot::plot_sets(
-            &[
-                (a.result.as_path(), &res),
-                (a.reference.as_path(), &reference),
-            ],
-            &chans,
-            p,
-            a.window.as_deref(),
-            "comparison",
-        )?;
+        super::plot::plot_sets(&sets, &chans, p, a.window.as_deref(), "comparison")?;
         println!("plot: {}", p.display());
     }
     Ok(())

@@ -105,6 +105,12 @@ pub struct KcArgs {
     /// Write CSV files only (no plots).
     #[arg(long)]
     pub no_plots: bool,
+    /// Another model of the same vehicle (repeatable; e.g. the reduced cars of `sprung reduce`)
+    /// run through the same tests with the same rig options: its curves go to `TEST_STEM.csv`,
+    /// the largest differences from MODEL are printed, and `TEST_compare.png` draws the left
+    /// wheel's curves of all models (docs/kc.md, "The reduced cars on the rig").
+    #[arg(long = "compare", value_name = "MODEL")]
+    pub compare: Vec<PathBuf>,
 }
 
 fn test_of(t: TestArg) -> Option<Test> {
@@ -185,8 +191,18 @@ pub fn run(a: &KcArgs) -> anyhow::Result<()> {
         bail!("the steering test needs --steer-range (half range in the steering input's unit)");
     }
     let model: Arc<sprung::Model> = model;
-    let mut rig = Rig::new(&model, options)
+    let mut rig = Rig::new(&model, options.clone())
         .with_context(|| format!("setting up the K&C rig for {}", a.model.display()))?;
+    // The models compared with MODEL, each on its own rig with the same options.
+    let mut others = Vec::new();
+    for path in &a.compare {
+        let d = super::load_description(path, &a.set)?;
+        let m = sprung::Model::from_description(d)
+            .with_context(|| format!("compiling {}", path.display()))?;
+        let r = Rig::new(&m, options.clone())
+            .with_context(|| format!("setting up the K&C rig for {}", path.display()))?;
+        others.push((model_stem(path), r));
+    }
     std::fs::create_dir_all(&a.out)
         .with_context(|| format!("creating the output folder {}", a.out.display()))?;
     let reference = rig.reference_state()?;
@@ -248,9 +264,114 @@ pub fn run(a: &KcArgs) -> anyhow::Result<()> {
             print!(", {}", png.display());
         }
         println!();
+        if !others.is_empty() {
+            let mut sweeps = vec![(model_stem(&a.model), sweep)];
+            for (stem, r) in &mut others {
+                let sw = r.run(test, &xs, &mut |_, _| {}).with_context(|| {
+                    format!("{} test of the compared model {stem}", test.name())
+                })?;
+                let csv = a.out.join(format!("{}_{stem}.csv", test.name()));
+                write_csv(&sw, &csv).with_context(|| format!("writing {}", csv.display()))?;
+                let line = format!(
+                    "{stem} minus {}: {} -> {}",
+                    sweeps[0].0,
+                    differences(&sweeps[0].1, &sw),
+                    csv.display()
+                );
+                println!("    {line}");
+                summary += &format!("  {line}\n");
+                sweeps.push((stem.clone(), sw));
+            }
+            if !a.no_plots {
+                let png = a.out.join(format!("{}_compare.png", test.name()));
+                plot_compare(&sweeps, &png)
+                    .with_context(|| format!("plotting {}", png.display()))?;
+                println!("    -> {}", png.display());
+            }
+        }
     }
     let path = a.out.join("summary.txt");
     std::fs::write(&path, summary).with_context(|| format!("writing {}", path.display()))?;
+    Ok(())
+}
+
+/// The file stem of a model path (the label of a compared model).
+fn model_stem(p: &Path) -> String {
+    p.file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| p.display().to_string())
+}
+
+/// Largest differences `b − a` over the sweep points of toe, camber (deg) and half-track change
+/// at the wheel centre (mm), per wheel.
+fn differences(a: &Sweep, b: &Sweep) -> String {
+    let worst = |x: Vec<f64>, y: Vec<f64>| {
+        x.iter()
+            .zip(&y)
+            .map(|(p, q)| (q - p).abs())
+            .fold(0.0, f64::max)
+    };
+    (0..a.corner_names.len().min(b.corner_names.len()))
+        .map(|c| {
+            format!(
+                "wheel {}: toe {:.4} deg, camber {:.4} deg, half-track {:.4} mm",
+                a.corner_names[c],
+                worst(a.toe(c), b.toe(c)),
+                worst(a.camber(c), b.camber(c)),
+                1e3 * worst(a.half_track_centre(c), b.half_track_centre(c))
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// Toe, camber, half-track change at the wheel centre and wheel load of the first wheel of
+/// every model against the swept variable (the first model solid, the others dashed).
+fn plot_compare(sweeps: &[(String, Sweep)], png: &Path) -> anyhow::Result<()> {
+    let first = &sweeps[0].1;
+    let wheel = &first.corner_names[0];
+    let spec = [
+        ("toe", "toe [deg] (+ toe-in)"),
+        ("camber", "camber [deg] (+ top out)"),
+        (
+            "half_track_wc",
+            "half-track change at the wheel centre [mm]",
+        ),
+        ("wheel_load", "vertical wheel force [N]"),
+    ];
+    let mut panels = Vec::new();
+    for (col, label) in spec {
+        let mut p = Panel::new(label, label);
+        for (k, (stem, s)) in sweeps.iter().enumerate() {
+            let cols = s.columns();
+            let name = format!("{col}_{wheel}");
+            if let Some(c) = cols.iter().find(|c| c.name == name) {
+                p = p.with_series(Series::new(
+                    stem.clone(),
+                    cols[0].values.clone(),
+                    c.values.clone(),
+                    if k == 0 {
+                        LineStyle::Solid
+                    } else {
+                        LineStyle::Dashed
+                    },
+                ));
+            }
+        }
+        panels.push(p);
+    }
+    let options = PlotOptions {
+        layout: Layout::Grid { rows: 2, cols: 2 },
+        window: None,
+        size: Some((1200, 800)),
+        x_label: x_label(first.test),
+    };
+    plot_time_series_with(
+        png,
+        &format!("K&C {} test, wheel {wheel}", first.test.name()),
+        &panels,
+        &options,
+    )?;
     Ok(())
 }
 
@@ -370,20 +491,11 @@ fn plot(s: &Sweep, png: &Path, model: &str) -> anyhow::Result<()> {
         }
         panels.push(p);
     }
-    let x_label: &'static str = match s.test {
-        Test::Parallel => "wheel travel, parallel [mm]",
-        Test::Opposite => "wheel travel, left (right opposite) [mm]",
-        Test::Steer => "steering input",
-        Test::Fx => "Fx at the wheel centre [N]",
-        Test::FxContact => "Fx at the contact point [N]",
-        Test::Fy => "Fy at the contact point [N]",
-        Test::Mz => "Mz on the carrier [Nm]",
-    };
     let options = PlotOptions {
         layout: Layout::Grid { rows: 2, cols: 2 },
         window: None,
         size: Some((1200, 800)),
-        x_label,
+        x_label: x_label(s.test),
     };
     plot_time_series_with(
         png,
@@ -392,4 +504,17 @@ fn plot(s: &Sweep, png: &Path, model: &str) -> anyhow::Result<()> {
         &options,
     )?;
     Ok(())
+}
+
+/// The x-axis label of a test's plots.
+fn x_label(test: Test) -> &'static str {
+    match test {
+        Test::Parallel => "wheel travel, parallel [mm]",
+        Test::Opposite => "wheel travel, left (right opposite) [mm]",
+        Test::Steer => "steering input",
+        Test::Fx => "Fx at the wheel centre [N]",
+        Test::FxContact => "Fx at the contact point [N]",
+        Test::Fy => "Fy at the contact point [N]",
+        Test::Mz => "Mz on the carrier [Nm]",
+    }
 }

@@ -147,36 +147,42 @@ pub fn run(a: &StaticArgs) -> anyhow::Result<()> {
         eq.relative_residual,
         eq.load_scale
     );
-    print_channels(
-        &mut outputs,
-        &mut sys,
-        a.time,
-        &eq.r,
-        model.n_body_v(),
-        &eq.states,
-    );
-    print_bodies(&model, &r0, &eq.r, a.bodies);
+    // Channels and bodies read full poses: a model with ideal joints holds joint coordinates
+    // in r (`docs/joints.md`), expanded here (the design with every joint coordinate at 0).
+    let mut v = vec![0.0; model.n_body_v()];
+    v.extend_from_slice(&eq.states);
+    let r_eq = expanded(&model, &eq.r, &v);
+    let r_design = {
+        let mut r = r0.clone();
+        for &b in &model.joints.order {
+            r[7 * b..7 * b + 7].fill(0.0);
+        }
+        expanded(&model, &r, &v)
+    };
+    print_channels(&mut outputs, &mut sys, a.time, &r_eq, &v);
+    print_bodies(&model, &r_design, &r_eq, a.bodies);
     Ok(())
 }
 
-/// Prints the channels at the equilibrium: positions `r`, body velocities zero, element states
-/// `states` (after the `n_body_v` body velocities).
-fn print_channels(
-    outputs: &mut OutputSet,
-    sys: &mut MbsSystem,
-    t: f64,
-    r: &[f64],
-    n_body_v: usize,
-    states: &[f64],
-) {
+/// The full body poses at (r, v) (r itself for a model without joints).
+fn expanded(model: &CompiledModel, r: &[f64], v: &[f64]) -> Vec<f64> {
+    let mut rf = r.to_vec();
+    if !model.joints.is_empty() {
+        let mut vf = v.to_vec();
+        model.joints.expand(r, v, &mut rf, &mut vf);
+    }
+    rf
+}
+
+/// Prints the channels at the equilibrium: full poses `r`, velocities `v` (body velocities
+/// zero, then the element states).
+fn print_channels(outputs: &mut OutputSet, sys: &mut MbsSystem, t: f64, r: &[f64], v: &[f64]) {
     if outputs.is_empty() {
         println!("output channels: none");
         return;
     }
     let mut values = vec![0.0; outputs.len()];
-    let mut v = vec![0.0; n_body_v];
-    v.extend_from_slice(states);
-    outputs.evaluate(&mut sys.eval, t, r, &v, &mut values);
+    outputs.evaluate(&mut sys.eval, t, r, v, &mut values);
     println!("output channels:");
     let width = outputs
         .channels
