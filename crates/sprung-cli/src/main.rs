@@ -57,9 +57,10 @@ enum Command {
         #[arg(long)]
         paths: bool,
         /// Also print the statistics of document 004, Table 1, for the model and its
-        /// reduction of this variant (`elastokinematic`, `kinematic` or `stiffened`).
-        #[arg(long, value_name = "VARIANT")]
-        reduce: Option<cmd::reduce::ReduceVariant>,
+        /// reductions of these variants, one column each (`elastokinematic`, `kinematic`,
+        /// `stiffened`; comma-separated, e.g. `--reduce elastokinematic,kinematic`).
+        #[arg(long, value_name = "VARIANT[,VARIANT…]", value_delimiter = ',')]
+        reduce: Vec<cmd::reduce::ReduceVariant>,
         #[command(flatten)]
         select: cmd::reduce::SelectArgs,
     },
@@ -133,9 +134,11 @@ fn main() -> ExitCode {
             reduce,
             select,
         } => cmd::check::run(&model, solver.as_deref(), step, &set, paths).and_then(|()| {
-            let Some(variant) = reduce else { return Ok(()) };
+            if reduce.is_empty() {
+                return Ok(());
+            }
             let (m, c) = cmd::load_model_with(&model, &set)?;
-            cmd::reduce::print_statistics(&m, &c, variant, &select)
+            cmd::reduce::print_statistics(&m, &c, &reduce, &select)
         }),
         Command::Run(args) => cmd::run::run(&args),
         Command::Schema => {

@@ -116,9 +116,30 @@ impl Statistics {
 
     /// A two-column text table (full, reduced) like document 004, Table 1.
     pub fn table(full: &Self, reduced: &Self, reduced_label: &str) -> String {
-        let mut s = format!("{:<38} {:>10} {:>16}\n", "", "full", reduced_label);
-        for ((label, a), (_, b)) in full.rows().into_iter().zip(reduced.rows()) {
-            s.push_str(&format!("{label:<38} {a:>10} {b:>16}\n"));
+        Self::table_of(&[("full", full), (reduced_label, reduced)])
+    }
+
+    /// A text table with one column per labelled statistics (e.g. the full model and several
+    /// reductions of it), rows as in [`Statistics::rows`].
+    pub fn table_of(columns: &[(&str, &Self)]) -> String {
+        let mut s = format!("{:<38}", "");
+        for (label, _) in columns {
+            s.push_str(&format!(" {label:>16}"));
+        }
+        s.push('\n');
+        let rows: Vec<_> = columns.iter().map(|(_, c)| c.rows()).collect();
+        for (i, (label, _)) in rows
+            .first()
+            .map(|r| r.as_slice())
+            .unwrap_or(&[])
+            .iter()
+            .enumerate()
+        {
+            s.push_str(&format!("{label:<38}"));
+            for r in &rows {
+                s.push_str(&format!(" {:>16}", r[i].1));
+            }
+            s.push('\n');
         }
         s
     }

@@ -281,53 +281,56 @@ pub fn run(args: &ReduceArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// `sprung check --reduce VARIANT`: the statistics of the full model and its reduction.
+/// `sprung check --reduce VARIANT[,VARIANT…]`: the statistics of the full model and its
+/// reductions, one column each (document 004, Table 1).
 pub fn print_statistics(
     full: &sprung_model::Model,
     full_c: &sprung_mbs::CompiledModel,
-    variant: ReduceVariant,
+    variants: &[ReduceVariant],
     select: &SelectArgs,
 ) -> anyhow::Result<()> {
-    let Some(variant) = variant.macro_joint() else {
-        let model = sprung::Model::from_description(full.clone())?;
-        let opts = KinOptions {
-            max_link_mass: select.max_link_mass,
-            ..KinOptions::default()
+    let mut columns = vec![("full".to_string(), Statistics::of(full, full_c))];
+    let mut corners = Vec::new();
+    for &variant in variants {
+        let stats = match variant.macro_joint() {
+            None => {
+                let model = sprung::Model::from_description(full.clone())?;
+                let opts = KinOptions {
+                    max_link_mass: select.max_link_mass,
+                    ..KinOptions::default()
+                };
+                let red = sprung::kin_reduce::kinematic_reduction(
+                    &model,
+                    &opts,
+                    "tables",
+                    &mut |_, _, _, _| {},
+                )?;
+                let c = sprung_mbs::compile_with(&red.model, &sprung::element_registry())
+                    .context("compiling the kinematic reduced model")?;
+                Statistics::of(&red.model, &c)
+            }
+            Some(mj) => {
+                let red = sprung_reduce::reduce(full, &select.options(mj))?;
+                let c = sprung_mbs::compile_with(&red.model, &sprung::element_registry())
+                    .with_context(|| format!("compiling the {variant} reduced model"))?;
+                for k in &red.corners {
+                    corners.push(format!(
+                        "  {variant} {}: links {} ({:.2} kg left out)",
+                        k.name,
+                        k.links.join(", "),
+                        k.link_mass
+                    ));
+                }
+                Statistics::of(&red.model, &c)
+            }
         };
-        let red =
-            sprung::kin_reduce::kinematic_reduction(&model, &opts, "tables", &mut |_, _, _, _| {})?;
-        let c = sprung_mbs::compile_with(&red.model, &sprung::element_registry())
-            .context("compiling the kinematic reduced model")?;
-        println!("statistics (document 004, Table 1):");
-        print!(
-            "{}",
-            Statistics::table(
-                &Statistics::of(full, full_c),
-                &Statistics::of(&red.model, &c),
-                "kinematic"
-            )
-        );
-        return Ok(());
-    };
-    let red = sprung_reduce::reduce(full, &select.options(variant))?;
-    let c = sprung_mbs::compile_with(&red.model, &sprung::element_registry())
-        .context("compiling the reduced model")?;
+        columns.push((variant.to_string(), stats));
+    }
+    let cols: Vec<(&str, &Statistics)> = columns.iter().map(|(l, s)| (l.as_str(), s)).collect();
     println!("statistics (document 004, Table 1):");
-    print!(
-        "{}",
-        Statistics::table(
-            &Statistics::of(full, full_c),
-            &Statistics::of(&red.model, &c),
-            &variant.to_string()
-        )
-    );
-    for k in &red.corners {
-        println!(
-            "  {}: links {} ({:.2} kg left out)",
-            k.name,
-            k.links.join(", "),
-            k.link_mass
-        );
+    print!("{}", Statistics::table_of(&cols));
+    for line in &corners {
+        println!("{line}");
     }
     Ok(())
 }
