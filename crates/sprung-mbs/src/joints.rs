@@ -98,12 +98,20 @@ pub struct Tree {
     pub deps: Vec<Vec<usize>>,
     /// Per entry of `bodies`: massless (projection through Jᵀ W).
     pub massless: Vec<bool>,
+    /// The blocks that hold the tree's velocity coordinates (the free root's and those of the
+    /// bodies with a coordinate of their own), ascending.
+    pub coord_blocks: Vec<usize>,
 }
 
 impl Tree {
     /// Number of velocity coordinates.
     pub fn n_coords(&self) -> usize {
         self.coords.len()
+    }
+
+    /// The blocks that hold the tree's velocity coordinates ([`Tree::coord_blocks`]).
+    pub fn coordinate_blocks(&self) -> &[usize] {
+        &self.coord_blocks
     }
 }
 
@@ -284,6 +292,27 @@ impl JointDef {
     /// The body's motion for coordinates `c` and rates `cd` (per [`JointDef::sources`]; a
     /// revolute or prismatic joint reads the first) on parent frame `p`.
     pub fn motion(&self, p: &Frame, c: [f64; 2], cd: [f64; 2]) -> JointMotion {
+        self.motion_with(p, c, cd, self.pose_eval(c).as_ref())
+    }
+
+    /// A tabulated joint's spline (value, first and second derivatives) at the coordinates
+    /// `c`; `None` for revolute and prismatic joints.
+    pub fn pose_eval(&self, c: [f64; 2]) -> Option<sm::SplineEval> {
+        self.spline
+            .as_ref()
+            .map(|sp| sp.eval(&c[..self.sources.len()]))
+    }
+
+    /// [`JointDef::motion`] with the pose map's spline evaluation `ev` given (it must be
+    /// [`JointDef::pose_eval`] at `c`: the tree kinematics reuse it over perturbations that
+    /// leave the joint's coordinates alone).
+    pub fn motion_with(
+        &self,
+        p: &Frame,
+        c: [f64; 2],
+        cd: [f64; 2],
+        ev: Option<&sm::SplineEval>,
+    ) -> JointMotion {
         let (z, zd) = (c[0], cd[0]);
         let zero = Vector3::zeros();
         let u = p.rot * self.axis;
@@ -327,12 +356,8 @@ impl JointDef {
                 }
             }
             sm::JointKind::Tabulated => {
-                let spline = self
-                    .spline
-                    .as_ref()
-                    .expect("a tabulated joint has its spline");
+                let ev = ev.expect("a tabulated joint has its spline evaluation");
                 let n = self.sources.len();
-                let ev = spline.eval(&c[..n]);
                 let v3 = |x: &[f64; 6], o: usize| Vector3::new(x[o], x[o + 1], x[o + 2]);
                 let s = v3(&ev.value, 0);
                 let phi = v3(&ev.value, 3);
@@ -424,6 +449,8 @@ pub struct TreeKin {
     chol: Vec<f64>,
     /// M_b J_b per body (scratch for M_z and the projections), same layout as `jac`.
     mj: Vec<f64>,
+    /// Per tree body: its tabulated joint's spline evaluation (`None`: no tabulated joint).
+    ev: Vec<Option<sm::SplineEval>>,
 }
 
 impl TreeKin {
@@ -437,6 +464,7 @@ impl TreeKin {
             jac: vec![0.0; 6 * nb * n],
             chol: vec![0.0; n * n],
             mj: vec![0.0; 6 * nb * n],
+            ev: vec![None; nb],
         }
     }
 
@@ -656,6 +684,9 @@ impl Joints {
             for (local, &b) in bodies.iter().enumerate() {
                 tree_of[b] = Some((t, local));
             }
+            let mut coord_blocks: Vec<usize> = coords.iter().map(|&vi| vi / 6).collect();
+            coord_blocks.sort_unstable();
+            coord_blocks.dedup();
             trees.push(Tree {
                 root,
                 bodies,
@@ -664,6 +695,7 @@ impl Joints {
                 joint_coord,
                 deps,
                 massless,
+                coord_blocks,
             });
         }
         Ok(Self {
@@ -777,6 +809,24 @@ impl Joints {
         pert: Perturb,
         out: &mut TreeKin,
     ) -> Result<(), String> {
+        self.tree_kinematics_with(model, t, r, v, pert, None, out)
+    }
+
+    /// [`Joints::tree_kinematics`] reusing the kinematics `base` of the unperturbed state (r, v):
+    /// its spline evaluations wherever the perturbation leaves a joint's coordinates alone and,
+    /// for a velocity perturbation (which changes neither J nor M_z), its M_b J_b and factor of
+    /// M_z (then not formed in `out`: [`Joints::project_rhs_split`] takes them from `base`).
+    #[allow(clippy::too_many_arguments)] // the arguments of `tree_kinematics` plus the base
+    pub fn tree_kinematics_with(
+        &self,
+        model: &crate::CompiledModel,
+        t: usize,
+        r: &[f64],
+        v: &[f64],
+        pert: Perturb,
+        base: Option<&TreeKin>,
+        out: &mut TreeKin,
+    ) -> Result<(), String> {
         let tree = &self.trees[t];
         let n = tree.n_coords();
         out.jac.fill(0.0);
@@ -826,7 +876,13 @@ impl Joints {
                             cd[k] += dv.1;
                         }
                     }
-                    let jm = d.motion(&p, c, cd);
+                    let moved = deps.contains(&dp.0);
+                    let ev = match base {
+                        Some(bk) if !moved => bk.ev[lb],
+                        _ => d.pose_eval(c),
+                    };
+                    out.ev[lb] = ev;
+                    let jm = d.motion_with(&p, c, cd, ev.as_ref());
                     let f = jm.frame;
                     // J̇ ż, recursively (module docs): α_b = α_p + (the joint's term: ω_p × u ż
                     // for a revolute joint), a_b = a_p + α_p × d + ω_p × (ω_p × d) + 2 ω_p × ṡ
@@ -877,9 +933,18 @@ impl Joints {
                 }
             }
         }
-        // M_b J_b and M_z = Σ J_bᵀ M_b J_b, then its Cholesky factor.
+        if base.is_some() && matches!(pert, Perturb::Velocity(..)) {
+            return Ok(());
+        }
+        // M_b J_b and M_z = Σ J_bᵀ M_b J_b (summed body by body, each entry in the order of
+        // the rows), then its Cholesky factor. A body without mass and inertia has M_b J_b = 0
+        // (its weights are J_b, [`TreeKin::projection_row`]) and adds nothing: skipped.
+        out.chol.fill(0.0);
         for (lb, &b) in tree.bodies.iter().enumerate() {
             let body = &model.bodies[b];
+            if body.mass == 0.0 && body.inertia == Matrix3::zeros() {
+                continue;
+            }
             for col in 0..n {
                 let g = |k: usize| out.jac[(6 * lb + k) * n + col];
                 let w = body.inertia * Vector3::new(g(3), g(4), g(5));
@@ -888,15 +953,14 @@ impl Joints {
                     out.mj[(6 * lb + 3 + k) * n + col] = w[k];
                 }
             }
-        }
-        let nb = tree.bodies.len();
-        for i in 0..n {
-            for j in 0..=i {
-                let mut s = 0.0;
-                for row in 0..6 * nb {
-                    s += out.jac[row * n + i] * out.mj[row * n + j];
+            for i in 0..n {
+                for j in 0..=i {
+                    let mut s = out.chol[i * n + j];
+                    for row in 6 * lb..6 * lb + 6 {
+                        s += out.jac[row * n + i] * out.mj[row * n + j];
+                    }
+                    out.chol[i * n + j] = s;
                 }
-                out.chol[i * n + j] = s;
             }
         }
         cholesky(&mut out.chol, n).map_err(|k| {
@@ -917,19 +981,30 @@ impl Joints {
         x_of: impl Fn(usize) -> [f64; 6],
         rhs: &mut [f64],
     ) {
+        Self::project_rhs_split(tree, k, (bias != 0.0).then_some(k), x_of, rhs);
+    }
+
+    /// [`Joints::project_rhs`] with the weights J_bᵀ M_b of `k` and the bias J̇_b ż of `bias`
+    /// (if given; kinematics of the same positions, e.g. of a velocity perturbation).
+    pub fn project_rhs_split(
+        tree: &Tree,
+        k: &TreeKin,
+        bias: Option<&TreeKin>,
+        x_of: impl Fn(usize) -> [f64; 6],
+        rhs: &mut [f64],
+    ) {
         let n = k.n;
         rhs[..n].fill(0.0);
         for (lb, &b) in tree.bodies.iter().enumerate() {
             let x = x_of(b);
             // A massless body's x is its wrench W_b (the evaluator's unit stand-in mass): Jᵀ W.
             let massless = tree.massless[lb];
-            let bb = if bias != 0.0 && !massless {
-                k.bias_body(lb)
-            } else {
-                [0.0; 6]
+            let bb = match bias {
+                Some(kb) if !massless => kb.bias_body(lb),
+                _ => [0.0; 6],
             };
             for row in 0..6 {
-                let y = x[row] - bias * bb[row];
+                let y = x[row] - bb[row];
                 if y == 0.0 {
                     continue;
                 }
@@ -1008,20 +1083,38 @@ pub const KINEMATIC_FD_STEP: f64 = 1e-6;
 pub const KINEMATIC_VELOCITY_STEP: f64 = 1e-2;
 
 /// The block pattern of a model with joints: block i = body i as before, but every tree's
-/// bodies couple densely with each other and with everything any of them couples with in the
-/// free-body pattern `full` (the projection mixes a tree's rows and columns).
+/// coordinate blocks ([`Tree::coordinate_blocks`]: the free root and the bodies with a
+/// coordinate of their own) couple densely with each other and with everything any body of
+/// the tree couples with in the free-body pattern `full` (the projection mixes a tree's rows
+/// and columns onto its coordinates). A follower's block holds no coordinate: its rows and
+/// columns of the linearisation are zero and it keeps the diagonal block alone (the identity
+/// of the iteration matrix).
 pub fn joint_pattern(full: &BlockPattern, joints: &Joints, n_bodies: usize) -> BlockPattern {
+    grouped_pattern(full, joints, n_bodies, true)
+}
+
+/// `full` with the columns of every tree body replaced by the tree's coordinate blocks and,
+/// with `rows`, the rows too ([`joint_pattern`]); without `rows` it holds the intermediate
+/// product (free-body rows) × J of [`JointWork::linearise`] (symmetrised, as every pattern).
+fn grouped_pattern(
+    full: &BlockPattern,
+    joints: &Joints,
+    n_bodies: usize,
+    rows: bool,
+) -> BlockPattern {
     let group = |i: usize| -> Vec<usize> {
         match (i < n_bodies).then(|| joints.tree_of[i]).flatten() {
-            Some((t, _)) => joints.trees[t].bodies.clone(),
+            Some((t, _)) => joints.trees[t].coord_blocks.clone(),
             None => vec![i],
         }
     };
     let mut pairs = Vec::new();
     for i in 0..full.n_blocks() {
+        let gi = if rows { group(i) } else { vec![i] };
         for &j in full.row(i) {
-            for a in group(i) {
-                for b in group(j) {
+            let gj = group(j);
+            for &a in &gi {
+                for &b in &gj {
                     pairs.push((a, b));
                 }
             }
@@ -1051,9 +1144,12 @@ pub struct JointWork {
     cor: Vec<Vec<f64>>,
     /// The evaluator's linearisation of the free bodies.
     full_lin: Linearisation,
+    /// A · J of the projection (free-body rows, tree columns grouped; [`grouped_pattern`]).
     b_rk: BlockMatrix,
     b_v: BlockMatrix,
     y: Vec<f64>,
+    /// Whether some tree's M_z was singular at the last [`JointWork::kinematics`].
+    singular: bool,
 }
 
 impl JointWork {
@@ -1061,6 +1157,12 @@ impl JointWork {
     pub fn new(model: &crate::CompiledModel) -> Self {
         let j = &model.joints;
         let pattern = Arc::new(joint_pattern(&model.pattern, j, model.bodies.len()));
+        let bpat = Arc::new(grouped_pattern(
+            &model.pattern,
+            j,
+            model.bodies.len(),
+            false,
+        ));
         let nmax = j.trees.iter().map(Tree::n_coords).max().unwrap_or(0);
         Self {
             r_full: vec![0.0; model.n_r()],
@@ -1085,10 +1187,11 @@ impl JointWork {
                 .map(|t| vec![0.0; t.n_coords().pow(2)])
                 .collect(),
             full_lin: Linearisation::new(model.n_r(), model.pattern.clone()),
-            b_rk: BlockMatrix::zeros(pattern.clone()),
-            b_v: BlockMatrix::zeros(pattern.clone()),
+            b_rk: BlockMatrix::zeros(bpat.clone()),
+            b_v: BlockMatrix::zeros(bpat),
             y: vec![0.0; 6 * nmax],
             pattern,
+            singular: false,
         }
     }
 
@@ -1097,27 +1200,51 @@ impl JointWork {
         joints.expand(r, v, &mut self.r_full, &mut self.v_full);
     }
 
-    /// Projects the evaluator's free-body accelerations `q` (at the expanded state) onto the
-    /// tree coordinates in place (module docs); padding slots get 0. With `q_t`, projects the
-    /// explicit time derivative the same way (without the J̇ ż term).
-    pub fn project_q(
-        &mut self,
-        model: &crate::CompiledModel,
-        r: &[f64],
-        v: &[f64],
-        q: &mut [f64],
-        mut q_t: Option<&mut [f64]>,
-    ) {
+    /// The trees' kinematics at the reduced state (r, v) ([`Joints::tree_kinematics`]) and the
+    /// expanded state from their frames into [`JointWork::r_full`], [`JointWork::v_full`]
+    /// (what [`JointWork::expand`] gives, with each frame computed once for the expansion and
+    /// the projection). A singular M_z is remembered for [`JointWork::project_q`].
+    pub fn kinematics(&mut self, model: &crate::CompiledModel, r: &[f64], v: &[f64]) {
         let joints = &model.joints;
+        self.r_full.copy_from_slice(r);
+        self.v_full.copy_from_slice(v);
+        self.singular = false;
         for (t, tree) in joints.trees.iter().enumerate() {
             let kin = &mut self.kin[t];
             if let Err(e) = joints.tree_kinematics(model, t, r, v, Perturb::None, kin) {
                 // A singular joint mass matrix: NaN accelerations make the integrator stop
                 // with its own non-finite-state error naming the time.
                 debug_assert!(false, "{e}");
-                q.fill(f64::NAN);
-                return;
+                self.singular = true;
             }
+            let jointed = usize::from(tree.root.is_some());
+            for (lb, &b) in tree.bodies.iter().enumerate().skip(jointed) {
+                write_frame(
+                    &kin.frames[lb],
+                    &mut self.r_full[7 * b..7 * b + 7],
+                    &mut self.v_full[6 * b..6 * b + 6],
+                );
+            }
+        }
+    }
+
+    /// Projects the evaluator's free-body accelerations `q` (at the expanded state of the last
+    /// [`JointWork::kinematics`]) onto the tree coordinates in place (module docs); padding
+    /// slots get 0. With `q_t`, projects the explicit time derivative the same way (without
+    /// the J̇ ż term).
+    pub fn project_q(
+        &mut self,
+        model: &crate::CompiledModel,
+        q: &mut [f64],
+        mut q_t: Option<&mut [f64]>,
+    ) {
+        if self.singular {
+            q.fill(f64::NAN);
+            return;
+        }
+        let joints = &model.joints;
+        for (t, tree) in joints.trees.iter().enumerate() {
+            let kin = &self.kin[t];
             let n = tree.n_coords();
             Joints::project_rhs(tree, kin, 1.0, |b| block6(q, b), &mut self.rhs);
             Joints::solve(kin, &mut self.rhs[..n]);
@@ -1159,14 +1286,14 @@ impl JointWork {
         lin: &mut Linearisation,
         eval_lin: impl FnOnce(&[f64], &[f64], &mut Linearisation),
     ) {
-        self.expand(&model.joints, r, v);
+        self.kinematics(model, r, v);
         eval_lin(&self.r_full, &self.v_full, &mut self.full_lin);
         self.full_lin.expand();
         lin.congruent = false;
         lin.r.copy_from_slice(r);
         lin.q.copy_from_slice(&self.full_lin.q);
         lin.q_t.copy_from_slice(&self.full_lin.q_t);
-        self.project_q(model, r, v, &mut lin.q, Some(&mut lin.q_t));
+        self.project_q(model, &mut lin.q, Some(&mut lin.q_t));
         let joints = &model.joints;
         let nb = model.bodies.len();
         // Differenced kinematic terms per tree.
@@ -1210,8 +1337,11 @@ impl JointWork {
                         } else {
                             Perturb::Velocity(c, sign * h)
                         };
-                        let pk = &mut self.pert[t];
-                        if joints.tree_kinematics(model, t, r, v, p, pk).is_err() {
+                        let (pk, base) = (&mut self.pert[t], &self.kin[t]);
+                        if joints
+                            .tree_kinematics_with(model, t, r, v, p, Some(base), pk)
+                            .is_err()
+                        {
                             continue;
                         }
                         let rhs = if s == 0 {
@@ -1220,8 +1350,10 @@ impl JointWork {
                             &mut self.rhs2
                         };
                         let fq = &self.full_lin.q;
-                        Joints::project_rhs(tree, pk, 1.0, |b| block6(fq, b), rhs);
-                        Joints::solve(pk, &mut rhs[..n]);
+                        // A velocity perturbation keeps J, M_z and its factor: `base`'s.
+                        let wk = if kind == 0 { &*pk } else { base };
+                        Joints::project_rhs_split(tree, wk, Some(pk), |b| block6(fq, b), rhs);
+                        Joints::solve(wk, &mut rhs[..n]);
                         if kind == 0 {
                             let vz = &mut self.vz[t];
                             for lb in 0..nbt {
@@ -1260,9 +1392,10 @@ impl JointWork {
                 match (j < nb).then(|| joints.tree_of[j]).flatten() {
                     None => {
                         let ts = self
-                            .pattern
+                            .b_rk
+                            .pattern()
                             .slot(i, j)
-                            .expect("joint pattern holds the free one");
+                            .expect("the product's pattern holds the free one");
                         add6(self.b_rk.block_mut(ts), a_rk);
                         add6(self.b_v.block_mut(ts), a_v);
                     }
@@ -1273,7 +1406,7 @@ impl JointWork {
                         let vz = &self.vz[t];
                         for c in 0..n {
                             let vi = tree.coords[c];
-                            let ts = self.pattern.slot(i, vi / 6).expect("tree coupling");
+                            let ts = self.b_rk.pattern().slot(i, vi / 6).expect("tree coupling");
                             let off = vi % 6;
                             let jc = |k: usize| kin.jac[(6 * lb + k) * n + c];
                             let vc = |k: usize| vz[(6 * lb + k) * n + c];
@@ -1300,13 +1433,22 @@ impl JointWork {
         }
         // Step B: rows. Free bodies and element states: as they are; a tree's rows: P.
         let pat = self.pattern.clone();
+        let bpat = self.b_rk.pattern().clone();
         for i in 0..pat.n_blocks() {
             if (i < nb).then(|| joints.tree_of[i]).flatten().is_some() {
                 continue;
             }
-            for s in pat.row_ptr()[i]..pat.row_ptr()[i + 1] {
-                lin.j_rk.block_mut(s).copy_from_slice(self.b_rk.block(s));
-                lin.j_v.block_mut(s).copy_from_slice(self.b_v.block(s));
+            for (s, &j) in (pat.row_ptr()[i]..).zip(pat.row(i)) {
+                match bpat.slot(i, j) {
+                    Some(bs) => {
+                        lin.j_rk.block_mut(s).copy_from_slice(self.b_rk.block(bs));
+                        lin.j_v.block_mut(s).copy_from_slice(self.b_v.block(bs));
+                    }
+                    None => {
+                        lin.j_rk.block_mut(s).fill(0.0);
+                        lin.j_v.block_mut(s).fill(0.0);
+                    }
+                }
             }
         }
         for (t, tree) in joints.trees.iter().enumerate() {
@@ -1318,13 +1460,19 @@ impl JointWork {
                     lin.j_v.block_mut(s).fill(0.0);
                 }
             }
-            let first = tree.bodies[0];
+            let Some(&first) = tree.coordinate_blocks().first() else {
+                continue;
+            };
             for &k in pat.row(first) {
                 for (src, dst) in [(&self.b_rk, &mut lin.j_rk), (&self.b_v, &mut lin.j_v)] {
                     // Y = Σ_b (M_b J_b)ᵀ B(b, k), n × 6, then M_z⁻¹ Y column by column.
                     self.y[..6 * n].fill(0.0);
                     for (lb, &b) in tree.bodies.iter().enumerate() {
-                        let blk = src.block(pat.slot(b, k).expect("tree row"));
+                        // Body b couples with nothing of block k: B(b, k) = 0.
+                        let Some(bs) = bpat.slot(b, k) else {
+                            continue;
+                        };
+                        let blk = src.block(bs);
                         for row in 0..6 {
                             let mj = kin.projection_row(lb, row, tree.massless[lb]);
                             for (c, m) in mj.iter().enumerate() {
