@@ -101,6 +101,10 @@ pub struct Tree {
     /// The blocks that hold the tree's velocity coordinates (the free root's and those of the
     /// bodies with a coordinate of their own), ascending.
     pub coord_blocks: Vec<usize>,
+    /// Per entry of `bodies`: the tree coordinates its pose depends on (the root's six, the
+    /// ancestors' and its own joint's), ascending — the columns of J_b that can be non-zero;
+    /// the others stay exactly 0.
+    pub jac_cols: Vec<Vec<usize>>,
 }
 
 impl Tree {
@@ -672,7 +676,7 @@ impl Joints {
                 .iter()
                 .map(|&b| defs[b].as_ref().is_some_and(|d| d.massless))
                 .collect();
-            let parent_local = bodies
+            let parent_local: Vec<Option<usize>> = bodies
                 .iter()
                 .map(|&b| {
                     defs[b]
@@ -683,6 +687,18 @@ impl Joints {
                 .collect();
             for (local, &b) in bodies.iter().enumerate() {
                 tree_of[b] = Some((t, local));
+            }
+            let mut jac_cols: Vec<Vec<usize>> = Vec::with_capacity(bodies.len());
+            for (lb, &b) in bodies.iter().enumerate() {
+                let mut cols: Vec<usize> = match (&defs[b], parent_local[lb]) {
+                    (None, _) => (0..6).collect(),
+                    (Some(_), Some(pl)) => jac_cols[pl].clone(),
+                    (Some(_), None) => Vec::new(),
+                };
+                cols.extend(&deps[lb]);
+                cols.sort_unstable();
+                cols.dedup();
+                jac_cols.push(cols);
             }
             let mut coord_blocks: Vec<usize> = coords.iter().map(|&vi| vi / 6).collect();
             coord_blocks.sort_unstable();
@@ -696,6 +712,7 @@ impl Joints {
                 deps,
                 massless,
                 coord_blocks,
+                jac_cols,
             });
         }
         Ok(Self {
@@ -829,13 +846,36 @@ impl Joints {
     ) -> Result<(), String> {
         let tree = &self.trees[t];
         let n = tree.n_coords();
-        out.jac.fill(0.0);
         let (dp, dv) = match pert {
             Perturb::Position(c, d) => ((c, d), (usize::MAX, 0.0)),
             Perturb::Velocity(c, d) => ((usize::MAX, 0.0), (c, d)),
             Perturb::None => ((usize::MAX, 0.0), (usize::MAX, 0.0)),
         };
+        // With `base`: a velocity perturbation leaves J as it is (not formed), and a body
+        // whose pose does not depend on the perturbed coordinate keeps base's kinematics.
+        let velocity_only = base.is_some() && matches!(pert, Perturb::Velocity(..));
+        let perturbed = match (base, pert) {
+            (Some(_), Perturb::Position(c, _) | Perturb::Velocity(c, _)) => c,
+            _ => usize::MAX,
+        };
+        if !velocity_only {
+            out.jac.fill(0.0);
+        }
         for (lb, &b) in tree.bodies.iter().enumerate() {
+            if let Some(bk) = base
+                && perturbed != usize::MAX
+                && self.defs[b].is_some()
+                && tree.jac_cols[lb].binary_search(&perturbed).is_err()
+            {
+                out.frames[lb] = bk.frames[lb];
+                out.acc[lb] = bk.acc[lb];
+                out.ev[lb] = bk.ev[lb];
+                if !velocity_only {
+                    let rows = 6 * lb * n..6 * (lb + 1) * n;
+                    out.jac[rows.clone()].copy_from_slice(&bk.jac[rows]);
+                }
+                continue;
+            }
             match self.defs[b].as_ref() {
                 None => {
                     // The free root: J = I on its six coordinates, J̇ = 0.
@@ -857,8 +897,10 @@ impl Joints {
                     }
                     out.frames[lb] = f;
                     out.acc[lb] = (Vector3::zeros(), Vector3::zeros());
-                    for k in 0..6 {
-                        out.jac[(6 * lb + k) * n + k] = 1.0;
+                    if !velocity_only {
+                        for k in 0..6 {
+                            out.jac[(6 * lb + k) * n + k] = 1.0;
+                        }
                     }
                 }
                 Some(d) => {
@@ -898,11 +940,15 @@ impl Joints {
                     }
                     out.frames[lb] = f;
                     out.acc[lb] = (a, al);
+                    if velocity_only {
+                        continue;
+                    }
                     let rbt = f.rot.transpose();
-                    // Columns of the parent's coordinates: v_b = v_p + ω_p × d, ω_b = R_bᵀ ω_p.
+                    // Columns of the parent's coordinates: v_b = v_p + ω_p × d, ω_b = R_bᵀ ω_p
+                    // (the parent's other columns are 0).
                     if let Some(pl) = tree.parent_local[lb] {
                         let prot = p.rot;
-                        for col in 0..n {
+                        for &col in &tree.jac_cols[pl] {
                             let g = |k: usize| out.jac[(6 * pl + k) * n + col];
                             let wp = prot * Vector3::new(g(3), g(4), g(5));
                             if wp == Vector3::zeros() && g(0) == 0.0 && g(1) == 0.0 && g(2) == 0.0 {
@@ -933,7 +979,7 @@ impl Joints {
                 }
             }
         }
-        if base.is_some() && matches!(pert, Perturb::Velocity(..)) {
+        if velocity_only {
             return Ok(());
         }
         // M_b J_b and M_z = Σ J_bᵀ M_b J_b (summed body by body, each entry in the order of
@@ -945,7 +991,10 @@ impl Joints {
             if body.mass == 0.0 && body.inertia == Matrix3::zeros() {
                 continue;
             }
-            for col in 0..n {
+            // Only J_b's structurally non-zero columns (the other entries of M_b J_b stay 0,
+            // and the pairs left out would add exact zeros).
+            let cols = &tree.jac_cols[lb];
+            for &col in cols {
                 let g = |k: usize| out.jac[(6 * lb + k) * n + col];
                 let w = body.inertia * Vector3::new(g(3), g(4), g(5));
                 for k in 0..3 {
@@ -953,8 +1002,8 @@ impl Joints {
                     out.mj[(6 * lb + 3 + k) * n + col] = w[k];
                 }
             }
-            for i in 0..n {
-                for j in 0..=i {
+            for (ii, &i) in cols.iter().enumerate() {
+                for &j in &cols[..=ii] {
                     let mut s = out.chol[i * n + j];
                     for row in 6 * lb..6 * lb + 6 {
                         s += out.jac[row * n + i] * out.mj[row * n + j];
@@ -1008,9 +1057,10 @@ impl Joints {
                 if y == 0.0 {
                     continue;
                 }
+                // (The weights' other columns are 0.)
                 let mj = k.projection_row(lb, row, massless);
-                for (r, m) in rhs[..n].iter_mut().zip(mj) {
-                    *r += m * y;
+                for &c in &tree.jac_cols[lb] {
+                    rhs[c] += mj[c] * y;
                 }
             }
         }
@@ -1404,7 +1454,8 @@ impl JointWork {
                         let n = tree.n_coords();
                         let kin = &self.kin[t];
                         let vz = &self.vz[t];
-                        for c in 0..n {
+                        // J_b's and V_z's other columns are exactly 0.
+                        for &c in &tree.jac_cols[lb] {
                             let vi = tree.coords[c];
                             let ts = self.b_rk.pattern().slot(i, vi / 6).expect("tree coupling");
                             let off = vi % 6;
