@@ -105,6 +105,9 @@ pub struct Tree {
     /// ancestors' and its own joint's), ascending — the columns of J_b that can be non-zero;
     /// the others stay exactly 0.
     pub jac_cols: Vec<Vec<usize>>,
+    /// Per entry of `bodies`: whether its J̇_b ż is used (a body with mass or inertia, or
+    /// with children); a massless leaf's is not (its projection is Jᵀ W alone).
+    pub need_acc: Vec<bool>,
 }
 
 impl Tree {
@@ -262,11 +265,13 @@ pub fn rotation_vector_matrix(phi: &Vector3<f64>) -> Matrix3<f64> {
 /// α = J_l(φ) Σ_kl ∂²φ/∂c_k∂c_l ċ_k ċ_l + (A'/θ)(φ·φ̇)(φ × φ̇) + (B'/θ)(φ·φ̇) φ × (φ × φ̇)
 ///     + B φ̇ × (φ × φ̇),   φ̇ = Σ_k ∂φ/∂c_k ċ_k
 /// (the time derivative of J_l(φ) φ̇ at fixed c̈ = 0).
+/// Without `bias` α is left 0.
 fn tabulated_rotation(
     phi: &Vector3<f64>,
     dphi: &[Vector3<f64>; 2],
     ddphi_cc: &Vector3<f64>,
     phid: &Vector3<f64>,
+    bias: bool,
 ) -> ([Vector3<f64>; 2], Vector3<f64>) {
     let (a, b, da, db) = left_jacobian_coeffs(phi.norm_squared());
     let jl = |x: &Vector3<f64>| {
@@ -274,6 +279,9 @@ fn tabulated_rotation(
         x + a * px + b * phi.cross(&px)
     };
     let cols = [jl(&dphi[0]), jl(&dphi[1])];
+    if !bias {
+        return (cols, Vector3::zeros());
+    }
     let pp = phi.cross(phid);
     let rate = phi.dot(phid);
     let al = jl(ddphi_cc) + da * rate * pp + db * rate * phi.cross(&pp) + b * phid.cross(&pp);
@@ -296,26 +304,30 @@ impl JointDef {
     /// The body's motion for coordinates `c` and rates `cd` (per [`JointDef::sources`]; a
     /// revolute or prismatic joint reads the first) on parent frame `p`.
     pub fn motion(&self, p: &Frame, c: [f64; 2], cd: [f64; 2]) -> JointMotion {
-        self.motion_with(p, c, cd, self.pose_eval(c).as_ref())
+        self.motion_with(p, c, cd, self.pose_eval(c, true).as_ref(), true)
     }
 
-    /// A tabulated joint's spline (value, first and second derivatives) at the coordinates
-    /// `c`; `None` for revolute and prismatic joints.
-    pub fn pose_eval(&self, c: [f64; 2]) -> Option<sm::SplineEval> {
-        self.spline
-            .as_ref()
-            .map(|sp| sp.eval(&c[..self.sources.len()]))
+    /// A tabulated joint's spline (value, first and, with `second`, second derivatives) at
+    /// the coordinates `c`; `None` for revolute and prismatic joints.
+    pub fn pose_eval(&self, c: [f64; 2], second: bool) -> Option<sm::SplineEval> {
+        self.spline.as_ref().map(|sp| {
+            let c = &c[..self.sources.len()];
+            if second { sp.eval(c) } else { sp.eval_first(c) }
+        })
     }
 
     /// [`JointDef::motion`] with the pose map's spline evaluation `ev` given (it must be
-    /// [`JointDef::pose_eval`] at `c`: the tree kinematics reuse it over perturbations that
-    /// leave the joint's coordinates alone).
+    /// [`JointDef::pose_eval`] at `c`, with second derivatives if `bias`: the tree kinematics
+    /// reuse it over perturbations that leave the joint's coordinates alone). Without `bias`
+    /// the velocity-product terms `bias_a`, `bias_al` are left 0 (for a body whose J̇ ż is
+    /// not used, [`Tree::need_acc`]); everything else is the same to the bit.
     pub fn motion_with(
         &self,
         p: &Frame,
         c: [f64; 2],
         cd: [f64; 2],
         ev: Option<&sm::SplineEval>,
+        bias: bool,
     ) -> JointMotion {
         let (z, zd) = (c[0], cd[0]);
         let zero = Vector3::zeros();
@@ -374,12 +386,14 @@ impl JointDef {
                 for k in 0..n {
                     sd += ds[k] * cd[k];
                     phid += dphi[k] * cd[k];
-                    for l in 0..n {
-                        dds += v3(&ev.d2[k][l], 0) * (cd[k] * cd[l]);
-                        ddphi += v3(&ev.d2[k][l], 3) * (cd[k] * cd[l]);
+                    if bias {
+                        for l in 0..n {
+                            dds += v3(&ev.d2[k][l], 0) * (cd[k] * cd[l]);
+                            ddphi += v3(&ev.d2[k][l], 3) * (cd[k] * cd[l]);
+                        }
                     }
                 }
-                let (wcols, al_rel) = tabulated_rotation(&phi, &dphi, &ddphi, &phid);
+                let (wcols, al_rel) = tabulated_rotation(&phi, &dphi, &ddphi, &phid, bias);
                 let mut w_rel = zero;
                 for k in 0..n {
                     w_rel += wcols[k] * cd[k];
@@ -402,8 +416,12 @@ impl JointDef {
                         (p.rot * ds[0], p.rot * wcols[0]),
                         (p.rot * ds[1], p.rot * wcols[1]),
                     ],
-                    bias_a: p.rot * dds,
-                    bias_al: p.w.cross(&w_rel) + p.rot * al_rel,
+                    bias_a: if bias { p.rot * dds } else { zero },
+                    bias_al: if bias {
+                        p.w.cross(&w_rel) + p.rot * al_rel
+                    } else {
+                        zero
+                    },
                 }
             }
         }
@@ -672,7 +690,7 @@ impl Joints {
                 }
                 deps.push(dep);
             }
-            let massless = bodies
+            let massless: Vec<bool> = bodies
                 .iter()
                 .map(|&b| defs[b].as_ref().is_some_and(|d| d.massless))
                 .collect();
@@ -700,6 +718,9 @@ impl Joints {
                 cols.dedup();
                 jac_cols.push(cols);
             }
+            let need_acc = (0..bodies.len())
+                .map(|lb| !massless[lb] || parent_local.contains(&Some(lb)))
+                .collect();
             let mut coord_blocks: Vec<usize> = coords.iter().map(|&vi| vi / 6).collect();
             coord_blocks.sort_unstable();
             coord_blocks.dedup();
@@ -713,6 +734,7 @@ impl Joints {
                 massless,
                 coord_blocks,
                 jac_cols,
+                need_acc,
             });
         }
         Ok(Self {
@@ -806,7 +828,10 @@ impl Joints {
                 Some(p) => Frame::of_free(&r_full[7 * p..7 * p + 7], &v_full[6 * p..6 * p + 6]),
             };
             let (c, cd) = d.coordinates(r, v);
-            let f = d.motion(&p, c, cd).frame;
+            // The frame alone: no second derivatives, no velocity-product terms.
+            let f = d
+                .motion_with(&p, c, cd, d.pose_eval(c, false).as_ref(), false)
+                .frame;
             write_frame(
                 &f,
                 &mut r_full[7 * b..7 * b + 7],
@@ -862,6 +887,10 @@ impl Joints {
             out.jac.fill(0.0);
         }
         for (lb, &b) in tree.bodies.iter().enumerate() {
+            if velocity_only && !tree.need_acc[lb] {
+                // Only J̇ ż is read from a velocity perturbation.
+                continue;
+            }
             if let Some(bk) = base
                 && perturbed != usize::MAX
                 && self.defs[b].is_some()
@@ -919,27 +948,33 @@ impl Joints {
                         }
                     }
                     let moved = deps.contains(&dp.0);
+                    let need_acc = tree.need_acc[lb];
                     let ev = match base {
                         Some(bk) if !moved => bk.ev[lb],
-                        _ => d.pose_eval(c),
+                        _ => d.pose_eval(c, need_acc),
                     };
                     out.ev[lb] = ev;
-                    let jm = d.motion_with(&p, c, cd, ev.as_ref());
+                    let jm = d.motion_with(&p, c, cd, ev.as_ref(), need_acc);
                     let f = jm.frame;
                     // J̇ ż, recursively (module docs): α_b = α_p + (the joint's term: ω_p × u ż
                     // for a revolute joint), a_b = a_p + α_p × d + ω_p × (ω_p × d) + 2 ω_p × ṡ
                     // + (u × (u × e) ż², or the pose map's second derivatives).
-                    let mut al = alp;
-                    let mut a = ap
-                        + alp.cross(&jm.d)
-                        + p.w.cross(&p.w.cross(&jm.d))
-                        + 2.0 * p.w.cross(&jm.s_dot);
-                    if d.kind != sm::JointKind::Prismatic {
-                        al += jm.bias_al;
-                        a += jm.bias_a;
-                    }
+                    // (Left 0 where nothing reads it, [`Tree::need_acc`].)
+                    out.acc[lb] = if need_acc {
+                        let mut al = alp;
+                        let mut a = ap
+                            + alp.cross(&jm.d)
+                            + p.w.cross(&p.w.cross(&jm.d))
+                            + 2.0 * p.w.cross(&jm.s_dot);
+                        if d.kind != sm::JointKind::Prismatic {
+                            al += jm.bias_al;
+                            a += jm.bias_a;
+                        }
+                        (a, al)
+                    } else {
+                        (Vector3::zeros(), Vector3::zeros())
+                    };
                     out.frames[lb] = f;
-                    out.acc[lb] = (a, al);
                     if velocity_only {
                         continue;
                     }
