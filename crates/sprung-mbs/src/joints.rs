@@ -1466,9 +1466,22 @@ impl JointWork {
             }
         }
         // Step A: B = A J (+ J_v V_z for J_rK) over the columns; rows stay the free bodies'.
-        self.b_rk.fill_zero();
-        self.b_v.fill_zero();
+        // Zeroed: the blocks this step adds to (the product's other blocks are never written
+        // and stay 0).
         let fp = self.full_lin.j_rk.pattern().clone();
+        for i in 0..fp.n_blocks() {
+            for &j in fp.row(i) {
+                let cols = match (j < nb).then(|| joints.tree_of[j]).flatten() {
+                    None => std::slice::from_ref(&j),
+                    Some((t, _)) => joints.trees[t].coordinate_blocks(),
+                };
+                for &cb in cols {
+                    let ts = self.b_rk.pattern().slot(i, cb).expect("product block");
+                    self.b_rk.block_mut(ts).fill(0.0);
+                    self.b_v.block_mut(ts).fill(0.0);
+                }
+            }
+        }
         for i in 0..fp.n_blocks() {
             for (s, &j) in fp.row(i).iter().enumerate() {
                 let slot = fp.row_ptr()[i] + s;
@@ -1560,9 +1573,11 @@ impl JointWork {
                         };
                         let blk = src.block(bs);
                         for row in 0..6 {
+                            // (The weights' other columns are 0.)
                             let mj = kin.projection_row(lb, row, tree.massless[lb]);
-                            for (c, m) in mj.iter().enumerate() {
-                                if *m == 0.0 {
+                            for &c in &tree.jac_cols[lb] {
+                                let m = mj[c];
+                                if m == 0.0 {
                                     continue;
                                 }
                                 for col in 0..6 {
