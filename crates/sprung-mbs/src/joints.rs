@@ -98,12 +98,27 @@ pub struct Tree {
     pub deps: Vec<Vec<usize>>,
     /// Per entry of `bodies`: massless (projection through Jᵀ W).
     pub massless: Vec<bool>,
+    /// The blocks that hold the tree's velocity coordinates (the free root's and those of the
+    /// bodies with a coordinate of their own), ascending.
+    pub coord_blocks: Vec<usize>,
+    /// Per entry of `bodies`: the tree coordinates its pose depends on (the root's six, the
+    /// ancestors' and its own joint's), ascending — the columns of J_b that can be non-zero;
+    /// the others stay exactly 0.
+    pub jac_cols: Vec<Vec<usize>>,
+    /// Per entry of `bodies`: whether its J̇_b ż is used (a body with mass or inertia, or
+    /// with children); a massless leaf's is not (its projection is Jᵀ W alone).
+    pub need_acc: Vec<bool>,
 }
 
 impl Tree {
     /// Number of velocity coordinates.
     pub fn n_coords(&self) -> usize {
         self.coords.len()
+    }
+
+    /// The blocks that hold the tree's velocity coordinates ([`Tree::coord_blocks`]).
+    pub fn coordinate_blocks(&self) -> &[usize] {
+        &self.coord_blocks
     }
 }
 
@@ -250,11 +265,13 @@ pub fn rotation_vector_matrix(phi: &Vector3<f64>) -> Matrix3<f64> {
 /// α = J_l(φ) Σ_kl ∂²φ/∂c_k∂c_l ċ_k ċ_l + (A'/θ)(φ·φ̇)(φ × φ̇) + (B'/θ)(φ·φ̇) φ × (φ × φ̇)
 ///     + B φ̇ × (φ × φ̇),   φ̇ = Σ_k ∂φ/∂c_k ċ_k
 /// (the time derivative of J_l(φ) φ̇ at fixed c̈ = 0).
+/// Without `bias` α is left 0.
 fn tabulated_rotation(
     phi: &Vector3<f64>,
     dphi: &[Vector3<f64>; 2],
     ddphi_cc: &Vector3<f64>,
     phid: &Vector3<f64>,
+    bias: bool,
 ) -> ([Vector3<f64>; 2], Vector3<f64>) {
     let (a, b, da, db) = left_jacobian_coeffs(phi.norm_squared());
     let jl = |x: &Vector3<f64>| {
@@ -262,6 +279,9 @@ fn tabulated_rotation(
         x + a * px + b * phi.cross(&px)
     };
     let cols = [jl(&dphi[0]), jl(&dphi[1])];
+    if !bias {
+        return (cols, Vector3::zeros());
+    }
     let pp = phi.cross(phid);
     let rate = phi.dot(phid);
     let al = jl(ddphi_cc) + da * rate * pp + db * rate * phi.cross(&pp) + b * phid.cross(&pp);
@@ -284,6 +304,31 @@ impl JointDef {
     /// The body's motion for coordinates `c` and rates `cd` (per [`JointDef::sources`]; a
     /// revolute or prismatic joint reads the first) on parent frame `p`.
     pub fn motion(&self, p: &Frame, c: [f64; 2], cd: [f64; 2]) -> JointMotion {
+        self.motion_with(p, c, cd, self.pose_eval(c, true).as_ref(), true)
+    }
+
+    /// A tabulated joint's spline (value, first and, with `second`, second derivatives) at
+    /// the coordinates `c`; `None` for revolute and prismatic joints.
+    pub fn pose_eval(&self, c: [f64; 2], second: bool) -> Option<sm::SplineEval> {
+        self.spline.as_ref().map(|sp| {
+            let c = &c[..self.sources.len()];
+            if second { sp.eval(c) } else { sp.eval_first(c) }
+        })
+    }
+
+    /// [`JointDef::motion`] with the pose map's spline evaluation `ev` given (it must be
+    /// [`JointDef::pose_eval`] at `c`, with second derivatives if `bias`: the tree kinematics
+    /// reuse it over perturbations that leave the joint's coordinates alone). Without `bias`
+    /// the velocity-product terms `bias_a`, `bias_al` are left 0 (for a body whose J̇ ż is
+    /// not used, [`Tree::need_acc`]); everything else is the same to the bit.
+    pub fn motion_with(
+        &self,
+        p: &Frame,
+        c: [f64; 2],
+        cd: [f64; 2],
+        ev: Option<&sm::SplineEval>,
+        bias: bool,
+    ) -> JointMotion {
         let (z, zd) = (c[0], cd[0]);
         let zero = Vector3::zeros();
         let u = p.rot * self.axis;
@@ -327,12 +372,8 @@ impl JointDef {
                 }
             }
             sm::JointKind::Tabulated => {
-                let spline = self
-                    .spline
-                    .as_ref()
-                    .expect("a tabulated joint has its spline");
+                let ev = ev.expect("a tabulated joint has its spline evaluation");
                 let n = self.sources.len();
-                let ev = spline.eval(&c[..n]);
                 let v3 = |x: &[f64; 6], o: usize| Vector3::new(x[o], x[o + 1], x[o + 2]);
                 let s = v3(&ev.value, 0);
                 let phi = v3(&ev.value, 3);
@@ -345,12 +386,14 @@ impl JointDef {
                 for k in 0..n {
                     sd += ds[k] * cd[k];
                     phid += dphi[k] * cd[k];
-                    for l in 0..n {
-                        dds += v3(&ev.d2[k][l], 0) * (cd[k] * cd[l]);
-                        ddphi += v3(&ev.d2[k][l], 3) * (cd[k] * cd[l]);
+                    if bias {
+                        for l in 0..n {
+                            dds += v3(&ev.d2[k][l], 0) * (cd[k] * cd[l]);
+                            ddphi += v3(&ev.d2[k][l], 3) * (cd[k] * cd[l]);
+                        }
                     }
                 }
-                let (wcols, al_rel) = tabulated_rotation(&phi, &dphi, &ddphi, &phid);
+                let (wcols, al_rel) = tabulated_rotation(&phi, &dphi, &ddphi, &phid, bias);
                 let mut w_rel = zero;
                 for k in 0..n {
                     w_rel += wcols[k] * cd[k];
@@ -373,8 +416,12 @@ impl JointDef {
                         (p.rot * ds[0], p.rot * wcols[0]),
                         (p.rot * ds[1], p.rot * wcols[1]),
                     ],
-                    bias_a: p.rot * dds,
-                    bias_al: p.w.cross(&w_rel) + p.rot * al_rel,
+                    bias_a: if bias { p.rot * dds } else { zero },
+                    bias_al: if bias {
+                        p.w.cross(&w_rel) + p.rot * al_rel
+                    } else {
+                        zero
+                    },
                 }
             }
         }
@@ -424,6 +471,8 @@ pub struct TreeKin {
     chol: Vec<f64>,
     /// M_b J_b per body (scratch for M_z and the projections), same layout as `jac`.
     mj: Vec<f64>,
+    /// Per tree body: its tabulated joint's spline evaluation (`None`: no tabulated joint).
+    ev: Vec<Option<sm::SplineEval>>,
 }
 
 impl TreeKin {
@@ -437,6 +486,7 @@ impl TreeKin {
             jac: vec![0.0; 6 * nb * n],
             chol: vec![0.0; n * n],
             mj: vec![0.0; 6 * nb * n],
+            ev: vec![None; nb],
         }
     }
 
@@ -640,11 +690,11 @@ impl Joints {
                 }
                 deps.push(dep);
             }
-            let massless = bodies
+            let massless: Vec<bool> = bodies
                 .iter()
                 .map(|&b| defs[b].as_ref().is_some_and(|d| d.massless))
                 .collect();
-            let parent_local = bodies
+            let parent_local: Vec<Option<usize>> = bodies
                 .iter()
                 .map(|&b| {
                     defs[b]
@@ -656,6 +706,24 @@ impl Joints {
             for (local, &b) in bodies.iter().enumerate() {
                 tree_of[b] = Some((t, local));
             }
+            let mut jac_cols: Vec<Vec<usize>> = Vec::with_capacity(bodies.len());
+            for (lb, &b) in bodies.iter().enumerate() {
+                let mut cols: Vec<usize> = match (&defs[b], parent_local[lb]) {
+                    (None, _) => (0..6).collect(),
+                    (Some(_), Some(pl)) => jac_cols[pl].clone(),
+                    (Some(_), None) => Vec::new(),
+                };
+                cols.extend(&deps[lb]);
+                cols.sort_unstable();
+                cols.dedup();
+                jac_cols.push(cols);
+            }
+            let need_acc = (0..bodies.len())
+                .map(|lb| !massless[lb] || parent_local.contains(&Some(lb)))
+                .collect();
+            let mut coord_blocks: Vec<usize> = coords.iter().map(|&vi| vi / 6).collect();
+            coord_blocks.sort_unstable();
+            coord_blocks.dedup();
             trees.push(Tree {
                 root,
                 bodies,
@@ -664,6 +732,9 @@ impl Joints {
                 joint_coord,
                 deps,
                 massless,
+                coord_blocks,
+                jac_cols,
+                need_acc,
             });
         }
         Ok(Self {
@@ -757,7 +828,10 @@ impl Joints {
                 Some(p) => Frame::of_free(&r_full[7 * p..7 * p + 7], &v_full[6 * p..6 * p + 6]),
             };
             let (c, cd) = d.coordinates(r, v);
-            let f = d.motion(&p, c, cd).frame;
+            // The frame alone: no second derivatives, no velocity-product terms.
+            let f = d
+                .motion_with(&p, c, cd, d.pose_eval(c, false).as_ref(), false)
+                .frame;
             write_frame(
                 &f,
                 &mut r_full[7 * b..7 * b + 7],
@@ -777,15 +851,60 @@ impl Joints {
         pert: Perturb,
         out: &mut TreeKin,
     ) -> Result<(), String> {
+        self.tree_kinematics_with(model, t, r, v, pert, None, out)
+    }
+
+    /// [`Joints::tree_kinematics`] reusing the kinematics `base` of the unperturbed state (r, v):
+    /// its spline evaluations wherever the perturbation leaves a joint's coordinates alone and,
+    /// for a velocity perturbation (which changes neither J nor M_z), its M_b J_b and factor of
+    /// M_z (then not formed in `out`: [`Joints::project_rhs_split`] takes them from `base`).
+    #[allow(clippy::too_many_arguments)] // the arguments of `tree_kinematics` plus the base
+    pub fn tree_kinematics_with(
+        &self,
+        model: &crate::CompiledModel,
+        t: usize,
+        r: &[f64],
+        v: &[f64],
+        pert: Perturb,
+        base: Option<&TreeKin>,
+        out: &mut TreeKin,
+    ) -> Result<(), String> {
         let tree = &self.trees[t];
         let n = tree.n_coords();
-        out.jac.fill(0.0);
         let (dp, dv) = match pert {
             Perturb::Position(c, d) => ((c, d), (usize::MAX, 0.0)),
             Perturb::Velocity(c, d) => ((usize::MAX, 0.0), (c, d)),
             Perturb::None => ((usize::MAX, 0.0), (usize::MAX, 0.0)),
         };
+        // With `base`: a velocity perturbation leaves J as it is (not formed), and a body
+        // whose pose does not depend on the perturbed coordinate keeps base's kinematics.
+        let velocity_only = base.is_some() && matches!(pert, Perturb::Velocity(..));
+        let perturbed = match (base, pert) {
+            (Some(_), Perturb::Position(c, _) | Perturb::Velocity(c, _)) => c,
+            _ => usize::MAX,
+        };
+        if !velocity_only {
+            out.jac.fill(0.0);
+        }
         for (lb, &b) in tree.bodies.iter().enumerate() {
+            if velocity_only && !tree.need_acc[lb] {
+                // Only J̇ ż is read from a velocity perturbation.
+                continue;
+            }
+            if let Some(bk) = base
+                && perturbed != usize::MAX
+                && self.defs[b].is_some()
+                && tree.jac_cols[lb].binary_search(&perturbed).is_err()
+            {
+                out.frames[lb] = bk.frames[lb];
+                out.acc[lb] = bk.acc[lb];
+                out.ev[lb] = bk.ev[lb];
+                if !velocity_only {
+                    let rows = 6 * lb * n..6 * (lb + 1) * n;
+                    out.jac[rows.clone()].copy_from_slice(&bk.jac[rows]);
+                }
+                continue;
+            }
             match self.defs[b].as_ref() {
                 None => {
                     // The free root: J = I on its six coordinates, J̇ = 0.
@@ -807,8 +926,10 @@ impl Joints {
                     }
                     out.frames[lb] = f;
                     out.acc[lb] = (Vector3::zeros(), Vector3::zeros());
-                    for k in 0..6 {
-                        out.jac[(6 * lb + k) * n + k] = 1.0;
+                    if !velocity_only {
+                        for k in 0..6 {
+                            out.jac[(6 * lb + k) * n + k] = 1.0;
+                        }
                     }
                 }
                 Some(d) => {
@@ -826,27 +947,43 @@ impl Joints {
                             cd[k] += dv.1;
                         }
                     }
-                    let jm = d.motion(&p, c, cd);
+                    let moved = deps.contains(&dp.0);
+                    let need_acc = tree.need_acc[lb];
+                    let ev = match base {
+                        Some(bk) if !moved => bk.ev[lb],
+                        _ => d.pose_eval(c, need_acc),
+                    };
+                    out.ev[lb] = ev;
+                    let jm = d.motion_with(&p, c, cd, ev.as_ref(), need_acc);
                     let f = jm.frame;
                     // J̇ ż, recursively (module docs): α_b = α_p + (the joint's term: ω_p × u ż
                     // for a revolute joint), a_b = a_p + α_p × d + ω_p × (ω_p × d) + 2 ω_p × ṡ
                     // + (u × (u × e) ż², or the pose map's second derivatives).
-                    let mut al = alp;
-                    let mut a = ap
-                        + alp.cross(&jm.d)
-                        + p.w.cross(&p.w.cross(&jm.d))
-                        + 2.0 * p.w.cross(&jm.s_dot);
-                    if d.kind != sm::JointKind::Prismatic {
-                        al += jm.bias_al;
-                        a += jm.bias_a;
-                    }
+                    // (Left 0 where nothing reads it, [`Tree::need_acc`].)
+                    out.acc[lb] = if need_acc {
+                        let mut al = alp;
+                        let mut a = ap
+                            + alp.cross(&jm.d)
+                            + p.w.cross(&p.w.cross(&jm.d))
+                            + 2.0 * p.w.cross(&jm.s_dot);
+                        if d.kind != sm::JointKind::Prismatic {
+                            al += jm.bias_al;
+                            a += jm.bias_a;
+                        }
+                        (a, al)
+                    } else {
+                        (Vector3::zeros(), Vector3::zeros())
+                    };
                     out.frames[lb] = f;
-                    out.acc[lb] = (a, al);
+                    if velocity_only {
+                        continue;
+                    }
                     let rbt = f.rot.transpose();
-                    // Columns of the parent's coordinates: v_b = v_p + ω_p × d, ω_b = R_bᵀ ω_p.
+                    // Columns of the parent's coordinates: v_b = v_p + ω_p × d, ω_b = R_bᵀ ω_p
+                    // (the parent's other columns are 0).
                     if let Some(pl) = tree.parent_local[lb] {
                         let prot = p.rot;
-                        for col in 0..n {
+                        for &col in &tree.jac_cols[pl] {
                             let g = |k: usize| out.jac[(6 * pl + k) * n + col];
                             let wp = prot * Vector3::new(g(3), g(4), g(5));
                             if wp == Vector3::zeros() && g(0) == 0.0 && g(1) == 0.0 && g(2) == 0.0 {
@@ -877,10 +1014,22 @@ impl Joints {
                 }
             }
         }
-        // M_b J_b and M_z = Σ J_bᵀ M_b J_b, then its Cholesky factor.
+        if velocity_only {
+            return Ok(());
+        }
+        // M_b J_b and M_z = Σ J_bᵀ M_b J_b (summed body by body, each entry in the order of
+        // the rows), then its Cholesky factor. A body without mass and inertia has M_b J_b = 0
+        // (its weights are J_b, [`TreeKin::projection_row`]) and adds nothing: skipped.
+        out.chol.fill(0.0);
         for (lb, &b) in tree.bodies.iter().enumerate() {
             let body = &model.bodies[b];
-            for col in 0..n {
+            if body.mass == 0.0 && body.inertia == Matrix3::zeros() {
+                continue;
+            }
+            // Only J_b's structurally non-zero columns (the other entries of M_b J_b stay 0,
+            // and the pairs left out would add exact zeros).
+            let cols = &tree.jac_cols[lb];
+            for &col in cols {
                 let g = |k: usize| out.jac[(6 * lb + k) * n + col];
                 let w = body.inertia * Vector3::new(g(3), g(4), g(5));
                 for k in 0..3 {
@@ -888,15 +1037,14 @@ impl Joints {
                     out.mj[(6 * lb + 3 + k) * n + col] = w[k];
                 }
             }
-        }
-        let nb = tree.bodies.len();
-        for i in 0..n {
-            for j in 0..=i {
-                let mut s = 0.0;
-                for row in 0..6 * nb {
-                    s += out.jac[row * n + i] * out.mj[row * n + j];
+            for (ii, &i) in cols.iter().enumerate() {
+                for &j in &cols[..=ii] {
+                    let mut s = out.chol[i * n + j];
+                    for row in 6 * lb..6 * lb + 6 {
+                        s += out.jac[row * n + i] * out.mj[row * n + j];
+                    }
+                    out.chol[i * n + j] = s;
                 }
-                out.chol[i * n + j] = s;
             }
         }
         cholesky(&mut out.chol, n).map_err(|k| {
@@ -917,25 +1065,37 @@ impl Joints {
         x_of: impl Fn(usize) -> [f64; 6],
         rhs: &mut [f64],
     ) {
+        Self::project_rhs_split(tree, k, (bias != 0.0).then_some(k), x_of, rhs);
+    }
+
+    /// [`Joints::project_rhs`] with the weights J_bᵀ M_b of `k` and the bias J̇_b ż of `bias`
+    /// (if given; kinematics of the same positions, e.g. of a velocity perturbation).
+    pub fn project_rhs_split(
+        tree: &Tree,
+        k: &TreeKin,
+        bias: Option<&TreeKin>,
+        x_of: impl Fn(usize) -> [f64; 6],
+        rhs: &mut [f64],
+    ) {
         let n = k.n;
         rhs[..n].fill(0.0);
         for (lb, &b) in tree.bodies.iter().enumerate() {
             let x = x_of(b);
             // A massless body's x is its wrench W_b (the evaluator's unit stand-in mass): Jᵀ W.
             let massless = tree.massless[lb];
-            let bb = if bias != 0.0 && !massless {
-                k.bias_body(lb)
-            } else {
-                [0.0; 6]
+            let bb = match bias {
+                Some(kb) if !massless => kb.bias_body(lb),
+                _ => [0.0; 6],
             };
             for row in 0..6 {
-                let y = x[row] - bias * bb[row];
+                let y = x[row] - bb[row];
                 if y == 0.0 {
                     continue;
                 }
+                // (The weights' other columns are 0.)
                 let mj = k.projection_row(lb, row, massless);
-                for (r, m) in rhs[..n].iter_mut().zip(mj) {
-                    *r += m * y;
+                for &c in &tree.jac_cols[lb] {
+                    rhs[c] += mj[c] * y;
                 }
             }
         }
@@ -1008,20 +1168,38 @@ pub const KINEMATIC_FD_STEP: f64 = 1e-6;
 pub const KINEMATIC_VELOCITY_STEP: f64 = 1e-2;
 
 /// The block pattern of a model with joints: block i = body i as before, but every tree's
-/// bodies couple densely with each other and with everything any of them couples with in the
-/// free-body pattern `full` (the projection mixes a tree's rows and columns).
+/// coordinate blocks ([`Tree::coordinate_blocks`]: the free root and the bodies with a
+/// coordinate of their own) couple densely with each other and with everything any body of
+/// the tree couples with in the free-body pattern `full` (the projection mixes a tree's rows
+/// and columns onto its coordinates). A follower's block holds no coordinate: its rows and
+/// columns of the linearisation are zero and it keeps the diagonal block alone (the identity
+/// of the iteration matrix).
 pub fn joint_pattern(full: &BlockPattern, joints: &Joints, n_bodies: usize) -> BlockPattern {
+    grouped_pattern(full, joints, n_bodies, true)
+}
+
+/// `full` with the columns of every tree body replaced by the tree's coordinate blocks and,
+/// with `rows`, the rows too ([`joint_pattern`]); without `rows` it holds the intermediate
+/// product (free-body rows) × J of [`JointWork::linearise`] (symmetrised, as every pattern).
+fn grouped_pattern(
+    full: &BlockPattern,
+    joints: &Joints,
+    n_bodies: usize,
+    rows: bool,
+) -> BlockPattern {
     let group = |i: usize| -> Vec<usize> {
         match (i < n_bodies).then(|| joints.tree_of[i]).flatten() {
-            Some((t, _)) => joints.trees[t].bodies.clone(),
+            Some((t, _)) => joints.trees[t].coord_blocks.clone(),
             None => vec![i],
         }
     };
     let mut pairs = Vec::new();
     for i in 0..full.n_blocks() {
+        let gi = if rows { group(i) } else { vec![i] };
         for &j in full.row(i) {
-            for a in group(i) {
-                for b in group(j) {
+            let gj = group(j);
+            for &a in &gi {
+                for &b in &gj {
                     pairs.push((a, b));
                 }
             }
@@ -1051,9 +1229,12 @@ pub struct JointWork {
     cor: Vec<Vec<f64>>,
     /// The evaluator's linearisation of the free bodies.
     full_lin: Linearisation,
+    /// A · J of the projection (free-body rows, tree columns grouped; [`grouped_pattern`]).
     b_rk: BlockMatrix,
     b_v: BlockMatrix,
     y: Vec<f64>,
+    /// Whether some tree's M_z was singular at the last [`JointWork::kinematics`].
+    singular: bool,
 }
 
 impl JointWork {
@@ -1061,6 +1242,12 @@ impl JointWork {
     pub fn new(model: &crate::CompiledModel) -> Self {
         let j = &model.joints;
         let pattern = Arc::new(joint_pattern(&model.pattern, j, model.bodies.len()));
+        let bpat = Arc::new(grouped_pattern(
+            &model.pattern,
+            j,
+            model.bodies.len(),
+            false,
+        ));
         let nmax = j.trees.iter().map(Tree::n_coords).max().unwrap_or(0);
         Self {
             r_full: vec![0.0; model.n_r()],
@@ -1085,10 +1272,11 @@ impl JointWork {
                 .map(|t| vec![0.0; t.n_coords().pow(2)])
                 .collect(),
             full_lin: Linearisation::new(model.n_r(), model.pattern.clone()),
-            b_rk: BlockMatrix::zeros(pattern.clone()),
-            b_v: BlockMatrix::zeros(pattern.clone()),
+            b_rk: BlockMatrix::zeros(bpat.clone()),
+            b_v: BlockMatrix::zeros(bpat),
             y: vec![0.0; 6 * nmax],
             pattern,
+            singular: false,
         }
     }
 
@@ -1097,27 +1285,51 @@ impl JointWork {
         joints.expand(r, v, &mut self.r_full, &mut self.v_full);
     }
 
-    /// Projects the evaluator's free-body accelerations `q` (at the expanded state) onto the
-    /// tree coordinates in place (module docs); padding slots get 0. With `q_t`, projects the
-    /// explicit time derivative the same way (without the J̇ ż term).
-    pub fn project_q(
-        &mut self,
-        model: &crate::CompiledModel,
-        r: &[f64],
-        v: &[f64],
-        q: &mut [f64],
-        mut q_t: Option<&mut [f64]>,
-    ) {
+    /// The trees' kinematics at the reduced state (r, v) ([`Joints::tree_kinematics`]) and the
+    /// expanded state from their frames into [`JointWork::r_full`], [`JointWork::v_full`]
+    /// (what [`JointWork::expand`] gives, with each frame computed once for the expansion and
+    /// the projection). A singular M_z is remembered for [`JointWork::project_q`].
+    pub fn kinematics(&mut self, model: &crate::CompiledModel, r: &[f64], v: &[f64]) {
         let joints = &model.joints;
+        self.r_full.copy_from_slice(r);
+        self.v_full.copy_from_slice(v);
+        self.singular = false;
         for (t, tree) in joints.trees.iter().enumerate() {
             let kin = &mut self.kin[t];
             if let Err(e) = joints.tree_kinematics(model, t, r, v, Perturb::None, kin) {
                 // A singular joint mass matrix: NaN accelerations make the integrator stop
                 // with its own non-finite-state error naming the time.
                 debug_assert!(false, "{e}");
-                q.fill(f64::NAN);
-                return;
+                self.singular = true;
             }
+            let jointed = usize::from(tree.root.is_some());
+            for (lb, &b) in tree.bodies.iter().enumerate().skip(jointed) {
+                write_frame(
+                    &kin.frames[lb],
+                    &mut self.r_full[7 * b..7 * b + 7],
+                    &mut self.v_full[6 * b..6 * b + 6],
+                );
+            }
+        }
+    }
+
+    /// Projects the evaluator's free-body accelerations `q` (at the expanded state of the last
+    /// [`JointWork::kinematics`]) onto the tree coordinates in place (module docs); padding
+    /// slots get 0. With `q_t`, projects the explicit time derivative the same way (without
+    /// the J̇ ż term).
+    pub fn project_q(
+        &mut self,
+        model: &crate::CompiledModel,
+        q: &mut [f64],
+        mut q_t: Option<&mut [f64]>,
+    ) {
+        if self.singular {
+            q.fill(f64::NAN);
+            return;
+        }
+        let joints = &model.joints;
+        for (t, tree) in joints.trees.iter().enumerate() {
+            let kin = &self.kin[t];
             let n = tree.n_coords();
             Joints::project_rhs(tree, kin, 1.0, |b| block6(q, b), &mut self.rhs);
             Joints::solve(kin, &mut self.rhs[..n]);
@@ -1159,14 +1371,14 @@ impl JointWork {
         lin: &mut Linearisation,
         eval_lin: impl FnOnce(&[f64], &[f64], &mut Linearisation),
     ) {
-        self.expand(&model.joints, r, v);
+        self.kinematics(model, r, v);
         eval_lin(&self.r_full, &self.v_full, &mut self.full_lin);
         self.full_lin.expand();
         lin.congruent = false;
         lin.r.copy_from_slice(r);
         lin.q.copy_from_slice(&self.full_lin.q);
         lin.q_t.copy_from_slice(&self.full_lin.q_t);
-        self.project_q(model, r, v, &mut lin.q, Some(&mut lin.q_t));
+        self.project_q(model, &mut lin.q, Some(&mut lin.q_t));
         let joints = &model.joints;
         let nb = model.bodies.len();
         // Differenced kinematic terms per tree.
@@ -1210,8 +1422,11 @@ impl JointWork {
                         } else {
                             Perturb::Velocity(c, sign * h)
                         };
-                        let pk = &mut self.pert[t];
-                        if joints.tree_kinematics(model, t, r, v, p, pk).is_err() {
+                        let (pk, base) = (&mut self.pert[t], &self.kin[t]);
+                        if joints
+                            .tree_kinematics_with(model, t, r, v, p, Some(base), pk)
+                            .is_err()
+                        {
                             continue;
                         }
                         let rhs = if s == 0 {
@@ -1220,8 +1435,10 @@ impl JointWork {
                             &mut self.rhs2
                         };
                         let fq = &self.full_lin.q;
-                        Joints::project_rhs(tree, pk, 1.0, |b| block6(fq, b), rhs);
-                        Joints::solve(pk, &mut rhs[..n]);
+                        // A velocity perturbation keeps J, M_z and its factor: `base`'s.
+                        let wk = if kind == 0 { &*pk } else { base };
+                        Joints::project_rhs_split(tree, wk, Some(pk), |b| block6(fq, b), rhs);
+                        Joints::solve(wk, &mut rhs[..n]);
                         if kind == 0 {
                             let vz = &mut self.vz[t];
                             for lb in 0..nbt {
@@ -1249,9 +1466,22 @@ impl JointWork {
             }
         }
         // Step A: B = A J (+ J_v V_z for J_rK) over the columns; rows stay the free bodies'.
-        self.b_rk.fill_zero();
-        self.b_v.fill_zero();
+        // Zeroed: the blocks this step adds to (the product's other blocks are never written
+        // and stay 0).
         let fp = self.full_lin.j_rk.pattern().clone();
+        for i in 0..fp.n_blocks() {
+            for &j in fp.row(i) {
+                let cols = match (j < nb).then(|| joints.tree_of[j]).flatten() {
+                    None => std::slice::from_ref(&j),
+                    Some((t, _)) => joints.trees[t].coordinate_blocks(),
+                };
+                for &cb in cols {
+                    let ts = self.b_rk.pattern().slot(i, cb).expect("product block");
+                    self.b_rk.block_mut(ts).fill(0.0);
+                    self.b_v.block_mut(ts).fill(0.0);
+                }
+            }
+        }
         for i in 0..fp.n_blocks() {
             for (s, &j) in fp.row(i).iter().enumerate() {
                 let slot = fp.row_ptr()[i] + s;
@@ -1260,9 +1490,10 @@ impl JointWork {
                 match (j < nb).then(|| joints.tree_of[j]).flatten() {
                     None => {
                         let ts = self
-                            .pattern
+                            .b_rk
+                            .pattern()
                             .slot(i, j)
-                            .expect("joint pattern holds the free one");
+                            .expect("the product's pattern holds the free one");
                         add6(self.b_rk.block_mut(ts), a_rk);
                         add6(self.b_v.block_mut(ts), a_v);
                     }
@@ -1271,9 +1502,10 @@ impl JointWork {
                         let n = tree.n_coords();
                         let kin = &self.kin[t];
                         let vz = &self.vz[t];
-                        for c in 0..n {
+                        // J_b's and V_z's other columns are exactly 0.
+                        for &c in &tree.jac_cols[lb] {
                             let vi = tree.coords[c];
-                            let ts = self.pattern.slot(i, vi / 6).expect("tree coupling");
+                            let ts = self.b_rk.pattern().slot(i, vi / 6).expect("tree coupling");
                             let off = vi % 6;
                             let jc = |k: usize| kin.jac[(6 * lb + k) * n + c];
                             let vc = |k: usize| vz[(6 * lb + k) * n + c];
@@ -1300,13 +1532,22 @@ impl JointWork {
         }
         // Step B: rows. Free bodies and element states: as they are; a tree's rows: P.
         let pat = self.pattern.clone();
+        let bpat = self.b_rk.pattern().clone();
         for i in 0..pat.n_blocks() {
             if (i < nb).then(|| joints.tree_of[i]).flatten().is_some() {
                 continue;
             }
-            for s in pat.row_ptr()[i]..pat.row_ptr()[i + 1] {
-                lin.j_rk.block_mut(s).copy_from_slice(self.b_rk.block(s));
-                lin.j_v.block_mut(s).copy_from_slice(self.b_v.block(s));
+            for (s, &j) in (pat.row_ptr()[i]..).zip(pat.row(i)) {
+                match bpat.slot(i, j) {
+                    Some(bs) => {
+                        lin.j_rk.block_mut(s).copy_from_slice(self.b_rk.block(bs));
+                        lin.j_v.block_mut(s).copy_from_slice(self.b_v.block(bs));
+                    }
+                    None => {
+                        lin.j_rk.block_mut(s).fill(0.0);
+                        lin.j_v.block_mut(s).fill(0.0);
+                    }
+                }
             }
         }
         for (t, tree) in joints.trees.iter().enumerate() {
@@ -1318,17 +1559,25 @@ impl JointWork {
                     lin.j_v.block_mut(s).fill(0.0);
                 }
             }
-            let first = tree.bodies[0];
+            let Some(&first) = tree.coordinate_blocks().first() else {
+                continue;
+            };
             for &k in pat.row(first) {
                 for (src, dst) in [(&self.b_rk, &mut lin.j_rk), (&self.b_v, &mut lin.j_v)] {
                     // Y = Σ_b (M_b J_b)ᵀ B(b, k), n × 6, then M_z⁻¹ Y column by column.
                     self.y[..6 * n].fill(0.0);
                     for (lb, &b) in tree.bodies.iter().enumerate() {
-                        let blk = src.block(pat.slot(b, k).expect("tree row"));
+                        // Body b couples with nothing of block k: B(b, k) = 0.
+                        let Some(bs) = bpat.slot(b, k) else {
+                            continue;
+                        };
+                        let blk = src.block(bs);
                         for row in 0..6 {
+                            // (The weights' other columns are 0.)
                             let mj = kin.projection_row(lb, row, tree.massless[lb]);
-                            for (c, m) in mj.iter().enumerate() {
-                                if *m == 0.0 {
+                            for &c in &tree.jac_cols[lb] {
+                                let m = mj[c];
+                                if m == 0.0 {
                                     continue;
                                 }
                                 for col in 0..6 {

@@ -101,9 +101,9 @@ impl MbsSystem {
     fn joint_accelerations(&mut self, t: f64, r: &[f64], v: &[f64], q: &mut [f64]) {
         let w = self.joints.as_mut().expect("joints");
         let model = self.eval.model().clone();
-        w.expand(&model.joints, r, v);
+        w.kinematics(&model, r, v);
         self.eval.accelerations(t, &w.r_full, &w.v_full, q);
-        w.project_q(&model, r, v, q, None);
+        w.project_q(&model, q, None);
     }
 
     /// The linearisation with joints ([`JointWork::linearise`]).

@@ -485,8 +485,19 @@ impl TableSpline {
     /// The bicubic patch is contracted one axis at a time: over the second axis for each of
     /// the four first-axis Hermite slots (value and slope at the cell's two ends), then over
     /// the first axis (≈ 430 multiply-adds in 2D, ≈ 70 in 1D).
-    #[allow(clippy::needless_range_loop)] // one component index into six outputs
     pub fn eval(&self, c: &[f64]) -> SplineEval {
+        self.eval_orders(c, true)
+    }
+
+    /// Value and first derivatives alone (`d2` left 0): [`TableSpline::eval`] without the
+    /// second-derivative contractions (a caller that needs no velocity-product terms, e.g. a
+    /// massless follower's pose). The values and first derivatives are `eval`'s bit for bit.
+    pub fn eval_first(&self, c: &[f64]) -> SplineEval {
+        self.eval_orders(c, false)
+    }
+
+    #[allow(clippy::needless_range_loop)] // one component index into six outputs
+    fn eval_orders(&self, c: &[f64], second: bool) -> SplineEval {
         let (i1, w1) = self.basis(0, c[0]);
         let mut out = SplineEval {
             value: [0.0; POSE_COMPONENTS],
@@ -504,7 +515,11 @@ impl TableSpline {
                     for (m, fm) in f.iter().enumerate() {
                         out.value[m] += w0 * fm;
                         out.d1[0][m] += wd * fm;
-                        out.d2[0][0][m] += wdd * fm;
+                    }
+                    if second {
+                        for (m, fm) in f.iter().enumerate() {
+                            out.d2[0][0][m] += wdd * fm;
+                        }
                     }
                 }
             }
@@ -514,6 +529,7 @@ impl TableSpline {
         let n2 = self.grid[1].len();
         // y[sx][oy]: the second-axis contraction (derivative order oy) of first-axis slot sx.
         let mut y = [[[0.0; POSE_COMPONENTS]; 3]; 4];
+        let orders = if second { 3 } else { 2 };
         for a in 0..2 {
             for dx in 0..2 {
                 let ys = &mut y[slot(a, dx)];
@@ -523,7 +539,7 @@ impl TableSpline {
                         // node[k + d]: d = 0 f, 1 ∂₁f, 2 ∂₂f, 3 ∂₁∂₂f.
                         let f = &self.node[k + dx + 2 * dy];
                         let sy = slot(b, dy);
-                        for (oy, yo) in ys.iter_mut().enumerate() {
+                        for (oy, yo) in ys[..orders].iter_mut().enumerate() {
                             let w = w2[oy][sy];
                             for (ym, fm) in yo.iter_mut().zip(f) {
                                 *ym += w * fm;
@@ -539,9 +555,13 @@ impl TableSpline {
                 out.value[m] += w0 * ys[0][m];
                 out.d1[0][m] += wd * ys[0][m];
                 out.d1[1][m] += w0 * ys[1][m];
-                out.d2[0][0][m] += wdd * ys[0][m];
-                out.d2[0][1][m] += wd * ys[1][m];
-                out.d2[1][1][m] += w0 * ys[2][m];
+            }
+            if second {
+                for m in 0..POSE_COMPONENTS {
+                    out.d2[0][0][m] += wdd * ys[0][m];
+                    out.d2[0][1][m] += wd * ys[1][m];
+                    out.d2[1][1][m] += w0 * ys[2][m];
+                }
             }
         }
         out.d2[1][0] = out.d2[0][1];
@@ -785,6 +805,10 @@ mod tests {
                         );
                     }
                 }
+                // Without the second derivatives: the same values and slopes to the bit.
+                let first = s.eval_first(&[x, y][..dims]);
+                assert_eq!((first.value, first.d1), (ev.value, ev.d1), "dims {dims}");
+                assert_eq!(first.d2, [[[0.0; POSE_COMPONENTS]; 2]; 2]);
             }
         }
     }
