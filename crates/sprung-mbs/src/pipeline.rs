@@ -915,7 +915,36 @@ fn fill_marker_states(
     out: &mut [MarkerState],
 ) {
     for (ms, &mk) in out.iter_mut().zip(markers) {
-        *ms = MarkerState::of(&MarkerKin::new(&model.markers[mk], bodies));
+        *ms = marker_state(&model.markers[mk], bodies);
+    }
+}
+
+/// `MarkerState::of(&MarkerKin::new(marker, bodies))` without the padded-row frame and its
+/// conversions (an open element reads neither the lever arm nor the rows): the same
+/// arithmetic in the same order — entry (i, j) of the frame is (R_i0 A_0j + R_i1 A_1j) +
+/// R_i2 A_2j as in the portable [`M3::mul`] — hence the same bits (tested).
+#[inline(always)]
+fn marker_state(marker: &crate::compiled::Marker, bodies: &[BodyKin]) -> MarkerState {
+    let Some(b) = marker.body else {
+        return MarkerState {
+            x: marker.position,
+            rot: marker.axes,
+            v: Vector3::zeros(),
+            w: Vector3::zeros(),
+        };
+    };
+    let k = &bodies[b];
+    let arm = k.rot * marker.position;
+    let (r, a) = (&k.rot, &marker.axes);
+    let rot = nalgebra::Matrix3::from_fn(|i, j| {
+        let p = r[(i, 1)] * a[(1, j)] + r[(i, 0)] * a[(0, j)];
+        r[(i, 2)] * a[(2, j)] + p
+    });
+    MarkerState {
+        x: k.x + arm,
+        rot,
+        v: k.v + k.w.cross(&arm),
+        w: k.w,
     }
 }
 
@@ -1368,6 +1397,45 @@ fn apply_element<L: Lanes>(
             } else if first {
                 g_v.fill(0.0);
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compiled::Marker;
+    use nalgebra::{Rotation3, Unit};
+
+    /// The open elements' marker kinematics are those of the pipeline's `MarkerKin`, bit for
+    /// bit (body-fixed markers with turned axes on a moving, turned body, and a ground marker).
+    #[test]
+    fn marker_state_is_the_marker_kinematics_bits() {
+        let q = nalgebra::UnitQuaternion::from_euler_angles(0.3, -1.1, 2.4);
+        let rr = [0.4, -1.3, 0.9, q.w, q.i, q.j, q.k];
+        let vv = [1.7, -0.2, 0.05, 0.8, -2.1, 0.37];
+        let bodies = [BodyKin::default(), BodyKin::from_blocks(&rr, &vv)];
+        let axes = |a: f64| {
+            Rotation3::from_axis_angle(&Unit::new_normalize(Vector3::new(0.2, 1.0, -0.6)), a)
+                .into_inner()
+        };
+        let bits = |m: &MarkerState| {
+            let mut b: Vec<u64> = m.rot.iter().map(|x| x.to_bits()).collect();
+            for v in [m.x, m.v, m.w] {
+                b.extend(v.iter().map(|x| x.to_bits()));
+            }
+            b
+        };
+        for (body, angle) in [(Some(1), 0.7), (Some(1), 0.0), (Some(0), -2.2), (None, 1.3)] {
+            let marker = Marker {
+                name: "m".into(),
+                body,
+                position: Vector3::new(-0.31, 0.77, 1.9),
+                axes: axes(angle),
+            };
+            let want = MarkerState::of(&MarkerKin::new(&marker, &bodies));
+            let got = marker_state(&marker, &bodies);
+            assert_eq!(bits(&got), bits(&want), "{body:?}, {angle}");
         }
     }
 }
