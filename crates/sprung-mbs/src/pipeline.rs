@@ -623,8 +623,8 @@ impl Evaluator {
                 work.scratch.evaluate(el.law.as_ref(), &input);
             }
             let sc = &work.scratch;
-            for (k, &mk) in el.markers.iter().enumerate() {
-                if let Some(c) = model.markers[mk].body {
+            for (k, frame) in work.frames.iter().enumerate() {
+                if let Some(c) = frame.body {
                     let arm = work.markers[k].x - self.bodies[c].x;
                     self.force[c] += sc.force[k];
                     self.torque[c] += arm.cross(&sc.force[k]) + sc.torque[k];
@@ -907,15 +907,30 @@ fn evaluate_element<L: Lanes>(
     ends
 }
 
-/// Global kinematics of the listed markers, as open elements see them.
-fn fill_marker_states(
-    model: &CompiledModel,
-    markers: &[usize],
-    bodies: &[BodyKin],
-    out: &mut [MarkerState],
-) {
-    for (ms, &mk) in out.iter_mut().zip(markers) {
-        *ms = marker_state(&model.markers[mk], bodies);
+/// Global kinematics of an open element's markers, as it sees them.
+fn fill_marker_states(frames: &[MarkerFrame], bodies: &[BodyKin], out: &mut [MarkerState]) {
+    for (ms, frame) in out.iter_mut().zip(frames) {
+        *ms = marker_state(frame, bodies);
+    }
+}
+
+/// What the kinematics of a marker read from its definition ([`crate::compiled::Marker`]),
+/// kept per open element next to its marker states: one compact record per marker instead of
+/// a look-up in the model's marker table (whose records carry the name between these fields).
+#[derive(Debug, Clone, Copy)]
+struct MarkerFrame {
+    body: Option<usize>,
+    position: Vector3<f64>,
+    axes: nalgebra::Matrix3<f64>,
+}
+
+impl MarkerFrame {
+    fn of(marker: &crate::compiled::Marker) -> Self {
+        Self {
+            body: marker.body,
+            position: marker.position,
+            axes: marker.axes,
+        }
     }
 }
 
@@ -924,7 +939,7 @@ fn fill_marker_states(
 /// arithmetic in the same order — entry (i, j) of the frame is (R_i0 A_0j + R_i1 A_1j) +
 /// R_i2 A_2j as in the portable [`M3::mul`] — hence the same bits (tested).
 #[inline(always)]
-fn marker_state(marker: &crate::compiled::Marker, bodies: &[BodyKin]) -> MarkerState {
+fn marker_state(marker: &MarkerFrame, bodies: &[BodyKin]) -> MarkerState {
     let Some(b) = marker.body else {
         return MarkerState {
             x: marker.position,
@@ -964,7 +979,7 @@ fn prepare_open_element<'a>(
     let el = &model.open_elements[e];
     let (before, rest) = open.split_at_mut(e);
     let work = &mut rest[0];
-    fill_marker_states(model, &el.markers, bodies, &mut work.markers);
+    fill_marker_states(&work.frames, bodies, &mut work.markers);
     gather_inputs(model, runtime_u, t, &el.inputs, &mut work.inputs);
     if !el.links.is_empty() {
         let source = |k: usize| before[el.links[k].source].scratch.outputs[el.links[k].output];
@@ -1041,6 +1056,11 @@ fn open_work(model: &CompiledModel) -> Vec<OpenWork> {
             .collect();
         open.push(OpenWork {
             markers: vec![MarkerState::default(); e.markers.len()],
+            frames: e
+                .markers
+                .iter()
+                .map(|&mk| MarkerFrame::of(&model.markers[mk]))
+                .collect(),
             chain: open_chain::ChainSlots::new(model, e),
             inputs: vec![0.0; e.inputs.len()],
             inputs_plus: vec![0.0; e.inputs.len()],
@@ -1059,6 +1079,8 @@ fn open_work(model: &CompiledModel) -> Vec<OpenWork> {
 #[derive(Debug, Clone)]
 struct OpenWork {
     markers: Vec<MarkerState>,
+    /// The definitions of its markers, in the element's marker order.
+    frames: Vec<MarkerFrame>,
     /// The block slots of its chain rule to the bodies.
     chain: open_chain::ChainSlots,
     /// Values of the kind's input slots (model inputs by index, 0 where unmapped).
@@ -1434,7 +1456,7 @@ mod tests {
                 axes: axes(angle),
             };
             let want = MarkerState::of(&MarkerKin::new(&marker, &bodies));
-            let got = marker_state(&marker, &bodies);
+            let got = marker_state(&MarkerFrame::of(&marker), &bodies);
             assert_eq!(bits(&got), bits(&want), "{body:?}, {angle}");
         }
     }
