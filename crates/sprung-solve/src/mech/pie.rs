@@ -31,7 +31,8 @@
 //!       [             0                I − h ∂f/∂s      ]   (state rows: eq. 7's matrix)
 //! ```
 //! A is block diagonal over the split, so one LU factorisation (block-sparse or dense, the
-//! Rosenbrock steppers' solvers) holds both matrices, and a solve with a right-hand side that is
+//! Rosenbrock steppers' solvers; on the system's pattern less the blocks coupling speeds and
+//! states, [`PartlyImplicitEuler::iteration_pattern`]) holds both matrices, and a solve with a right-hand side that is
 //! zero in one part returns exactly zero there: step (a) solves with (0, h f), step (b) with
 //! (h q, 0). Each solve visits only its own part's blocks
 //! ([`LinearSolver::solve_blocks_in_place`]; the rest would add exact zeros). The congruence form of the linearisation ([`super::congruence`], M inside) is used
