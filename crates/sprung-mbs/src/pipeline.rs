@@ -623,8 +623,8 @@ impl Evaluator {
                 work.scratch.evaluate(el.law.as_ref(), &input);
             }
             let sc = &work.scratch;
-            for (k, &mk) in el.markers.iter().enumerate() {
-                if let Some(c) = model.markers[mk].body {
+            for (k, frame) in work.frames.iter().enumerate() {
+                if let Some(c) = frame.body {
                     let arm = work.markers[k].x - self.bodies[c].x;
                     self.force[c] += sc.force[k];
                     self.torque[c] += arm.cross(&sc.force[k]) + sc.torque[k];
@@ -907,15 +907,59 @@ fn evaluate_element<L: Lanes>(
     ends
 }
 
-/// Global kinematics of the listed markers, as open elements see them.
-fn fill_marker_states(
-    model: &CompiledModel,
-    markers: &[usize],
-    bodies: &[BodyKin],
-    out: &mut [MarkerState],
-) {
-    for (ms, &mk) in out.iter_mut().zip(markers) {
-        *ms = MarkerState::of(&MarkerKin::new(&model.markers[mk], bodies));
+/// Global kinematics of an open element's markers, as it sees them.
+fn fill_marker_states(frames: &[MarkerFrame], bodies: &[BodyKin], out: &mut [MarkerState]) {
+    for (ms, frame) in out.iter_mut().zip(frames) {
+        *ms = marker_state(frame, bodies);
+    }
+}
+
+/// What the kinematics of a marker read from its definition ([`crate::compiled::Marker`]),
+/// kept per open element next to its marker states: one compact record per marker instead of
+/// a look-up in the model's marker table (whose records carry the name between these fields).
+#[derive(Debug, Clone, Copy)]
+struct MarkerFrame {
+    body: Option<usize>,
+    position: Vector3<f64>,
+    axes: nalgebra::Matrix3<f64>,
+}
+
+impl MarkerFrame {
+    fn of(marker: &crate::compiled::Marker) -> Self {
+        Self {
+            body: marker.body,
+            position: marker.position,
+            axes: marker.axes,
+        }
+    }
+}
+
+/// `MarkerState::of(&MarkerKin::new(marker, bodies))` without the padded-row frame and its
+/// conversions (an open element reads neither the lever arm nor the rows): the same
+/// arithmetic in the same order — entry (i, j) of the frame is (R_i0 A_0j + R_i1 A_1j) +
+/// R_i2 A_2j as in the portable [`M3::mul`] — hence the same bits (tested).
+#[inline(always)]
+fn marker_state(marker: &MarkerFrame, bodies: &[BodyKin]) -> MarkerState {
+    let Some(b) = marker.body else {
+        return MarkerState {
+            x: marker.position,
+            rot: marker.axes,
+            v: Vector3::zeros(),
+            w: Vector3::zeros(),
+        };
+    };
+    let k = &bodies[b];
+    let arm = k.rot * marker.position;
+    let (r, a) = (&k.rot, &marker.axes);
+    let rot = nalgebra::Matrix3::from_fn(|i, j| {
+        let p = r[(i, 1)] * a[(1, j)] + r[(i, 0)] * a[(0, j)];
+        r[(i, 2)] * a[(2, j)] + p
+    });
+    MarkerState {
+        x: k.x + arm,
+        rot,
+        v: k.v + k.w.cross(&arm),
+        w: k.w,
     }
 }
 
@@ -935,7 +979,7 @@ fn prepare_open_element<'a>(
     let el = &model.open_elements[e];
     let (before, rest) = open.split_at_mut(e);
     let work = &mut rest[0];
-    fill_marker_states(model, &el.markers, bodies, &mut work.markers);
+    fill_marker_states(&work.frames, bodies, &mut work.markers);
     gather_inputs(model, runtime_u, t, &el.inputs, &mut work.inputs);
     if !el.links.is_empty() {
         let source = |k: usize| before[el.links[k].source].scratch.outputs[el.links[k].output];
@@ -1012,6 +1056,11 @@ fn open_work(model: &CompiledModel) -> Vec<OpenWork> {
             .collect();
         open.push(OpenWork {
             markers: vec![MarkerState::default(); e.markers.len()],
+            frames: e
+                .markers
+                .iter()
+                .map(|&mk| MarkerFrame::of(&model.markers[mk]))
+                .collect(),
             chain: open_chain::ChainSlots::new(model, e),
             inputs: vec![0.0; e.inputs.len()],
             inputs_plus: vec![0.0; e.inputs.len()],
@@ -1030,6 +1079,8 @@ fn open_work(model: &CompiledModel) -> Vec<OpenWork> {
 #[derive(Debug, Clone)]
 struct OpenWork {
     markers: Vec<MarkerState>,
+    /// The definitions of its markers, in the element's marker order.
+    frames: Vec<MarkerFrame>,
     /// The block slots of its chain rule to the bodies.
     chain: open_chain::ChainSlots,
     /// Values of the kind's input slots (model inputs by index, 0 where unmapped).
@@ -1368,6 +1419,45 @@ fn apply_element<L: Lanes>(
             } else if first {
                 g_v.fill(0.0);
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compiled::Marker;
+    use nalgebra::{Rotation3, Unit};
+
+    /// The open elements' marker kinematics are those of the pipeline's `MarkerKin`, bit for
+    /// bit (body-fixed markers with turned axes on a moving, turned body, and a ground marker).
+    #[test]
+    fn marker_state_is_the_marker_kinematics_bits() {
+        let q = nalgebra::UnitQuaternion::from_euler_angles(0.3, -1.1, 2.4);
+        let rr = [0.4, -1.3, 0.9, q.w, q.i, q.j, q.k];
+        let vv = [1.7, -0.2, 0.05, 0.8, -2.1, 0.37];
+        let bodies = [BodyKin::default(), BodyKin::from_blocks(&rr, &vv)];
+        let axes = |a: f64| {
+            Rotation3::from_axis_angle(&Unit::new_normalize(Vector3::new(0.2, 1.0, -0.6)), a)
+                .into_inner()
+        };
+        let bits = |m: &MarkerState| {
+            let mut b: Vec<u64> = m.rot.iter().map(|x| x.to_bits()).collect();
+            for v in [m.x, m.v, m.w] {
+                b.extend(v.iter().map(|x| x.to_bits()));
+            }
+            b
+        };
+        for (body, angle) in [(Some(1), 0.7), (Some(1), 0.0), (Some(0), -2.2), (None, 1.3)] {
+            let marker = Marker {
+                name: "m".into(),
+                body,
+                position: Vector3::new(-0.31, 0.77, 1.9),
+                axes: axes(angle),
+            };
+            let want = MarkerState::of(&MarkerKin::new(&marker, &bodies));
+            let got = marker_state(&MarkerFrame::of(&marker), &bodies);
+            assert_eq!(bits(&got), bits(&want), "{body:?}, {angle}");
         }
     }
 }

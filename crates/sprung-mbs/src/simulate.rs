@@ -660,13 +660,14 @@ impl FixedStepper {
                 Ok(Self::Ros(Box::new(st)))
             }
             Route::Pie => {
-                let mut st = PartlyImplicitEuler::new(
-                    sys,
-                    s.step,
-                    s.t0,
-                    s.relinearise_every,
-                    linear_solver(sys, s.linear_solver),
-                );
+                // Its matrix leaves out the speed–state couplings (`iteration_pattern`).
+                let lu: Box<dyn LinearSolver + Send> = match s.linear_solver {
+                    LinearSolverKind::Dense => Box::new(DenseLu::new(sys.n_v())),
+                    LinearSolverKind::BlockSparse => {
+                        Box::new(PartlyImplicitEuler::block_sparse_lu(sys))
+                    }
+                };
+                let mut st = PartlyImplicitEuler::new(sys, s.step, s.t0, s.relinearise_every, lu);
                 st.breakpoints = s.breakpoints;
                 Ok(Self::Pie(Box::new(st)))
             }
