@@ -206,10 +206,33 @@ pub struct JointMotion {
     pub bias_al: Vector3<f64>,
 }
 
+/// A tabulated joint's motion relative to its parent, parent design axes
+/// ([`JointDef::tabulated_rel`]).
+#[derive(Debug, Clone, Copy)]
+pub struct RelMotion {
+    /// Centre of mass, m.
+    pub s: Vector3<f64>,
+    /// ∂s/∂c_k per coordinate.
+    pub ds: [Vector3<f64>; 2],
+    /// exp([φ]×).
+    pub rot: Matrix3<f64>,
+    /// Angular velocity columns J_l(φ) ∂φ/∂c_k.
+    pub wcols: [Vector3<f64>; 2],
+    /// Σ_k wcols_k ċ_k, rad/s.
+    pub w_rel: Vector3<f64>,
+    /// ṡ, m/s.
+    pub sd: Vector3<f64>,
+    /// Σ_kl ∂²s/∂c_k∂c_l ċ_k ċ_l (0 without bias), m/s².
+    pub dds: Vector3<f64>,
+    /// The velocity-product angular acceleration ([`tabulated_rotation`]; 0 without bias).
+    pub al_rel: Vector3<f64>,
+}
+
 /// Left Jacobian of SO(3) as J_l(φ) = I + A [φ]× + B [φ]×² and the rates of its coefficients:
 /// (A, B, A'/θ, B'/θ) with A = (1 − cos θ)/θ², B = (θ − sin θ)/θ³, θ = |φ| (`theta2` = θ²).
-/// Taylor series below θ = 1 (ten terms: truncation < 1e-19), closed forms above.
-fn left_jacobian_coeffs(theta2: f64) -> (f64, f64, f64, f64) {
+/// Taylor series below θ = 1 (ten terms: truncation < 1e-19), closed forms above. Without
+/// `rates` the rates are left 0 (A and B are the same to the bit).
+fn left_jacobian_coeffs(theta2: f64, rates: bool) -> (f64, f64, f64, f64) {
     if theta2 < 1.0 {
         // A = Σ (−1)^k θ^2k / (2k+2)!,  B = Σ (−1)^k θ^2k / (2k+3)!,  A'/θ = Σ_k≥1 2k a_k θ^(2k−2).
         let (mut a, mut b, mut da, mut db) = (0.0, 0.0, 0.0, 0.0);
@@ -221,7 +244,7 @@ fn left_jacobian_coeffs(theta2: f64) -> (f64, f64, f64, f64) {
             let sign = if k % 2 == 0 { 1.0 } else { -1.0 };
             a += sign * pow / fa;
             b += sign * pow / fb;
-            if k > 0 {
+            if rates && k > 0 {
                 da += sign * 2.0 * k as f64 * pow_m / fa;
                 db += sign * 2.0 * k as f64 * pow_m / fb;
             }
@@ -237,6 +260,9 @@ fn left_jacobian_coeffs(theta2: f64) -> (f64, f64, f64, f64) {
         let (s, c) = th.sin_cos();
         let a = (1.0 - c) / theta2;
         let b = (th - s) / (theta2 * th);
+        if !rates {
+            return (a, b, 0.0, 0.0);
+        }
         let da = s / (theta2 * th) - 2.0 * (1.0 - c) / (theta2 * theta2);
         let db = (1.0 - c) / (theta2 * theta2) - 3.0 * (th - s) / (theta2 * theta2 * th);
         (a, b, da, db)
@@ -273,7 +299,7 @@ fn tabulated_rotation(
     phid: &Vector3<f64>,
     bias: bool,
 ) -> ([Vector3<f64>; 2], Vector3<f64>) {
-    let (a, b, da, db) = left_jacobian_coeffs(phi.norm_squared());
+    let (a, b, da, db) = left_jacobian_coeffs(phi.norm_squared(), bias);
     let jl = |x: &Vector3<f64>| {
         let px = phi.cross(x);
         x + a * px + b * phi.cross(&px)
@@ -373,57 +399,84 @@ impl JointDef {
             }
             sm::JointKind::Tabulated => {
                 let ev = ev.expect("a tabulated joint has its spline evaluation");
-                let n = self.sources.len();
-                let v3 = |x: &[f64; 6], o: usize| Vector3::new(x[o], x[o + 1], x[o + 2]);
-                let s = v3(&ev.value, 0);
-                let phi = v3(&ev.value, 3);
-                let ds = [v3(&ev.d1[0], 0), v3(&ev.d1[1], 0)];
-                let dphi = [v3(&ev.d1[0], 3), v3(&ev.d1[1], 3)];
-                // Σ_kl ∂²/∂c_k∂c_l ċ_k ċ_l of position and rotation vector.
-                let (mut dds, mut ddphi) = (zero, zero);
-                let mut sd = zero;
-                let mut phid = zero;
-                for k in 0..n {
-                    sd += ds[k] * cd[k];
-                    phid += dphi[k] * cd[k];
-                    if bias {
-                        for l in 0..n {
-                            dds += v3(&ev.d2[k][l], 0) * (cd[k] * cd[l]);
-                            ddphi += v3(&ev.d2[k][l], 3) * (cd[k] * cd[l]);
-                        }
-                    }
-                }
-                let (wcols, al_rel) = tabulated_rotation(&phi, &dphi, &ddphi, &phid, bias);
-                let mut w_rel = zero;
-                for k in 0..n {
-                    w_rel += wcols[k] * cd[k];
-                }
-                let d = p.rot * s;
-                let s_dot = p.rot * sd;
-                let w_rel = p.rot * w_rel;
-                JointMotion {
-                    frame: Frame {
-                        x: p.x + d,
-                        rot: p.rot * rotation_vector_matrix(&phi) * self.rel0,
-                        v: p.v + p.w.cross(&d) + s_dot,
-                        w: p.w + w_rel,
-                    },
-                    u: zero,
-                    e: zero,
-                    d,
-                    s_dot,
-                    cols: [
-                        (p.rot * ds[0], p.rot * wcols[0]),
-                        (p.rot * ds[1], p.rot * wcols[1]),
-                    ],
-                    bias_a: if bias { p.rot * dds } else { zero },
-                    bias_al: if bias {
-                        p.w.cross(&w_rel) + p.rot * al_rel
-                    } else {
-                        zero
-                    },
+                self.motion_from_rel(p, &self.tabulated_rel(ev, cd, bias), bias)
+            }
+        }
+    }
+
+    /// The part of a tabulated joint's motion relative to its parent (parent design axes):
+    /// what [`JointDef::motion_from_rel`] turns into the body's motion on any parent frame.
+    /// It depends on the joint's coordinates and rates alone, so the tree kinematics of a
+    /// perturbation that leaves them alone reuse it ([`Joints::tree_kinematics_with`]).
+    #[inline(always)]
+    pub fn tabulated_rel(&self, ev: &sm::SplineEval, cd: [f64; 2], bias: bool) -> RelMotion {
+        let zero = Vector3::zeros();
+        let n = self.sources.len();
+        let v3 = |x: &[f64; 6], o: usize| Vector3::new(x[o], x[o + 1], x[o + 2]);
+        let s = v3(&ev.value, 0);
+        let phi = v3(&ev.value, 3);
+        let ds = [v3(&ev.d1[0], 0), v3(&ev.d1[1], 0)];
+        let dphi = [v3(&ev.d1[0], 3), v3(&ev.d1[1], 3)];
+        // Σ_kl ∂²/∂c_k∂c_l ċ_k ċ_l of position and rotation vector.
+        let (mut dds, mut ddphi) = (zero, zero);
+        let mut sd = zero;
+        let mut phid = zero;
+        for k in 0..n {
+            sd += ds[k] * cd[k];
+            phid += dphi[k] * cd[k];
+            if bias {
+                for l in 0..n {
+                    dds += v3(&ev.d2[k][l], 0) * (cd[k] * cd[l]);
+                    ddphi += v3(&ev.d2[k][l], 3) * (cd[k] * cd[l]);
                 }
             }
+        }
+        let (wcols, al_rel) = tabulated_rotation(&phi, &dphi, &ddphi, &phid, bias);
+        let mut w_rel = zero;
+        for k in 0..n {
+            w_rel += wcols[k] * cd[k];
+        }
+        RelMotion {
+            s,
+            ds,
+            rot: rotation_vector_matrix(&phi),
+            wcols,
+            w_rel,
+            sd,
+            dds,
+            al_rel,
+        }
+    }
+
+    /// A tabulated joint's motion on parent frame `p` from its relative part `rel`
+    /// ([`JointDef::tabulated_rel`] with the same `bias`).
+    #[inline(always)]
+    pub fn motion_from_rel(&self, p: &Frame, rel: &RelMotion, bias: bool) -> JointMotion {
+        let zero = Vector3::zeros();
+        let d = p.rot * rel.s;
+        let s_dot = p.rot * rel.sd;
+        let w_rel = p.rot * rel.w_rel;
+        JointMotion {
+            frame: Frame {
+                x: p.x + d,
+                rot: p.rot * rel.rot * self.rel0,
+                v: p.v + p.w.cross(&d) + s_dot,
+                w: p.w + w_rel,
+            },
+            u: zero,
+            e: zero,
+            d,
+            s_dot,
+            cols: [
+                (p.rot * rel.ds[0], p.rot * rel.wcols[0]),
+                (p.rot * rel.ds[1], p.rot * rel.wcols[1]),
+            ],
+            bias_a: if bias { p.rot * rel.dds } else { zero },
+            bias_al: if bias {
+                p.w.cross(&w_rel) + p.rot * rel.al_rel
+            } else {
+                zero
+            },
         }
     }
 
@@ -473,6 +526,8 @@ pub struct TreeKin {
     mj: Vec<f64>,
     /// Per tree body: its tabulated joint's spline evaluation (`None`: no tabulated joint).
     ev: Vec<Option<sm::SplineEval>>,
+    /// Per tree body: its tabulated joint's relative motion ([`JointDef::tabulated_rel`]).
+    rel: Vec<Option<RelMotion>>,
 }
 
 impl TreeKin {
@@ -487,6 +542,7 @@ impl TreeKin {
             chol: vec![0.0; n * n],
             mj: vec![0.0; 6 * nb * n],
             ev: vec![None; nb],
+            rel: vec![None; nb],
         }
     }
 
@@ -954,7 +1010,19 @@ impl Joints {
                         _ => d.pose_eval(c, need_acc),
                     };
                     out.ev[lb] = ev;
-                    let jm = d.motion_with(&p, c, cd, ev.as_ref(), need_acc);
+                    let jm = match &ev {
+                        Some(e) => {
+                            // The relative motion depends on the joint's coordinates and rates
+                            // alone: base's where the perturbation leaves both alone.
+                            let rel = match base.and_then(|bk| bk.rel[lb]) {
+                                Some(r) if !deps.contains(&perturbed) => r,
+                                _ => d.tabulated_rel(e, cd, need_acc),
+                            };
+                            out.rel[lb] = Some(rel);
+                            d.motion_from_rel(&p, &rel, need_acc)
+                        }
+                        None => d.motion_with(&p, c, cd, None, need_acc),
+                    };
                     let f = jm.frame;
                     // J̇ ż, recursively (module docs): α_b = α_p + (the joint's term: ω_p × u ż
                     // for a revolute joint), a_b = a_p + α_p × d + ω_p × (ω_p × d) + 2 ω_p × ṡ
