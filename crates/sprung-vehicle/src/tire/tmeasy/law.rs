@@ -192,6 +192,31 @@ impl TmeasyParams {
         // Secant slopes dF/ds per direction (N per unit slip): F_x = f_sx s_x, F_y = f_sy s_y.
         let (fsx, fsy) = if qs.val() <= 0.0 {
             (sub_zero, sub_zero)
+        } else if self.direction_blend_width > 0.0 {
+            // The parameters of the combined characteristic blended between the directions
+            // with squared direction cosines regularised at zero slip over the width s_B (docs,
+            // "combined slip near zero slip"): c² = (n_x² + s_B²/2)/(s_N² + s_B²), s² =
+            // (n_y² + s_B²/2)/(s_N² + s_B²). Rill's cosines turn by 90° while the slip passes
+            // the origin at a distance |n_y|, which puts a spike of height ∝ 1/|n_y| into the
+            // slopes' derivatives (issue 14); these weights are smooth, sum to 1, and tend to
+            // Rill's for s_N ≫ s_B.
+            let sb2 = self.direction_blend_width * self.direction_blend_width;
+            let (nx2, ny2) = (nx * nx, ny * ny);
+            let id2 = T::Sub::cst(1.0) / (nx2 + ny2 + sb2);
+            let cc = (nx2 + sb2 * 0.5) * id2;
+            let ss = (ny2 + sb2 * 0.5) * id2;
+            let blend = |a: T::Sub, b: T::Sub| (a * a * cc + b * b * ss).sqrt();
+            // s_N's derivative is undefined at exactly zero slip (a cone): there the secant
+            // argument is the constant 0 (the slopes' values are continuous).
+            let sn = if sn.val() > 0.0 { sn } else { sub_zero };
+            let qm = qs * mu;
+            let df0 = blend(x.df0 * shx, y.df0 * shy) * qs;
+            let fm = blend(x.fm, y.fm) * qm;
+            let fs = blend(x.fs, y.fs) * qm;
+            let sm = blend(x.sm * ihx, y.sm * ihy) * mu;
+            let ss = blend(x.ss * ihx, y.ss * ihy) * mu;
+            let g = secant(sn, df0, fm, sm, fs, ss);
+            (g * ihx, g * ihy)
         } else if sn.val() > 0.0 {
             let isn = T::Sub::cst(1.0) / sn;
             let c = nx * isn;

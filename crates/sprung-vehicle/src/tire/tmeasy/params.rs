@@ -55,6 +55,9 @@ pub struct TmeasyParams {
     pub fr: f64,
     /// Regularising velocity v_N of the transport velocity, m/s.
     pub v_n: f64,
+    /// Width s_B of the regularised combined-slip direction at zero normalised slip
+    /// (`docs/tire-tmeasy.md`, "Combined slip near zero slip"); 0 = Rill's unregularised law.
+    pub direction_blend_width: f64,
     /// Initial longitudinal slope dF_x/ds_x, N.
     pub dfx0: Curve,
     /// Maximum longitudinal force, N.
@@ -164,6 +167,12 @@ pub const PARAMETERS: &[ParamInfo] = &[
         unit: "m/s",
         description: "regularising velocity of the transport velocity (a braked wheel creeps at v_n times its holding slip)",
         default: Some(DEFAULT_V_N),
+    },
+    ParamInfo {
+        name: "direction_blend_width",
+        unit: "-",
+        description: "width of normalised slip over which the combined-slip direction is regularised at zero slip (0: Rill's law; docs/tire-tmeasy.md, combined slip near zero slip)",
+        default: Some(0.0),
     },
     ParamInfo::required("dfx0_pn", "N", "initial slope dFx/dsx at pn"),
     ParamInfo::required("dfx0_2pn", "N", "initial slope dFx/dsx at 2 pn"),
@@ -409,6 +418,7 @@ impl TmeasyParams {
             mu0: s.positive("mu0")?,
             fr: s.non_negative("fr")?,
             v_n: s.positive("v_n")?,
+            direction_blend_width: s.non_negative("direction_blend_width")?,
             dfx0: s.curve("dfx0")?,
             fxm: s.curve("fxm")?,
             fxs: s.curve("fxs")?,
