@@ -14,6 +14,10 @@ use sprung::kin_tables::KinOptions;
 use sprung::{Model, RunSettings, StopReason};
 use sprung_test_support::model_path;
 
+#[path = "common/stiffen.rs"]
+mod stiffen;
+use stiffen::stiffen_translational;
+
 fn full_car() -> &'static Arc<Model> {
     static M: OnceLock<Arc<Model>> = OnceLock::new();
     M.get_or_init(|| {
@@ -263,37 +267,6 @@ fn the_full_car_differs_from_the_kinematic_car_by_the_compliance_it_leaves_out()
             .fold((f64::INFINITY, 0.0f64), |(a, b), &x| (a.min(x), b.max(x)));
         assert!(hi / lo < 1.15, "{q}: F x difference {scaled:?}");
     }
-}
-
-/// The full model with the translational stiffness (and its curves) of every bushing with an
-/// end on one of `bodies` multiplied by `f`, the rotational stiffness unchanged (as in
-/// `tests/kin_tables.rs`: the loads' deflections × 1/f).
-fn stiffen_translational(
-    m: &sprung_model::Model,
-    bodies: &[String],
-    f: f64,
-) -> sprung_model::Model {
-    let mut d = m.clone();
-    let body_of = |k: &str| m.marker(k).map(|k| k.body.clone()).unwrap_or_default();
-    let mut curves = Vec::new();
-    for e in d.force_elements.iter_mut() {
-        if let sprung_model::ForceElement::Bushing(b) = e
-            && (bodies.contains(&body_of(&b.marker_i)) || bodies.contains(&body_of(&b.marker_j)))
-        {
-            b.stiffness.iter_mut().for_each(|k| *k *= f);
-            curves.extend(
-                b.stiffness_curves
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .map(str::to_string),
-            );
-        }
-    }
-    for c in d.curves.iter_mut().filter(|c| curves.contains(&c.name)) {
-        c.y.iter_mut().for_each(|y| *y *= f);
-    }
-    d
 }
 
 /// The steering sweep of the kinematic car through the pinion, the column spring and the rack's

@@ -9,6 +9,10 @@ use nalgebra::Vector3;
 use sprung::kin_tables::{self, CornerTable, KinError, KinOptions, grid};
 use sprung::{Model, kc};
 
+#[path = "common/stiffen.rs"]
+mod stiffen;
+use stiffen::stiffen_translational;
+
 fn model(name: &str) -> Arc<Model> {
     Model::from_file(sprung_test_support::model_path(name)).unwrap()
 }
@@ -175,37 +179,6 @@ fn left_and_right_corners_are_mirror_images() {
         println!("{name}: left vs mirrored right {dp:.2e} m, {dr:.2e} rad");
         assert!(dp < 1e-9 && dr < 1e-9, "{dp:.2e} m, {dr:.2e} rad");
     }
-}
-
-/// The full model with the translational stiffness (and its curves) of every bushing with an
-/// end on one of `bodies` multiplied by `f`, the rotational stiffness unchanged: the ratio of
-/// rotational to translational stiffness × 1/f, the loads' deflections × 1/f.
-fn stiffen_translational(
-    m: &sprung_model::Model,
-    bodies: &[String],
-    f: f64,
-) -> sprung_model::Model {
-    let mut d = m.clone();
-    let body_of = |k: &str| m.marker(k).map(|k| k.body.clone()).unwrap_or_default();
-    let mut curves = Vec::new();
-    for e in d.force_elements.iter_mut() {
-        if let sprung_model::ForceElement::Bushing(b) = e
-            && (bodies.contains(&body_of(&b.marker_i)) || bodies.contains(&body_of(&b.marker_j)))
-        {
-            b.stiffness.iter_mut().for_each(|k| *k *= f);
-            curves.extend(
-                b.stiffness_curves
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .map(str::to_string),
-            );
-        }
-    }
-    for c in d.curves.iter_mut().filter(|c| curves.contains(&c.name)) {
-        c.y.iter_mut().for_each(|y| *y *= f);
-    }
-    d
 }
 
 /// (c) The limit from the other side: the full double-wishbone axle on the K&C rig (gravity,
