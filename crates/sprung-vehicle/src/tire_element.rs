@@ -268,6 +268,14 @@ struct SpinRates {
 }
 
 impl SpinState {
+    /// The Dahl brake deflection's rate ż = Ω_r − |Ω_r| (z/φ_s), written once for every
+    /// evaluation path: the quotient first, so that at the sliding fixed point z = sgn(Ω_r) φ_s
+    /// the rate is exactly 0 in floating point (module docs, "Initial brake deflection").
+    #[inline(always)]
+    fn deflection_rate(&self, omega_r: f64, z: f64) -> f64 {
+        omega_r - omega_r.abs() * (z / self.stick_angle)
+    }
+
     /// The spin balance I_w Ω̇ = T_d − T_b (z + τ_b ż)/φ_s + a·τ (τ: the tire's torque on the wheel about
     /// its centre), the Dahl brake ż = Ω_r − |Ω_r| z/φ_s with Ω_r = Ω − ω_c·a, and the torque the
     /// carrier takes: τ − (a·τ) a + T_b z/φ_s a − I_w Ω (ω_c × a) (− T_d a with the drive
@@ -284,7 +292,7 @@ impl SpinState {
     ) -> SpinRates {
         let a: Vector3<f64> = m.rot.column(1).into_owned();
         let omega_r = omega - m.w.dot(&a);
-        let z_dot = omega_r - omega_r.abs() * (z / self.stick_angle);
+        let z_dot = self.deflection_rate(omega_r, z);
         let t_bk = brake.max(0.0) * (z + self.damping_time * z_dot) / self.stick_angle;
         let tau_a = a.dot(tau);
         let mut carrier_torque = tau - a * tau_a + a * t_bk - self.inertia * omega * m.w.cross(&a);
@@ -623,7 +631,7 @@ impl<M: TireModel> TireElement<M> {
         // ż = Ω_r − |Ω_r| z/φ_s: ∂ż = ∂Ω_r (1 − sgn Ω_r z/φ_s), with ∂Ω_r = 1 on δΩ, −aᵀ on
         // δω_c and (ω_c × a)ᵀ on δφ (δa = −[a]× δφ).
         let z_fac = 1.0 - sgn * z / sp.stick_angle;
-        let z_dot = omega_r - omega_r.abs() * (z / sp.stick_angle);
+        let z_dot = sp.deflection_rate(omega_r, z);
         let dzdot_dz = -omega_r.abs() / sp.stick_angle;
         // Brake torque T_b (z + τ_b ż)/φ_s over the columns (k_b τ_b ∂ż) and over z.
         let k_b = brake / sp.stick_angle;
@@ -1097,7 +1105,7 @@ impl<M: TireModel> ElementLaw for TireElement<M> {
         let (omega, z) = (x.states[nl], x.states[nl + 1]);
         let a: Vector3<f64> = m.rot.column(1).into_owned();
         let omega_r = omega - m.w.dot(&a);
-        let z_dot = omega_r - omega_r.abs() * (z / sp.stick_angle);
+        let z_dot = sp.deflection_rate(omega_r, z);
         let brake = if x.inputs.get(1).copied().unwrap_or(0.0) >= 0.0 {
             (z + sp.damping_time * z_dot) / sp.stick_angle
         } else {
