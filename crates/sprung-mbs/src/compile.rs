@@ -250,12 +250,12 @@ pub fn compile_with(
         let v_full = if joints.is_empty() {
             v
         } else {
-            let (mut rz, mut vz) = (r.clone(), v.clone());
+            let (mut rz, mut vz) = (r.clone(), v);
             joints.initial_state(&mut rz, &mut vz);
             for d in joints.defs.iter().flatten() {
                 rz[7 * d.body] = 0.0;
             }
-            let (mut r_full, mut v_full) = (rz.clone(), vz.clone());
+            let (mut r_full, mut v_full) = (vec![0.0; rz.len()], vec![0.0; vz.len()]);
             joints.expand(&rz, &vz, &mut r_full, &mut v_full);
             v_full
         };
