@@ -46,6 +46,19 @@
 //! q at the predictor; one or two triangular solves; on re-linearising steps one linearisation
 //! and one factorisation. No allocation.
 //!
+//! ## Variant: the state rates of the last predictor evaluation ([`StateRates::Lagged`])
+//!
+//! The evaluation of q at the predictor in (b) also gives the state rows,
+//! f(y^k + h K(y^k) z^k, z^k, s^{k+1}, u^{k+1}): the rates at the new states s^{k+1}, the
+//! positions y^{k+1} + O(h²) and the speeds of one step before. [`StateRates::Lagged`] takes them
+//! for step (a) of the next step instead of evaluating f at (y^{k+1}, z^{k+1}, s^{k+1}, u^{k+2}):
+//! the states see the vehicle's speeds (and the inputs) one step late, the coupling of the
+//! states to the positions and speeds stays explicit as in eq. 7, and the states among
+//! themselves stay implicit (the same matrix). Still order 1; it saves the state-rate evaluation
+//! of every step but the first (after [`PartlyImplicitEuler::invalidate`] or
+//! [`PartlyImplicitEuler::linearise_at`], too, the rates are evaluated afresh). Not document
+//! 002's scheme bit for bit, hence not the default ([`StateRates::AtStart`], eq. 7 as written).
+//!
 //! Breakpoints: when the evaluation of q at the predictor sees other segments of a piecewise
 //! characteristic than the linearisation ([`MechanicalSystem::segment_changes`]; the evaluation
 //! of the state rates need not count), the next step re-linearises (counted in `Stats::breakpoint_steps`); the step itself is not redone — at
@@ -59,6 +72,19 @@ use crate::block_lu::{BlockSparseLu, BlockSymbolic};
 use crate::dense::LinearSolver;
 use crate::mech::rosenbrock::{first_non_finite, iteration_matrix};
 use crate::mech::{Breakpoints, Linearisation, MechanicalSystem, StepError, rosenbrock::Stats};
+
+/// Where step (a) takes the state rates f from (module docs).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum StateRates {
+    /// Eq. 7 as written: f evaluated at the start of the step, (y^k, z^k, s^k, u^{k+1}) (one
+    /// [`MechanicalSystem::state_rates`] per step).
+    #[default]
+    AtStart,
+    /// The state rows of the last step's evaluation at the predictor,
+    /// (y^{k−1} + h K z^{k−1}, z^{k−1}, s^k, u^k): no evaluation of its own (module docs,
+    /// "Variant").
+    Lagged,
+}
 
 /// Fixed-step partly implicit Euler (document 002, eqs. 4-9; module docs) with a preallocated
 /// workspace: [`PartlyImplicitEuler::step`] does not allocate.
@@ -84,8 +110,13 @@ pub struct PartlyImplicitEuler {
     /// Reaction to characteristics changing segment (module docs; default: re-linearise at the
     /// next step).
     pub breakpoints: Breakpoints,
+    /// Where step (a) takes the state rates from (default: eq. 7 as written).
+    pub state_rates: StateRates,
     /// Work counters.
     pub stats: Stats,
+    /// Whether the state rows of `q` hold the rates of the last predictor evaluation at the
+    /// current states ([`StateRates::Lagged`]).
+    have_rates: bool,
     /// Number of generalised speeds z (the rest of v are element states).
     n_z: usize,
     /// Number of pattern blocks of the speeds (the first blocks).
@@ -137,7 +168,9 @@ impl PartlyImplicitEuler {
             relinearise_every: relinearise_every.max(1),
             congruent: true,
             breakpoints: Breakpoints::default(),
+            state_rates: StateRates::default(),
             stats: Stats::default(),
+            have_rates: false,
             n_z,
             nb_z,
             q: vec![0.0; n_v],
@@ -196,10 +229,13 @@ impl PartlyImplicitEuler {
         }
         let c0 = sys.segment_changes();
         // (a) Element states, eq. 7: f at the start state with the new inputs (the state rows
-        // alone: the accelerations there are not used).
+        // alone: the accelerations there are not used), or the state rows the last predictor
+        // evaluation left in `q` (`StateRates::Lagged`).
         if n_z < v.len() {
-            sys.state_rates(t1, r, v, &mut self.q);
-            self.stats.state_rate_evals += 1;
+            if !(self.have_rates && self.state_rates == StateRates::Lagged) {
+                sys.state_rates(t1, r, v, &mut self.q);
+                self.stats.state_rate_evals += 1;
+            }
             self.rhs[..n_z].fill(0.0);
             for (b, f) in self.rhs[n_z..].iter_mut().zip(&self.q[n_z..]) {
                 *b = h * f;
@@ -217,6 +253,8 @@ impl PartlyImplicitEuler {
         sys.project(&mut self.r_pred);
         sys.accelerations(t1, &self.r_pred, v, &mut self.q);
         self.stats.q_evals += 1;
+        // Its state rows are the rates at the new states s^{k+1} (`StateRates::Lagged`).
+        self.have_rates = true;
         for (b, q) in self.rhs[..n_z].iter_mut().zip(&self.q[..n_z]) {
             *b = h * q;
         }
@@ -299,7 +337,9 @@ impl PartlyImplicitEuler {
     }
 
     /// Linearises and factors at (t, r, v) as a re-linearising step would, without stepping
-    /// (restoring a snapshot between re-linearisations continues bit for bit).
+    /// (restoring a snapshot between re-linearisations continues bit for bit with
+    /// [`StateRates::AtStart`]; with [`StateRates::Lagged`] the next step evaluates the state
+    /// rates afresh).
     pub fn linearise_at<S: MechanicalSystem + ?Sized>(
         &mut self,
         sys: &mut S,
@@ -307,12 +347,15 @@ impl PartlyImplicitEuler {
         r: &[f64],
         v: &[f64],
     ) -> Result<(), StepError> {
+        self.have_rates = false;
         self.relinearise(sys, t, r, v)
     }
 
-    /// Forces a re-linearisation at the next step (e.g. after a discontinuity).
+    /// Forces a re-linearisation at the next step (e.g. after a discontinuity), and with
+    /// [`StateRates::Lagged`] a fresh evaluation of the state rates.
     pub fn invalidate(&mut self) {
         self.have_lin = false;
+        self.have_rates = false;
     }
 }
 
@@ -531,5 +574,65 @@ mod tests {
         assert_eq!(st.stats.q_evals, 1);
         assert_eq!(st.stats.state_rate_evals, 1);
         assert_eq!(sys.evals, 3);
+    }
+
+    /// `StateRates::Lagged`: the second step's eq. 7 takes f from the first step's predictor
+    /// evaluation (y^0 + h z^0, s^1) instead of evaluating at (y^1, s^1); the steps after the
+    /// first evaluate q only (and linearise); over many steps the variant stays within O(h) of
+    /// eq. 7 as written.
+    #[test]
+    fn lagged_state_rates_reuse_the_predictor_evaluation() {
+        let zener = || Zener {
+            m: 2.0,
+            kp: 300.0,
+            k: 5000.0,
+            c: 40.0,
+            f: 10.0,
+            evals: 0,
+        };
+        let h = 1e-3;
+        let (y, z, s) = (0.01, -0.3, 0.004);
+        let mut sys = zener();
+        let mut st = PartlyImplicitEuler::new(&sys, h, 0.0, 1, Box::new(DenseLu::new(2)));
+        st.state_rates = StateRates::Lagged;
+        let (mut r, mut v) = (vec![y], vec![z, s]);
+        st.step(&mut sys, 0, &mut r, &mut v).unwrap();
+        st.step(&mut sys, 1, &mut r, &mut v).unwrap();
+        let Zener { m, kp, k, c, f, .. } = sys;
+        // Step 1 as eq. 7, 9, 4; step 2's eq. 7 at the step-1 predictor y^0 + h z^0.
+        let s1 = s + h * k * (y - s) / c / (1.0 + h * k / c);
+        let yp0 = y + h * z;
+        let z1 = z + h * (f - kp * yp0 - k * (yp0 - s1)) / (m + h * h * (kp + k));
+        let y1 = y + h * z1;
+        let s2 = s1 + h * k * (yp0 - s1) / c / (1.0 + h * k / c);
+        let yp1 = y1 + h * z1;
+        let z2 = z1 + h * (f - kp * yp1 - k * (yp1 - s2)) / (m + h * h * (kp + k));
+        let y2 = y1 + h * z2;
+        for (got, want) in [(r[0], y2), (v[0], z2), (v[1], s2)] {
+            assert!((got - want).abs() < 1e-15, "{got} vs {want}");
+        }
+        assert_eq!(st.stats.state_rate_evals, 1);
+        // Two linearisations, one state-rate evaluation, two predictor evaluations.
+        assert_eq!(sys.evals, 5);
+
+        // 1 s against eq. 7 as written; after `invalidate` the rates are evaluated afresh.
+        let run = |rates: StateRates| {
+            let mut sys = zener();
+            let mut st = PartlyImplicitEuler::new(&sys, h, 0.0, 50, Box::new(DenseLu::new(2)));
+            st.state_rates = rates;
+            let (mut r, mut v) = (vec![y], vec![z, s]);
+            for k in 0..1000 {
+                if k == 500 {
+                    st.invalidate();
+                }
+                st.step(&mut sys, k, &mut r, &mut v).unwrap();
+            }
+            (r[0], v[0], v[1], st.stats.state_rate_evals)
+        };
+        let (a, b) = (run(StateRates::AtStart), run(StateRates::Lagged));
+        assert_eq!((a.3, b.3), (1000, 2));
+        for (x, w, scale) in [(b.0, a.0, y), (b.1, a.1, z), (b.2, a.2, s)] {
+            assert!((x - w).abs() < 1e-2 * scale.abs(), "{x} vs {w}");
+        }
     }
 }
