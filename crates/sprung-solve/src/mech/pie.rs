@@ -160,13 +160,15 @@ pub struct PartlyImplicitEuler {
     coupling_ptr: Vec<usize>,
     /// C = ∂f/∂z + h ∂f/∂y K in those blocks at the last linearisation (in the congruence form
     /// when the linearisation is congruent: G_sz, D_r being the identity on state rows), its
-    /// non-zero entries by state row: row starts (n_s + 1), speed indices, values. Sized for
-    /// every entry of the blocks, so refilling them does not allocate
-    /// ([`StateRates::LaggedCorrected`]; row pieces with unrolled 6-products cost more on the
-    /// truck, whose pieces are sparse).
-    c_ptr: Vec<usize>,
+    /// non-zero entries: the state rows that have any, each with the end of its entries,
+    /// then speed indices and values. Sized for every entry of the blocks, so refilling them
+    /// does not allocate ([`StateRates::LaggedCorrected`]; the truck: 336 entries in 28 blocks,
+    /// too sparse for products by block rows).
+    c_rows: Vec<(usize, usize)>,
     c_col: Vec<usize>,
     c_val: Vec<f64>,
+    /// Whether J_u u̇ has non-zero state rows at the last linearisation.
+    c_inputs: bool,
     /// The speeds of the last predictor evaluation z^{k−1}, then D_c (z^k − z^{k−1}).
     dz: Vec<f64>,
 }
@@ -228,9 +230,10 @@ impl PartlyImplicitEuler {
             have_lin: false,
             coupling_slots,
             coupling_ptr,
-            c_ptr: vec![0; n_v - n_z + 1],
+            c_rows: Vec::with_capacity(n_v - n_z),
             c_col: Vec::with_capacity(n_c),
             c_val: Vec::with_capacity(n_c),
+            c_inputs: false,
             dz: vec![0.0; n_z],
         }
     }
@@ -405,6 +408,7 @@ impl PartlyImplicitEuler {
     fn keep_coupling(&mut self) {
         let b = self.a.pattern().block_size();
         let h = self.h;
+        self.c_rows.clear();
         self.c_col.clear();
         self.c_val.clear();
         let mut row = 0;
@@ -422,10 +426,13 @@ impl PartlyImplicitEuler {
                         }
                     }
                 }
+                if self.c_rows.last().map_or(0, |r| r.1) < self.c_val.len() {
+                    self.c_rows.push((row, self.c_val.len()));
+                }
                 row += 1;
-                self.c_ptr[row] = self.c_val.len();
             }
         }
+        self.c_inputs = self.lin.q_t[self.n_z..].iter().any(|&x| x != 0.0);
     }
 
     /// The state rows of `q` (the last predictor evaluation's, at (y^{k−1} + h K z^{k−1},
@@ -440,15 +447,22 @@ impl PartlyImplicitEuler {
             // J = D_r G D_c with D_r the identity on the state rows.
             self.lin.congruence.apply_cols(&mut self.dz);
         }
-        let h = self.h;
-        let rows = self.q[self.n_z..].iter_mut().zip(&self.lin.q_t[self.n_z..]);
-        for ((f, qt), ends) in rows.zip(self.c_ptr.windows(2)) {
-            let (vals, cols) = (&self.c_val[ends[0]..ends[1]], &self.c_col[ends[0]..ends[1]]);
-            let mut acc = h * qt;
+        let f = &mut self.q[self.n_z..];
+        let mut start = 0;
+        for &(row, end) in &self.c_rows {
+            let (vals, cols) = (&self.c_val[start..end], &self.c_col[start..end]);
+            let mut acc = 0.0;
             for (&c, &col) in vals.iter().zip(cols) {
                 acc += c * self.dz[col];
             }
-            *f += acc;
+            f[row] += acc;
+            start = end;
+        }
+        if self.c_inputs {
+            let h = self.h;
+            for (f, qt) in f.iter_mut().zip(&self.lin.q_t[self.n_z..]) {
+                *f += h * qt;
+            }
         }
     }
 
