@@ -219,7 +219,14 @@ fn modes_schema_and_solvers() {
     let o = sprung(&["solvers"]);
     let t = text(&o);
     for name in [
-        "ode45", "ode15s", "ode23tb", "lsrt2", "rodas4", "radau5", "pie",
+        "ode45",
+        "ode15s",
+        "ode23tb",
+        "lsrt2",
+        "rodas4",
+        "radau5",
+        "pie",
+        "pie_lagged",
     ] {
         assert!(t.contains(name), "{name} missing");
     }

@@ -13,7 +13,10 @@
 //! * `pie` — the partly implicit Euler of document 002 (eqs. 4-9): element states first
 //!   (eq. 7), then the body velocities about an explicit Euler position predictor (eq. 9), then
 //!   the positions (eq. 4); fixed step, re-linearised every N steps like `lsrt2`
-//!   ([`sprung_solve::mech::pie`]);
+//!   ([`sprung_solve::mech::pie`]); `pie_lagged` the same with step (a)'s state rates taken
+//!   from the last predictor evaluation and carried to the step start to first order with the
+//!   linearisation (one evaluation of q per step instead of q and the state rates; not eq. 7
+//!   bit for bit, `docs/solvers.md`, *The lagged state rates of `pie_lagged`*);
 //! * every other method of the first-order suite (`ode45`, `ode23`, `ode113`, `ode15s`, `ode23s`,
 //!   `ode23t`, `ode23tb`, `radau5`, `ode1`…`ode8`, `ode14x`) on y = (r, v) through
 //!   [`crate::first_order::FirstOrder`] with the analytic Jacobian.
@@ -59,6 +62,7 @@ use sprung_solve::block_lu::BlockSparseLu;
 use sprung_solve::dense::{DenseLu, LinearSolver};
 use sprung_solve::mech::adaptive::{AdaptiveOptions, AdaptiveRosenbrock, Control, Observer};
 use sprung_solve::mech::explicit::Rk4Stepper;
+use sprung_solve::mech::pie::StateRates;
 use sprung_solve::mech::rosenbrock::Stats;
 use sprung_solve::mech::{
     Breakpoints, MechanicalSystem, PartlyImplicitEuler, RosenbrockStepper, StepError, Tableau,
@@ -80,8 +84,11 @@ pub enum Route {
     RosenbrockAdaptive(Tableau),
     /// Classical RK4 on the mechanical system.
     Rk4,
-    /// The partly implicit Euler of document 002 (eqs. 4-9), fixed step.
-    Pie,
+    /// The partly implicit Euler of document 002 (eqs. 4-9), fixed step, with the element
+    /// states' rates of step (a) from where [`StateRates`] says: `pie` evaluates them at the
+    /// step start (eq. 7 as written), `pie_lagged` takes the last predictor evaluation's,
+    /// carried to the step start to first order ([`StateRates::LaggedCorrected`]).
+    Pie(StateRates),
     /// A method of the first-order suite on y = (r, v); `true` = run with a fixed step.
     FirstOrder(ode::Method, bool),
 }
@@ -90,7 +97,7 @@ impl Route {
     /// Fixed or adaptive stepping (what the grid rules of the settings validation need).
     pub fn step_mode(&self) -> sprung_model::StepMode {
         match self {
-            Route::RosenbrockFixed(_) | Route::Rk4 | Route::Pie | Route::FirstOrder(_, true) => {
+            Route::RosenbrockFixed(_) | Route::Rk4 | Route::Pie(_) | Route::FirstOrder(_, true) => {
                 sprung_model::StepMode::Fixed
             }
             Route::RosenbrockAdaptive(_) | Route::FirstOrder(_, false) => {
@@ -114,10 +121,12 @@ pub fn check_relinearise_stale(s: &RunSettings, route: &Route) -> Result<(), Run
         )));
     }
     match route {
-        Route::Rk4 | Route::Pie | Route::FirstOrder(_, true) => Err(RunError::Settings(format!(
-            "relinearise_stale applies to the fixed-step Rosenbrock methods (lsrt2, lie, ros2, ...), whose local error indicator it reads; {} has none: leave relinearise_stale out (use relinearise_every alone)",
-            s.method
-        ))),
+        Route::Rk4 | Route::Pie(_) | Route::FirstOrder(_, true) => {
+            Err(RunError::Settings(format!(
+                "relinearise_stale applies to the fixed-step Rosenbrock methods (lsrt2, lie, ros2, ...), whose local error indicator it reads; {} has none: leave relinearise_stale out (use relinearise_every alone)",
+                s.method
+            )))
+        }
         Route::RosenbrockFixed(_) | Route::RosenbrockAdaptive(_) | Route::FirstOrder(_, false) => {
             Ok(())
         }
@@ -135,13 +144,18 @@ pub fn route(name: &str, adaptive: Option<bool>) -> Result<Route, RunError> {
         }
         return Ok(Route::Rk4);
     }
-    if name == "pie" {
+    let pie = match name {
+        "pie" => Some(StateRates::AtStart),
+        "pie_lagged" => Some(StateRates::LaggedCorrected),
+        _ => None,
+    };
+    if let Some(rates) = pie {
         if adaptive == Some(true) {
-            return Err(RunError::Settings(
-                "pie (partly implicit Euler) has no error estimate and runs with a fixed step only; drop --rtol/--atol or choose e.g. rodas4".into(),
-            ));
+            return Err(RunError::Settings(format!(
+                "{name} (partly implicit Euler) has no error estimate and runs with a fixed step only; drop --rtol/--atol or choose e.g. rodas4"
+            )));
         }
-        return Ok(Route::Pie);
+        return Ok(Route::Pie(rates));
     }
     if let Some(tab) = Tableau::by_name(name) {
         let can = tab.b_hat.is_some();
@@ -659,7 +673,7 @@ impl FixedStepper {
                 st.stale_indicator = s.relinearise_stale.unwrap_or(f64::INFINITY);
                 Ok(Self::Ros(Box::new(st)))
             }
-            Route::Pie => {
+            Route::Pie(rates) => {
                 // Its matrix leaves out the speed–state couplings (`iteration_pattern`).
                 let lu: Box<dyn LinearSolver + Send> = match s.linear_solver {
                     LinearSolverKind::Dense => Box::new(DenseLu::new(sys.n_v())),
@@ -669,10 +683,11 @@ impl FixedStepper {
                 };
                 let mut st = PartlyImplicitEuler::new(sys, s.step, s.t0, s.relinearise_every, lu);
                 st.breakpoints = s.breakpoints;
+                st.state_rates = rates;
                 Ok(Self::Pie(Box::new(st)))
             }
             _ => Err(RunError::Settings(format!(
-                "{} does not run step by step with a fixed step here; use lsrt2, lie, pie, ros2, ros3p, ros34pw2, rodas3, rodas4, rodas5p or rk4",
+                "{} does not run step by step with a fixed step here; use lsrt2, lie, pie, pie_lagged, ros2, ros3p, ros34pw2, rodas3, rodas4, rodas5p or rk4",
                 s.method
             ))),
         }
@@ -1000,7 +1015,7 @@ fn run_inner(
                 &limits,
             );
         }
-        Route::Rk4 | Route::Pie | Route::RosenbrockFixed(_) => FixedStepper::new(sys, s)?,
+        Route::Rk4 | Route::Pie(_) | Route::RosenbrockFixed(_) => FixedStepper::new(sys, s)?,
     };
     let n_steps = ((s.t_end - s.t0) / s.step).round() as u64;
     let out_every = ((s.output_interval / s.step).round() as u64).max(1);
@@ -1047,4 +1062,27 @@ fn run_inner(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod route_tests {
+    use super::*;
+
+    /// `pie` and `pie_lagged` are the same fixed-step method with the two sources of the state
+    /// rates; neither runs adaptively (no error estimate), and the error names the method.
+    #[test]
+    fn pie_names_choose_the_state_rates() {
+        assert!(matches!(
+            route("pie", None),
+            Ok(Route::Pie(StateRates::AtStart))
+        ));
+        assert!(matches!(
+            route("pie_lagged", Some(false)),
+            Ok(Route::Pie(StateRates::LaggedCorrected))
+        ));
+        match route("pie_lagged", Some(true)) {
+            Err(RunError::Settings(m)) => assert!(m.starts_with("pie_lagged"), "{m}"),
+            other => panic!("adaptive pie_lagged accepted: {other:?}"),
+        }
+    }
 }

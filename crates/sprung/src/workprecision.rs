@@ -606,7 +606,7 @@ impl AxleBench {
         let mechanical_fixed = step.is_some()
             && matches!(
                 simulate::route(method, Some(false)),
-                Ok(simulate::Route::RosenbrockFixed(_) | simulate::Route::Pie)
+                Ok(simulate::Route::RosenbrockFixed(_) | simulate::Route::Pie(_))
             );
         if mechanical_fixed {
             p.relinearise_every = Some(self.relinearise_every(relinearise_every));
@@ -659,7 +659,7 @@ pub fn axle_ladder(
     for m in methods {
         let m = m.trim().to_ascii_lowercase();
         let (fixed, relinearising) = match simulate::route(&m, None).context("solver")? {
-            simulate::Route::RosenbrockFixed(_) | simulate::Route::Pie => (true, true),
+            simulate::Route::RosenbrockFixed(_) | simulate::Route::Pie(_) => (true, true),
             simulate::Route::Rk4 => (true, false),
             simulate::Route::FirstOrder(_, fixed) => (fixed, false),
             simulate::Route::RosenbrockAdaptive(_) => (false, false),

@@ -278,7 +278,7 @@ fn cornering_file_holds_the_same_truck() {
 
 #[test]
 fn truck_steps_do_not_allocate() {
-    for method in ["lsrt2", "pie"] {
+    for method in ["lsrt2", "pie", "pie_lagged"] {
         let model = Model::from_description(description()).unwrap();
         let mut s = model.default_settings();
         s.method = method.into();

@@ -513,7 +513,7 @@ pub fn run(a: &BenchArgs) -> anyhow::Result<()> {
     let method = a.solver.trim().to_ascii_lowercase();
     if !matches!(
         simulate::route(&method, Some(false)).context("--solver")?,
-        simulate::Route::RosenbrockFixed(_) | simulate::Route::Rk4 | simulate::Route::Pie
+        simulate::Route::RosenbrockFixed(_) | simulate::Route::Rk4 | simulate::Route::Pie(_)
     ) {
         bail!(
             "--solver {method}: the real-time benchmark needs a fixed-step method on the mechanical system (lsrt2, lie, pie, rk4 or a Rosenbrock method; `sprung solvers`)"

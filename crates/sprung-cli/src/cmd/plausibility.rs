@@ -207,7 +207,7 @@ fn modal_checks(modes: &Modes, method: &str, h: f64, t_end: f64, rt: &Route, out
     }
     let fixed = matches!(
         rt,
-        Route::Rk4 | Route::Pie | Route::RosenbrockFixed(_) | Route::FirstOrder(_, true)
+        Route::Rk4 | Route::Pie(_) | Route::RosenbrockFixed(_) | Route::FirstOrder(_, true)
     );
     let info = ode::catalogue().iter().find(|m| m.name == method);
     let explicit = matches!(rt, Route::Rk4) || info.is_some_and(|m| m.kind == MethodKind::Explicit);

@@ -40,6 +40,11 @@ pub fn run() -> anyhow::Result<()> {
         "{:<10} {:>5}  {:<16} {:<9} {:<6} {pie}",
         "pie", 1, "linear-implicit", "fixed", "yes"
     );
+    let pie_lagged = "pie with the element-state rates of the last predictor evaluation, carried to the step start to first order (one q evaluation per step; docs/solvers.md)";
+    println!(
+        "{:<10} {:>5}  {:<16} {:<9} {:<6} {pie_lagged}",
+        "pie_lagged", 1, "linear-implicit", "fixed", "yes"
+    );
     println!();
     println!(
         "On sprung models the linear-implicit methods ({}) solve the reduced velocity-level",
@@ -52,7 +57,7 @@ pub fn run() -> anyhow::Result<()> {
         "estimate run adaptively unless --step is given. All other methods integrate y = (r, v) with the analytic Jacobian."
     );
     println!(
-        "rk4 and pie run on sprung models only (pie needs the split of v into body velocities and element states)."
+        "rk4, pie and pie_lagged run on sprung models only (pie needs the split of v into body velocities and element states)."
     );
     println!(
         "Fixed step: sprung run MODEL --solver NAME --step H;  adaptive: sprung run MODEL --solver NAME --rtol R --atol A"
