@@ -81,7 +81,7 @@ pub struct BenchArgs {
     /// Directory of the cached RODAS4 references.
     #[arg(long, default_value = "out/bench")]
     pub out: PathBuf,
-    /// Fixed-step method benchmarked (lsrt2, pie, lie, rk4, or a Rosenbrock method at a fixed
+    /// Fixed-step method benchmarked (lsrt2, pie, pie_lagged, lie, rk4, or a Rosenbrock method at a fixed
     /// step; `sprung solvers`).
     #[arg(long, default_value = "lsrt2")]
     pub solver: String,
