@@ -281,61 +281,84 @@ impl<'a> PoseView<'a> {
 /// six channels, slot-major ([`PoseView`] with stride 6).
 pub type PoseEval = [f64; sm::SPLINE_SLOTS * 6];
 
-/// Left Jacobian of SO(3) as J_l(φ) = I + A [φ]× + B [φ]×² and the rates of its coefficients:
-/// (A, B, A'/θ, B'/θ) with A = (1 − cos θ)/θ², B = (θ − sin θ)/θ³, θ = |φ| (`theta2` = θ²).
-/// Taylor series below θ = 1 (ten terms: truncation < 1e-19), closed forms above. Without
-/// `rates` the rates are left 0 (A and B are the same to the bit).
-fn left_jacobian_coeffs(theta2: f64, rates: bool) -> (f64, f64, f64, f64) {
+/// The coefficients of exp([φ]×) = I + S [φ]× + A [φ]×² and of the left Jacobian of SO(3),
+/// J_l(φ) = I + A [φ]× + B [φ]×², with the rates of A and B: (S, A, B, A'/θ, B'/θ),
+/// S = sin θ/θ, A = (1 − cos θ)/θ², B = (θ − sin θ)/θ³, θ = |φ| (`theta2` = θ²). Below θ = 1
+/// their Taylor series (ten terms each, Horner; truncation < 1e-19), closed forms above (one
+/// `sin_cos`). Without `rates` the rates are left 0 (the others are the same to the bit).
+fn rotation_coeffs(theta2: f64, rates: bool) -> (f64, f64, f64, f64, f64) {
     if theta2 < 1.0 {
-        // A = Σ (−1)^k θ^2k / (2k+2)!,  B = Σ (−1)^k θ^2k / (2k+3)!,  A'/θ = Σ_k≥1 2k a_k θ^(2k−2).
-        let (mut a, mut b, mut da, mut db) = (0.0, 0.0, 0.0, 0.0);
-        let mut pow = 1.0; // θ^2k
-        let mut pow_m = 0.0; // θ^(2k−2)
-        let mut fa = 2.0; // (2k+2)!
-        let mut fb = 6.0; // (2k+3)!
-        for k in 0..10 {
-            let sign = if k % 2 == 0 { 1.0 } else { -1.0 };
-            a += sign * pow / fa;
-            b += sign * pow / fb;
-            if rates && k > 0 {
-                da += sign * 2.0 * k as f64 * pow_m / fa;
-                db += sign * 2.0 * k as f64 * pow_m / fb;
-            }
-            pow_m = pow;
-            pow *= theta2;
-            let k2 = 2.0 * k as f64;
-            fa *= (k2 + 3.0) * (k2 + 4.0);
-            fb *= (k2 + 4.0) * (k2 + 5.0);
+        let horner = |c: &[f64; ROT_TERMS]| c.iter().rev().fold(0.0, |acc, &ck| ck + theta2 * acc);
+        let (s, a, b) = (
+            horner(&ROT_SERIES[0]),
+            horner(&ROT_SERIES[1]),
+            horner(&ROT_SERIES[2]),
+        );
+        if !rates {
+            return (s, a, b, 0.0, 0.0);
         }
-        (a, b, da, db)
+        (s, a, b, horner(&ROT_SERIES[3]), horner(&ROT_SERIES[4]))
     } else {
         let th = theta2.sqrt();
-        let (s, c) = th.sin_cos();
+        let (sn, c) = th.sin_cos();
+        let s = sn / th;
         let a = (1.0 - c) / theta2;
-        let b = (th - s) / (theta2 * th);
+        let b = (th - sn) / (theta2 * th);
         if !rates {
-            return (a, b, 0.0, 0.0);
+            return (s, a, b, 0.0, 0.0);
         }
-        let da = s / (theta2 * th) - 2.0 * (1.0 - c) / (theta2 * theta2);
-        let db = (1.0 - c) / (theta2 * theta2) - 3.0 * (th - s) / (theta2 * theta2 * th);
-        (a, b, da, db)
+        let da = sn / (theta2 * th) - 2.0 * (1.0 - c) / (theta2 * theta2);
+        let db = (1.0 - c) / (theta2 * theta2) - 3.0 * (th - sn) / (theta2 * theta2 * th);
+        (s, a, b, da, db)
     }
 }
 
-/// exp([φ]×) (Rodrigues, with the series of sin θ/θ and (1 − cos θ)/θ² for small θ).
+/// Number of terms of the series of [`rotation_coeffs`].
+const ROT_TERMS: usize = 10;
+
+/// Coefficients of θ^2k of the series of [`rotation_coeffs`]: S = Σ (−1)^k θ^2k/(2k+1)!,
+/// A = Σ (−1)^k θ^2k/(2k+2)!, B = Σ (−1)^k θ^2k/(2k+3)!, A'/θ = Σ (−1)^(k+1) 2(k+1) θ^2k/(2k+4)!,
+/// B'/θ = Σ (−1)^(k+1) 2(k+1) θ^2k/(2k+5)!.
+const ROT_SERIES: [[f64; ROT_TERMS]; 5] = {
+    let mut c = [[0.0; ROT_TERMS]; 5];
+    let mut k = 0;
+    while k < ROT_TERMS {
+        let sign = if k % 2 == 0 { 1.0 } else { -1.0 };
+        // 1/(2k+m)! for m = 1..5.
+        let mut f = [1.0; 6];
+        let mut m = 1;
+        while m <= 5 {
+            let mut x = 1.0;
+            let mut i = 2;
+            while i <= 2 * k + m {
+                x *= i as f64;
+                i += 1;
+            }
+            f[m] = 1.0 / x;
+            m += 1;
+        }
+        let kk = 2.0 * (k + 1) as f64;
+        c[0][k] = sign * f[1];
+        c[1][k] = sign * f[2];
+        c[2][k] = sign * f[3];
+        c[3][k] = -sign * kk * f[4];
+        c[4][k] = -sign * kk * f[5];
+        k += 1;
+    }
+    c
+};
+
+/// exp([φ]×) (Rodrigues with [`rotation_coeffs`]).
 pub fn rotation_vector_matrix(phi: &Vector3<f64>) -> Matrix3<f64> {
-    let t2 = phi.norm_squared();
-    let (sa, a) = if t2 < 1e-4 {
-        (
-            1.0 - t2 / 6.0 * (1.0 - t2 / 20.0 * (1.0 - t2 / 42.0)),
-            0.5 * (1.0 - t2 / 12.0 * (1.0 - t2 / 30.0 * (1.0 - t2 / 56.0))),
-        )
-    } else {
-        let th = t2.sqrt();
-        (th.sin() / th, (1.0 - th.cos()) / t2)
-    };
+    let (s, a, ..) = rotation_coeffs(phi.norm_squared(), false);
+    rotation_from_coeffs(phi, s, a)
+}
+
+/// I + s [φ]× + a [φ]×².
+#[inline(always)]
+fn rotation_from_coeffs(phi: &Vector3<f64>, s: f64, a: f64) -> Matrix3<f64> {
     let k = crate::rotation::skew(phi);
-    Matrix3::identity() + sa * k + a * k * k
+    Matrix3::identity() + s * k + a * k * k
 }
 
 /// The relative rotation of a tabulated pose: for the rotation vector φ(c) with first and
@@ -345,14 +368,15 @@ pub fn rotation_vector_matrix(phi: &Vector3<f64>) -> Matrix3<f64> {
 ///     + B φ̇ × (φ × φ̇),   φ̇ = Σ_k ∂φ/∂c_k ċ_k
 /// (the time derivative of J_l(φ) φ̇ at fixed c̈ = 0).
 /// Without `bias` α is left 0.
+/// (A, B, A'/θ, B'/θ) are [`rotation_coeffs`]'.
 fn tabulated_rotation(
     phi: &Vector3<f64>,
     dphi: &[Vector3<f64>; 2],
     ddphi_cc: &Vector3<f64>,
     phid: &Vector3<f64>,
+    (a, b, da, db): (f64, f64, f64, f64),
     bias: bool,
 ) -> ([Vector3<f64>; 2], Vector3<f64>) {
-    let (a, b, da, db) = left_jacobian_coeffs(phi.norm_squared(), bias);
     let jl = |x: &Vector3<f64>| {
         let px = phi.cross(x);
         x + a * px + b * phi.cross(&px)
@@ -488,7 +512,8 @@ impl JointDef {
                 }
             }
         }
-        let (wcols, al_rel) = tabulated_rotation(&phi, &dphi, &ddphi, &phid, bias);
+        let (sa, a, b, da, db) = rotation_coeffs(phi.norm_squared(), bias);
+        let (wcols, al_rel) = tabulated_rotation(&phi, &dphi, &ddphi, &phid, (a, b, da, db), bias);
         let mut w_rel = zero;
         for k in 0..n {
             w_rel += wcols[k] * cd[k];
@@ -496,7 +521,7 @@ impl JointDef {
         RelMotion {
             s,
             ds,
-            rot: rotation_vector_matrix(&phi),
+            rot: rotation_from_coeffs(&phi, sa, a),
             wcols,
             w_rel,
             sd,
@@ -591,6 +616,8 @@ pub struct TreeKin {
     /// Per tree body: centre of mass minus the parent's and its joint's columns (global; the
     /// angular part 0 for a prismatic joint), for the projection of a massless leaf's wrench.
     dcols: Vec<(Vector3<f64>, JointCols)>,
+    /// Scratch: per column of a body, its J_b and M_b J_b entries (M_z's products).
+    gather: Vec<([f64; 6], [f64; 6])>,
     /// Per tree body: its tabulated joint's relative motion ([`JointDef::tabulated_rel`]).
     rel: Vec<Option<RelMotion>>,
 }
@@ -611,6 +638,7 @@ impl TreeKin {
                 .iter()
                 .map(|g| vec![0.0; sm::SPLINE_SLOTS * g.spline.channels()])
                 .collect(),
+            gather: vec![([0.0; 6], [0.0; 6]); n],
             dcols: vec![(Vector3::zeros(), [(Vector3::zeros(), Vector3::zeros()); 2]); nb],
             rel: vec![None; nb],
         }
@@ -1301,20 +1329,31 @@ impl Joints {
             }
             // Only J_b's structurally non-zero columns (the other entries of M_b J_b stay 0,
             // and the pairs left out would add exact zeros).
+            // The columns gathered (J_b and M_b J_b, six rows each) for the products.
             let cols = &tree.jac_cols[lb];
-            for &col in cols {
-                let g = |k: usize| out.jac[(6 * lb + k) * n + col];
-                let w = body.inertia * Vector3::new(g(3), g(4), g(5));
-                for k in 0..3 {
-                    out.mj[(6 * lb + k) * n + col] = body.mass * g(k);
-                    out.mj[(6 * lb + 3 + k) * n + col] = w[k];
+            for (ii, &col) in cols.iter().enumerate() {
+                let g: [f64; 6] = std::array::from_fn(|k| out.jac[(6 * lb + k) * n + col]);
+                let w = body.inertia * Vector3::new(g[3], g[4], g[5]);
+                let m = [
+                    body.mass * g[0],
+                    body.mass * g[1],
+                    body.mass * g[2],
+                    w[0],
+                    w[1],
+                    w[2],
+                ];
+                for (k, mk) in m.iter().enumerate() {
+                    out.mj[(6 * lb + k) * n + col] = *mk;
                 }
+                out.gather[ii] = (g, m);
             }
             for (ii, &i) in cols.iter().enumerate() {
-                for &j in &cols[..=ii] {
+                let ji = &out.gather[ii].0;
+                for (jj, &j) in cols[..=ii].iter().enumerate() {
+                    let mjj = &out.gather[jj].1;
                     let mut s = out.chol[i * n + j];
-                    for row in 6 * lb..6 * lb + 6 {
-                        s += out.jac[row * n + i] * out.mj[row * n + j];
+                    for k in 0..6 {
+                        s += ji[k] * mjj[k];
                     }
                     out.chol[i * n + j] = s;
                 }
@@ -2028,5 +2067,51 @@ impl Expansion {
         }
         joints.expand(r, v, &mut self.r, &mut self.v);
         (&self.r, &self.v)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_rotation_series_match_the_closed_forms() {
+        // S, A, B and the rates of A, B against their closed forms (where these have no
+        // cancellation) and, near 0, against the leading terms; exp([φ]×) is orthogonal.
+        for &th in &[1e-8, 1e-3, 0.05, 0.3, 0.7, 0.99, 1.01, 2.0] {
+            let t2: f64 = th * th;
+            let (s, a, b, da, db) = rotation_coeffs(t2, true);
+            let (sn, c) = th.sin_cos();
+            let want = if th > 0.2 {
+                [
+                    sn / th,
+                    (1.0 - c) / t2,
+                    (th - sn) / (t2 * th),
+                    sn / (t2 * th) - 2.0 * (1.0 - c) / (t2 * t2),
+                    (1.0 - c) / (t2 * t2) - 3.0 * (th - sn) / (t2 * t2 * th),
+                ]
+            } else {
+                [
+                    1.0 - t2 / 6.0 + t2 * t2 / 120.0,
+                    0.5 - t2 / 24.0 + t2 * t2 / 720.0,
+                    1.0 / 6.0 - t2 / 120.0 + t2 * t2 / 5040.0,
+                    -1.0 / 12.0 + t2 / 180.0,
+                    -1.0 / 60.0 + t2 / 1260.0,
+                ]
+            };
+            // Closed forms lose ≈ ε/θ² (rates ε/θ⁴) to cancellation; the truncated series ≈ θ⁶.
+            let tol = if th > 0.2 {
+                1e-13 / (t2 * t2)
+            } else {
+                1e-13 + t2 * t2 * t2
+            };
+            for (got, want) in [s, a, b, da, db].iter().zip(want) {
+                assert!((got - want).abs() <= tol, "θ {th}: {got} vs {want}");
+            }
+            let phi = Vector3::new(0.6, -0.48, 0.64) * th;
+            let r = rotation_vector_matrix(&phi);
+            assert!((r.transpose() * r - Matrix3::identity()).norm() < 1e-15);
+            assert!((r * phi - phi).norm() < 1e-15);
+        }
     }
 }
