@@ -1110,7 +1110,8 @@ impl Joints {
     /// [`Joints::tree_kinematics_with`]; without `all_rows` the J_b rows of the massless
     /// leaves ([`Tree::need_acc`] false) are not formed (the evaluation path's projection,
     /// [`JointWork::project_q`], moves their wrenches onto the parents instead) and keep what
-    /// they held.
+    /// they held, and the relative motions are not kept (`out` then cannot be the base of
+    /// perturbed kinematics).
     #[allow(clippy::too_many_arguments)] // the arguments of `tree_kinematics_with` plus one
     fn tree_kinematics_rows(
         &self,
@@ -1249,7 +1250,10 @@ impl Joints {
                                     d.tabulated_rel(&ev, cd, need_acc)
                                 }
                             };
-                            out.rel[lb] = Some(rel);
+                            if all_rows {
+                                // (Read only as the base of perturbed kinematics.)
+                                out.rel[lb] = Some(rel);
+                            }
                             d.motion_from_rel(&p, &rel, need_acc)
                         }
                         None => d.motion_with(&p, c, cd, None, need_acc),
