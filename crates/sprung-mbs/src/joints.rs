@@ -63,8 +63,11 @@ pub struct JointDef {
     pub z0: f64,
     /// Initial rate, rad/s or m/s.
     pub zd0: f64,
-    /// Tabulated: the spline of the table entry (pose relative to the parent's design frame).
+    /// Tabulated: the spline of the table entry (pose relative to the parent's design frame),
+    /// shared with the other bodies on the same grid and coordinates ([`SplineGroup`]).
     pub spline: Option<Arc<sm::TableSpline>>,
+    /// Tabulated: the first of the body's six channels in `spline`.
+    pub channel: usize,
     /// Per coordinate the pose map depends on (in table-axis order; one for revolute and
     /// prismatic): the body whose first position slot holds it — the body itself for its own
     /// coordinate, another jointed body for an input coordinate.
@@ -106,8 +109,31 @@ pub struct Tree {
     /// the others stay exactly 0.
     pub jac_cols: Vec<Vec<usize>>,
     /// Per entry of `bodies`: whether its J̇_b ż is used (a body with mass or inertia, or
-    /// with children); a massless leaf's is not (its projection is Jᵀ W alone).
+    /// with children); a massless leaf's is not (its projection is Jᵀ W alone, and the
+    /// evaluation path forms no J_b for it: [`JointWork::project_q`] moves its wrench onto the
+    /// parent).
     pub need_acc: Vec<bool>,
+    /// The tabulated bodies' shared splines ([`SplineGroup`]).
+    pub groups: Vec<SplineGroup>,
+    /// Per entry of `bodies`: its spline group and the first of its channels there.
+    pub group_of: Vec<Option<(usize, usize)>>,
+}
+
+/// Tabulated bodies of one tree on the same grid and coordinates (a carrier and its
+/// followers): one spline of six channels per body ([`sm::KinematicTable::spline_of`]),
+/// evaluated once per tree kinematics with one basis and one pass over the cell's nodes; the
+/// members whose velocity-product terms are used ([`Tree::need_acc`]) come first, their
+/// channels get the second derivatives.
+#[derive(Debug, Clone)]
+pub struct SplineGroup {
+    /// The shared spline.
+    pub spline: Arc<sm::TableSpline>,
+    /// The bodies whose first position slot holds each coordinate ([`JointDef::sources`]).
+    pub sources: Vec<usize>,
+    /// The tree coordinates of `sources`.
+    pub deps: Vec<usize>,
+    /// Number of leading channels with second derivatives (six per member that needs them).
+    pub second: usize,
 }
 
 impl Tree {
@@ -228,61 +254,111 @@ pub struct RelMotion {
     pub al_rel: Vector3<f64>,
 }
 
-/// Left Jacobian of SO(3) as J_l(φ) = I + A [φ]× + B [φ]×² and the rates of its coefficients:
-/// (A, B, A'/θ, B'/θ) with A = (1 − cos θ)/θ², B = (θ − sin θ)/θ³, θ = |φ| (`theta2` = θ²).
-/// Taylor series below θ = 1 (ten terms: truncation < 1e-19), closed forms above. Without
-/// `rates` the rates are left 0 (A and B are the same to the bit).
-fn left_jacobian_coeffs(theta2: f64, rates: bool) -> (f64, f64, f64, f64) {
-    if theta2 < 1.0 {
-        // A = Σ (−1)^k θ^2k / (2k+2)!,  B = Σ (−1)^k θ^2k / (2k+3)!,  A'/θ = Σ_k≥1 2k a_k θ^(2k−2).
-        let (mut a, mut b, mut da, mut db) = (0.0, 0.0, 0.0, 0.0);
-        let mut pow = 1.0; // θ^2k
-        let mut pow_m = 0.0; // θ^(2k−2)
-        let mut fa = 2.0; // (2k+2)!
-        let mut fb = 6.0; // (2k+3)!
-        for k in 0..10 {
-            let sign = if k % 2 == 0 { 1.0 } else { -1.0 };
-            a += sign * pow / fa;
-            b += sign * pow / fb;
-            if rates && k > 0 {
-                da += sign * 2.0 * k as f64 * pow_m / fa;
-                db += sign * 2.0 * k as f64 * pow_m / fb;
-            }
-            pow_m = pow;
-            pow *= theta2;
-            let k2 = 2.0 * k as f64;
-            fa *= (k2 + 3.0) * (k2 + 4.0);
-            fb *= (k2 + 4.0) * (k2 + 5.0);
-        }
-        (a, b, da, db)
-    } else {
-        let th = theta2.sqrt();
-        let (s, c) = th.sin_cos();
-        let a = (1.0 - c) / theta2;
-        let b = (th - s) / (theta2 * th);
-        if !rates {
-            return (a, b, 0.0, 0.0);
-        }
-        let da = s / (theta2 * th) - 2.0 * (1.0 - c) / (theta2 * theta2);
-        let db = (1.0 - c) / (theta2 * theta2) - 3.0 * (th - s) / (theta2 * theta2 * th);
-        (a, b, da, db)
+/// One body's pose map derivatives in a slot-major buffer ([`sm::TableSpline::eval_slots`]):
+/// `buf[slot * stride + off + m]`, slots value, ∂/∂c1, ∂/∂c2, ∂²/∂c1², ∂²/∂c1∂c2, ∂²/∂c2².
+#[derive(Debug, Clone, Copy)]
+pub struct PoseView<'a> {
+    buf: &'a [f64],
+    stride: usize,
+    off: usize,
+}
+
+impl<'a> PoseView<'a> {
+    /// The view of the channels from `off` in `buf` with slot stride `stride`.
+    pub fn new(buf: &'a [f64], stride: usize, off: usize) -> Self {
+        Self { buf, stride, off }
+    }
+
+    /// Components `o..o + 3` of slot `slot`.
+    #[inline(always)]
+    fn v3(&self, slot: usize, o: usize) -> Vector3<f64> {
+        let b = slot * self.stride + self.off + o;
+        Vector3::new(self.buf[b], self.buf[b + 1], self.buf[b + 2])
     }
 }
 
-/// exp([φ]×) (Rodrigues, with the series of sin θ/θ and (1 − cos θ)/θ² for small θ).
-pub fn rotation_vector_matrix(phi: &Vector3<f64>) -> Matrix3<f64> {
-    let t2 = phi.norm_squared();
-    let (sa, a) = if t2 < 1e-4 {
-        (
-            1.0 - t2 / 6.0 * (1.0 - t2 / 20.0 * (1.0 - t2 / 42.0)),
-            0.5 * (1.0 - t2 / 12.0 * (1.0 - t2 / 30.0 * (1.0 - t2 / 56.0))),
-        )
+/// A tabulated body's spline evaluated alone ([`JointDef::pose_eval`]): the six slots of its
+/// six channels, slot-major ([`PoseView`] with stride 6).
+pub type PoseEval = [f64; sm::SPLINE_SLOTS * 6];
+
+/// The coefficients of exp([φ]×) = I + S [φ]× + A [φ]×² and of the left Jacobian of SO(3),
+/// J_l(φ) = I + A [φ]× + B [φ]×², with the rates of A and B: (S, A, B, A'/θ, B'/θ),
+/// S = sin θ/θ, A = (1 − cos θ)/θ², B = (θ − sin θ)/θ³, θ = |φ| (`theta2` = θ²). Below θ = 1
+/// their Taylor series (ten terms each, Horner; truncation < 1e-19), closed forms above (one
+/// `sin_cos`). Without `rates` the rates are left 0 (the others are the same to the bit).
+fn rotation_coeffs(theta2: f64, rates: bool) -> (f64, f64, f64, f64, f64) {
+    if theta2 < 1.0 {
+        let horner = |c: &[f64; ROT_TERMS]| c.iter().rev().fold(0.0, |acc, &ck| ck + theta2 * acc);
+        let (s, a, b) = (
+            horner(&ROT_SERIES[0]),
+            horner(&ROT_SERIES[1]),
+            horner(&ROT_SERIES[2]),
+        );
+        if !rates {
+            return (s, a, b, 0.0, 0.0);
+        }
+        (s, a, b, horner(&ROT_SERIES[3]), horner(&ROT_SERIES[4]))
     } else {
-        let th = t2.sqrt();
-        (th.sin() / th, (1.0 - th.cos()) / t2)
-    };
+        let th = theta2.sqrt();
+        let (sn, c) = th.sin_cos();
+        let s = sn / th;
+        let a = (1.0 - c) / theta2;
+        let b = (th - sn) / (theta2 * th);
+        if !rates {
+            return (s, a, b, 0.0, 0.0);
+        }
+        let da = sn / (theta2 * th) - 2.0 * (1.0 - c) / (theta2 * theta2);
+        let db = (1.0 - c) / (theta2 * theta2) - 3.0 * (th - sn) / (theta2 * theta2 * th);
+        (s, a, b, da, db)
+    }
+}
+
+/// Number of terms of the series of [`rotation_coeffs`].
+const ROT_TERMS: usize = 10;
+
+/// Coefficients of θ^2k of the series of [`rotation_coeffs`]: S = Σ (−1)^k θ^2k/(2k+1)!,
+/// A = Σ (−1)^k θ^2k/(2k+2)!, B = Σ (−1)^k θ^2k/(2k+3)!, A'/θ = Σ (−1)^(k+1) 2(k+1) θ^2k/(2k+4)!,
+/// B'/θ = Σ (−1)^(k+1) 2(k+1) θ^2k/(2k+5)!.
+const ROT_SERIES: [[f64; ROT_TERMS]; 5] = {
+    let mut c = [[0.0; ROT_TERMS]; 5];
+    let mut k = 0;
+    while k < ROT_TERMS {
+        let sign = if k % 2 == 0 { 1.0 } else { -1.0 };
+        // 1/(2k+m)! for m = 1..5.
+        let mut f = [1.0; 6];
+        let mut m = 1;
+        while m <= 5 {
+            let mut x = 1.0;
+            let mut i = 2;
+            while i <= 2 * k + m {
+                x *= i as f64;
+                i += 1;
+            }
+            f[m] = 1.0 / x;
+            m += 1;
+        }
+        let kk = 2.0 * (k + 1) as f64;
+        c[0][k] = sign * f[1];
+        c[1][k] = sign * f[2];
+        c[2][k] = sign * f[3];
+        c[3][k] = -sign * kk * f[4];
+        c[4][k] = -sign * kk * f[5];
+        k += 1;
+    }
+    c
+};
+
+/// exp([φ]×) (Rodrigues with [`rotation_coeffs`]).
+pub fn rotation_vector_matrix(phi: &Vector3<f64>) -> Matrix3<f64> {
+    let (s, a, ..) = rotation_coeffs(phi.norm_squared(), false);
+    rotation_from_coeffs(phi, s, a)
+}
+
+/// I + s [φ]× + a [φ]×².
+#[inline(always)]
+fn rotation_from_coeffs(phi: &Vector3<f64>, s: f64, a: f64) -> Matrix3<f64> {
     let k = crate::rotation::skew(phi);
-    Matrix3::identity() + sa * k + a * k * k
+    Matrix3::identity() + s * k + a * k * k
 }
 
 /// The relative rotation of a tabulated pose: for the rotation vector φ(c) with first and
@@ -292,14 +368,15 @@ pub fn rotation_vector_matrix(phi: &Vector3<f64>) -> Matrix3<f64> {
 ///     + B φ̇ × (φ × φ̇),   φ̇ = Σ_k ∂φ/∂c_k ċ_k
 /// (the time derivative of J_l(φ) φ̇ at fixed c̈ = 0).
 /// Without `bias` α is left 0.
+/// (A, B, A'/θ, B'/θ) are [`rotation_coeffs`]'.
 fn tabulated_rotation(
     phi: &Vector3<f64>,
     dphi: &[Vector3<f64>; 2],
     ddphi_cc: &Vector3<f64>,
     phid: &Vector3<f64>,
+    (a, b, da, db): (f64, f64, f64, f64),
     bias: bool,
 ) -> ([Vector3<f64>; 2], Vector3<f64>) {
-    let (a, b, da, db) = left_jacobian_coeffs(phi.norm_squared(), bias);
     let jl = |x: &Vector3<f64>| {
         let px = phi.cross(x);
         x + a * px + b * phi.cross(&px)
@@ -330,15 +407,18 @@ impl JointDef {
     /// The body's motion for coordinates `c` and rates `cd` (per [`JointDef::sources`]; a
     /// revolute or prismatic joint reads the first) on parent frame `p`.
     pub fn motion(&self, p: &Frame, c: [f64; 2], cd: [f64; 2]) -> JointMotion {
-        self.motion_with(p, c, cd, self.pose_eval(c, true).as_ref(), true)
+        let ev = self.pose_eval(c, true);
+        self.motion_with(p, c, cd, ev.as_ref().map(|e| PoseView::new(e, 6, 0)), true)
     }
 
     /// A tabulated joint's spline (value, first and, with `second`, second derivatives) at
-    /// the coordinates `c`; `None` for revolute and prismatic joints.
-    pub fn pose_eval(&self, c: [f64; 2], second: bool) -> Option<sm::SplineEval> {
+    /// the coordinates `c`, its own channels alone; `None` for revolute and prismatic joints.
+    pub fn pose_eval(&self, c: [f64; 2], second: bool) -> Option<PoseEval> {
         self.spline.as_ref().map(|sp| {
-            let c = &c[..self.sources.len()];
-            if second { sp.eval(c) } else { sp.eval_first(c) }
+            let mut out = [0.0; sm::SPLINE_SLOTS * 6];
+            let b = sp.basis_at(&c[..self.sources.len()]);
+            sp.eval_slots(&b, self.channel..self.channel + 6, second, &mut out, 6);
+            out
         })
     }
 
@@ -352,7 +432,7 @@ impl JointDef {
         p: &Frame,
         c: [f64; 2],
         cd: [f64; 2],
-        ev: Option<&sm::SplineEval>,
+        ev: Option<PoseView>,
         bias: bool,
     ) -> JointMotion {
         let (z, zd) = (c[0], cd[0]);
@@ -399,7 +479,7 @@ impl JointDef {
             }
             sm::JointKind::Tabulated => {
                 let ev = ev.expect("a tabulated joint has its spline evaluation");
-                self.motion_from_rel(p, &self.tabulated_rel(ev, cd, bias), bias)
+                self.motion_from_rel(p, &self.tabulated_rel(&ev, cd, bias), bias)
             }
         }
     }
@@ -409,14 +489,15 @@ impl JointDef {
     /// It depends on the joint's coordinates and rates alone, so the tree kinematics of a
     /// perturbation that leaves them alone reuse it ([`Joints::tree_kinematics_with`]).
     #[inline(always)]
-    pub fn tabulated_rel(&self, ev: &sm::SplineEval, cd: [f64; 2], bias: bool) -> RelMotion {
+    pub fn tabulated_rel(&self, ev: &PoseView, cd: [f64; 2], bias: bool) -> RelMotion {
         let zero = Vector3::zeros();
         let n = self.sources.len();
-        let v3 = |x: &[f64; 6], o: usize| Vector3::new(x[o], x[o + 1], x[o + 2]);
-        let s = v3(&ev.value, 0);
-        let phi = v3(&ev.value, 3);
-        let ds = [v3(&ev.d1[0], 0), v3(&ev.d1[1], 0)];
-        let dphi = [v3(&ev.d1[0], 3), v3(&ev.d1[1], 3)];
+        let s = ev.v3(0, 0);
+        let phi = ev.v3(0, 3);
+        let ds = [ev.v3(1, 0), ev.v3(2, 0)];
+        let dphi = [ev.v3(1, 3), ev.v3(2, 3)];
+        // Slot of ∂²/∂c_k∂c_l.
+        let d2 = |k: usize, l: usize| 3 + k + l;
         // Σ_kl ∂²/∂c_k∂c_l ċ_k ċ_l of position and rotation vector.
         let (mut dds, mut ddphi) = (zero, zero);
         let mut sd = zero;
@@ -426,12 +507,13 @@ impl JointDef {
             phid += dphi[k] * cd[k];
             if bias {
                 for l in 0..n {
-                    dds += v3(&ev.d2[k][l], 0) * (cd[k] * cd[l]);
-                    ddphi += v3(&ev.d2[k][l], 3) * (cd[k] * cd[l]);
+                    dds += ev.v3(d2(k, l), 0) * (cd[k] * cd[l]);
+                    ddphi += ev.v3(d2(k, l), 3) * (cd[k] * cd[l]);
                 }
             }
         }
-        let (wcols, al_rel) = tabulated_rotation(&phi, &dphi, &ddphi, &phid, bias);
+        let (sa, a, b, da, db) = rotation_coeffs(phi.norm_squared(), bias);
+        let (wcols, al_rel) = tabulated_rotation(&phi, &dphi, &ddphi, &phid, (a, b, da, db), bias);
         let mut w_rel = zero;
         for k in 0..n {
             w_rel += wcols[k] * cd[k];
@@ -439,7 +521,7 @@ impl JointDef {
         RelMotion {
             s,
             ds,
-            rot: rotation_vector_matrix(&phi),
+            rot: rotation_from_coeffs(&phi, sa, a),
             wcols,
             w_rel,
             sd,
@@ -496,7 +578,7 @@ impl JointDef {
                     return 1.0;
                 };
                 let sp = self.spline.as_ref().expect("spline");
-                let ev = sp.eval(&[0.0, 0.0][..self.sources.len()]);
+                let ev = sp.eval_body(&[0.0, 0.0][..self.sources.len()], self.channel, true);
                 let d = &ev.d1[k];
                 let ds = Vector3::new(d[0], d[1], d[2]).norm();
                 let dp = Vector3::new(d[3], d[4], d[5]).norm();
@@ -506,6 +588,10 @@ impl JointDef {
         }
     }
 }
+
+/// A joint's Jacobian columns per coordinate: (translation of the centre of mass, rotation),
+/// global ([`JointMotion::cols`]).
+pub type JointCols = [(Vector3<f64>, Vector3<f64>); 2];
 
 /// Kinematics of one tree at one state: every body's frame, its velocity Jacobian J_b (6 × n
 /// rows v global, ω body) and its velocity-product acceleration J̇_b ż (same rows), the tree's
@@ -524,8 +610,14 @@ pub struct TreeKin {
     chol: Vec<f64>,
     /// M_b J_b per body (scratch for M_z and the projections), same layout as `jac`.
     mj: Vec<f64>,
-    /// Per tree body: its tabulated joint's spline evaluation (`None`: no tabulated joint).
-    ev: Vec<Option<sm::SplineEval>>,
+    /// Per spline group of the tree ([`Tree::groups`]): its evaluation, slot-major with the
+    /// stride of its channels ([`sm::TableSpline::eval_slots`]).
+    gev: Vec<Vec<f64>>,
+    /// Per tree body: centre of mass minus the parent's and its joint's columns (global; the
+    /// angular part 0 for a prismatic joint), for the projection of a massless leaf's wrench.
+    dcols: Vec<(Vector3<f64>, JointCols)>,
+    /// Scratch: per column of a body, its J_b and M_b J_b entries (M_z's products).
+    gather: Vec<([f64; 6], [f64; 6])>,
     /// Per tree body: its tabulated joint's relative motion ([`JointDef::tabulated_rel`]).
     rel: Vec<Option<RelMotion>>,
 }
@@ -541,7 +633,13 @@ impl TreeKin {
             jac: vec![0.0; 6 * nb * n],
             chol: vec![0.0; n * n],
             mj: vec![0.0; 6 * nb * n],
-            ev: vec![None; nb],
+            gev: tree
+                .groups
+                .iter()
+                .map(|g| vec![0.0; sm::SPLINE_SLOTS * g.spline.channels()])
+                .collect(),
+            gather: vec![([0.0; 6], [0.0; 6]); n],
+            dcols: vec![(Vector3::zeros(), [(Vector3::zeros(), Vector3::zeros()); 2]); nb],
             rel: vec![None; nb],
         }
     }
@@ -591,6 +689,8 @@ impl Joints {
             return Ok(Self::default());
         }
         let mut defs: Vec<Option<JointDef>> = vec![None; nb];
+        // Per tabulated body: its table and entry.
+        let mut tab: Vec<Option<(Arc<sm::KinematicTable>, String)>> = vec![None; nb];
         for (i, b) in m.bodies.iter().enumerate() {
             let Some(j) = &b.joint else { continue };
             let parent = if m.is_ground(&j.parent) {
@@ -634,6 +734,7 @@ impl Joints {
                         spline.dims()
                     ));
                 }
+                tab[i] = Some((table.clone(), entry.to_string()));
                 (
                     Vector3::zeros(),
                     Vector3::zeros(),
@@ -664,10 +765,53 @@ impl Joints {
                 z0: if own { j.z0 } else { 0.0 },
                 zd0: if own { j.zd0 } else { 0.0 },
                 spline,
+                channel: 0,
                 sources,
                 own,
                 massless: b.mass == 0.0,
             });
+        }
+        // Spline groups: the tabulated bodies on the same grid and coordinates share one
+        // spline ([`SplineGroup`]), the members with velocity-product terms first.
+        let has_children: Vec<bool> = (0..nb)
+            .map(|i| defs.iter().flatten().any(|d| d.parent == Some(i)))
+            .collect();
+        let mut grouped: Vec<Vec<usize>> = Vec::new();
+        for i in 0..nb {
+            let Some((ti, _)) = &tab[i] else { continue };
+            let src = &defs[i].as_ref().expect("tabulated").sources;
+            let same = |g: &&mut Vec<usize>| {
+                let j = g[0];
+                defs[j].as_ref().is_some_and(|d| &d.sources == src)
+                    && tab[j].as_ref().is_some_and(|(tj, _)| tj.same_grid(ti))
+            };
+            match grouped.iter_mut().find(same) {
+                Some(g) => g.push(i),
+                None => grouped.push(vec![i]),
+            }
+        }
+        let mut group_splines = Vec::with_capacity(grouped.len());
+        for mut g in grouped {
+            g.sort_by_key(|&i| defs[i].as_ref().is_some_and(|d| d.massless) && !has_children[i]);
+            let pairs: Vec<(&sm::KinematicTable, &str)> = g
+                .iter()
+                .map(|&i| {
+                    let (t, e) = tab[i].as_ref().expect("tabulated");
+                    (&**t, e.as_str())
+                })
+                .collect();
+            let sp = Arc::new(pairs[0].0.spline_of(&pairs).ok_or_else(|| {
+                format!(
+                    "body '{}': the table's bodies do not share a grid",
+                    m.bodies[g[0]].name
+                )
+            })?);
+            for (k, &i) in g.iter().enumerate() {
+                let d = defs[i].as_mut().expect("tabulated");
+                d.spline = Some(sp.clone());
+                d.channel = 6 * k;
+            }
+            group_splines.push((g, sp));
         }
         // Topological order of the jointed bodies and the root of each.
         let root_of = |mut i: usize| -> Result<Option<usize>, String> {
@@ -774,9 +918,35 @@ impl Joints {
                 cols.dedup();
                 jac_cols.push(cols);
             }
-            let need_acc = (0..bodies.len())
+            let need_acc: Vec<bool> = (0..bodies.len())
                 .map(|lb| !massless[lb] || parent_local.contains(&Some(lb)))
                 .collect();
+            let local = |i: usize| bodies.iter().position(|&x| x == i);
+            let mut groups = Vec::new();
+            let mut group_of = vec![None; bodies.len()];
+            for (members, sp) in &group_splines {
+                let Some(l0) = local(members[0]) else {
+                    continue;
+                };
+                let mut second = 0;
+                for (k, &i) in members.iter().enumerate() {
+                    let lb = local(i).expect("a group lies in one tree");
+                    group_of[lb] = Some((groups.len(), 6 * k));
+                    if need_acc[lb] {
+                        second = 6 * (k + 1);
+                    }
+                }
+                groups.push(SplineGroup {
+                    spline: sp.clone(),
+                    sources: defs[members[0]]
+                        .as_ref()
+                        .expect("tabulated")
+                        .sources
+                        .clone(),
+                    deps: deps[l0].clone(),
+                    second,
+                });
+            }
             let mut coord_blocks: Vec<usize> = coords.iter().map(|&vi| vi / 6).collect();
             coord_blocks.sort_unstable();
             coord_blocks.dedup();
@@ -791,6 +961,8 @@ impl Joints {
                 coord_blocks,
                 jac_cols,
                 need_acc,
+                groups,
+                group_of,
             });
         }
         Ok(Self {
@@ -885,8 +1057,15 @@ impl Joints {
             };
             let (c, cd) = d.coordinates(r, v);
             // The frame alone: no second derivatives, no velocity-product terms.
+            let ev = d.pose_eval(c, false);
             let f = d
-                .motion_with(&p, c, cd, d.pose_eval(c, false).as_ref(), false)
+                .motion_with(
+                    &p,
+                    c,
+                    cd,
+                    ev.as_ref().map(|e| PoseView::new(e, 6, 0)),
+                    false,
+                )
                 .frame;
             write_frame(
                 &f,
@@ -925,6 +1104,26 @@ impl Joints {
         base: Option<&TreeKin>,
         out: &mut TreeKin,
     ) -> Result<(), String> {
+        self.tree_kinematics_rows(model, t, r, v, pert, base, true, out)
+    }
+
+    /// [`Joints::tree_kinematics_with`]; without `all_rows` the J_b rows of the massless
+    /// leaves ([`Tree::need_acc`] false) are not formed (the evaluation path's projection,
+    /// [`JointWork::project_q`], moves their wrenches onto the parents instead) and keep what
+    /// they held, and the relative motions are not kept (`out` then cannot be the base of
+    /// perturbed kinematics).
+    #[allow(clippy::too_many_arguments)] // the arguments of `tree_kinematics_with` plus one
+    fn tree_kinematics_rows(
+        &self,
+        model: &crate::CompiledModel,
+        t: usize,
+        r: &[f64],
+        v: &[f64],
+        pert: Perturb,
+        base: Option<&TreeKin>,
+        all_rows: bool,
+        out: &mut TreeKin,
+    ) -> Result<(), String> {
         let tree = &self.trees[t];
         let n = tree.n_coords();
         let (dp, dv) = match pert {
@@ -939,14 +1138,41 @@ impl Joints {
             (Some(_), Perturb::Position(c, _) | Perturb::Velocity(c, _)) => c,
             _ => usize::MAX,
         };
-        if !velocity_only {
-            out.jac.fill(0.0);
+        // The spline groups: evaluated where the coordinates moved (or without a base);
+        // base's evaluation where a member recomputes its relative motion at the same
+        // coordinates (a velocity perturbation of a coordinate of the group); else not read.
+        for (g, grp) in tree.groups.iter().enumerate() {
+            let moved = grp.deps.contains(&dp.0);
+            match base {
+                Some(bk) if !moved => {
+                    if grp.deps.contains(&perturbed) {
+                        out.gev[g].copy_from_slice(&bk.gev[g]);
+                    }
+                }
+                _ => {
+                    let mut c = [0.0; 2];
+                    for (k, (&src, &ci)) in grp.sources.iter().zip(&grp.deps).enumerate() {
+                        c[k] = r[7 * src];
+                        if ci == dp.0 {
+                            c[k] += dp.1;
+                        }
+                    }
+                    let sp = &grp.spline;
+                    let nc = sp.channels();
+                    let bs = sp.basis_at(&c[..grp.sources.len()]);
+                    let buf = &mut out.gev[g];
+                    sp.eval_slots(&bs, 0..grp.second, true, buf, nc);
+                    sp.eval_slots(&bs, grp.second..nc, false, &mut buf[grp.second..], nc);
+                }
+            }
         }
         for (lb, &b) in tree.bodies.iter().enumerate() {
-            if velocity_only && !tree.need_acc[lb] {
+            let need_acc = tree.need_acc[lb];
+            if velocity_only && !need_acc {
                 // Only J̇ ż is read from a velocity perturbation.
                 continue;
             }
+            let rows = !velocity_only && (all_rows || need_acc);
             if let Some(bk) = base
                 && perturbed != usize::MAX
                 && self.defs[b].is_some()
@@ -954,12 +1180,21 @@ impl Joints {
             {
                 out.frames[lb] = bk.frames[lb];
                 out.acc[lb] = bk.acc[lb];
-                out.ev[lb] = bk.ev[lb];
-                if !velocity_only {
+                out.dcols[lb] = bk.dcols[lb];
+                if rows {
                     let rows = 6 * lb * n..6 * (lb + 1) * n;
                     out.jac[rows.clone()].copy_from_slice(&bk.jac[rows]);
                 }
                 continue;
+            }
+            if rows {
+                // J_b's structurally non-zero entries are all written below; the others
+                // stay 0 from the allocation.
+                for k in 0..6 {
+                    for &c in &tree.jac_cols[lb] {
+                        out.jac[(6 * lb + k) * n + c] = 0.0;
+                    }
+                }
             }
             match self.defs[b].as_ref() {
                 None => {
@@ -982,7 +1217,7 @@ impl Joints {
                     }
                     out.frames[lb] = f;
                     out.acc[lb] = (Vector3::zeros(), Vector3::zeros());
-                    if !velocity_only {
+                    if rows {
                         for k in 0..6 {
                             out.jac[(6 * lb + k) * n + k] = 1.0;
                         }
@@ -1003,22 +1238,22 @@ impl Joints {
                             cd[k] += dv.1;
                         }
                     }
-                    let moved = deps.contains(&dp.0);
-                    let need_acc = tree.need_acc[lb];
-                    let ev = match base {
-                        Some(bk) if !moved => bk.ev[lb],
-                        _ => d.pose_eval(c, need_acc),
-                    };
-                    out.ev[lb] = ev;
-                    let jm = match &ev {
-                        Some(e) => {
+                    let jm = match tree.group_of[lb] {
+                        Some((g, off)) => {
                             // The relative motion depends on the joint's coordinates and rates
                             // alone: base's where the perturbation leaves both alone.
                             let rel = match base.and_then(|bk| bk.rel[lb]) {
                                 Some(r) if !deps.contains(&perturbed) => r,
-                                _ => d.tabulated_rel(e, cd, need_acc),
+                                _ => {
+                                    let buf = &out.gev[g];
+                                    let ev = PoseView::new(buf, buf.len() / sm::SPLINE_SLOTS, off);
+                                    d.tabulated_rel(&ev, cd, need_acc)
+                                }
                             };
-                            out.rel[lb] = Some(rel);
+                            if all_rows {
+                                // (Read only as the base of perturbed kinematics.)
+                                out.rel[lb] = Some(rel);
+                            }
                             d.motion_from_rel(&p, &rel, need_acc)
                         }
                         None => d.motion_with(&p, c, cd, None, need_acc),
@@ -1043,7 +1278,13 @@ impl Joints {
                         (Vector3::zeros(), Vector3::zeros())
                     };
                     out.frames[lb] = f;
-                    if velocity_only {
+                    let cols = if d.kind == sm::JointKind::Prismatic {
+                        [(jm.cols[0].0, Vector3::zeros()), jm.cols[1]]
+                    } else {
+                        jm.cols
+                    };
+                    out.dcols[lb] = (jm.d, cols);
+                    if !rows {
                         continue;
                     }
                     let rbt = f.rot.transpose();
@@ -1068,12 +1309,8 @@ impl Joints {
                     // The joint's columns (own and input coordinates), added to the parent's
                     // (a follower may depend on a coordinate its parent moves with, too).
                     for (k, &ci) in deps.iter().enumerate() {
-                        let (vc, wg) = jm.cols[k];
-                        let wc = if d.kind == sm::JointKind::Prismatic {
-                            Vector3::zeros()
-                        } else {
-                            rbt * wg
-                        };
+                        let (vc, wg) = cols[k];
+                        let wc = rbt * wg;
                         for x in 0..3 {
                             out.jac[(6 * lb + x) * n + ci] += vc[x];
                             out.jac[(6 * lb + 3 + x) * n + ci] += wc[x];
@@ -1096,20 +1333,31 @@ impl Joints {
             }
             // Only J_b's structurally non-zero columns (the other entries of M_b J_b stay 0,
             // and the pairs left out would add exact zeros).
+            // The columns gathered (J_b and M_b J_b, six rows each) for the products.
             let cols = &tree.jac_cols[lb];
-            for &col in cols {
-                let g = |k: usize| out.jac[(6 * lb + k) * n + col];
-                let w = body.inertia * Vector3::new(g(3), g(4), g(5));
-                for k in 0..3 {
-                    out.mj[(6 * lb + k) * n + col] = body.mass * g(k);
-                    out.mj[(6 * lb + 3 + k) * n + col] = w[k];
+            for (ii, &col) in cols.iter().enumerate() {
+                let g: [f64; 6] = std::array::from_fn(|k| out.jac[(6 * lb + k) * n + col]);
+                let w = body.inertia * Vector3::new(g[3], g[4], g[5]);
+                let m = [
+                    body.mass * g[0],
+                    body.mass * g[1],
+                    body.mass * g[2],
+                    w[0],
+                    w[1],
+                    w[2],
+                ];
+                for (k, mk) in m.iter().enumerate() {
+                    out.mj[(6 * lb + k) * n + col] = *mk;
                 }
+                out.gather[ii] = (g, m);
             }
             for (ii, &i) in cols.iter().enumerate() {
-                for &j in &cols[..=ii] {
+                let ji = &out.gather[ii].0;
+                for (jj, &j) in cols[..=ii].iter().enumerate() {
+                    let mjj = &out.gather[jj].1;
                     let mut s = out.chol[i * n + j];
-                    for row in 6 * lb..6 * lb + 6 {
-                        s += out.jac[row * n + i] * out.mj[row * n + j];
+                    for k in 0..6 {
+                        s += ji[k] * mjj[k];
                     }
                     out.chol[i * n + j] = s;
                 }
@@ -1164,6 +1412,77 @@ impl Joints {
                 let mj = k.projection_row(lb, row, massless);
                 for &c in &tree.jac_cols[lb] {
                     rhs[c] += mj[c] * y;
+                }
+            }
+        }
+    }
+
+    /// [`Joints::project_rhs`] without the J_b rows of the massless leaves ([`Tree::need_acc`]
+    /// false; [`Joints::tree_kinematics_rows`] does not form them): a leaf's wrench W_b (its
+    /// evaluator row) enters its own joint's columns, (∂v_b/∂c_k)·F + (∂ω_b/∂c_k)·M, and is moved
+    /// onto its parent (F, M + d × F, the parent's rows taking it through J_p) — the same
+    /// J_bᵀ W_b, summed in another order. `acc` holds one wrench per tree body (scratch).
+    pub fn project_rhs_leaves(
+        tree: &Tree,
+        k: &TreeKin,
+        bias: f64,
+        x_of: impl Fn(usize) -> [f64; 6],
+        rhs: &mut [f64],
+        acc: &mut [(Vector3<f64>, Vector3<f64>)],
+    ) {
+        let n = k.n;
+        rhs[..n].fill(0.0);
+        let acc = &mut acc[..tree.bodies.len()];
+        acc.fill((Vector3::zeros(), Vector3::zeros()));
+        for (lb, &b) in tree.bodies.iter().enumerate() {
+            if tree.need_acc[lb] {
+                continue;
+            }
+            let x = x_of(b);
+            let fg = Vector3::new(x[0], x[1], x[2]);
+            let mg = k.frames[lb].rot * Vector3::new(x[3], x[4], x[5]);
+            let (d, cols) = &k.dcols[lb];
+            for (&ci, (vc, wg)) in tree.deps[lb].iter().zip(cols) {
+                rhs[ci] += vc.dot(&fg) + wg.dot(&mg);
+            }
+            if let Some(pl) = tree.parent_local[lb] {
+                let (f, m) = &mut acc[pl];
+                *f += fg;
+                *m += mg + d.cross(&fg);
+            }
+        }
+        for (lb, &b) in tree.bodies.iter().enumerate() {
+            if !tree.need_acc[lb] {
+                continue;
+            }
+            let x = x_of(b);
+            let massless = tree.massless[lb];
+            let bb = if bias != 0.0 && !massless {
+                k.bias_body(lb)
+            } else {
+                [0.0; 6]
+            };
+            for row in 0..6 {
+                let y = x[row] - bb[row];
+                if y == 0.0 {
+                    continue;
+                }
+                let mj = k.projection_row(lb, row, massless);
+                for &c in &tree.jac_cols[lb] {
+                    rhs[c] += mj[c] * y;
+                }
+            }
+            // The leaves' wrenches on this body: through J_b (global force, body-axes moment).
+            let (f, m) = acc[lb];
+            if f == Vector3::zeros() && m == Vector3::zeros() {
+                continue;
+            }
+            let mb = k.frames[lb].rot.transpose() * m;
+            let w = [f.x, f.y, f.z, mb.x, mb.y, mb.z];
+            for (row, &y) in w.iter().enumerate() {
+                let jr = &k.jac[(6 * lb + row) * n..(6 * lb + row + 1) * n];
+                for &c in &tree.jac_cols[lb] {
+                    rhs[c] += jr[c] * y;
                 }
             }
         }
@@ -1301,6 +1620,8 @@ pub struct JointWork {
     b_rk: BlockMatrix,
     b_v: BlockMatrix,
     y: Vec<f64>,
+    /// Per tree body: the massless leaves' wrenches moved onto it ([`Joints::project_rhs_leaves`]).
+    leaf_acc: Vec<(Vector3<f64>, Vector3<f64>)>,
     /// Whether some tree's M_z was singular at the last [`JointWork::kinematics`].
     singular: bool,
 }
@@ -1343,6 +1664,10 @@ impl JointWork {
             b_rk: BlockMatrix::zeros(bpat.clone()),
             b_v: BlockMatrix::zeros(bpat),
             y: vec![0.0; 6 * nmax],
+            leaf_acc: vec![
+                (Vector3::zeros(), Vector3::zeros());
+                j.trees.iter().map(|t| t.bodies.len()).max().unwrap_or(0)
+            ],
             pattern,
             singular: false,
         }
@@ -1358,13 +1683,27 @@ impl JointWork {
     /// (what [`JointWork::expand`] gives, with each frame computed once for the expansion and
     /// the projection). A singular M_z is remembered for [`JointWork::project_q`].
     pub fn kinematics(&mut self, model: &crate::CompiledModel, r: &[f64], v: &[f64]) {
+        self.kinematics_rows(model, r, v, false);
+    }
+
+    /// [`JointWork::kinematics`]; with `all_rows` the J_b rows of every body (the
+    /// linearisation's projection reads them), else not those of the massless leaves.
+    fn kinematics_rows(
+        &mut self,
+        model: &crate::CompiledModel,
+        r: &[f64],
+        v: &[f64],
+        all_rows: bool,
+    ) {
         let joints = &model.joints;
         self.r_full.copy_from_slice(r);
         self.v_full.copy_from_slice(v);
         self.singular = false;
         for (t, tree) in joints.trees.iter().enumerate() {
             let kin = &mut self.kin[t];
-            if let Err(e) = joints.tree_kinematics(model, t, r, v, Perturb::None, kin) {
+            if let Err(e) =
+                joints.tree_kinematics_rows(model, t, r, v, Perturb::None, None, all_rows, kin)
+            {
                 // A singular joint mass matrix: NaN accelerations make the integrator stop
                 // with its own non-finite-state error naming the time.
                 debug_assert!(false, "{e}");
@@ -1399,10 +1738,11 @@ impl JointWork {
         for (t, tree) in joints.trees.iter().enumerate() {
             let kin = &self.kin[t];
             let n = tree.n_coords();
-            Joints::project_rhs(tree, kin, 1.0, |b| block6(q, b), &mut self.rhs);
+            let acc = &mut self.leaf_acc;
+            Joints::project_rhs_leaves(tree, kin, 1.0, |b| block6(q, b), &mut self.rhs, acc);
             Joints::solve(kin, &mut self.rhs[..n]);
             if let Some(qt) = q_t.as_deref_mut() {
-                Joints::project_rhs(tree, kin, 0.0, |b| block6(qt, b), &mut self.rhs2);
+                Joints::project_rhs_leaves(tree, kin, 0.0, |b| block6(qt, b), &mut self.rhs2, acc);
                 Joints::solve(kin, &mut self.rhs2[..n]);
             }
             for &b in &tree.bodies[usize::from(tree.root.is_some())..] {
@@ -1439,7 +1779,7 @@ impl JointWork {
         lin: &mut Linearisation,
         eval_lin: impl FnOnce(&[f64], &[f64], &mut Linearisation),
     ) {
-        self.kinematics(model, r, v);
+        self.kinematics_rows(model, r, v, true);
         eval_lin(&self.r_full, &self.v_full, &mut self.full_lin);
         self.full_lin.expand();
         lin.congruent = false;
@@ -1731,5 +2071,51 @@ impl Expansion {
         }
         joints.expand(r, v, &mut self.r, &mut self.v);
         (&self.r, &self.v)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_rotation_series_match_the_closed_forms() {
+        // S, A, B and the rates of A, B against their closed forms (where these have no
+        // cancellation) and, near 0, against the leading terms; exp([φ]×) is orthogonal.
+        for &th in &[1e-8, 1e-3, 0.05, 0.3, 0.7, 0.99, 1.01, 2.0] {
+            let t2: f64 = th * th;
+            let (s, a, b, da, db) = rotation_coeffs(t2, true);
+            let (sn, c) = th.sin_cos();
+            let want = if th > 0.2 {
+                [
+                    sn / th,
+                    (1.0 - c) / t2,
+                    (th - sn) / (t2 * th),
+                    sn / (t2 * th) - 2.0 * (1.0 - c) / (t2 * t2),
+                    (1.0 - c) / (t2 * t2) - 3.0 * (th - sn) / (t2 * t2 * th),
+                ]
+            } else {
+                [
+                    1.0 - t2 / 6.0 + t2 * t2 / 120.0,
+                    0.5 - t2 / 24.0 + t2 * t2 / 720.0,
+                    1.0 / 6.0 - t2 / 120.0 + t2 * t2 / 5040.0,
+                    -1.0 / 12.0 + t2 / 180.0,
+                    -1.0 / 60.0 + t2 / 1260.0,
+                ]
+            };
+            // Closed forms lose ≈ ε/θ² (rates ε/θ⁴) to cancellation; the truncated series ≈ θ⁶.
+            let tol = if th > 0.2 {
+                1e-13 / (t2 * t2)
+            } else {
+                1e-13 + t2 * t2 * t2
+            };
+            for (got, want) in [s, a, b, da, db].iter().zip(want) {
+                assert!((got - want).abs() <= tol, "θ {th}: {got} vs {want}");
+            }
+            let phi = Vector3::new(0.6, -0.48, 0.64) * th;
+            let r = rotation_vector_matrix(&phi);
+            assert!((r.transpose() * r - Matrix3::identity()).norm() < 1e-15);
+            assert!((r * phi - phi).norm() < 1e-15);
+        }
     }
 }

@@ -260,7 +260,9 @@ pub const POSE_COMPONENTS: usize = 6;
 /// Stored as Hermite data per grid node (f, ∂₁f, ∂₂f, ∂₁∂₂f): the tensor-product spline is a
 /// bicubic polynomial in each cell and those 16 values at the cell's corners determine it, so
 /// each evaluation is one bicubic Hermite patch (no allocation, no search beyond a bisection of
-/// each axis).
+/// each axis). A spline holds six channels per body — several bodies on the same grid share one
+/// ([`KinematicTable::spline_of`]), channel-contiguous, so that one basis and one pass over the
+/// cell's node rows evaluate all of them ([`TableSpline::basis_at`], [`TableSpline::eval_slots`]).
 ///
 /// **Outside the grid** the spline continues linearly in each coordinate that left the range
 /// (value and slope of the end, second derivative 0) and records the excursion: the smallest and
@@ -272,8 +274,11 @@ pub struct TableSpline {
     /// Grid per axis (1 or 2 axes; a 1D table has a single-point second axis internally).
     grid: [Vec<f64>; 2],
     dims: usize,
-    /// Hermite node data, `node[(i1 * n2 + i2) * 4 + k][comp]`, k: f, ∂₁f, ∂₂f, ∂₁∂₂f.
-    node: Vec<[f64; POSE_COMPONENTS]>,
+    /// Number of functions (channels; six per tabulated body).
+    channels: usize,
+    /// Hermite node data, channel-contiguous: `node[((i1 * n2 + i2) * 4 + k) * channels + ch]`,
+    /// k: f, ∂₁f, ∂₂f, ∂₁∂₂f.
+    node: Vec<f64>,
     /// Per axis: the smallest and largest coordinate evaluated outside the grid (f64 bits;
     /// +∞ / −∞ while in range).
     seen: [[std::sync::atomic::AtomicU64; 2]; 2],
@@ -286,6 +291,7 @@ impl Clone for TableSpline {
         Self {
             grid: self.grid.clone(),
             dims: self.dims,
+            channels: self.channels,
             node: self.node.clone(),
             seen: [
                 [c(&self.seen[0][0]), c(&self.seen[0][1])],
@@ -310,19 +316,53 @@ impl KinematicTable {
     /// The spline of body `entry` ([`TableSpline`]), `None` if the table has no such body. The
     /// table must be valid ([`KinematicTable::problems`] empty).
     pub fn spline(&self, entry: &str) -> Option<TableSpline> {
-        let body = self.body(entry)?;
-        let samples: Vec<[f64; POSE_COMPONENTS]> = body
-            .position
-            .iter()
-            .zip(&body.rotation)
-            .map(|(p, r)| [p[0], p[1], p[2], r[0], r[1], r[2]])
-            .collect();
+        self.spline_of(&[(self, entry)])
+    }
+
+    /// One spline for several bodies, possibly of other tables on the same grid
+    /// (`(table, entry)` pairs; the grids must equal this table's): six channels per body in
+    /// the order given, so that one evaluation ([`TableSpline::eval_slots`]) serves all of them
+    /// with one basis and one pass over the nodes. Each body's channels are the spline its own
+    /// table gives ([`KinematicTable::spline`]: the slope solves are per channel). `None` if an
+    /// entry is missing.
+    pub fn spline_of(&self, bodies: &[(&KinematicTable, &str)]) -> Option<TableSpline> {
+        let n = self.points();
+        let channels = POSE_COMPONENTS * bodies.len();
+        let mut samples = vec![0.0; n * channels];
+        for (j, (table, entry)) in bodies.iter().enumerate() {
+            let body = table.body(entry)?;
+            if table.points() != n {
+                return None;
+            }
+            for (k, (p, r)) in body.position.iter().zip(&body.rotation).enumerate() {
+                let o = k * channels + POSE_COMPONENTS * j;
+                samples[o..o + POSE_COMPONENTS]
+                    .copy_from_slice(&[p[0], p[1], p[2], r[0], r[1], r[2]]);
+            }
+        }
         let g1 = self.axes.first()?.grid.clone();
         let g2 = self
             .axes
             .get(1)
             .map_or_else(|| vec![0.0], |a| a.grid.clone());
-        Some(TableSpline::new(g1, g2, self.axes.len(), &samples))
+        Some(TableSpline::with_channels(
+            g1,
+            g2,
+            self.axes.len(),
+            channels,
+            &samples,
+        ))
+    }
+
+    /// Whether `other` has the same axes grids (its bodies can share one spline with this
+    /// table's, [`KinematicTable::spline_of`]).
+    pub fn same_grid(&self, other: &KinematicTable) -> bool {
+        self.axes.len() == other.axes.len()
+            && self
+                .axes
+                .iter()
+                .zip(&other.axes)
+                .all(|(a, b)| a.grid == b.grid)
     }
 }
 
@@ -335,21 +375,39 @@ impl TableSpline {
         dims: usize,
         samples: &[[f64; POSE_COMPONENTS]],
     ) -> Self {
+        let flat: Vec<f64> = samples.iter().flatten().copied().collect();
+        Self::with_channels(g1, g2, dims, POSE_COMPONENTS, &flat)
+    }
+
+    /// The spline of `channels` functions through `samples` (`samples[point * channels + ch]`,
+    /// points with the first axis outer) on the grid `g1` × `g2` ([`TableSpline::new`]).
+    pub fn with_channels(
+        g1: Vec<f64>,
+        g2: Vec<f64>,
+        dims: usize,
+        channels: usize,
+        samples: &[f64],
+    ) -> Self {
         use std::sync::atomic::AtomicU64;
         let (n1, n2) = (g1.len(), g2.len());
-        assert_eq!(samples.len(), n1 * n2, "one sample per grid point");
+        let nc = channels;
+        assert_eq!(samples.len(), n1 * n2 * nc, "one sample per grid point");
         let s1 = SlopeSolver::new(&g1);
         let s2 = (dims == 2).then(|| SlopeSolver::new(&g2));
-        let mut node = vec![[0.0; POSE_COMPONENTS]; 4 * n1 * n2];
-        for (k, s) in samples.iter().enumerate() {
-            node[4 * k] = *s;
+        let mut node = vec![0.0; 4 * n1 * n2 * nc];
+        let row = |k: usize, d: usize| (4 * k + d) * nc..(4 * k + d + 1) * nc;
+        for k in 0..n1 * n2 {
+            node[row(k, 0)].copy_from_slice(&samples[k * nc..(k + 1) * nc]);
         }
         // ∂₂f along every row (fixed i1), then ∂₁f and ∂₁∂₂f along every column (fixed i2).
         if let Some(s2) = &s2 {
             for i1 in 0..n1 {
-                let row: Vec<_> = (0..n2).map(|i2| node[4 * (i1 * n2 + i2)]).collect();
-                for (i2, d) in s2.slopes(&row).into_iter().enumerate() {
-                    node[4 * (i1 * n2 + i2) + 2] = d;
+                let y: Vec<f64> = (0..n2)
+                    .flat_map(|i2| node[row(i1 * n2 + i2, 0)].to_vec())
+                    .collect();
+                let d = s2.slopes(&y, nc);
+                for i2 in 0..n2 {
+                    node[row(i1 * n2 + i2, 2)].copy_from_slice(&d[i2 * nc..(i2 + 1) * nc]);
                 }
             }
         }
@@ -358,9 +416,12 @@ impl TableSpline {
                 if dims == 1 && src == 2 {
                     continue;
                 }
-                let col: Vec<_> = (0..n1).map(|i1| node[4 * (i1 * n2 + i2) + src]).collect();
-                for (i1, d) in s1.slopes(&col).into_iter().enumerate() {
-                    node[4 * (i1 * n2 + i2) + dst] = d;
+                let y: Vec<f64> = (0..n1)
+                    .flat_map(|i1| node[row(i1 * n2 + i2, src)].to_vec())
+                    .collect();
+                let d = s1.slopes(&y, nc);
+                for i1 in 0..n1 {
+                    node[row(i1 * n2 + i2, dst)].copy_from_slice(&d[i1 * nc..(i1 + 1) * nc]);
                 }
             }
         }
@@ -368,12 +429,18 @@ impl TableSpline {
         Self {
             grid: [g1, g2],
             dims,
+            channels,
             node,
             seen: [
                 [inf(f64::INFINITY), inf(f64::NEG_INFINITY)],
                 [inf(f64::INFINITY), inf(f64::NEG_INFINITY)],
             ],
         }
+    }
+
+    /// Number of channels (six per tabulated body: position, rotation vector).
+    pub fn channels(&self) -> usize {
+        self.channels
     }
 
     /// Number of coordinates (1 or 2).
@@ -479,93 +546,183 @@ impl TableSpline {
         }
     }
 
-    /// Value, first and second derivatives of the six components at coordinates `c` (length
-    /// [`TableSpline::dims`]; a missing second coordinate reads 0). No allocation.
-    ///
-    /// The bicubic patch is contracted one axis at a time: over the second axis for each of
-    /// the four first-axis Hermite slots (value and slope at the cell's two ends), then over
-    /// the first axis (≈ 430 multiply-adds in 2D, ≈ 70 in 1D).
-    pub fn eval(&self, c: &[f64]) -> SplineEval {
-        self.eval_orders(c, true)
-    }
-
-    /// Value and first derivatives alone (`d2` left 0): [`TableSpline::eval`] without the
-    /// second-derivative contractions (a caller that needs no velocity-product terms, e.g. a
-    /// massless follower's pose). The values and first derivatives are `eval`'s bit for bit.
-    pub fn eval_first(&self, c: &[f64]) -> SplineEval {
-        self.eval_orders(c, false)
-    }
-
-    #[allow(clippy::needless_range_loop)] // one component index into six outputs
-    fn eval_orders(&self, c: &[f64], second: bool) -> SplineEval {
+    /// The evaluation weights at coordinates `c` (length [`TableSpline::dims`]; a missing
+    /// second coordinate reads 0): the cell's node rows and, per output slot
+    /// ([`SPLINE_SLOTS`]), the weight of each (the product of the axes' Hermite weights, the
+    /// linear extension outside the grid folded in; excursions recorded).
+    pub fn basis_at(&self, c: &[f64]) -> SplineBasis {
         let (i1, w1) = self.basis(0, c[0]);
-        let mut out = SplineEval {
-            value: [0.0; POSE_COMPONENTS],
-            d1: [[0.0; POSE_COMPONENTS]; 2],
-            d2: [[[0.0; POSE_COMPONENTS]; 2]; 2],
+        let mut b = SplineBasis {
+            rows: [0; 16],
+            w: [[0.0; 16]; SPLINE_SLOTS],
+            nodes: 0,
+            dims: self.dims,
         };
         // First-axis Hermite slot of node (i1 + a), derivative dx: a (value) or 2 + a (slope).
         let slot = |a: usize, d: usize| if d == 0 { a } else { 2 + a };
         if self.dims == 1 {
             for a in 0..2 {
                 for dx in 0..2 {
-                    let f = &self.node[4 * (i1 + a) + dx];
-                    let sx = slot(a, dx);
-                    let (w0, wd, wdd) = (w1[0][sx], w1[1][sx], w1[2][sx]);
-                    for (m, fm) in f.iter().enumerate() {
-                        out.value[m] += w0 * fm;
-                        out.d1[0][m] += wd * fm;
-                    }
-                    if second {
-                        for (m, fm) in f.iter().enumerate() {
-                            out.d2[0][0][m] += wdd * fm;
-                        }
-                    }
+                    let (j, sx) = (b.nodes, slot(a, dx));
+                    b.rows[j] = 4 * (i1 + a) + dx;
+                    b.w[0][j] = w1[0][sx];
+                    b.w[1][j] = w1[1][sx];
+                    b.w[3][j] = w1[2][sx];
+                    b.nodes += 1;
                 }
             }
-            return out;
+            return b;
         }
         let (i2, w2) = self.basis(1, c[1]);
         let n2 = self.grid[1].len();
-        // y[sx][oy]: the second-axis contraction (derivative order oy) of first-axis slot sx.
-        let mut y = [[[0.0; POSE_COMPONENTS]; 3]; 4];
-        let orders = if second { 3 } else { 2 };
+        // Output slot s = ∂^o1/∂c1 ∂^o2/∂c2.
+        const ORDERS: [(usize, usize); SPLINE_SLOTS] =
+            [(0, 0), (1, 0), (0, 1), (2, 0), (1, 1), (0, 2)];
         for a in 0..2 {
             for dx in 0..2 {
-                let ys = &mut y[slot(a, dx)];
-                for b in 0..2 {
-                    let k = 4 * ((i1 + a) * n2 + i2 + b);
+                for bb in 0..2 {
                     for dy in 0..2 {
-                        // node[k + d]: d = 0 f, 1 ∂₁f, 2 ∂₂f, 3 ∂₁∂₂f.
-                        let f = &self.node[k + dx + 2 * dy];
-                        let sy = slot(b, dy);
-                        for (oy, yo) in ys[..orders].iter_mut().enumerate() {
-                            let w = w2[oy][sy];
-                            for (ym, fm) in yo.iter_mut().zip(f) {
-                                *ym += w * fm;
-                            }
+                        let (j, sx, sy) = (b.nodes, slot(a, dx), slot(bb, dy));
+                        // node row d: 0 f, 1 ∂₁f, 2 ∂₂f, 3 ∂₁∂₂f.
+                        b.rows[j] = 4 * ((i1 + a) * n2 + i2 + bb) + dx + 2 * dy;
+                        for (s, &(o1, o2)) in ORDERS.iter().enumerate() {
+                            b.w[s][j] = w1[o1][sx] * w2[o2][sy];
                         }
+                        b.nodes += 1;
                     }
                 }
             }
         }
-        for (sx, ys) in y.iter().enumerate() {
-            let (w0, wd, wdd) = (w1[0][sx], w1[1][sx], w1[2][sx]);
-            for m in 0..POSE_COMPONENTS {
-                out.value[m] += w0 * ys[0][m];
-                out.d1[0][m] += wd * ys[0][m];
-                out.d1[1][m] += w0 * ys[1][m];
-            }
+        b
+    }
+
+    /// Value and derivatives of the channels `chans` at the point of `b` ([`TableSpline::basis_at`])
+    /// into `out[slot * stride + (ch − chans.start)]` for the slots of [`SPLINE_SLOTS`]: value,
+    /// ∂/∂c1, ∂/∂c2 and, with `second`, ∂²/∂c1², ∂²/∂c1∂c2, ∂²/∂c2² (left as they are without;
+    /// a missing second axis's slots are written 0). One pass over the cell's 4 (1D) or 16
+    /// (2D) node rows, channel-contiguous (vectorisable over the channels). No allocation.
+    pub fn eval_slots(
+        &self,
+        b: &SplineBasis,
+        chans: std::ops::Range<usize>,
+        second: bool,
+        out: &mut [f64],
+        stride: usize,
+    ) {
+        assert!(
+            chans.len().is_multiple_of(POSE_COMPONENTS) && chans.end <= self.channels,
+            "whole bodies' channels"
+        );
+        let len = chans.len();
+        if self.dims == 1 {
+            self.contract(b, [0, 1], chans.clone(), out, stride);
+            out[2 * stride..2 * stride + len].fill(0.0);
             if second {
-                for m in 0..POSE_COMPONENTS {
-                    out.d2[0][0][m] += wdd * ys[0][m];
-                    out.d2[0][1][m] += wd * ys[1][m];
-                    out.d2[1][1][m] += w0 * ys[2][m];
-                }
+                self.contract(b, [3], chans, out, stride);
+                out[4 * stride..4 * stride + len].fill(0.0);
+                out[5 * stride..5 * stride + len].fill(0.0);
+            }
+        } else {
+            self.contract(b, [0, 1, 2], chans.clone(), out, stride);
+            if second {
+                self.contract(b, [3, 4, 5], chans, out, stride);
             }
         }
-        out.d2[1][0] = out.d2[0][1];
-        out
+    }
+
+    /// The slots `slots` of [`TableSpline::eval_slots`]: per six channels, the weighted sum over
+    /// the cell's node rows, in registers (node rows in order; each output is
+    /// 0 + w₀ f₀ + w₁ f₁ + …).
+    #[inline(always)]
+    fn contract<const S: usize>(
+        &self,
+        b: &SplineBasis,
+        slots: [usize; S],
+        chans: std::ops::Range<usize>,
+        out: &mut [f64],
+        stride: usize,
+    ) {
+        const C: usize = POSE_COMPONENTS;
+        let nc = self.channels;
+        let w: [&[f64; 16]; S] = std::array::from_fn(|k| &b.w[slots[k]]);
+        let rows = &b.rows[..b.nodes];
+        for c0 in chans.clone().step_by(C) {
+            let mut acc = [[0.0; C]; S];
+            for (j, &row) in rows.iter().enumerate() {
+                let f: &[f64; C] = self.node[row * nc + c0..row * nc + c0 + C]
+                    .try_into()
+                    .expect("six channels");
+                for (a, wk) in acc.iter_mut().zip(&w) {
+                    let wj = wk[j];
+                    for (am, fm) in a.iter_mut().zip(f) {
+                        *am += wj * fm;
+                    }
+                }
+            }
+            let o = c0 - chans.start;
+            for (a, &s) in acc.iter().zip(&slots) {
+                out[s * stride + o..s * stride + o + C].copy_from_slice(a);
+            }
+        }
+    }
+
+    /// Value, first and second derivatives of the six components at coordinates `c` (length
+    /// [`TableSpline::dims`]; a missing second coordinate reads 0) of a six-channel spline
+    /// ([`TableSpline::eval_body`] for one body of a shared spline). No allocation.
+    pub fn eval(&self, c: &[f64]) -> SplineEval {
+        self.eval_body(c, 0, true)
+    }
+
+    /// Value and first derivatives alone (`d2` left 0): [`TableSpline::eval`] without the
+    /// second-derivative contractions (a caller that needs no velocity-product terms, e.g. a
+    /// massless follower's pose). The values and first derivatives are `eval`'s bit for bit.
+    pub fn eval_first(&self, c: &[f64]) -> SplineEval {
+        self.eval_body(c, 0, false)
+    }
+
+    /// [`TableSpline::eval`] (`second`) or [`TableSpline::eval_first`] of the six channels
+    /// from `offset` (one body of a shared spline, [`KinematicTable::spline_of`]).
+    pub fn eval_body(&self, c: &[f64], offset: usize, second: bool) -> SplineEval {
+        let mut buf = [0.0; SPLINE_SLOTS * POSE_COMPONENTS];
+        let b = self.basis_at(c);
+        self.eval_slots(
+            &b,
+            offset..offset + POSE_COMPONENTS,
+            second,
+            &mut buf,
+            POSE_COMPONENTS,
+        );
+        let g = |s: usize| -> [f64; POSE_COMPONENTS] {
+            std::array::from_fn(|m| buf[s * POSE_COMPONENTS + m])
+        };
+        let d01 = g(4);
+        SplineEval {
+            value: g(0),
+            d1: [g(1), g(2)],
+            d2: [[g(3), d01], [d01, g(5)]],
+        }
+    }
+}
+
+/// Output slots of [`TableSpline::eval_slots`]: value, ∂/∂c1, ∂/∂c2, ∂²/∂c1², ∂²/∂c1∂c2,
+/// ∂²/∂c2².
+pub const SPLINE_SLOTS: usize = 6;
+
+/// The evaluation weights of a [`TableSpline`] at one point ([`TableSpline::basis_at`]).
+#[derive(Debug, Clone, Copy)]
+pub struct SplineBasis {
+    /// Node rows of the cell (4 in 1D, 16 in 2D).
+    rows: [usize; 16],
+    /// Per output slot, the weight of each node row.
+    w: [[f64; 16]; SPLINE_SLOTS],
+    nodes: usize,
+    dims: usize,
+}
+
+impl SplineBasis {
+    /// Number of coordinates of the spline it was made for.
+    pub fn dims(&self) -> usize {
+        self.dims
     }
 }
 
@@ -620,46 +777,53 @@ impl SlopeSolver {
         Self { n, lu: a, perm, h }
     }
 
-    /// The node slopes of the spline through `y` (one value set per node).
-    fn slopes(&self, y: &[[f64; POSE_COMPONENTS]]) -> Vec<[f64; POSE_COMPONENTS]> {
+    /// The node slopes of the spline through `y` (`y[node * nc + ch]`, `nc` functions per node).
+    fn slopes(&self, y: &[f64], nc: usize) -> Vec<f64> {
         let (n, h) = (self.n, &self.h);
-        let delta: Vec<[f64; POSE_COMPONENTS]> = (0..n - 1)
-            .map(|i| std::array::from_fn(|m| (y[i + 1][m] - y[i][m]) / h[i]))
+        let delta: Vec<f64> = (0..(n - 1) * nc)
+            .map(|k| {
+                let (i, m) = (k / nc, k % nc);
+                (y[(i + 1) * nc + m] - y[i * nc + m]) / h[i]
+            })
             .collect();
-        let mut rhs = vec![[0.0; POSE_COMPONENTS]; n];
+        let dl = |i: usize, m: usize| delta[i * nc + m];
+        let mut rhs = vec![0.0; n * nc];
         for i in 1..n - 1 {
-            rhs[i] =
-                std::array::from_fn(|m| 3.0 * (h[i] * delta[i - 1][m] + h[i - 1] * delta[i][m]));
+            for m in 0..nc {
+                rhs[i * nc + m] = 3.0 * (h[i] * dl(i - 1, m) + h[i - 1] * dl(i, m));
+            }
         }
         let c = h[0] + h[1];
-        rhs[0] = std::array::from_fn(|m| {
-            ((h[0] + 2.0 * c) * h[1] * delta[0][m] + h[0] * h[0] * delta[1][m]) / c
-        });
         let d = h[n - 2] + h[n - 3];
-        rhs[n - 1] = std::array::from_fn(|m| {
-            (h[n - 2] * h[n - 2] * delta[n - 3][m]
-                + (2.0 * d + h[n - 2]) * h[n - 3] * delta[n - 2][m])
-                / d
-        });
-        let mut x: Vec<[f64; POSE_COMPONENTS]> = self.perm.iter().map(|&p| rhs[p]).collect();
+        for m in 0..nc {
+            rhs[m] = ((h[0] + 2.0 * c) * h[1] * dl(0, m) + h[0] * h[0] * dl(1, m)) / c;
+            rhs[(n - 1) * nc + m] = (h[n - 2] * h[n - 2] * dl(n - 3, m)
+                + (2.0 * d + h[n - 2]) * h[n - 3] * dl(n - 2, m))
+                / d;
+        }
+        let mut x: Vec<f64> = self
+            .perm
+            .iter()
+            .flat_map(|&p| rhs[p * nc..(p + 1) * nc].to_vec())
+            .collect();
         for i in 0..n {
             for k in 0..i {
-                let (l, xk) = (self.lu[i * n + k], x[k]);
-                for (xi, xk) in x[i].iter_mut().zip(xk) {
-                    *xi -= l * xk;
+                let l = self.lu[i * n + k];
+                for m in 0..nc {
+                    x[i * nc + m] -= l * x[k * nc + m];
                 }
             }
         }
         for i in (0..n).rev() {
             for k in i + 1..n {
-                let (u, xk) = (self.lu[i * n + k], x[k]);
-                for (xi, xk) in x[i].iter_mut().zip(xk) {
-                    *xi -= u * xk;
+                let u = self.lu[i * n + k];
+                for m in 0..nc {
+                    x[i * nc + m] -= u * x[k * nc + m];
                 }
             }
             let d = self.lu[i * n + i];
-            for xi in &mut x[i] {
-                *xi /= d;
+            for m in 0..nc {
+                x[i * nc + m] /= d;
             }
         }
         x
@@ -907,6 +1071,37 @@ mod tests {
             }
             s.reset_excursions();
             assert_eq!(s.excursion(0), None);
+        }
+    }
+
+    #[test]
+    fn a_shared_spline_gives_each_body_its_own_spline_to_the_bit() {
+        let mut t = table();
+        let mut b = t.bodies[0].clone();
+        b.name = "link".into();
+        for (p, r) in b.position.iter_mut().zip(&mut b.rotation) {
+            *p = [p[2] * p[2], -0.3 * p[1], 0.1 + p[2]];
+            *r = [0.0, r[0] * r[0], -2.0 * r[0]];
+        }
+        t.bodies.push(b);
+        let shared = t.spline_of(&[(&t, "link"), (&t, "carrier")]).unwrap();
+        assert_eq!(shared.channels(), 12);
+        for x in [-0.017, 0.0, 0.013, 0.02, 0.031] {
+            let bs = shared.basis_at(&[x]);
+            let mut all = [0.0; SPLINE_SLOTS * 12];
+            shared.eval_slots(&bs, 0..6, true, &mut all, 12);
+            shared.eval_slots(&bs, 6..12, false, &mut all[6..], 12);
+            for (k, name) in ["link", "carrier"].iter().enumerate() {
+                let own = t.spline(name).unwrap().eval(&[x]);
+                assert_eq!(shared.eval_body(&[x], 6 * k, true), own);
+                for m in 0..6 {
+                    assert_eq!(all[6 * k + m], own.value[m]);
+                    assert_eq!(all[12 + 6 * k + m], own.d1[0][m]);
+                    if k == 0 {
+                        assert_eq!(all[36 + m], own.d2[0][0][m]);
+                    }
+                }
+            }
         }
     }
 

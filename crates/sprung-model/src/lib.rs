@@ -107,7 +107,9 @@ pub use interp::{
     CurveRangeError, OutOfRange, OutOfRangeFlag, any_out_of_range, check_curve_ranges,
     clear_out_of_range, reset_out_of_range,
 };
-pub use kin_table::{KinematicTable, SplineEval, TableAxis, TableBody, TableSpline};
+pub use kin_table::{
+    KinematicTable, SPLINE_SLOTS, SplineBasis, SplineEval, TableAxis, TableBody, TableSpline,
+};
 pub use load::{Format, from_json_str, from_str_with_base, from_toml_str, load, parse_raw};
 pub use settings::{SettingProblem, SettingsError, StepMode};
 pub use types::*;
