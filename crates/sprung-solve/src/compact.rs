@@ -31,7 +31,7 @@
 use std::sync::Arc;
 
 use crate::block::{BlockMatrix, BlockPattern};
-use crate::dense::{LinearSolver, SingularMatrix, pivot_ok, pivot_tolerance};
+use crate::dense::{LinearSolver, SingularMatrix, max_abs_if_finite, pivot_ok, pivot_tolerance};
 
 /// The active coordinates of a block pattern and the map that gathers a block matrix's entries
 /// on them into a dense column-major matrix.
@@ -520,18 +520,15 @@ impl LinearSolver for CompactInverse {
         self.factored = false;
         let (n, w) = (self.set.len(), self.set.stride);
         self.set.gather_matrix(a, &mut self.inv);
-        let mut max_abs = 0.0f64;
-        for (k, &x) in self.inv.iter().enumerate() {
-            if !x.is_finite() {
-                let idx = &self.set.idx;
-                return Err(SingularMatrix::NonFiniteEntry {
-                    row: idx[k % w],
-                    col: idx[k / w],
-                    value: x,
-                });
-            }
-            max_abs = max_abs.max(x.abs());
-        }
+        let Some(max_abs) = max_abs_if_finite(&self.inv) else {
+            let k = self.inv.iter().position(|x| !x.is_finite()).unwrap_or(0);
+            let idx = &self.set.idx;
+            return Err(SingularMatrix::NonFiniteEntry {
+                row: idx[k % w],
+                col: idx[k / w],
+                value: self.inv[k],
+            });
+        };
         let tol = pivot_tolerance(n, max_abs);
         #[cfg(target_arch = "x86_64")]
         if let Some(t) = self.simd {
