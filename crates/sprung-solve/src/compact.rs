@@ -19,8 +19,8 @@
 //! [`CompactProduct`] forms the stage products A x + β B z of the Rosenbrock stepper on the
 //! active coordinates. Both products run column by column in whole 4-wide lanes (a broadcast
 //! x_j times a column, accumulated in registers), AVX2 + FMA where the CPU has them. On the
-//! kinematic car a solve takes ≈ 1 k instructions instead of ≈ 11.5 k for the block LU's, a
-//! stage product ≈ 1-2 k instead of ≈ 8 k. The choice is made once by operation count
+//! kinematic car a solve takes ≈ 2.4 k instructions instead of the block LU's ≈ 11.6 k, the two
+//! stages' products ≈ 6.9 k per step instead of ≈ 16 k (callgrind, `docs/performance.md`). The choice is made once by operation count
 //! ([`ActiveSet::dense_solve_flops`] against the block LU's,
 //! [`ActiveSet::dense_product_cheaper`]).
 //!
@@ -386,9 +386,10 @@ impl CompactProduct {
 /// column-major matrix, i.e. on Aᵀ, whose inverse is A⁻¹ column-major); a solve is one
 /// product with it on the gathered right-hand side, scattered back, the inert entries stay as
 /// they are. The singularity test is the other solvers' ([`crate::dense`]) on the pivots of
-/// the active part. With two solves per factorisation of a few dozen coordinates, the n_a³
-/// of the inversion costs about what the LU's n_a³/3 plus its substitutions' per-row overhead
-/// did. No allocation after construction.
+/// the active part. The inversion (n_a³ multiply-adds) costs about twice the block LU's
+/// factorisation on the kinematic car (≈ 140 k against ≈ 105 k instructions), the solves a fifth
+/// of the block LU's; a dense LU with substitutions was tried first and solved in ≈ 8 k (the
+/// per-row overhead of 84 short dot products). No allocation after construction.
 #[derive(Debug, Clone)]
 pub struct CompactInverse {
     set: ActiveSet,

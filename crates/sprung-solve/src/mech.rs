@@ -84,14 +84,14 @@ pub trait MechanicalSystem {
     /// Block pattern of J_v and J_r K.
     fn pattern(&self) -> Arc<BlockPattern>;
     /// Velocity coordinates that carry nothing (length n_v, `true` = inert), if the system
-    /// has any: for every state the steppers visit, an inert v_j has zero rows and columns in
-    /// J_v and J_r K (zero entries where the pattern stores them), a zero rate q_j and J_u u̇
-    /// entry, a zero column of K(r) and a zero entry of the tangent map L, and it stays 0 —
-    /// the iteration matrix is the identity in its row and column and every stage increment
-    /// is 0 there. A system in relative coordinates that keeps one block per body has them
-    /// (a massless follower's block, a joint coordinate's padding; [`crate::compact`]); the
-    /// fixed-step Rosenbrock stepper then forms its stage products on the active coordinates
-    /// alone when that is cheaper. Asked once when a stepper is created. Default `None`.
+    /// has any: at every state, an inert v_j has zero rows and columns in J_v and J_r K of
+    /// every linearisation (zero entries where the pattern stores them), so the iteration
+    /// matrix is the identity in its row and column. A system in relative coordinates that
+    /// keeps one block per body has them (a massless follower's block, a joint coordinate's
+    /// padding, whose rates are 0 too and which stay 0; [`crate::compact`]); the fixed-step
+    /// Rosenbrock stepper then forms its stage products on the active coordinates alone when
+    /// that is cheaper, and a [`crate::compact::CompactInverse`] solves on them. Asked once
+    /// when a stepper is created. Default `None`.
     fn inert_velocity_slots(&self) -> Option<Vec<bool>> {
         None
     }
