@@ -223,7 +223,10 @@ impl Kernel for Avx {
 unsafe fn matvec_avx2(a: &[f64], x: &[f64], bz: Option<(&[f64], &[f64])>, y: &mut [f64]) {
     use std::arch::x86_64::*;
     let w = y.len();
-    assert!(w % 4 == 0 && a.len() >= x.len() * w, "matvec: shapes");
+    assert!(
+        w.is_multiple_of(4) && a.len() >= x.len() * w,
+        "matvec: shapes"
+    );
     if let Some((b, z)) = bz {
         assert!(b.len() >= z.len() * w, "matvec: shapes");
     }
