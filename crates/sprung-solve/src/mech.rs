@@ -85,8 +85,9 @@ pub trait MechanicalSystem {
     fn pattern(&self) -> Arc<BlockPattern>;
     /// Velocity coordinates that carry nothing (length n_v, `true` = inert), if the system
     /// has any: at every state, an inert v_j has zero rows and columns in J_v and J_r K of
-    /// every linearisation (zero entries where the pattern stores them), so the iteration
-    /// matrix is the identity in its row and column. A system in relative coordinates that
+    /// every linearisation in the plain form (zero entries where the pattern stores them), so
+    /// the iteration matrix is the identity in its row and column (a system that delivers the
+    /// congruence form keeps the block products). A system in relative coordinates that
     /// keeps one block per body has them (a massless follower's block, a joint coordinate's
     /// padding, whose rates are 0 too and which stay 0; [`crate::compact`]); the fixed-step
     /// Rosenbrock stepper then forms its stage products on the active coordinates alone when

@@ -168,9 +168,10 @@ impl StageWork {
         self
     }
 
-    /// Gathers the linearisation's J_r K and J_v for the compact products (if in use).
+    /// Gathers the linearisation's J_r K and J_v for the compact products (if in use; a
+    /// congruence-form linearisation keeps the block products).
     pub fn load_compact(&mut self, lin: &Linearisation) {
-        if let Some(c) = self.compact.as_mut() {
+        if let (Some(c), false) = (self.compact.as_mut(), lin.congruent) {
             c.load(&lin.j_rk, &lin.j_v);
         }
     }
@@ -369,9 +370,13 @@ fn stages_impl<S: MechanicalSystem + ?Sized>(
                 Some((&lin.j_v, h, &w.csv[..]))
             }
         };
+        // The compact products need J's zero rows and columns at the inert coordinates, which
+        // the plain form has (a congruence transform may mix them within a block).
         match w.compact.as_mut() {
-            Some(c) => c.gemv_add(&w.tmp, jv_term.map(|(_, beta, z)| (beta, z)), rhs),
-            None => gemv_add(w.simd, &lin.j_rk, &w.tmp, jv_term, rhs),
+            Some(c) if !lin.congruent => {
+                c.gemv_add(&w.tmp, jv_term.map(|(_, beta, z)| (beta, z)), rhs)
+            }
+            _ => gemv_add(w.simd, &lin.j_rk, &w.tmp, jv_term, rhs),
         }
         lu.solve_in_place(rhs);
         if let Some(cg) = cg {
