@@ -82,6 +82,10 @@ pub struct Evaluator {
     inertia: Vec<(M3, M3)>,
     /// Their transposes (for products from rows in [`Self::newton_euler`]).
     inertia_transposed: Vec<(M3, M3)>,
+    /// Per body: massless (a massless follower, `docs/joints.md`): zero inertia and the unit
+    /// stand-ins 1/m = 1, I⁻¹ = 1, so [`Self::newton_euler`] writes its wrench (F, Rᵀτ) without
+    /// the inertia products.
+    massless: Vec<bool>,
     /// Slot of each body's diagonal block.
     diagonal_slots: Vec<usize>,
     torque: Vec<Vector3<f64>>,
@@ -166,6 +170,11 @@ impl Evaluator {
                         M3::from_matrix(&b.inertia_inv.transpose()),
                     )
                 })
+                .collect(),
+            massless: model
+                .bodies
+                .iter()
+                .map(|b| b.mass == 0.0 && b.inertia == nalgebra::Matrix3::zeros())
                 .collect(),
             diagonal_slots: (0..nb)
                 .map(|c| p.slot(c, c).expect("every diagonal block is stored"))
@@ -720,7 +729,9 @@ impl Evaluator {
     }
 
     /// Newton–Euler per body: q from the accumulated wrenches (3 × 3 products in lanes:
-    /// Rᵀτ from the rows of R, I w and I⁻¹ x from the rows of the transposes).
+    /// Rᵀτ from the rows of R, I w and I⁻¹ x from the rows of the transposes). A massless body
+    /// gets its wrench (F, Rᵀτ): what the products with its stand-ins (1/m = 1, I = 0,
+    /// I⁻¹ = 1) give, up to the sign of a zero entry.
     #[inline(always)]
     fn newton_euler<L: Lanes>(&self, l: L, q: &mut [f64]) {
         let nbv = 6 * self.bodies.len();
@@ -728,14 +739,20 @@ impl Evaluator {
         let per_body = self
             .bodies
             .iter()
-            .zip(&self.inertia_transposed)
+            .zip(self.inertia_transposed.iter().zip(&self.massless))
             .zip(self.force.iter().zip(&self.torque).zip(&self.inv_mass))
             .zip(q[..nbv].as_chunks_mut::<6>().0);
-        for (((k, (inertia_t, inertia_inv_t)), ((force, torque), inv_mass)), qb) in per_body {
+        for (((k, ((inertia_t, inertia_inv_t), &massless)), ((force, torque), inv_mass)), qb) in
+            per_body
+        {
             let a = force * *inv_mass;
             let tb = k.rot_rows.tmul_vec(l, torque);
             let w = k.w_body;
-            let alpha = inertia_inv_t.tmul_vec(l, &(tb - w.cross(&inertia_t.tmul_vec(l, &w))));
+            let alpha = if massless {
+                tb
+            } else {
+                inertia_inv_t.tmul_vec(l, &(tb - w.cross(&inertia_t.tmul_vec(l, &w))))
+            };
             qb[..3].copy_from_slice(a.as_slice());
             qb[3..].copy_from_slice(alpha.as_slice());
         }

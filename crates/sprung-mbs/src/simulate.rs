@@ -59,6 +59,7 @@
 use std::time::Instant;
 
 use sprung_solve::block_lu::BlockSparseLu;
+use sprung_solve::compact::{ActiveSet, CompactInverse};
 use sprung_solve::dense::{DenseLu, LinearSolver};
 use sprung_solve::mech::adaptive::{AdaptiveOptions, AdaptiveRosenbrock, Control, Observer};
 use sprung_solve::mech::explicit::Rk4Stepper;
@@ -870,10 +871,24 @@ fn run_first_order(
     Ok(())
 }
 
+/// The linear solver of the fixed-step Rosenbrock stepper. Block-sparse: for a system with
+/// inert coordinates ([`MechanicalSystem::inert_velocity_slots`], a model with joints) the
+/// explicit inverse of the active part ([`CompactInverse`]) where its solve takes fewer
+/// operations than the block LU's (the kinematic reduced car: 42 active of 204 coordinates).
 fn linear_solver(sys: &MbsSystem, kind: LinearSolverKind) -> Box<dyn LinearSolver + Send> {
     match kind {
         LinearSolverKind::Dense => Box::new(DenseLu::new(sys.n_v())),
-        LinearSolverKind::BlockSparse => Box::new(BlockSparseLu::new(&sys.pattern())),
+        LinearSolverKind::BlockSparse => {
+            let pattern = sys.pattern();
+            let lu = BlockSparseLu::new(&pattern);
+            if let Some(inert) = sys.inert_velocity_slots() {
+                let set = ActiveSet::new(pattern, &inert);
+                if set.dense_solve_flops() < lu.solve_flops() {
+                    return Box::new(CompactInverse::new(set));
+                }
+            }
+            Box::new(lu)
+        }
     }
 }
 

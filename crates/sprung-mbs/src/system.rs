@@ -36,14 +36,21 @@ pub struct MbsSystem {
     lengths: Vec<f64>,
     /// The joints' workspace (`None` for a model without joints).
     joints: Option<Box<JointWork>>,
+    /// The bodies without a joint, ascending (with joints: the ones with quaternion
+    /// coordinates).
+    free_bodies: Vec<usize>,
 }
 
 impl MbsSystem {
     /// Creates the system for `model`.
     pub fn new(model: Arc<CompiledModel>) -> Self {
         let joints = (!model.joints.is_empty()).then(|| Box::new(JointWork::new(&model)));
+        let free_bodies = (0..model.bodies.len())
+            .filter(|&b| model.joints.defs.get(b).is_none_or(|d| d.is_none()))
+            .collect();
         Self {
             lengths: characteristic_lengths(&model),
+            free_bodies,
             joints,
             eval: Evaluator::new(model),
             lin_segments: 0,
@@ -144,6 +151,30 @@ impl MechanicalSystem for MbsSystem {
         }
     }
 
+    /// With joints: a jointed body's slots but the first (its coordinate), all six of a
+    /// follower (no coordinate of its own), and the padding of the element-state blocks (each
+    /// element's states start a block; zero rates and partials, [`CompiledModel::n_v`]); the projection leaves their rows and
+    /// columns zero ([`JointWork::linearise`], `docs/joints.md`). Without joints `None`: the
+    /// steppers keep their block-sparse path, results unchanged.
+    fn inert_velocity_slots(&self) -> Option<Vec<bool>> {
+        self.joints.as_ref()?;
+        let model = self.model();
+        let mut inert = vec![false; model.n_v()];
+        for d in model.joints.defs.iter().flatten() {
+            let b = d.body;
+            inert[6 * b + 1..6 * b + 6].fill(true);
+            inert[6 * b] = !d.own;
+        }
+        // Each open element's states start a block of their own.
+        let nbv = model.n_body_v();
+        inert[nbv..].fill(true);
+        for e in &model.open_elements {
+            let at = nbv + e.state_offset;
+            inert[at..at + e.law.n_states()].fill(false);
+        }
+        Some(inert)
+    }
+
     fn accelerations(&mut self, t: f64, r: &[f64], v: &[f64], q: &mut [f64]) {
         if self.joints.is_some() {
             if !self.watch_segments {
@@ -220,21 +251,25 @@ impl MechanicalSystem for MbsSystem {
 
     fn kinematics(&self, r: &[f64], v: &[f64], r_dot: &mut [f64]) {
         let nb = self.model().bodies.len();
-        for ((ri, vi), di) in positions(r, nb)
-            .iter()
-            .zip(velocities(v, nb))
-            .zip(positions_mut(r_dot, nb))
-        {
-            di[..3].copy_from_slice(&vi[..3]);
-            let w = Vector3::new(vi[3], vi[4], vi[5]);
-            quat_rate(&ri[3..], &w, &mut di[3..]);
-        }
+        let (pos, vel, out) = (
+            positions(r, nb),
+            velocities(v, nb),
+            positions_mut(r_dot, nb),
+        );
         if self.joints.is_some() {
-            // Jointed bodies: ż in the first slot, K = I there, zeros elsewhere.
-            for &b in &self.model().joints.order {
-                r_dot[7 * b..7 * b + 7].fill(0.0);
-                r_dot[7 * b] = v[6 * b];
+            // Free bodies as below; jointed bodies: ż in the first slot, K = I there, zeros
+            // elsewhere.
+            for &b in &self.free_bodies {
+                free_body_rate(&pos[b], &vel[b], &mut out[b]);
             }
+            for &b in &self.model().joints.order {
+                out[b] = [0.0; 7];
+                out[b][0] = vel[b][0];
+            }
+            return;
+        }
+        for ((ri, vi), di) in pos.iter().zip(vel).zip(out) {
+            free_body_rate(ri, vi, di);
         }
     }
 
@@ -287,19 +322,21 @@ impl MechanicalSystem for MbsSystem {
 
     fn tangent(&self, r: &[f64], dr: &[f64], w: &mut [f64]) {
         let nb = self.model().bodies.len();
-        for ((ri, di), wi) in positions(r, nb)
-            .iter()
-            .zip(positions(dr, nb))
-            .zip(velocities_mut(w, nb))
         {
-            wi[..3].copy_from_slice(&di[..3]);
-            let th = quat_increment_to_body_rotation(&ri[3..], &di[3..]);
-            wi[3..].copy_from_slice(th.as_slice());
-        }
-        if self.joints.is_some() {
-            for &b in &self.model().joints.order {
-                w[6 * b..6 * b + 6].fill(0.0);
-                w[6 * b] = dr[7 * b];
+            let (pos, inc, out) = (positions(r, nb), positions(dr, nb), velocities_mut(w, nb));
+            if self.joints.is_some() {
+                // Free bodies as below; jointed bodies: the coordinate's increment.
+                for &b in &self.free_bodies {
+                    free_body_tangent(&pos[b], &inc[b], &mut out[b]);
+                }
+                for &b in &self.model().joints.order {
+                    out[b] = [0.0; 6];
+                    out[b][0] = inc[b][0];
+                }
+            } else {
+                for ((ri, di), wi) in pos.iter().zip(inc).zip(out) {
+                    free_body_tangent(ri, di, wi);
+                }
             }
         }
         // Element states have no position coordinates.
@@ -376,10 +413,9 @@ impl MechanicalSystem for MbsSystem {
         let nb = self.model().bodies.len();
         if self.joints.is_some() {
             // Joint coordinates are not normalised.
-            for (b, ri) in positions_mut(r, nb).iter_mut().enumerate() {
-                if !self.jointed(b) {
-                    quat_normalise(&mut ri[3..]);
-                }
+            let pos = positions_mut(r, nb);
+            for &b in &self.free_bodies {
+                quat_normalise(&mut pos[b][3..]);
             }
             return;
         }
@@ -387,6 +423,22 @@ impl MechanicalSystem for MbsSystem {
             quat_normalise(&mut ri[3..]);
         }
     }
+}
+
+/// K(r) v of a free body: (v, ½ q ⊗ (0, ω)).
+#[inline(always)]
+fn free_body_rate(ri: &[f64; 7], vi: &[f64; 6], di: &mut [f64; 7]) {
+    di[..3].copy_from_slice(&vi[..3]);
+    let w = Vector3::new(vi[3], vi[4], vi[5]);
+    quat_rate(&ri[3..], &w, &mut di[3..]);
+}
+
+/// L(r) Δr of a free body: (Δx, the body rotation of the quaternion increment).
+#[inline(always)]
+fn free_body_tangent(ri: &[f64; 7], di: &[f64; 7], wi: &mut [f64; 6]) {
+    wi[..3].copy_from_slice(&di[..3]);
+    let th = quat_increment_to_body_rotation(&ri[3..], &di[3..]);
+    wi[3..].copy_from_slice(th.as_slice());
 }
 
 /// Characteristic length L of each body, m: the largest distance of a marker on the body from

@@ -2,6 +2,8 @@
 //!
 //! * [`block`]: block-sparse matrices whose pattern follows a coupling graph (document 000, Bild 3).
 //! * [`block_lu`]: block-sparse LU with a fill-reducing order and reusable symbolic analysis.
+//! * [`compact`]: dense LU and products on the active coordinates of a system with inert ones
+//!   (relative coordinates: followers, joint-coordinate padding).
 //! * [`cpu`]: run-time detection of the optional AVX2 + FMA kernels.
 //! * [`dense`]: dense LU (faer), the oracle and fallback for the block-sparse solver.
 //! * [`mech`]: the mechanical second-order system r' = K(r) v, v' = q(r, v, u) and the
@@ -10,6 +12,7 @@
 
 pub mod block;
 pub mod block_lu;
+pub mod compact;
 pub mod cpu;
 pub mod dense;
 pub mod mech;

@@ -83,6 +83,19 @@ pub trait MechanicalSystem {
     }
     /// Block pattern of J_v and J_r K.
     fn pattern(&self) -> Arc<BlockPattern>;
+    /// Velocity coordinates that carry nothing (length n_v, `true` = inert), if the system
+    /// has any: at every state, an inert v_j has zero rows and columns in J_v and J_r K of
+    /// every linearisation in the plain form (zero entries where the pattern stores them), so
+    /// the iteration matrix is the identity in its row and column (a system that delivers the
+    /// congruence form keeps the block products). A system in relative coordinates that
+    /// keeps one block per body has them (a massless follower's block, a joint coordinate's
+    /// padding, whose rates are 0 too and which stay 0; [`crate::compact`]); the fixed-step
+    /// Rosenbrock stepper then forms its stage products on the active coordinates alone when
+    /// that is cheaper, and a [`crate::compact::CompactInverse`] solves on them. Asked once
+    /// when a stepper is created. Default `None`.
+    fn inert_velocity_slots(&self) -> Option<Vec<bool>> {
+        None
+    }
     /// Generalised accelerations q(r, v, u(t)).
     fn accelerations(&mut self, t: f64, r: &[f64], v: &[f64], q: &mut [f64]);
     /// The element-state rates alone, s' = f(r, v, u(t)) (document 002, eq. 3): writes

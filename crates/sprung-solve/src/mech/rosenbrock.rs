@@ -21,6 +21,7 @@
 //! from the integer step index, never accumulated, so that discontinuous inputs switch exactly.
 
 use crate::block::BlockMatrix;
+use crate::compact::{ActiveSet, CompactProduct};
 use crate::dense::{LinearSolver, SingularMatrix};
 use crate::mech::{Linearisation, MechanicalSystem, Tableau};
 
@@ -126,6 +127,10 @@ pub(crate) struct StageWork {
     pub tsv: Vec<f64>,
     /// AVX2 + FMA are available (x86-64, detected at run time): selects the SIMD block product.
     pub simd: Option<crate::cpu::Avx2Fma>,
+    /// The stage products on the active coordinates of a system with inert ones
+    /// ([`MechanicalSystem::inert_velocity_slots`], [`crate::compact`]), where cheaper than the
+    /// block products: J_r K and J_v gathered at each linearisation ([`Self::load_compact`]).
+    pub compact: Option<CompactProduct>,
 }
 
 impl StageWork {
@@ -147,6 +152,27 @@ impl StageWork {
             sr: vec![0.0; n_r],
             tsv: vec![0.0; n_v],
             simd: crate::cpu::Avx2Fma::detect(),
+            compact: None,
+        }
+    }
+
+    /// Uses the compact stage products for `sys` if it has inert coordinates and the dense
+    /// product on its active ones is cheaper than the block product over its pattern.
+    pub fn with_compact<S: MechanicalSystem + ?Sized>(mut self, sys: &S) -> Self {
+        if let Some(inert) = sys.inert_velocity_slots() {
+            let set = ActiveSet::new(sys.pattern(), &inert);
+            if set.dense_product_cheaper() {
+                self.compact = Some(CompactProduct::new(set));
+            }
+        }
+        self
+    }
+
+    /// Gathers the linearisation's J_r K and J_v for the compact products (if in use; a
+    /// congruence-form linearisation keeps the block products).
+    pub fn load_compact(&mut self, lin: &Linearisation) {
+        if let (Some(c), false) = (self.compact.as_mut(), lin.congruent) {
+            c.load(&lin.j_rk, &lin.j_v);
         }
     }
 }
@@ -344,7 +370,14 @@ fn stages_impl<S: MechanicalSystem + ?Sized>(
                 Some((&lin.j_v, h, &w.csv[..]))
             }
         };
-        gemv_add(w.simd, &lin.j_rk, &w.tmp, jv_term, rhs);
+        // The compact products need J's zero rows and columns at the inert coordinates, which
+        // the plain form has (a congruence transform may mix them within a block).
+        match w.compact.as_mut() {
+            Some(c) if !lin.congruent => {
+                c.gemv_add(&w.tmp, jv_term.map(|(_, beta, z)| (beta, z)), rhs)
+            }
+            _ => gemv_add(w.simd, &lin.j_rk, &w.tmp, jv_term, rhs),
+        }
         lu.solve_in_place(rhs);
         if let Some(cg) = cg {
             cg.apply_cols_inverse(rhs);
@@ -730,7 +763,7 @@ impl RosenbrockStepper {
         Self {
             lin: Linearisation::new(sys.n_r(), pattern.clone()),
             a: BlockMatrix::zeros(pattern),
-            work: StageWork::new(s, sys.n_r(), sys.n_v()),
+            work: StageWork::new(s, sys.n_r(), sys.n_v()).with_compact(sys),
             q0: vec![0.0; sys.n_v()],
             est_v: vec![0.0; sys.n_v()],
             est_r: vec![0.0; sys.n_r()],
@@ -993,6 +1026,7 @@ impl RosenbrockStepper {
         } else {
             sys.linearise(t, r, v, &mut self.lin);
         }
+        self.work.load_compact(&self.lin);
         self.stats.linearisations += 1;
         self.stale_pending = false;
         self.half_h = f64::NAN;

@@ -1,0 +1,697 @@
+//! Linear algebra on the active coordinates of a system whose other velocity coordinates are
+//! inert ([`crate::mech::MechanicalSystem::inert_velocity_slots`]).
+//!
+//! A system in relative coordinates keeps one 6-block per body (document 004, sec. 2.2: the
+//! relative-coordinate formulation; the layout "block i = body i"): a massless follower's block
+//! carries nothing, a jointed body's block carries its one coordinate in the first slot, and
+//! element-state blocks are padded to six. Such an inert coordinate j has zero rows and columns
+//! in J_v and J_r K, a zero rate, and stays 0, so the iteration matrix of eq. 11 is the identity
+//! in its row and column. The kinematic reduced car has 204 velocity slots of which 42 are
+//! active (chassis and subframe 6 each, rack and four carriers 1 each, 25 element states); its
+//! stages spent most of their linear algebra on blocks that hold zeros and identities, as the
+//! block LU and the block products visit every 6 × 6 block of the pattern.
+//!
+//! [`ActiveSet`] gathers the entries of a block matrix on the active coordinates into a dense
+//! column-major matrix (a precomputed map from the stored entries; columns padded to a multiple
+//! of 4 with zeros). [`CompactInverse`] inverts that matrix at each factorisation (Gauss–Jordan
+//! with partial pivoting) and solves by one product with the inverse on the gathered
+//! right-hand side, leaving the inert entries as they are (the identity's solution);
+//! [`CompactProduct`] forms the stage products A x + β B z of the Rosenbrock stepper on the
+//! active coordinates. Both products run column by column in whole 4-wide lanes (a broadcast
+//! x_j times a column, accumulated in registers), AVX2 + FMA where the CPU has them. On the
+//! kinematic car a solve takes ≈ 2.4 k instructions instead of the block LU's ≈ 11.6 k, the two
+//! stages' products ≈ 6.9 k per step instead of ≈ 16 k (callgrind, `docs/performance.md`). The choice is made once by operation count
+//! ([`ActiveSet::dense_solve_flops`] against the block LU's,
+//! [`ActiveSet::dense_product_cheaper`]).
+//!
+//! The results equal the block-sparse ones up to round-off (other elimination and summation
+//! order), not bit for bit: on the kinematic car over 3 s every output channel within 2e-10 of
+//! its largest value, as close as the dense LU's results to the block LU's.
+
+use std::sync::Arc;
+
+use crate::block::{BlockMatrix, BlockPattern};
+use crate::dense::{LinearSolver, SingularMatrix, max_abs_if_finite, pivot_ok, pivot_tolerance};
+
+/// The active coordinates of a block pattern and the map that gathers a block matrix's entries
+/// on them into a dense column-major matrix.
+#[derive(Debug, Clone)]
+pub struct ActiveSet {
+    pattern: Arc<BlockPattern>,
+    /// Active scalar indices, ascending.
+    idx: Vec<usize>,
+    /// Column length of the dense matrices: n_a rounded up to a multiple of 4 (the padding
+    /// rows hold zeros, so that every product runs in whole 4-wide lanes).
+    stride: usize,
+    /// Per stored entry with an active row and an active column: (index into the block
+    /// matrix's values, index into the dense column-major matrix).
+    map: Vec<(u32, u32)>,
+}
+
+impl ActiveSet {
+    /// The active set of `pattern` for the mask `inert` (one entry per scalar coordinate).
+    ///
+    /// # Panics
+    /// If `inert.len()` differs from the pattern's dimension.
+    pub fn new(pattern: Arc<BlockPattern>, inert: &[bool]) -> Self {
+        let n = pattern.dim();
+        assert_eq!(
+            inert.len(),
+            n,
+            "inert mask of length {} for dimension {n}",
+            inert.len()
+        );
+        let idx: Vec<usize> = (0..n).filter(|&i| !inert[i]).collect();
+        let mut pos = vec![usize::MAX; n];
+        for (k, &i) in idx.iter().enumerate() {
+            pos[i] = k;
+        }
+        let (b, stride) = (pattern.block_size(), idx.len().div_ceil(4) * 4);
+        let mut map = Vec::new();
+        for bi in 0..pattern.n_blocks() {
+            for s in pattern.row_ptr()[bi]..pattern.row_ptr()[bi + 1] {
+                let bj = pattern.col_idx()[s];
+                for r in 0..b {
+                    for c in 0..b {
+                        let (pi, pj) = (pos[bi * b + r], pos[bj * b + c]);
+                        if pi != usize::MAX && pj != usize::MAX {
+                            let src = s * b * b + r * b + c;
+                            map.push((to_u32(src), to_u32(pj * stride + pi)));
+                        }
+                    }
+                }
+            }
+        }
+        Self {
+            pattern,
+            idx,
+            stride,
+            map,
+        }
+    }
+
+    /// Number of active coordinates.
+    pub fn len(&self) -> usize {
+        self.idx.len()
+    }
+
+    /// Whether no coordinate is active.
+    pub fn is_empty(&self) -> bool {
+        self.idx.is_empty()
+    }
+
+    /// The active scalar indices, ascending.
+    pub fn indices(&self) -> &[usize] {
+        &self.idx
+    }
+
+    /// The block pattern.
+    pub fn pattern(&self) -> &Arc<BlockPattern> {
+        &self.pattern
+    }
+
+    /// Column length of the dense matrices ([`Self::gather_matrix`]): n_a rounded up to a
+    /// multiple of 4.
+    pub fn stride(&self) -> usize {
+        self.stride
+    }
+
+    /// Floating-point operations of one solve on the active coordinates, a product with the
+    /// n_a × n_a inverse: 2 n_a² (to compare with
+    /// [`crate::block_lu::BlockSparseLu::solve_flops`]).
+    pub fn dense_solve_flops(&self) -> u64 {
+        let n = self.idx.len() as u64;
+        2 * n * n
+    }
+
+    /// Whether a dense product on the active coordinates (n_a² multiply-adds) takes fewer
+    /// operations than the block product over the stored blocks (b² each).
+    pub fn dense_product_cheaper(&self) -> bool {
+        let b = self.pattern.block_size();
+        self.idx.len().pow(2) < self.pattern.n_stored() * b * b
+    }
+
+    /// Writes the entries of `a` on the active coordinates into `dense`: n_a columns of
+    /// [`Self::stride`] entries (column-major; entries outside the pattern and the padding 0).
+    pub fn gather_matrix(&self, a: &BlockMatrix, dense: &mut [f64]) {
+        debug_assert!(**a.pattern() == *self.pattern, "pattern differs");
+        dense.fill(0.0);
+        let v = a.values();
+        for &(src, dst) in &self.map {
+            dense[dst as usize] = v[src as usize];
+        }
+    }
+
+    /// `out[k] = x[idx[k]]`.
+    #[inline]
+    pub fn gather(&self, x: &[f64], out: &mut [f64]) {
+        for (o, &i) in out.iter_mut().zip(&self.idx) {
+            *o = x[i];
+        }
+    }
+}
+
+fn to_u32(i: usize) -> u32 {
+    u32::try_from(i).expect("compact map index fits in u32")
+}
+
+/// The arithmetic of the dense kernels: portable, or AVX2 + FMA (x86-64, detected at run time;
+/// the kernels then run in copies compiled with those features).
+trait Kernel: Copy {
+    /// y = A x (+ B z): A (and B) column-major with columns of y.len() entries (a multiple of
+    /// 4), x (and z) one entry per column.
+    fn matvec(self, a: &[f64], x: &[f64], bz: Option<(&[f64], &[f64])>, y: &mut [f64]);
+    /// y_k −= l u_k (equal lengths, a multiple of 4).
+    fn sub_scaled(self, l: f64, u: &[f64], y: &mut [f64]);
+}
+
+#[derive(Clone, Copy)]
+struct Portable;
+
+impl Kernel for Portable {
+    #[inline(always)]
+    fn matvec(self, a: &[f64], x: &[f64], bz: Option<(&[f64], &[f64])>, y: &mut [f64]) {
+        let w = y.len();
+        y.fill(0.0);
+        for (col, &xj) in a.chunks_exact(w).zip(x) {
+            for (yi, c) in y.iter_mut().zip(col) {
+                *yi += c * xj;
+            }
+        }
+        if let Some((b, z)) = bz {
+            for (col, &zj) in b.chunks_exact(w).zip(z) {
+                for (yi, c) in y.iter_mut().zip(col) {
+                    *yi += c * zj;
+                }
+            }
+        }
+    }
+    #[inline(always)]
+    fn sub_scaled(self, l: f64, u: &[f64], y: &mut [f64]) {
+        for (x, u) in y.iter_mut().zip(u) {
+            *x -= l * u;
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[derive(Clone, Copy)]
+struct Avx(#[allow(dead_code)] crate::cpu::Avx2Fma);
+
+#[cfg(target_arch = "x86_64")]
+impl Kernel for Avx {
+    #[inline(always)]
+    fn matvec(self, a: &[f64], x: &[f64], bz: Option<(&[f64], &[f64])>, y: &mut [f64]) {
+        // SAFETY: the token proves AVX2 + FMA; the lengths are checked inside.
+        unsafe { matvec_avx2(a, x, bz, y) }
+    }
+    #[inline(always)]
+    fn sub_scaled(self, l: f64, u: &[f64], y: &mut [f64]) {
+        // SAFETY: the token proves AVX2 + FMA.
+        unsafe { sub_scaled_avx2(l, u, y) }
+    }
+}
+
+/// [`Kernel::matvec`]: y in row chunks of 16 (four registers; then single registers), each
+/// accumulated over the columns as broadcast x_j times the column's chunk.
+///
+/// # Safety
+/// The CPU must support AVX2 and FMA.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+#[inline]
+unsafe fn matvec_avx2(a: &[f64], x: &[f64], bz: Option<(&[f64], &[f64])>, y: &mut [f64]) {
+    use std::arch::x86_64::*;
+    let w = y.len();
+    assert!(
+        w.is_multiple_of(4) && a.len() >= x.len() * w,
+        "matvec: shapes"
+    );
+    if let Some((b, z)) = bz {
+        assert!(b.len() >= z.len() * w, "matvec: shapes");
+    }
+    let mats = [Some((a, x)), bz];
+    let mut c = 0;
+    // SAFETY: every load reads a column chunk c..c + 16 (or + 4) below w of a column j below
+    // x.len() (z.len()), inside the matrix by the assertions; y has w entries.
+    unsafe {
+        while c + 16 <= w {
+            let mut acc = [_mm256_setzero_pd(); 4];
+            for (m, v) in mats.iter().flatten() {
+                let p = m.as_ptr().add(c);
+                for (j, &vj) in v.iter().enumerate() {
+                    let s = _mm256_set1_pd(vj);
+                    let col = p.add(j * w);
+                    for (r, a) in acc.iter_mut().enumerate() {
+                        *a = _mm256_fmadd_pd(_mm256_loadu_pd(col.add(4 * r)), s, *a);
+                    }
+                }
+            }
+            for (r, a) in acc.iter().enumerate() {
+                _mm256_storeu_pd(y.as_mut_ptr().add(c + 4 * r), *a);
+            }
+            c += 16;
+        }
+        while c + 4 <= w {
+            let mut acc = _mm256_setzero_pd();
+            for (m, v) in mats.iter().flatten() {
+                let p = m.as_ptr().add(c);
+                for (j, &vj) in v.iter().enumerate() {
+                    acc = _mm256_fmadd_pd(_mm256_loadu_pd(p.add(j * w)), _mm256_set1_pd(vj), acc);
+                }
+            }
+            _mm256_storeu_pd(y.as_mut_ptr().add(c), acc);
+            c += 4;
+        }
+    }
+}
+
+/// [`Kernel::sub_scaled`] in 4-wide fused multiply-adds.
+///
+/// # Safety
+/// The CPU must support AVX2 and FMA.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+#[inline]
+unsafe fn sub_scaled_avx2(l: f64, u: &[f64], y: &mut [f64]) {
+    use std::arch::x86_64::*;
+    let n = u.len().min(y.len());
+    let (pu, py) = (u.as_ptr(), y.as_mut_ptr());
+    let mut k = 0;
+    // SAFETY: every access is below n in both slices.
+    unsafe {
+        let nl = _mm256_set1_pd(-l);
+        while k + 4 <= n {
+            let v = _mm256_fmadd_pd(nl, _mm256_loadu_pd(pu.add(k)), _mm256_loadu_pd(py.add(k)));
+            _mm256_storeu_pd(py.add(k), v);
+            k += 4;
+        }
+        while k < n {
+            *py.add(k) = (-l).mul_add(*pu.add(k), *py.add(k));
+            k += 1;
+        }
+    }
+}
+
+/// The stage products y += A x + β B z of the Rosenbrock stepper on the active coordinates:
+/// A and B gathered once per linearisation ([`Self::load`]), x and β z gathered per product.
+#[derive(Debug, Clone)]
+pub struct CompactProduct {
+    set: ActiveSet,
+    a: Vec<f64>,
+    b: Vec<f64>,
+    xg: Vec<f64>,
+    zg: Vec<f64>,
+    y: Vec<f64>,
+    simd: Option<crate::cpu::Avx2Fma>,
+}
+
+impl CompactProduct {
+    /// Storage for the active set `set`.
+    pub fn new(set: ActiveSet) -> Self {
+        let (n, w) = (set.len(), set.stride);
+        Self {
+            a: vec![0.0; n * w],
+            b: vec![0.0; n * w],
+            xg: vec![0.0; n],
+            zg: vec![0.0; n],
+            y: vec![0.0; w],
+            simd: crate::cpu::Avx2Fma::detect(),
+            set,
+        }
+    }
+
+    /// Gathers A and B (matrices of the set's pattern); no allocation.
+    pub fn load(&mut self, a: &BlockMatrix, b: &BlockMatrix) {
+        self.set.gather_matrix(a, &mut self.a);
+        self.set.gather_matrix(b, &mut self.b);
+    }
+
+    /// Selects the portable kernels even where AVX2 + FMA are available (`true`), or returns
+    /// to automatic selection; for tests that compare both paths.
+    pub fn force_portable_kernels(&mut self, portable: bool) {
+        self.simd = if portable {
+            None
+        } else {
+            crate::cpu::Avx2Fma::detect()
+        };
+    }
+
+    /// y += A x (+ β B z with `bz = Some((β, z))`) on the active rows; the inert rows of y are
+    /// left as they are (A and B are zero there). No allocation.
+    pub fn gemv_add(&mut self, x: &[f64], bz: Option<(f64, &[f64])>, y: &mut [f64]) {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(t) = self.simd {
+            // SAFETY: the token exists only where AVX2 and FMA were detected.
+            unsafe { self.gemv_add_avx2(t, x, bz, y) };
+            return;
+        }
+        self.gemv_add_with(Portable, x, bz, y);
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2,fma")]
+    fn gemv_add_avx2(
+        &mut self,
+        t: crate::cpu::Avx2Fma,
+        x: &[f64],
+        bz: Option<(f64, &[f64])>,
+        y: &mut [f64],
+    ) {
+        self.gemv_add_with(Avx(t), x, bz, y);
+    }
+
+    #[inline(always)]
+    fn gemv_add_with<K: Kernel>(
+        &mut self,
+        k: K,
+        x: &[f64],
+        bz: Option<(f64, &[f64])>,
+        y: &mut [f64],
+    ) {
+        self.set.gather(x, &mut self.xg);
+        let bz = bz.map(|(beta, z)| {
+            for (o, &i) in self.zg.iter_mut().zip(&self.set.idx) {
+                *o = beta * z[i];
+            }
+            (&self.b[..], &self.zg[..])
+        });
+        k.matvec(&self.a, &self.xg, bz, &mut self.y);
+        for (&i, yi) in self.set.idx.iter().zip(&self.y) {
+            y[i] += yi;
+        }
+    }
+}
+
+/// Solver for a matrix that is the identity on the inert coordinates of an [`ActiveSet`]
+/// (zero couplings to them): the explicit inverse of the active part, formed at each
+/// factorisation by Gauss–Jordan elimination with partial pivoting (on the gathered
+/// column-major matrix, i.e. on Aᵀ, whose inverse is A⁻¹ column-major); a solve is one
+/// product with it on the gathered right-hand side, scattered back, the inert entries stay as
+/// they are. The singularity test is the other solvers' ([`crate::dense`]) on the pivots of
+/// the active part. The inversion (n_a³ multiply-adds) costs about twice the block LU's
+/// factorisation on the kinematic car (≈ 140 k against ≈ 105 k instructions), the solves a fifth
+/// of the block LU's; a dense LU with substitutions was tried first and solved in ≈ 8 k (the
+/// per-row overhead of 84 short dot products). No allocation after construction.
+#[derive(Debug, Clone)]
+pub struct CompactInverse {
+    set: ActiveSet,
+    /// The gathered matrix, then its inverse (column-major, columns of `stride` entries).
+    inv: Vec<f64>,
+    /// Row of Aᵀ exchanged with row k at step k.
+    ipiv: Vec<usize>,
+    /// The gathered right-hand side and the solution (`stride` entries).
+    x: Vec<f64>,
+    y: Vec<f64>,
+    factored: bool,
+    simd: Option<crate::cpu::Avx2Fma>,
+}
+
+impl CompactInverse {
+    /// A solver for matrices of `set`'s pattern that are the identity on its inert coordinates.
+    pub fn new(set: ActiveSet) -> Self {
+        let (n, w) = (set.len(), set.stride);
+        Self {
+            inv: vec![0.0; n * w],
+            ipiv: vec![0; n],
+            x: vec![0.0; n],
+            y: vec![0.0; w],
+            factored: false,
+            simd: crate::cpu::Avx2Fma::detect(),
+            set,
+        }
+    }
+
+    /// The active set.
+    pub fn active(&self) -> &ActiveSet {
+        &self.set
+    }
+
+    /// Selects the portable kernels even where AVX2 + FMA are available (`true`), or returns
+    /// to automatic selection; for tests that compare both paths.
+    pub fn force_portable_kernels(&mut self, portable: bool) {
+        self.simd = if portable {
+            None
+        } else {
+            crate::cpu::Avx2Fma::detect()
+        };
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2,fma")]
+    fn invert_avx2(&mut self, t: crate::cpu::Avx2Fma, tol: f64) -> Result<(), SingularMatrix> {
+        self.invert(Avx(t), tol)
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2,fma")]
+    fn apply_avx2(&mut self, t: crate::cpu::Avx2Fma, b: &mut [f64]) {
+        self.apply(Avx(t), b);
+    }
+
+    /// Gauss–Jordan inversion in place of the gathered matrix, seen row-major as Aᵀ (rows of
+    /// `stride` entries, the padding columns 0): for each k the pivot row is exchanged into
+    /// row k and scaled, its column cleared from every other row (its entries replaced by the
+    /// inverse's), and at the end the columns are exchanged back in reverse order.
+    #[inline(always)]
+    fn invert<K: Kernel>(&mut self, kern: K, tol: f64) -> Result<(), SingularMatrix> {
+        let (n, w) = (self.set.len(), self.set.stride);
+        let a = &mut self.inv[..];
+        for k in 0..n {
+            let mut p = k;
+            let mut best = a[k * w + k].abs();
+            for i in k + 1..n {
+                let m = a[i * w + k].abs();
+                if m > best {
+                    best = m;
+                    p = i;
+                }
+            }
+            if p != k {
+                let (top, rest) = a.split_at_mut(p * w);
+                top[k * w..k * w + w].swap_with_slice(&mut rest[..w]);
+            }
+            self.ipiv[k] = p;
+            let pivot = a[k * w + k];
+            if !pivot_ok(pivot, tol) {
+                return Err(SingularMatrix::ZeroPivot {
+                    row: self.set.idx[k],
+                    block: Some(self.set.idx[k] / self.set.pattern.block_size().max(1)),
+                    pivot,
+                    tolerance: tol,
+                });
+            }
+            let inv = 1.0 / pivot;
+            let (before, rest) = a.split_at_mut(k * w);
+            let (row_k, after) = rest.split_at_mut(w);
+            row_k[k] = 1.0;
+            for x in row_k.iter_mut() {
+                *x *= inv;
+            }
+            let row_k = &*row_k;
+            for row in before.chunks_exact_mut(w).chain(after.chunks_exact_mut(w)) {
+                let f = row[k];
+                if f != 0.0 {
+                    row[k] = 0.0;
+                    kern.sub_scaled(f, row_k, row);
+                }
+            }
+        }
+        for k in (0..n).rev() {
+            let p = self.ipiv[k];
+            if p != k {
+                for row in a.chunks_exact_mut(w) {
+                    row.swap(k, p);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Gather, product with the inverse, scatter.
+    #[inline(always)]
+    fn apply<K: Kernel>(&mut self, kern: K, b: &mut [f64]) {
+        self.set.gather(b, &mut self.x);
+        kern.matvec(&self.inv, &self.x, None, &mut self.y);
+        for (&i, &yi) in self.set.idx.iter().zip(&self.y) {
+            b[i] = yi;
+        }
+    }
+}
+
+impl LinearSolver for CompactInverse {
+    fn factor(&mut self, a: &BlockMatrix) -> Result<(), SingularMatrix> {
+        self.factored = false;
+        let (n, w) = (self.set.len(), self.set.stride);
+        self.set.gather_matrix(a, &mut self.inv);
+        let Some(max_abs) = max_abs_if_finite(&self.inv) else {
+            let k = self.inv.iter().position(|x| !x.is_finite()).unwrap_or(0);
+            let idx = &self.set.idx;
+            return Err(SingularMatrix::NonFiniteEntry {
+                row: idx[k % w],
+                col: idx[k / w],
+                value: self.inv[k],
+            });
+        };
+        let tol = pivot_tolerance(n, max_abs);
+        #[cfg(target_arch = "x86_64")]
+        if let Some(t) = self.simd {
+            // SAFETY: the token exists only where AVX2 and FMA were detected.
+            unsafe { self.invert_avx2(t, tol)? };
+            self.factored = true;
+            return Ok(());
+        }
+        self.invert(Portable, tol)?;
+        self.factored = true;
+        Ok(())
+    }
+
+    fn solve_in_place(&mut self, b: &mut [f64]) {
+        assert!(
+            self.factored,
+            "CompactInverse::solve_in_place called without a successful factorisation"
+        );
+        assert_eq!(b.len(), self.set.pattern.dim(), "right-hand side length");
+        #[cfg(target_arch = "x86_64")]
+        if let Some(t) = self.simd {
+            // SAFETY: the token exists only where AVX2 and FMA were detected.
+            unsafe { self.apply_avx2(t, b) };
+            return;
+        }
+        self.apply(Portable, b);
+    }
+
+    fn spare(&self) -> Option<Box<dyn LinearSolver + Send>> {
+        let mut s = self.clone();
+        s.factored = false;
+        Some(Box::new(s))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::block_lu::BlockSparseLu;
+
+    /// A 5-block chain of 3 × 3 blocks, identity on the inert coordinates (blocks 1 and 3 whole,
+    /// the last slot of block 0, one of block 4), random elsewhere: the compact LU and product agree with
+    /// the block-sparse ones to round-off, and inert entries of the right-hand side pass through.
+    #[test]
+    fn compact_solve_and_product_match_the_block_sparse_ones() {
+        let (n, b) = (5, 3);
+        let p = Arc::new(BlockPattern::from_couplings(
+            n,
+            b,
+            &[(0, 1), (1, 2), (2, 3), (3, 4), (0, 2), (2, 4)],
+        ));
+        let dim = n * b;
+        let mut inert = vec![false; dim];
+        for blk in [1, 3] {
+            inert[blk * b..blk * b + b].fill(true);
+        }
+        inert[2] = true;
+        inert[13] = true;
+        let mut seed = 0.3f64;
+        let mut rand = || {
+            seed = (seed * 997.0 + 0.137).fract();
+            seed - 0.5
+        };
+        let mut a = BlockMatrix::zeros(p.clone());
+        let mut j = BlockMatrix::zeros(p.clone());
+        for bi in 0..n {
+            for s in p.row_ptr()[bi]..p.row_ptr()[bi + 1] {
+                let bj = p.col_idx()[s];
+                for r in 0..b {
+                    for c in 0..b {
+                        let (gi, gj) = (bi * b + r, bj * b + c);
+                        let k = s * b * b + r * b + c;
+                        if inert[gi] || inert[gj] {
+                            a.values_mut()[k] = if gi == gj { 1.0 } else { 0.0 };
+                            continue;
+                        }
+                        // A weak diagonal in block 2 makes the elimination pivot.
+                        let d = match (gi == gj, bi) {
+                            (false, _) => 0.0,
+                            (true, 2) => 0.01,
+                            (true, _) => 3.0,
+                        };
+                        a.values_mut()[k] = d + rand();
+                        j.values_mut()[k] = rand();
+                    }
+                }
+            }
+        }
+        let set = ActiveSet::new(p.clone(), &inert);
+        assert_eq!(set.len(), dim - 8, "7 active: a padded stride of 8");
+        let mut block = BlockSparseLu::new(&p);
+        block.factor(&a).unwrap();
+        let rhs: Vec<f64> = (0..dim).map(|i| (i as f64 * 0.7).sin()).collect();
+        let mut x2 = rhs.clone();
+        block.solve_in_place(&mut x2);
+        for portable in [false, true] {
+            let mut lu = CompactInverse::new(set.clone());
+            lu.force_portable_kernels(portable);
+            lu.factor(&a).unwrap();
+            let mut x1 = rhs.clone();
+            lu.solve_in_place(&mut x1);
+            for (k, (u, v)) in x1.iter().zip(&x2).enumerate() {
+                assert!(
+                    (u - v).abs() < 1e-11 * (1.0 + v.abs()),
+                    "portable {portable}, entry {k}: {u} vs {v}"
+                );
+                if inert[k] {
+                    assert_eq!(*u, rhs[k], "inert entry {k} passes through");
+                }
+            }
+        }
+        let mut prod = CompactProduct::new(set);
+        prod.load(&j, &a);
+        for portable in [false, true] {
+            prod.force_portable_kernels(portable);
+            let z: Vec<f64> = (0..dim).map(|i| (i as f64 * 0.3).cos()).collect();
+            let mut y1: Vec<f64> = (0..dim).map(|i| i as f64).collect();
+            let mut y2 = y1.clone();
+            // Only the active entries of x and z enter (the inert columns of J are zero; those of
+            // A are the identity's, zero off the diagonal but 1 on it, so z is masked for B = A).
+            let zm: Vec<f64> = z
+                .iter()
+                .zip(&inert)
+                .map(|(v, &i)| if i { 0.0 } else { *v })
+                .collect();
+            prod.gemv_add(&rhs, Some((0.5, &z)), &mut y1);
+            j.gemv(1.0, &rhs, 1.0, &mut y2);
+            a.gemv(0.5, &zm, 1.0, &mut y2);
+            for k in 0..dim {
+                if !inert[k] {
+                    assert!((y1[k] - y2[k]).abs() < 1e-13, "product entry {k}");
+                } else {
+                    assert_eq!(y1[k], k as f64, "inert row {k} untouched");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn compact_lu_reports_a_singular_active_part() {
+        let p = Arc::new(BlockPattern::from_couplings(2, 2, &[(0, 1)]));
+        let inert = [false, true, false, true];
+        let mut a = BlockMatrix::zeros(p.clone());
+        // Active 2 × 2 part [[1, 2], [2, 4]] is singular; the inert ones are the identity.
+        for (r, c, v) in [
+            (0, 0, 1.0),
+            (1, 1, 1.0),
+            (2, 2, 4.0),
+            (3, 3, 1.0),
+            (0, 2, 2.0),
+            (2, 0, 2.0),
+        ] {
+            let s = p.slot(r / 2, c / 2).unwrap();
+            a.block_mut(s)[(r % 2) * 2 + c % 2] = v;
+        }
+        let mut lu = CompactInverse::new(ActiveSet::new(p, &inert));
+        assert!(matches!(
+            lu.factor(&a),
+            Err(SingularMatrix::ZeroPivot { .. })
+        ));
+    }
+}
