@@ -38,14 +38,10 @@ use clap::Args;
 use serde_json::{Value, json};
 use sprung_io::metrics::channel_error;
 use sprung_io::{Channel, Format, ResultWriter, Window, read_results};
-use sprung_mbs::equilibrium::{self, EquilibriumOptions};
-use sprung_mbs::outputs::OutputSet;
 use sprung_mbs::simulate::{self, LinearSolverKind, RunSettings};
-use sprung_mbs::{CompiledModel, MbsSystem};
 use sprung_model::InitialStateKind;
 use sprung_solve::mech::adaptive::Control;
 
-use super::load_model;
 use super::run::percentile;
 
 /// Arguments of `sprung bench`.
@@ -201,11 +197,10 @@ struct Case {
     stem: String,
     file: PathBuf,
     hash: String,
+    /// The model description (solver settings, initial state, name).
     model: sprung_model::Model,
-    compiled: std::sync::Arc<CompiledModel>,
-    r0: Vec<f64>,
-    v0: Vec<f64>,
-    outputs: OutputSet,
+    /// The compiled model every run simulates (`sprung::Simulation`, as `sprung run`).
+    sim_model: std::sync::Arc<sprung::Model>,
     channels: [usize; 2],
     breakpoints: sprung_solve::mech::Breakpoints,
     /// Adaptive re-linearisation level (`RunSettings::relinearise_stale`).
@@ -252,9 +247,11 @@ fn file_hash(path: &Path) -> anyhow::Result<String> {
 
 impl Case {
     fn load(file: &Path, wanted: [Option<&str>; 2]) -> anyhow::Result<Self> {
-        let (model, compiled) = load_model(file)?;
+        let model = super::load_description(file, &[])?;
         let names = super::loadcase::compared_channels(&model, file, wanted[0], wanted[1])?;
-        let outputs = OutputSet::new(&model, &compiled).map_err(anyhow::Error::msg)?;
+        let sim_model = sprung::Model::from_description(model.clone())
+            .with_context(|| format!("compiling {}", file.display()))?;
+        let outputs = sim_model.outputs();
         let mut channels = [0; 2];
         for (k, name) in names.iter().enumerate() {
             channels[k] = outputs
@@ -271,15 +268,6 @@ impl Case {
                     )
                 })?;
         }
-        let (mut r0, mut v0) = compiled.design_state();
-        if model.initial_state.kind == InitialStateKind::Equilibrium {
-            let mut sys = MbsSystem::new(compiled.clone());
-            sys.eval.force_portable(super::portable_requested());
-            r0 = equilibrium::solve(&mut sys, 0.0, &r0, EquilibriumOptions::default())
-                .with_context(|| format!("initial static equilibrium of {}", file.display()))?
-                .r;
-            v0.fill(0.0);
-        }
         let stem = file
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
@@ -289,10 +277,7 @@ impl Case {
             file: file.to_path_buf(),
             hash: file_hash(file)?,
             model,
-            compiled,
-            r0,
-            v0,
-            outputs,
+            sim_model,
             channels,
             breakpoints: Default::default(),
             relinearise_stale: None,
@@ -323,45 +308,52 @@ impl Case {
         }
     }
 
-    /// One run; returns the summary and the two sampled channels.
+    /// One run; returns the summary, the two sampled channels and all channels. The run is
+    /// `sprung run`'s: a [`sprung::Simulation`] at the model's initial state (design position,
+    /// or static equilibrium with the element states and warm starts it leaves) stepped by
+    /// [`sprung::Simulation::run_with`], the run loop every face shares.
     fn simulate(
-        &mut self,
+        &self,
         settings: &RunSettings,
     ) -> anyhow::Result<(simulate::RunSummary, Trace, Vec<Vec<f64>>)> {
-        let mut sys = MbsSystem::new(self.compiled.clone());
-        sys.eval.force_portable(super::portable_requested());
-        let mut eval = sys.eval.clone();
-        let (mut r, mut v) = (self.r0.clone(), self.v0.clone());
+        let context = || format!("{} with {}", self.file.display(), settings.method);
+        let mut sim = sprung::Simulation::with_settings(self.sim_model.clone(), settings.clone())
+            .with_context(context)?;
+        sim.force_portable(super::portable_requested());
+        if self.model.initial_state.kind == InitialStateKind::Equilibrium {
+            sim.equilibrium().with_context(|| {
+                format!("initial static equilibrium of {}", self.file.display())
+            })?;
+        }
+        let n_channels = self.sim_model.outputs().len();
         let n = ((settings.t_end - settings.t0) / settings.output_interval).round() as usize + 2;
         let mut trace = Trace {
             t: Vec::with_capacity(n),
             x: [Vec::with_capacity(n), Vec::with_capacity(n)],
         };
-        let mut all = vec![Vec::with_capacity(n); self.outputs.len()];
-        let mut row = vec![0.0; self.outputs.len()];
+        let mut all = vec![Vec::with_capacity(n); n_channels];
         let [c0, c1] = self.channels;
-        let outputs = &mut self.outputs;
-        // Bodies on ideal joints: the channels read the expanded poses.
-        let mut expansion = sprung_mbs::joints::Expansion::new(&self.compiled);
-        let joints = &self.compiled.joints;
-        let summary = simulate::run(&mut sys, settings, &mut r, &mut v, &mut |t, r, v| {
-            let (r, v) = expansion.apply(joints, r, v);
-            outputs.evaluate(&mut eval, t, r, v, &mut row);
+        let report = sim.run_with(settings, settings.t_end, &mut |t, row| {
             trace.t.push(t);
             trace.x[0].push(row[c0]);
             trace.x[1].push(row[c1]);
-            for (col, x) in all.iter_mut().zip(&row) {
+            for (col, x) in all.iter_mut().zip(row) {
                 col.push(*x);
             }
             Control::Continue
-        })
-        .with_context(|| format!("{} with {}", self.file.display(), settings.method))?;
-        Ok((summary, trace, all))
+        });
+        match report.stop {
+            sprung::StopReason::Completed => Ok((report.summary, trace, all)),
+            sprung::StopReason::Failed(e) => Err(anyhow::anyhow!("{e}")).with_context(context),
+            sprung::StopReason::Observer => {
+                Err(anyhow::anyhow!("the run was stopped")).with_context(context)
+            }
+        }
     }
 
     /// The reference: cached file if its metadata matches, else computed and written.
     fn reference(
-        &mut self,
+        &self,
         dir: &Path,
         t_end: f64,
         which: Reference,
@@ -381,7 +373,7 @@ impl Case {
             .filter(|set| set.metadata().get("bench_key") == Some(&key));
         if let Some(set) = cached {
             let col = |k: usize| {
-                set.column(&self.outputs.channels[self.channels[k]].name)
+                set.column(&self.sim_model.outputs().channels[self.channels[k]].name)
                     .map(<[f64]>::to_vec)
             };
             if let (Some(a), Some(b)) = (col(0), col(1)) {
@@ -438,7 +430,8 @@ impl Case {
         std::fs::create_dir_all(path.parent().unwrap_or(dir))
             .with_context(|| format!("creating {}", dir.display()))?;
         let channels: Vec<Channel> = self
-            .outputs
+            .sim_model
+            .outputs()
             .channels
             .iter()
             .map(|c| Channel::new(c.name.clone(), c.unit, c.description.clone()))
@@ -606,7 +599,7 @@ pub fn run(a: &BenchArgs) -> anyhow::Result<()> {
             "models": report.iter().map(|(case, rows)| json!({
                 "model": case.stem,
                 "model_file": case.file.display().to_string(),
-                "dof": case.compiled.n_v(),
+                "dof": case.sim_model.compiled().n_v(),
                 "step": case.model.solver.step,
                 "rows": rows.iter().map(|r| json!({
                     "linear_solver": r.linear_solver,
