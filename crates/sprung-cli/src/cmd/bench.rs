@@ -21,6 +21,17 @@
 //! matches. `--reference lsrt2:STEP` replaces RODAS4 by LSRT2 at a smaller fixed step, for
 //! models whose stiff joints drive RODAS4's error control to tiny steps (the 10-wheeler of
 //! document 002: ~30 µs, minutes per second simulated; `docs/truck.md`).
+//! Every run, the reference's too, is `sprung run`'s: a `sprung::Simulation` at the model's
+//! initial state (with the element states and warm starts its static equilibrium leaves) run by
+//! `Simulation::run_with`, the run loop every face shares.
+//!
+//! The NMSE divides by the square of the reference's mean over the window (the paper's
+//! normalisation). For a channel that oscillates about zero there (e.g. a body's vertical
+//! displacement from the design position) that mean is small and the NMSE large however close
+//! the run is; the JSON therefore also gives `nmse_mean_square` = mean(e²) / mean(x_ref²) and the
+//! reference's mean and RMS, and the table a note for each channel whose reference mean is below
+//! a tenth of its RMS.
+//!
 //! Timing excludes the evaluation of the output channels (done in the observer between steps).
 //! Besides the wall-clock step times the table reports the CPU real-time factor: the run's
 //! thread CPU time (`CLOCK_THREAD_CPUTIME_ID`, output channels included) per simulated second,
@@ -38,14 +49,10 @@ use clap::Args;
 use serde_json::{Value, json};
 use sprung_io::metrics::channel_error;
 use sprung_io::{Channel, Format, ResultWriter, Window, read_results};
-use sprung_mbs::equilibrium::{self, EquilibriumOptions};
-use sprung_mbs::outputs::OutputSet;
 use sprung_mbs::simulate::{self, LinearSolverKind, RunSettings};
-use sprung_mbs::{CompiledModel, MbsSystem};
 use sprung_model::InitialStateKind;
 use sprung_solve::mech::adaptive::Control;
 
-use super::load_model;
 use super::run::percentile;
 
 /// Arguments of `sprung bench`.
@@ -192,6 +199,11 @@ pub enum BenchWhat {
     Solvers(super::bench_solvers::BenchSolversArgs),
 }
 
+/// A compared channel whose reference mean over the window is below this fraction of its RMS
+/// gets a note under the table: its NMSE is then over 100 times its error against the mean
+/// square.
+const SMALL_MEAN: f64 = 0.1;
+
 /// Relative and absolute tolerance of the RODAS4 reference.
 const REF_RTOL: f64 = 1e-8;
 const REF_ATOL: f64 = 1e-10;
@@ -201,11 +213,10 @@ struct Case {
     stem: String,
     file: PathBuf,
     hash: String,
+    /// The model description (solver settings, initial state, name).
     model: sprung_model::Model,
-    compiled: std::sync::Arc<CompiledModel>,
-    r0: Vec<f64>,
-    v0: Vec<f64>,
-    outputs: OutputSet,
+    /// The compiled model every run simulates (`sprung::Simulation`, as `sprung run`).
+    sim_model: std::sync::Arc<sprung::Model>,
     channels: [usize; 2],
     breakpoints: sprung_solve::mech::Breakpoints,
     /// Adaptive re-linearisation level (`RunSettings::relinearise_stale`).
@@ -232,6 +243,10 @@ struct Row {
     p999: f64,
     max: f64,
     nmse: [f64; 2],
+    /// The errors normalised by the reference's mean square instead: mean(e²) / mean(x_ref²).
+    nmse_mean_square: [f64; 2],
+    /// Mean and RMS of the reference over the window (on the run's output times).
+    reference_mean_rms: [(f64, f64); 2],
     steps: u64,
     linearisations: u64,
 }
@@ -252,9 +267,11 @@ fn file_hash(path: &Path) -> anyhow::Result<String> {
 
 impl Case {
     fn load(file: &Path, wanted: [Option<&str>; 2]) -> anyhow::Result<Self> {
-        let (model, compiled) = load_model(file)?;
+        let model = super::load_description(file, &[])?;
         let names = super::loadcase::compared_channels(&model, file, wanted[0], wanted[1])?;
-        let outputs = OutputSet::new(&model, &compiled).map_err(anyhow::Error::msg)?;
+        let sim_model = sprung::Model::from_description(model.clone())
+            .with_context(|| format!("compiling {}", file.display()))?;
+        let outputs = sim_model.outputs();
         let mut channels = [0; 2];
         for (k, name) in names.iter().enumerate() {
             channels[k] = outputs
@@ -271,15 +288,6 @@ impl Case {
                     )
                 })?;
         }
-        let (mut r0, mut v0) = compiled.design_state();
-        if model.initial_state.kind == InitialStateKind::Equilibrium {
-            let mut sys = MbsSystem::new(compiled.clone());
-            sys.eval.force_portable(super::portable_requested());
-            r0 = equilibrium::solve(&mut sys, 0.0, &r0, EquilibriumOptions::default())
-                .with_context(|| format!("initial static equilibrium of {}", file.display()))?
-                .r;
-            v0.fill(0.0);
-        }
         let stem = file
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
@@ -289,10 +297,7 @@ impl Case {
             file: file.to_path_buf(),
             hash: file_hash(file)?,
             model,
-            compiled,
-            r0,
-            v0,
-            outputs,
+            sim_model,
             channels,
             breakpoints: Default::default(),
             relinearise_stale: None,
@@ -323,45 +328,52 @@ impl Case {
         }
     }
 
-    /// One run; returns the summary and the two sampled channels.
+    /// One run; returns the summary, the two sampled channels and all channels. The run is
+    /// `sprung run`'s: a [`sprung::Simulation`] at the model's initial state (design position,
+    /// or static equilibrium with the element states and warm starts it leaves) stepped by
+    /// [`sprung::Simulation::run_with`], the run loop every face shares.
     fn simulate(
-        &mut self,
+        &self,
         settings: &RunSettings,
     ) -> anyhow::Result<(simulate::RunSummary, Trace, Vec<Vec<f64>>)> {
-        let mut sys = MbsSystem::new(self.compiled.clone());
-        sys.eval.force_portable(super::portable_requested());
-        let mut eval = sys.eval.clone();
-        let (mut r, mut v) = (self.r0.clone(), self.v0.clone());
+        let context = || format!("{} with {}", self.file.display(), settings.method);
+        let mut sim = sprung::Simulation::with_settings(self.sim_model.clone(), settings.clone())
+            .with_context(context)?;
+        sim.force_portable(super::portable_requested());
+        if self.model.initial_state.kind == InitialStateKind::Equilibrium {
+            sim.equilibrium().with_context(|| {
+                format!("initial static equilibrium of {}", self.file.display())
+            })?;
+        }
+        let n_channels = self.sim_model.outputs().len();
         let n = ((settings.t_end - settings.t0) / settings.output_interval).round() as usize + 2;
         let mut trace = Trace {
             t: Vec::with_capacity(n),
             x: [Vec::with_capacity(n), Vec::with_capacity(n)],
         };
-        let mut all = vec![Vec::with_capacity(n); self.outputs.len()];
-        let mut row = vec![0.0; self.outputs.len()];
+        let mut all = vec![Vec::with_capacity(n); n_channels];
         let [c0, c1] = self.channels;
-        let outputs = &mut self.outputs;
-        // Bodies on ideal joints: the channels read the expanded poses.
-        let mut expansion = sprung_mbs::joints::Expansion::new(&self.compiled);
-        let joints = &self.compiled.joints;
-        let summary = simulate::run(&mut sys, settings, &mut r, &mut v, &mut |t, r, v| {
-            let (r, v) = expansion.apply(joints, r, v);
-            outputs.evaluate(&mut eval, t, r, v, &mut row);
+        let report = sim.run_with(settings, settings.t_end, &mut |t, row| {
             trace.t.push(t);
             trace.x[0].push(row[c0]);
             trace.x[1].push(row[c1]);
-            for (col, x) in all.iter_mut().zip(&row) {
+            for (col, x) in all.iter_mut().zip(row) {
                 col.push(*x);
             }
             Control::Continue
-        })
-        .with_context(|| format!("{} with {}", self.file.display(), settings.method))?;
-        Ok((summary, trace, all))
+        });
+        match report.stop {
+            sprung::StopReason::Completed => Ok((report.summary, trace, all)),
+            sprung::StopReason::Failed(e) => Err(anyhow::anyhow!("{e}")).with_context(context),
+            sprung::StopReason::Observer => {
+                Err(anyhow::anyhow!("the run was stopped")).with_context(context)
+            }
+        }
     }
 
     /// The reference: cached file if its metadata matches, else computed and written.
     fn reference(
-        &mut self,
+        &self,
         dir: &Path,
         t_end: f64,
         which: Reference,
@@ -381,7 +393,7 @@ impl Case {
             .filter(|set| set.metadata().get("bench_key") == Some(&key));
         if let Some(set) = cached {
             let col = |k: usize| {
-                set.column(&self.outputs.channels[self.channels[k]].name)
+                set.column(&self.sim_model.outputs().channels[self.channels[k]].name)
                     .map(<[f64]>::to_vec)
             };
             if let (Some(a), Some(b)) = (col(0), col(1)) {
@@ -438,7 +450,8 @@ impl Case {
         std::fs::create_dir_all(path.parent().unwrap_or(dir))
             .with_context(|| format!("creating {}", dir.display()))?;
         let channels: Vec<Channel> = self
-            .outputs
+            .sim_model
+            .outputs()
             .channels
             .iter()
             .map(|c| Channel::new(c.name.clone(), c.unit, c.description.clone()))
@@ -461,22 +474,33 @@ impl Case {
     }
 }
 
-fn nmse(
+/// The accuracy of channel `k` of `run` against `reference` over `window`: the NMSE of
+/// document 000 (mean(e²) / mean(x_ref)², `sprung_io::metrics`), the error normalised by the
+/// reference's mean square (mean(e²) / mean(x_ref²)), and the reference's mean and RMS on the
+/// run's times in the window. The two normalisations differ by the factor (RMS / mean)²: for a
+/// channel oscillating about zero (a body's vertical displacement from the design position over
+/// a window in which it comes back) the NMSE is dominated by its small mean.
+fn accuracy(
     name: &str,
     run: &Trace,
     k: usize,
     reference: &Trace,
     window: Window,
-) -> anyhow::Result<f64> {
-    Ok(channel_error(
+) -> anyhow::Result<([f64; 2], (f64, f64))> {
+    let err = channel_error(
         name,
         &run.t,
         &run.x[k],
         &reference.t,
         &reference.x[k],
         window,
-    )?
-    .nmse)
+    )?;
+    // The RMS of the reference itself: its error against zero on the same points.
+    let zeros = vec![0.0; run.t.len()];
+    let rms_ref =
+        channel_error(name, &run.t, &zeros, &reference.t, &reference.x[k], window)?.rms_error;
+    let mean_square = (err.rms_error / rms_ref).powi(2);
+    Ok(([err.nmse, mean_square], (err.mean_reference, rms_ref)))
 }
 
 /// Runs the command.
@@ -544,6 +568,8 @@ pub fn run(a: &BenchArgs) -> anyhow::Result<()> {
                 let mut cpu_rtf = Vec::with_capacity(a.repeat);
                 let mut times = Vec::new();
                 let mut errs = [f64::NAN; 2];
+                let mut errs_ms = [f64::NAN; 2];
+                let mut mean_rms = [(f64::NAN, f64::NAN); 2];
                 let mut counts = (0, 0);
                 for rep in 0..a.repeat {
                     let cpu0 = thread_cpu_time();
@@ -554,8 +580,10 @@ pub fn run(a: &BenchArgs) -> anyhow::Result<()> {
                     cpu_rtf.push(cpu / simulated);
                     times.extend_from_slice(&summary.step_times);
                     if rep == 0 {
-                        for (k, e) in errs.iter_mut().enumerate() {
-                            *e = nmse(&case.names[k], &trace, k, &reference, window)?;
+                        for k in 0..2 {
+                            let ([e, e_ms], m) =
+                                accuracy(&case.names[k], &trace, k, &reference, window)?;
+                            (errs[k], errs_ms[k], mean_rms[k]) = (e, e_ms, m);
                         }
                         counts = (summary.stats.steps, summary.stats.linearisations);
                     }
@@ -584,6 +612,8 @@ pub fn run(a: &BenchArgs) -> anyhow::Result<()> {
                     rtf,
                     cpu_rtf,
                     nmse: errs,
+                    nmse_mean_square: errs_ms,
+                    reference_mean_rms: mean_rms,
                     steps: counts.0,
                     linearisations: counts.1,
                 });
@@ -606,7 +636,7 @@ pub fn run(a: &BenchArgs) -> anyhow::Result<()> {
             "models": report.iter().map(|(case, rows)| json!({
                 "model": case.stem,
                 "model_file": case.file.display().to_string(),
-                "dof": case.compiled.n_v(),
+                "dof": case.sim_model.compiled().n_v(),
                 "step": case.model.solver.step,
                 "rows": rows.iter().map(|r| json!({
                     "linear_solver": r.linear_solver,
@@ -621,6 +651,10 @@ pub fn run(a: &BenchArgs) -> anyhow::Result<()> {
                     "steps": r.steps,
                     "linearisations": r.linearisations,
                     "nmse": { &case.names[0]: r.nmse[0], &case.names[1]: r.nmse[1] },
+                    "nmse_mean_square": { &case.names[0]: r.nmse_mean_square[0],
+                                          &case.names[1]: r.nmse_mean_square[1] },
+                    "reference_mean_rms": { &case.names[0]: r.reference_mean_rms[0],
+                                            &case.names[1]: r.reference_mean_rms[1] },
                 })).collect::<Vec<Value>>(),
             })).collect::<Vec<Value>>(),
         });
@@ -676,11 +710,29 @@ pub fn run(a: &BenchArgs) -> anyhow::Result<()> {
     println!(
         "RTF: wall-clock compute time of the steps / simulated time; CPU RTF: the run's thread CPU time (steps, outputs every output interval) / simulated time, what a core of its own would take on a loaded machine"
     );
-    for (case, _) in &report {
+    for (case, rows) in &report {
         println!(
             "NMSE columns of {}: {} and {}",
             case.stem, case.names[0], case.names[1]
         );
+        // A reference with a small mean over the window: its NMSE measures the mean, not the
+        // error; the note gives the error against the mean square as well.
+        for k in 0..2 {
+            let Some(r) = rows.first() else { continue };
+            let (mean, rms) = r.reference_mean_rms[k];
+            if mean.abs() < SMALL_MEAN * rms {
+                let ms: Vec<String> = rows
+                    .iter()
+                    .map(|r| format!("{:.3e}", r.nmse_mean_square[k]))
+                    .collect();
+                println!(
+                    "  note: the reference's mean of {} over the window, {mean:.3e}, is small against its RMS {rms:.3e}: the NMSE (mean(e^2) / mean^2) is {:.1e} times the error against the mean square, mean(e^2) / mean(x_ref^2) = {} (rows in order)",
+                    case.names[k],
+                    (rms / mean).powi(2),
+                    ms.join(", ")
+                );
+            }
+        }
     }
     Ok(())
 }
