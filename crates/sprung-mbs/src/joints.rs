@@ -1403,16 +1403,30 @@ impl Joints {
                 Some(kb) if !massless => kb.bias_body(lb),
                 _ => [0.0; 6],
             };
-            for row in 0..6 {
-                let y = x[row] - bb[row];
-                if y == 0.0 {
-                    continue;
-                }
-                // (The weights' other columns are 0.)
-                let mj = k.projection_row(lb, row, massless);
-                for &c in &tree.jac_cols[lb] {
-                    rhs[c] += mj[c] * y;
-                }
+            Self::add_body_rows(tree, k, lb, &x, &bb, rhs);
+        }
+    }
+
+    /// rhs += J_bᵀ M_b (x − bb) for tree body `lb` (with the weights J_bᵀ of a massless body,
+    /// [`TreeKin::projection_row`]), over J_b's structurally non-zero columns (the weights' other
+    /// columns are 0).
+    fn add_body_rows(
+        tree: &Tree,
+        k: &TreeKin,
+        lb: usize,
+        x: &[f64; 6],
+        bb: &[f64; 6],
+        rhs: &mut [f64],
+    ) {
+        let massless = tree.massless[lb];
+        for row in 0..6 {
+            let y = x[row] - bb[row];
+            if y == 0.0 {
+                continue;
+            }
+            let mj = k.projection_row(lb, row, massless);
+            for &c in &tree.jac_cols[lb] {
+                rhs[c] += mj[c] * y;
             }
         }
     }
@@ -1462,16 +1476,7 @@ impl Joints {
             } else {
                 [0.0; 6]
             };
-            for row in 0..6 {
-                let y = x[row] - bb[row];
-                if y == 0.0 {
-                    continue;
-                }
-                let mj = k.projection_row(lb, row, massless);
-                for &c in &tree.jac_cols[lb] {
-                    rhs[c] += mj[c] * y;
-                }
-            }
+            Self::add_body_rows(tree, k, lb, &x, &bb, rhs);
             // The leaves' wrenches on this body: through J_b (global force, body-axes moment).
             let (f, m) = acc[lb];
             if f == Vector3::zeros() && m == Vector3::zeros() {

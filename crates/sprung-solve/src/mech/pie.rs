@@ -671,18 +671,23 @@ mod tests {
         }
     }
 
-    /// One step by hand from a non-trivial state against eqs. 7, 9 and 4 written out for the
-    /// scalar system (the stepper's block bookkeeping is what is checked; round-off only).
-    #[test]
-    fn one_step_is_eqs_7_9_and_4() {
-        let mut sys = Zener {
+    /// The Zener solid of the hand-computed steps below (m, k_p, k, c, F).
+    fn zener() -> Zener {
+        Zener {
             m: 2.0,
             kp: 300.0,
             k: 5000.0,
             c: 40.0,
             f: 10.0,
             evals: 0,
-        };
+        }
+    }
+
+    /// One step by hand from a non-trivial state against eqs. 7, 9 and 4 written out for the
+    /// scalar system (the stepper's block bookkeeping is what is checked; round-off only).
+    #[test]
+    fn one_step_is_eqs_7_9_and_4() {
+        let mut sys = zener();
         let h = 1e-3;
         let mut st = PartlyImplicitEuler::new(&sys, h, 0.0, 1, Box::new(DenseLu::new(2)));
         let (y, z, s) = (0.01, -0.3, 0.004);
@@ -716,14 +721,6 @@ mod tests {
     /// many steps; the plain lag stays within O(h).
     #[test]
     fn lagged_state_rates_reuse_the_predictor_evaluation() {
-        let zener = || Zener {
-            m: 2.0,
-            kp: 300.0,
-            k: 5000.0,
-            c: 40.0,
-            f: 10.0,
-            evals: 0,
-        };
         let h = 1e-3;
         let (y, z, s) = (0.01, -0.3, 0.004);
         for (rates, corrected) in [
