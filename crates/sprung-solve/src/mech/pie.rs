@@ -59,7 +59,8 @@
 //! f ≈ f_pred + (∂f/∂z + h ∂f/∂y K) (z^{k+1} − z^k) + h J_u u̇
 //! ```
 //! (a sparse product with the state-row, speed-column blocks, kept at each re-linearisation;
-//! exact for a linear system). Either way the states among themselves stay implicit (the same
+//! exact for a linear system; u̇ as the linearisation's J_u u̇ has it, so an input changed
+//! between steps by the caller reaches the state rates one step late). Either way the states among themselves stay implicit (the same
 //! matrix), their coupling to the positions and speeds explicit as in eq. 7; still order 1. They
 //! save the state-rate evaluation of every step but the first (after
 //! [`PartlyImplicitEuler::invalidate`] or [`PartlyImplicitEuler::linearise_at`], too, the rates
