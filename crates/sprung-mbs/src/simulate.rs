@@ -24,9 +24,11 @@
 //! Divergence by plausibility (issue 17, item 5): besides non-finite values, a run stops with
 //! [`RunError::Implausible`] when a body's centre of mass is farther from its design position
 //! than a displacement bound, or moves faster than a velocity bound ([`Bounds`], resolved per
-//! run into [`Limits`]). Fixed-step runs check after every step, adaptive and first-order runs at
-//! every output time (one pass over the bodies, no allocation); the rows before the failing state
-//! are kept. Defaults derived from the model ([`Bounds::resolve`]):
+//! run into [`Limits`]). Fixed-step runs check after every step (timed with the step: a real-time
+//! loop runs the check too), adaptive and first-order runs at every output time (one pass over the
+//! bodies, no allocation); the rows before the failing state are kept. With ideal joints a
+//! fixed-step run checks the full body states of the step's last evaluation
+//! ([`MbsSystem::last_evaluated`]) instead of expanding the reduced state once more. Defaults derived from the model ([`Bounds::resolve`]):
 //! * displacement bound = [`DISPLACEMENT_EXTENT_FACTOR`] (10) × the model extent
 //!   ([`model_extent`]: diagonal of the bounding box of the design positions of the bodies, of
 //!   the ground markers and of the body markers), at least [`MIN_DISPLACEMENT_BOUND`] (1 m).
@@ -625,11 +627,12 @@ pub struct RunSummary {
     pub stopped_by_observer: bool,
     /// Work counters.
     pub stats: Stats,
-    /// Wall time spent in integration steps (excluding the observer), s.
+    /// Wall time spent in integration steps and their checks (curve ranges, plausibility;
+    /// excluding the observer), s.
     pub compute_time: f64,
     /// Longest single step, s (fixed-step methods).
     pub worst_step_time: f64,
-    /// All step times, s (fixed-step methods; for percentiles).
+    /// All step times (with their checks), s (fixed-step methods; for percentiles).
     pub step_times: Vec<f64>,
 }
 
@@ -1052,7 +1055,23 @@ fn run_inner(
         let start = Instant::now();
         // Curve-range records are per thread (`sprung_model::OutOfRangeFlag`): this step's only.
         sprung_model::reset_out_of_range();
-        let res = stepper.step(sys, k, r, v);
+        let t = s.t0 + (k + 1) as f64 * s.step;
+        // The step and its checks, timed together (a real-time loop runs the checks too).
+        let res = stepper
+            .step(sys, k, r, v)
+            .map_err(RunError::from)
+            .and_then(|()| {
+                if sprung_model::any_out_of_range(&sys.model().curves) {
+                    return Err(RunError::CurveOutOfRange { t });
+                }
+                // The state and forces checked are those of the step's last evaluation with
+                // joints (module docs, [`MbsSystem::last_evaluated`]).
+                let (eval, rf, vf) = sys.last_evaluated(r, v);
+                match limits.check_state(eval, t, rf, vf) {
+                    Some(x) => Err(RunError::Implausible(limits.message(sys.model(), t, &x))),
+                    None => Ok(()),
+                }
+            });
         let dt = start.elapsed().as_secs_f64();
         summary.compute_time += dt;
         summary.worst_step_time = summary.worst_step_time.max(dt);
@@ -1061,15 +1080,6 @@ fn run_inner(
         }
         summary.stats = stepper.stats();
         res?;
-        let t = s.t0 + (k + 1) as f64 * s.step;
-        if sprung_model::any_out_of_range(&sys.model().curves) {
-            return Err(RunError::CurveOutOfRange { t });
-        }
-        // The forces checked are those of the step's last evaluation (module docs).
-        let (eval, rf, vf) = sys.expanded(r, v);
-        if let Some(x) = limits.check_state(eval, t, rf, vf) {
-            return Err(RunError::Implausible(limits.message(sys.model(), t, &x)));
-        }
         summary.t_reached = t;
         if (k + 1) % out_every == 0 && observer(t, r, v) == Control::Stop {
             summary.stopped_by_observer = true;

@@ -104,6 +104,23 @@ impl MbsSystem {
         }
     }
 
+    /// The full poses and velocities the plausibility check reads after a step, without
+    /// expanding again: with joints those of the last evaluation of q (the frames
+    /// [`crate::joints::JointWork::kinematics`] left: LSRT2's second stage, the partly implicit
+    /// Euler's predictor), the evaluation whose resultant forces the check reads too; without
+    /// joints (r, v), the state reached. The expansion costs about a fifth of a step of the
+    /// kinematic reduced car; a diverging run passes the bounds one evaluation later at most.
+    pub fn last_evaluated<'a>(
+        &'a mut self,
+        r: &'a [f64],
+        v: &'a [f64],
+    ) -> (&'a mut Evaluator, &'a [f64], &'a [f64]) {
+        match &self.joints {
+            None => (&mut self.eval, r, v),
+            Some(w) => (&mut self.eval, &w.r_full, &w.v_full),
+        }
+    }
+
     /// q with joints: expand, evaluate the free bodies, project.
     fn joint_accelerations(&mut self, t: f64, r: &[f64], v: &[f64], q: &mut [f64]) {
         let w = self.joints.as_mut().expect("joints");

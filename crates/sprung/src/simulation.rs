@@ -412,10 +412,10 @@ impl Simulation {
                         message: self.curve_range_message(),
                     });
                 }
-                // The forces checked are those of the step's last evaluation
-                // (`sprung_mbs::simulate` module docs).
+                // The forces checked are those of the step's last evaluation, with joints the
+                // body states too (`sprung_mbs::simulate` module docs).
                 let t1 = self.time();
-                let (eval, rf, vf) = self.sys.expanded(&self.r, &self.v);
+                let (eval, rf, vf) = self.sys.last_evaluated(&self.r, &self.v);
                 if let Some(x) = self.limits.check_state(eval, t1, rf, vf) {
                     return Err(Error::Step {
                         t,
