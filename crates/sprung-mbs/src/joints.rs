@@ -1528,19 +1528,36 @@ fn cholesky(a: &mut [f64], n: usize) -> Result<(), usize> {
 
 /// Solves L Lᵀ x = b in place.
 fn cholesky_solve(l: &[f64], n: usize, x: &mut [f64]) {
+    cholesky_solve_cols::<1>(l, n, x);
+}
+
+/// [`cholesky_solve`] for `M` right-hand sides at once, `x[M i + col]` (n × M row-major): each
+/// column takes the same operations in the same order as alone.
+fn cholesky_solve_cols<const M: usize>(l: &[f64], n: usize, x: &mut [f64]) {
+    let row = |x: &[f64], i: usize| -> [f64; M] { std::array::from_fn(|col| x[M * i + col]) };
     for i in 0..n {
-        let mut s = x[i];
+        let mut s = row(x, i);
         for k in 0..i {
-            s -= l[i * n + k] * x[k];
+            let (lik, xk) = (l[i * n + k], row(x, k));
+            for col in 0..M {
+                s[col] -= lik * xk[col];
+            }
         }
-        x[i] = s / l[i * n + i];
+        for col in 0..M {
+            x[M * i + col] = s[col] / l[i * n + i];
+        }
     }
     for i in (0..n).rev() {
-        let mut s = x[i];
+        let mut s = row(x, i);
         for k in i + 1..n {
-            s -= l[k * n + i] * x[k];
+            let (lki, xk) = (l[k * n + i], row(x, k));
+            for col in 0..M {
+                s[col] -= lki * xk[col];
+            }
         }
-        x[i] = s / l[i * n + i];
+        for col in 0..M {
+            x[M * i + col] = s[col] / l[i * n + i];
+        }
     }
 }
 
@@ -1615,6 +1632,8 @@ pub struct JointWork {
     cor: Vec<Vec<f64>>,
     /// Per tree: the projected accelerations z̈ at the linearisation's state.
     zdd: Vec<Vec<f64>>,
+    /// Per tree body: the difference of J̇_b ż over a velocity perturbation (scratch for C).
+    dbias: Vec<[f64; 6]>,
     /// The evaluator's linearisation of the free bodies.
     full_lin: Linearisation,
     /// A · J of the projection (free-body rows, tree columns grouped; [`grouped_pattern`]).
@@ -1663,6 +1682,7 @@ impl JointWork {
                 .map(|t| vec![0.0; t.n_coords().pow(2)])
                 .collect(),
             zdd: j.trees.iter().map(|t| vec![0.0; t.n_coords()]).collect(),
+            dbias: vec![[0.0; 6]; j.trees.iter().map(|t| t.bodies.len()).max().unwrap_or(0)],
             full_lin: Linearisation::new(model.n_r(), model.pattern.clone()),
             b_rk: BlockMatrix::zeros(bpat.clone()),
             b_v: BlockMatrix::zeros(bpat),
@@ -1772,8 +1792,11 @@ impl JointWork {
     ///
     /// with V_z = ∂v/∂x at fixed ż, G the derivative of the projection at fixed free-body
     /// accelerations (the geometric stiffness: the pose map's second derivatives) and C the
-    /// velocity derivative of −P J̇ ż; V_z, G and C by central differences of the pose map
-    /// ([`KINEMATIC_FD_STEP`]). Element-state rows and columns pass through P and J only.
+    /// velocity derivative of −P J̇ ż; a free root's rotation columns of V_z and G analytic
+    /// ([`JointWork::root_rotation_terms`]), the other columns of V_z, G and C by central
+    /// differences of the pose map ([`KINEMATIC_FD_STEP`]). Element-state rows and columns pass
+    /// through P and J only; P takes a massless leaf's rows through its own joint's columns and
+    /// its parent's ([`Joints::project_leaves_cols`]).
     pub fn linearise(
         &mut self,
         model: &crate::CompiledModel,
@@ -1852,21 +1875,14 @@ impl JointWork {
             // J̇ ż is quadratic in the velocities: its central difference is exact for any
             // step, so the velocity step is large (round-off ε |q| / h ≈ 1e-13).
             let hv = KINEMATIC_VELOCITY_STEP * v[vi].abs().max(1.0);
-            for (kind, out_col) in [(0, true), (1, false)] {
-                if kind == 0 && tree.root.is_some() && c < 6 && !differenced_only {
-                    // Analytic (above).
-                    continue;
-                }
-                let h = if kind == 0 { hp } else { hv };
+            let fq = &self.full_lin.q;
+            let base = &self.kin[t];
+            let pk = &mut self.pert[t];
+            if !(tree.root.is_some() && c < 6 && !differenced_only) {
+                // V_z and G: the projection at the perturbed positions (the massless leaves'
+                // J rows are not formed: the projection moves their wrenches onto the parents).
                 for (s, sign) in [(0usize, 1.0f64), (1, -1.0)] {
-                    let p = if kind == 0 {
-                        Perturb::Position(c, sign * h)
-                    } else {
-                        Perturb::Velocity(c, sign * h)
-                    };
-                    let (pk, base) = (&mut self.pert[t], &self.kin[t]);
-                    // The massless leaves' J rows are not formed: the projection moves their
-                    // wrenches onto the parents (`project_leaves_cols`).
+                    let p = Perturb::Position(c, sign * hp);
                     if joints
                         .tree_kinematics_rows(model, t, r, v, p, Some(base), false, pk)
                         .is_err()
@@ -1878,41 +1894,70 @@ impl JointWork {
                     } else {
                         &mut self.rhs2
                     };
-                    let fq = &self.full_lin.q;
-                    // A velocity perturbation keeps J, M_z and its factor: `base`'s.
-                    let wk = if kind == 0 { &*pk } else { base };
+                    let x_of = |b| Some([block6(fq, b)]);
                     Joints::project_leaves_cols::<1>(
                         tree,
-                        wk,
+                        pk,
                         Some(pk),
-                        |b| Some([block6(fq, b)]),
+                        x_of,
                         rhs,
                         &mut self.leaf_acc,
                     );
-                    Joints::solve(wk, &mut rhs[..n]);
-                    if kind == 0 {
-                        let vz = &mut self.vz[t];
-                        for lb in 0..nbt {
-                            let vb = pk.velocity_body(lb);
-                            for (k, x) in vb.iter().enumerate() {
-                                let e = &mut vz[(6 * lb + k) * n + c];
-                                if s == 0 {
-                                    *e = *x;
-                                } else {
-                                    *e = (*e - x) / (2.0 * h);
-                                }
+                    Joints::solve(pk, &mut rhs[..n]);
+                    let vz = &mut self.vz[t];
+                    for lb in 0..nbt {
+                        let vb = pk.velocity_body(lb);
+                        for (k, x) in vb.iter().enumerate() {
+                            let e = &mut vz[(6 * lb + k) * n + c];
+                            if s == 0 {
+                                *e = *x;
+                            } else {
+                                *e = (*e - x) / (2.0 * hp);
                             }
                         }
                     }
                 }
-                let m = if out_col {
-                    &mut self.geo[t]
-                } else {
-                    &mut self.cor[t]
-                };
                 for i in 0..n {
-                    m[i * n + c] = (self.rhs[i] - self.rhs2[i]) / (2.0 * h);
+                    self.geo[t][i * n + c] = (self.rhs[i] - self.rhs2[i]) / (2.0 * hp);
                 }
+            }
+            // C: a velocity perturbation changes J̇ ż alone (J, M_z and its factor are `base`'s),
+            // so C's column is −M_z⁻¹ Σ_b J_bᵀ M_b (J̇_b ż⁺ − J̇_b ż⁻) / 2h over the bodies with
+            // mass.
+            let dbias = &mut self.dbias;
+            for (s, sign) in [(0usize, 1.0f64), (1, -1.0)] {
+                let p = Perturb::Velocity(c, sign * hv);
+                if joints
+                    .tree_kinematics_rows(model, t, r, v, p, Some(base), false, pk)
+                    .is_err()
+                {
+                    continue;
+                }
+                for lb in 0..nbt {
+                    if tree.massless[lb] || !tree.need_acc[lb] {
+                        continue;
+                    }
+                    let bb = pk.bias_body(lb);
+                    for (d, x) in dbias[lb].iter_mut().zip(bb) {
+                        *d = if s == 0 { x } else { *d - x };
+                    }
+                }
+            }
+            let x_of = |b: usize| {
+                let lb = joints.tree_of[b].expect("tree body").1;
+                (!tree.massless[lb] && tree.need_acc[lb]).then_some([dbias[lb]])
+            };
+            Joints::project_leaves_cols::<1>(
+                tree,
+                base,
+                None,
+                x_of,
+                &mut self.rhs,
+                &mut self.leaf_acc,
+            );
+            Joints::solve(base, &mut self.rhs[..n]);
+            for i in 0..n {
+                self.cor[t][i * n + c] = -self.rhs[i] / (2.0 * hv);
             }
         }
     }
@@ -2097,7 +2142,7 @@ impl JointWork {
                 for (src, dst) in [(&self.b_rk, &mut lin.j_rk), (&self.b_v, &mut lin.j_v)] {
                     // Y = Σ_b (M_b J_b)ᵀ B(b, k), n × 6 (a massless leaf's rows moved onto its
                     // parent; a body that couples with nothing of block k has B(b, k) = 0),
-                    // then M_z⁻¹ Y column by column.
+                    // then M_z⁻¹ Y (six right-hand sides at once).
                     let cols_of = |b: usize| {
                         bpat.slot(b, k).map(|bs| {
                             let blk = src.block(bs);
@@ -2112,16 +2157,11 @@ impl JointWork {
                         &mut self.y,
                         &mut self.leaf_acc,
                     );
-                    for col in 0..6 {
-                        for c in 0..n {
-                            self.rhs[c] = self.y[6 * c + col];
-                        }
-                        Joints::solve(kin, &mut self.rhs[..n]);
-                        for c in 0..n {
-                            let vi = tree.coords[c];
-                            let s = pat.slot(vi / 6, k).expect("tree row");
-                            dst.block_mut(s)[6 * (vi % 6) + col] = self.rhs[c];
-                        }
+                    cholesky_solve_cols::<6>(&kin.chol, n, &mut self.y[..6 * n]);
+                    for (c, &vi) in tree.coords.iter().enumerate() {
+                        let s = pat.slot(vi / 6, k).expect("tree row");
+                        let e = 6 * (vi % 6);
+                        dst.block_mut(s)[e..e + 6].copy_from_slice(&self.y[6 * c..6 * c + 6]);
                     }
                 }
             }
