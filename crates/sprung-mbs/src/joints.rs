@@ -1933,12 +1933,12 @@ impl JointWork {
                 {
                     continue;
                 }
-                for lb in 0..nbt {
+                for (lb, db) in dbias[..nbt].iter_mut().enumerate() {
                     if tree.massless[lb] || !tree.need_acc[lb] {
                         continue;
                     }
                     let bb = pk.bias_body(lb);
-                    for (d, x) in dbias[lb].iter_mut().zip(bb) {
+                    for (d, x) in db.iter_mut().zip(bb) {
                         *d = if s == 0 { x } else { *d - x };
                     }
                 }
