@@ -2076,21 +2076,31 @@ impl JointWork {
                             let vi = tree.coords[c];
                             let ts = self.b_rk.pattern().slot(i, vi / 6).expect("tree coupling");
                             let off = vi % 6;
-                            let jc = |k: usize| kin.jac[(6 * lb + k) * n + c];
-                            let vc = |k: usize| vz[(6 * lb + k) * n + c];
+                            let jc: [f64; 6] =
+                                std::array::from_fn(|k| kin.jac[(6 * lb + k) * n + c]);
+                            let vc: [f64; 6] = std::array::from_fn(|k| vz[(6 * lb + k) * n + c]);
+                            // (A zero V_z column, e.g. a root's translation, adds exact zeros.)
+                            let with_vz = vc != [0.0; 6];
                             let brk = self.b_rk.block_mut(ts);
                             for row in 0..6 {
+                                let (ark, av) =
+                                    (&a_rk[6 * row..6 * row + 6], &a_v[6 * row..6 * row + 6]);
                                 let mut s = 0.0;
                                 for k in 0..6 {
-                                    s += a_rk[6 * row + k] * jc(k) + a_v[6 * row + k] * vc(k);
+                                    s += if with_vz {
+                                        ark[k] * jc[k] + av[k] * vc[k]
+                                    } else {
+                                        ark[k] * jc[k]
+                                    };
                                 }
                                 brk[6 * row + off] += s;
                             }
                             let bv = self.b_v.block_mut(ts);
                             for row in 0..6 {
+                                let av = &a_v[6 * row..6 * row + 6];
                                 let mut s = 0.0;
                                 for k in 0..6 {
-                                    s += a_v[6 * row + k] * jc(k);
+                                    s += av[k] * jc[k];
                                 }
                                 bv[6 * row + off] += s;
                             }
