@@ -1092,7 +1092,7 @@ impl Joints {
     /// [`Joints::tree_kinematics`] reusing the kinematics `base` of the unperturbed state (r, v):
     /// its spline evaluations wherever the perturbation leaves a joint's coordinates alone and,
     /// for a velocity perturbation (which changes neither J nor M_z), its M_b J_b and factor of
-    /// M_z (then not formed in `out`: [`Joints::project_rhs_split`] takes them from `base`).
+    /// M_z (then not formed in `out`: [`Joints::project_leaves_cols`] takes them from `base`).
     #[allow(clippy::too_many_arguments)] // the arguments of `tree_kinematics` plus the base
     pub fn tree_kinematics_with(
         &self,
@@ -1373,66 +1373,9 @@ impl Joints {
     }
 
     /// Σ_b J_bᵀ M_b (x_b − bias·J̇_b ż) for body-row vectors x read through `x_of(b)` (the
-    /// evaluator's rows of body b), into `rhs` (length n); `bias` = 0 or 1.
-    pub fn project_rhs(
-        tree: &Tree,
-        k: &TreeKin,
-        bias: f64,
-        x_of: impl Fn(usize) -> [f64; 6],
-        rhs: &mut [f64],
-    ) {
-        Self::project_rhs_split(tree, k, (bias != 0.0).then_some(k), x_of, rhs);
-    }
-
-    /// [`Joints::project_rhs`] with the weights J_bᵀ M_b of `k` and the bias J̇_b ż of `bias`
-    /// (if given; kinematics of the same positions, e.g. of a velocity perturbation).
-    pub fn project_rhs_split(
-        tree: &Tree,
-        k: &TreeKin,
-        bias: Option<&TreeKin>,
-        x_of: impl Fn(usize) -> [f64; 6],
-        rhs: &mut [f64],
-    ) {
-        let n = k.n;
-        rhs[..n].fill(0.0);
-        for (lb, &b) in tree.bodies.iter().enumerate() {
-            let x = x_of(b);
-            // A massless body's x is its wrench W_b (the evaluator's unit stand-in mass): Jᵀ W.
-            let massless = tree.massless[lb];
-            let bb = match bias {
-                Some(kb) if !massless => kb.bias_body(lb),
-                _ => [0.0; 6],
-            };
-            Self::add_body_rows(tree, k, lb, &x, &bb, rhs);
-        }
-    }
-
-    /// rhs += J_bᵀ M_b (x − bb) for tree body `lb` (with the weights J_bᵀ of a massless body,
-    /// [`TreeKin::projection_row`]), over J_b's structurally non-zero columns (the weights' other
-    /// columns are 0).
-    fn add_body_rows(
-        tree: &Tree,
-        k: &TreeKin,
-        lb: usize,
-        x: &[f64; 6],
-        bb: &[f64; 6],
-        rhs: &mut [f64],
-    ) {
-        let massless = tree.massless[lb];
-        for row in 0..6 {
-            let y = x[row] - bb[row];
-            if y == 0.0 {
-                continue;
-            }
-            let mj = k.projection_row(lb, row, massless);
-            for &c in &tree.jac_cols[lb] {
-                rhs[c] += mj[c] * y;
-            }
-        }
-    }
-
-    /// [`Joints::project_rhs`] without the J_b rows of the massless leaves ([`Tree::need_acc`]
-    /// false; [`Joints::tree_kinematics_rows`] does not form them): a leaf's wrench W_b (its
+    /// evaluator's rows of body b), into `rhs` (length n); `bias` = 0 or 1 — without the J_b rows
+    /// of the massless leaves ([`Tree::need_acc`] false; [`Joints::tree_kinematics_rows`] does
+    /// not form them on the evaluation path): a leaf's wrench W_b (its
     /// evaluator row) enters its own joint's columns, (∂v_b/∂c_k)·F + (∂ω_b/∂c_k)·M, and is moved
     /// onto its parent (F, M + d × F, the parent's rows taking it through J_p) — the same
     /// J_bᵀ W_b, summed in another order. `acc` holds one wrench per tree body (scratch).
@@ -1444,51 +1387,102 @@ impl Joints {
         rhs: &mut [f64],
         acc: &mut [(Vector3<f64>, Vector3<f64>)],
     ) {
+        let bias = (bias != 0.0).then_some(k);
+        Self::project_leaves_cols::<1>(tree, k, bias, |b| Some([x_of(b)]), rhs, acc);
+    }
+
+    /// [`Joints::project_rhs_leaves`] for `M` body-row vectors at once (the columns of a 6 × M
+    /// block, `x_of(b)[col]`, `None` where body b has none) with the weights J_bᵀ M_b and the
+    /// leaves' frames of `k` and the bias J̇_b ż of `bias` (if given; kinematics of the same
+    /// positions): `rhs[M c + col]` (n × M, row-major), `acc` at least M per tree body. For
+    /// M = 1 the same operations in the same order as the single-vector projection.
+    pub fn project_leaves_cols<const M: usize>(
+        tree: &Tree,
+        k: &TreeKin,
+        bias: Option<&TreeKin>,
+        x_of: impl Fn(usize) -> Option<[[f64; 6]; M]>,
+        rhs: &mut [f64],
+        acc: &mut [(Vector3<f64>, Vector3<f64>)],
+    ) {
         let n = k.n;
-        rhs[..n].fill(0.0);
-        let acc = &mut acc[..tree.bodies.len()];
+        rhs[..n * M].fill(0.0);
+        let acc = &mut acc[..tree.bodies.len() * M];
         acc.fill((Vector3::zeros(), Vector3::zeros()));
         for (lb, &b) in tree.bodies.iter().enumerate() {
             if tree.need_acc[lb] {
                 continue;
             }
-            let x = x_of(b);
-            let fg = Vector3::new(x[0], x[1], x[2]);
-            let mg = k.frames[lb].rot * Vector3::new(x[3], x[4], x[5]);
+            let Some(xs) = x_of(b) else { continue };
             let (d, cols) = &k.dcols[lb];
-            for (&ci, (vc, wg)) in tree.deps[lb].iter().zip(cols) {
-                rhs[ci] += vc.dot(&fg) + wg.dot(&mg);
-            }
-            if let Some(pl) = tree.parent_local[lb] {
-                let (f, m) = &mut acc[pl];
-                *f += fg;
-                *m += mg + d.cross(&fg);
+            for (col, x) in xs.iter().enumerate() {
+                let fg = Vector3::new(x[0], x[1], x[2]);
+                let mg = k.frames[lb].rot * Vector3::new(x[3], x[4], x[5]);
+                for (&ci, (vc, wg)) in tree.deps[lb].iter().zip(cols) {
+                    rhs[M * ci + col] += vc.dot(&fg) + wg.dot(&mg);
+                }
+                if let Some(pl) = tree.parent_local[lb] {
+                    let (f, m) = &mut acc[M * pl + col];
+                    *f += fg;
+                    *m += mg + d.cross(&fg);
+                }
             }
         }
         for (lb, &b) in tree.bodies.iter().enumerate() {
             if !tree.need_acc[lb] {
                 continue;
             }
-            let x = x_of(b);
             let massless = tree.massless[lb];
-            let bb = if bias != 0.0 && !massless {
-                k.bias_body(lb)
-            } else {
-                [0.0; 6]
-            };
-            Self::add_body_rows(tree, k, lb, &x, &bb, rhs);
+            if let Some(xs) = x_of(b) {
+                let bb = match bias {
+                    Some(kb) if !massless => kb.bias_body(lb),
+                    _ => [0.0; 6],
+                };
+                for row in 0..6 {
+                    let y: [f64; M] = std::array::from_fn(|col| xs[col][row] - bb[row]);
+                    if y.iter().all(|&y| y == 0.0) {
+                        continue;
+                    }
+                    let mj = k.projection_row(lb, row, massless);
+                    Self::add_row(tree, lb, mj, &y, rhs);
+                }
+            }
             // The leaves' wrenches on this body: through J_b (global force, body-axes moment).
-            let (f, m) = acc[lb];
-            if f == Vector3::zeros() && m == Vector3::zeros() {
+            let mut w = [[0.0; M]; 6];
+            let mut any = false;
+            for col in 0..M {
+                let (f, m) = acc[M * lb + col];
+                if f == Vector3::zeros() && m == Vector3::zeros() {
+                    continue;
+                }
+                any = true;
+                let mb = k.frames[lb].rot.transpose() * m;
+                for (r, x) in [f.x, f.y, f.z, mb.x, mb.y, mb.z].into_iter().enumerate() {
+                    w[r][col] = x;
+                }
+            }
+            if !any {
                 continue;
             }
-            let mb = k.frames[lb].rot.transpose() * m;
-            let w = [f.x, f.y, f.z, mb.x, mb.y, mb.z];
-            for (row, &y) in w.iter().enumerate() {
+            for (row, y) in w.iter().enumerate() {
                 let jr = &k.jac[(6 * lb + row) * n..(6 * lb + row + 1) * n];
-                for &c in &tree.jac_cols[lb] {
-                    rhs[c] += jr[c] * y;
-                }
+                Self::add_row(tree, lb, jr, y, rhs);
+            }
+        }
+    }
+
+    /// `rhs[M c + col] += weights[c] y[col]` over body `lb`'s structural columns c.
+    #[inline(always)]
+    fn add_row<const M: usize>(
+        tree: &Tree,
+        lb: usize,
+        weights: &[f64],
+        y: &[f64; M],
+        rhs: &mut [f64],
+    ) {
+        for &c in &tree.jac_cols[lb] {
+            let w = weights[c];
+            for (r, y) in rhs[M * c..M * c + M].iter_mut().zip(y) {
+                *r += w * y;
             }
         }
     }
@@ -1534,19 +1528,36 @@ fn cholesky(a: &mut [f64], n: usize) -> Result<(), usize> {
 
 /// Solves L Lᵀ x = b in place.
 fn cholesky_solve(l: &[f64], n: usize, x: &mut [f64]) {
+    cholesky_solve_cols::<1>(l, n, x);
+}
+
+/// [`cholesky_solve`] for `M` right-hand sides at once, `x[M i + col]` (n × M row-major): each
+/// column takes the same operations in the same order as alone.
+fn cholesky_solve_cols<const M: usize>(l: &[f64], n: usize, x: &mut [f64]) {
+    let row = |x: &[f64], i: usize| -> [f64; M] { std::array::from_fn(|col| x[M * i + col]) };
     for i in 0..n {
-        let mut s = x[i];
+        let mut s = row(x, i);
         for k in 0..i {
-            s -= l[i * n + k] * x[k];
+            let (lik, xk) = (l[i * n + k], row(x, k));
+            for col in 0..M {
+                s[col] -= lik * xk[col];
+            }
         }
-        x[i] = s / l[i * n + i];
+        for col in 0..M {
+            x[M * i + col] = s[col] / l[i * n + i];
+        }
     }
     for i in (0..n).rev() {
-        let mut s = x[i];
+        let mut s = row(x, i);
         for k in i + 1..n {
-            s -= l[k * n + i] * x[k];
+            let (lki, xk) = (l[k * n + i], row(x, k));
+            for col in 0..M {
+                s[col] -= lki * xk[col];
+            }
         }
-        x[i] = s / l[i * n + i];
+        for col in 0..M {
+            x[M * i + col] = s[col] / l[i * n + i];
+        }
     }
 }
 
@@ -1619,13 +1630,18 @@ pub struct JointWork {
     vz: Vec<Vec<f64>>,
     geo: Vec<Vec<f64>>,
     cor: Vec<Vec<f64>>,
+    /// Per tree: the projected accelerations z̈ at the linearisation's state.
+    zdd: Vec<Vec<f64>>,
+    /// Per tree body: the difference of J̇_b ż over a velocity perturbation (scratch for C).
+    dbias: Vec<[f64; 6]>,
     /// The evaluator's linearisation of the free bodies.
     full_lin: Linearisation,
     /// A · J of the projection (free-body rows, tree columns grouped; [`grouped_pattern`]).
     b_rk: BlockMatrix,
     b_v: BlockMatrix,
     y: Vec<f64>,
-    /// Per tree body: the massless leaves' wrenches moved onto it ([`Joints::project_rhs_leaves`]).
+    /// Per tree body: the massless leaves' wrenches moved onto it, six columns
+    /// ([`Joints::project_leaves_cols`]).
     leaf_acc: Vec<(Vector3<f64>, Vector3<f64>)>,
     /// Whether some tree's M_z was singular at the last [`JointWork::kinematics`].
     singular: bool,
@@ -1665,13 +1681,15 @@ impl JointWork {
                 .iter()
                 .map(|t| vec![0.0; t.n_coords().pow(2)])
                 .collect(),
+            zdd: j.trees.iter().map(|t| vec![0.0; t.n_coords()]).collect(),
+            dbias: vec![[0.0; 6]; j.trees.iter().map(|t| t.bodies.len()).max().unwrap_or(0)],
             full_lin: Linearisation::new(model.n_r(), model.pattern.clone()),
             b_rk: BlockMatrix::zeros(bpat.clone()),
             b_v: BlockMatrix::zeros(bpat),
             y: vec![0.0; 6 * nmax],
             leaf_acc: vec![
                 (Vector3::zeros(), Vector3::zeros());
-                j.trees.iter().map(|t| t.bodies.len()).max().unwrap_or(0)
+                6 * j.trees.iter().map(|t| t.bodies.len()).max().unwrap_or(0)
             ],
             pattern,
             singular: false,
@@ -1774,8 +1792,11 @@ impl JointWork {
     ///
     /// with V_z = ∂v/∂x at fixed ż, G the derivative of the projection at fixed free-body
     /// accelerations (the geometric stiffness: the pose map's second derivatives) and C the
-    /// velocity derivative of −P J̇ ż; V_z, G and C by central differences of the pose map
-    /// ([`KINEMATIC_FD_STEP`]). Element-state rows and columns pass through P and J only.
+    /// velocity derivative of −P J̇ ż; a free root's rotation columns of V_z and G analytic
+    /// ([`JointWork::root_rotation_terms`]), the other columns of V_z, G and C by central
+    /// differences of the pose map ([`KINEMATIC_FD_STEP`]). Element-state rows and columns pass
+    /// through P and J only; P takes a massless leaf's rows through its own joint's columns and
+    /// its parent's ([`Joints::project_leaves_cols`]).
     pub fn linearise(
         &mut self,
         model: &crate::CompiledModel,
@@ -1792,93 +1813,228 @@ impl JointWork {
         lin.q.copy_from_slice(&self.full_lin.q);
         lin.q_t.copy_from_slice(&self.full_lin.q_t);
         self.project_q(model, &mut lin.q, Some(&mut lin.q_t));
+        for (t, tree) in model.joints.trees.iter().enumerate() {
+            for (z, &vi) in self.zdd[t].iter_mut().zip(&tree.coords) {
+                *z = lin.q[vi];
+            }
+            self.differenced_terms(model, t, r, v, false);
+        }
+        self.product_aj(model);
+        self.project_rows(model, lin);
+    }
+
+    /// V_z, G and C of tree `t` ([`JointWork::linearise`]) at (r, v) (the unperturbed
+    /// kinematics in `self.kin`, the free-body accelerations in `self.full_lin.q`, the projected
+    /// ones in `self.zdd[t]`): a root's rotation columns of V_z and G analytically
+    /// ([`JointWork::root_rotation_terms`]; with `differenced_only`, the test oracle, by
+    /// differences as well), the others by central differences of the tree kinematics.
+    #[inline(never)]
+    fn differenced_terms(
+        &mut self,
+        model: &crate::CompiledModel,
+        t: usize,
+        r: &[f64],
+        v: &[f64],
+        differenced_only: bool,
+    ) {
         let joints = &model.joints;
-        let nb = model.bodies.len();
-        // Differenced kinematic terms per tree.
-        for (t, tree) in joints.trees.iter().enumerate() {
-            let n = tree.n_coords();
-            let nbt = tree.bodies.len();
-            for c in 0..n {
-                if tree.root.is_some() && c < 3 {
-                    // A root's translation and its linear velocity change neither J, M_z nor
-                    // J̇ ż nor the relative velocities (all depend on differences of positions
-                    // and on angular velocities only): these columns of V_z, G and C are 0.
-                    for lb in 0..nbt {
-                        for k in 0..6 {
-                            self.vz[t][(6 * lb + k) * n + c] = 0.0;
-                        }
+        let tree = &joints.trees[t];
+        let n = tree.n_coords();
+        let nbt = tree.bodies.len();
+        if tree.root.is_some() && !differenced_only {
+            for k in 0..3 {
+                self.root_rotation_terms(model, t, k);
+            }
+        }
+        for c in 0..n {
+            if tree.root.is_some() && c < 3 {
+                // A root's translation and its linear velocity change neither J, M_z nor
+                // J̇ ż nor the relative velocities (all depend on differences of positions
+                // and on angular velocities only): these columns of V_z, G and C are 0.
+                for lb in 0..nbt {
+                    for k in 0..6 {
+                        self.vz[t][(6 * lb + k) * n + c] = 0.0;
                     }
-                    for i in 0..n {
-                        self.geo[t][i * n + c] = 0.0;
-                        self.cor[t][i * n + c] = 0.0;
-                    }
-                    continue;
                 }
-                let vi = tree.coords[c];
-                let (blk, off) = (vi / 6, vi % 6);
-                let x0 = if tree.joint_coord.contains(&Some(c)) {
-                    r[7 * blk]
-                } else if off < 3 {
-                    r[7 * blk + off]
-                } else {
-                    0.0
-                };
-                let hp = KINEMATIC_FD_STEP * x0.abs().max(1.0);
-                // J̇ ż is quadratic in the velocities: its central difference is exact for any
-                // step, so the velocity step is large (round-off ε |q| / h ≈ 1e-13).
-                let hv = KINEMATIC_VELOCITY_STEP * v[vi].abs().max(1.0);
-                for (kind, out_col) in [(0, true), (1, false)] {
-                    let h = if kind == 0 { hp } else { hv };
-                    for (s, sign) in [(0usize, 1.0f64), (1, -1.0)] {
-                        let p = if kind == 0 {
-                            Perturb::Position(c, sign * h)
-                        } else {
-                            Perturb::Velocity(c, sign * h)
-                        };
-                        let (pk, base) = (&mut self.pert[t], &self.kin[t]);
-                        if joints
-                            .tree_kinematics_with(model, t, r, v, p, Some(base), pk)
-                            .is_err()
-                        {
-                            continue;
-                        }
-                        let rhs = if s == 0 {
-                            &mut self.rhs
-                        } else {
-                            &mut self.rhs2
-                        };
-                        let fq = &self.full_lin.q;
-                        // A velocity perturbation keeps J, M_z and its factor: `base`'s.
-                        let wk = if kind == 0 { &*pk } else { base };
-                        Joints::project_rhs_split(tree, wk, Some(pk), |b| block6(fq, b), rhs);
-                        Joints::solve(wk, &mut rhs[..n]);
-                        if kind == 0 {
-                            let vz = &mut self.vz[t];
-                            for lb in 0..nbt {
-                                let vb = pk.velocity_body(lb);
-                                for (k, x) in vb.iter().enumerate() {
-                                    let e = &mut vz[(6 * lb + k) * n + c];
-                                    if s == 0 {
-                                        *e = *x;
-                                    } else {
-                                        *e = (*e - x) / (2.0 * h);
-                                    }
-                                }
+                for i in 0..n {
+                    self.geo[t][i * n + c] = 0.0;
+                    self.cor[t][i * n + c] = 0.0;
+                }
+                continue;
+            }
+            let vi = tree.coords[c];
+            let (blk, off) = (vi / 6, vi % 6);
+            let x0 = if tree.joint_coord.contains(&Some(c)) {
+                r[7 * blk]
+            } else if off < 3 {
+                r[7 * blk + off]
+            } else {
+                0.0
+            };
+            let hp = KINEMATIC_FD_STEP * x0.abs().max(1.0);
+            // J̇ ż is quadratic in the velocities: its central difference is exact for any
+            // step, so the velocity step is large (round-off ε |q| / h ≈ 1e-13).
+            let hv = KINEMATIC_VELOCITY_STEP * v[vi].abs().max(1.0);
+            let fq = &self.full_lin.q;
+            let base = &self.kin[t];
+            let pk = &mut self.pert[t];
+            if !(tree.root.is_some() && c < 6 && !differenced_only) {
+                // V_z and G: the projection at the perturbed positions (the massless leaves'
+                // J rows are not formed: the projection moves their wrenches onto the parents).
+                for (s, sign) in [(0usize, 1.0f64), (1, -1.0)] {
+                    let p = Perturb::Position(c, sign * hp);
+                    if joints
+                        .tree_kinematics_rows(model, t, r, v, p, Some(base), false, pk)
+                        .is_err()
+                    {
+                        continue;
+                    }
+                    let rhs = if s == 0 {
+                        &mut self.rhs
+                    } else {
+                        &mut self.rhs2
+                    };
+                    let x_of = |b| Some([block6(fq, b)]);
+                    Joints::project_leaves_cols::<1>(
+                        tree,
+                        pk,
+                        Some(pk),
+                        x_of,
+                        rhs,
+                        &mut self.leaf_acc,
+                    );
+                    Joints::solve(pk, &mut rhs[..n]);
+                    let vz = &mut self.vz[t];
+                    for lb in 0..nbt {
+                        let vb = pk.velocity_body(lb);
+                        for (k, x) in vb.iter().enumerate() {
+                            let e = &mut vz[(6 * lb + k) * n + c];
+                            if s == 0 {
+                                *e = *x;
+                            } else {
+                                *e = (*e - x) / (2.0 * hp);
                             }
                         }
                     }
-                    let m = if out_col {
-                        &mut self.geo[t]
-                    } else {
-                        &mut self.cor[t]
-                    };
-                    for i in 0..n {
-                        m[i * n + c] = (self.rhs[i] - self.rhs2[i]) / (2.0 * h);
+                }
+                for i in 0..n {
+                    self.geo[t][i * n + c] = (self.rhs[i] - self.rhs2[i]) / (2.0 * hp);
+                }
+            }
+            // C: a velocity perturbation changes J̇ ż alone (J, M_z and its factor are `base`'s),
+            // so C's column is −M_z⁻¹ Σ_b J_bᵀ M_b (J̇_b ż⁺ − J̇_b ż⁻) / 2h over the bodies with
+            // mass.
+            let dbias = &mut self.dbias;
+            for (s, sign) in [(0usize, 1.0f64), (1, -1.0)] {
+                let p = Perturb::Velocity(c, sign * hv);
+                if joints
+                    .tree_kinematics_rows(model, t, r, v, p, Some(base), false, pk)
+                    .is_err()
+                {
+                    continue;
+                }
+                for (lb, db) in dbias[..nbt].iter_mut().enumerate() {
+                    if tree.massless[lb] || !tree.need_acc[lb] {
+                        continue;
+                    }
+                    let bb = pk.bias_body(lb);
+                    for (d, x) in db.iter_mut().zip(bb) {
+                        *d = if s == 0 { x } else { *d - x };
                     }
                 }
             }
+            let x_of = |b: usize| {
+                let lb = joints.tree_of[b].expect("tree body").1;
+                (!tree.massless[lb] && tree.need_acc[lb]).then_some([dbias[lb]])
+            };
+            Joints::project_leaves_cols::<1>(
+                tree,
+                base,
+                None,
+                x_of,
+                &mut self.rhs,
+                &mut self.leaf_acc,
+            );
+            Joints::solve(base, &mut self.rhs[..n]);
+            for i in 0..n {
+                self.cor[t][i * n + c] = -self.rhs[i] / (2.0 * hv);
+            }
         }
-        // Step A: B = A J (+ J_v V_z for J_rK) over the columns; rows stay the free bodies'.
+    }
+
+    /// The columns of V_z and G of tree `t` for its root's rotation about body axis `k`
+    /// (coordinate 3 + k), exactly: such a rotation δ turns the whole tree rigidly about the
+    /// global axis u = R_root e_k (every relative pose, J's angular rows in body axes and the
+    /// angular bias in body axes stay; the global vectors turn by exp(δ [u]×)), while the root's
+    /// velocity and the free-body accelerations q stay. So, per tree body,
+    ///
+    /// ```text
+    /// ∂v_b = u × (v_b − v_root),   ∂ω_b = 0,   ∂(J̇_b ż) = (u × a_b, 0),
+    /// ∂J_b = [u]× on J_b's translation rows in every column but the root's translation (I)
+    /// ```
+    ///
+    /// and with f = M_z⁻¹ Σ J_bᵀ M_b (q_b − J̇_b ż) (the projected z̈) the derivative of the
+    /// projection ∂f = M_z⁻¹ [Σ ∂J_bᵀ M_b (q_b − J̇_b ż − J_b f) − Σ J_bᵀ M_b (∂(J̇_b ż) + ∂J_b f)]:
+    ///
+    /// ```text
+    /// ∂f = M_z⁻¹ [ (Σ J_bᵀ M_b (y_b × u, 0))|without the root's translation − Σ J_bᵀ M_b (u × g_b, 0) ]
+    /// y_b = q_b − a_b − (J_b f)_v,   g_b = a_b + (J_b f)_v − f_t
+    /// ```
+    ///
+    /// (f_t the root's translation part of f, (·)_v the translation rows; a massless body: y_b
+    /// its wrench's force, no g_b). Both sums in one two-column projection
+    /// ([`Joints::project_leaves_cols`]).
+    fn root_rotation_terms(&mut self, model: &crate::CompiledModel, t: usize, k: usize) {
+        let tree = &model.joints.trees[t];
+        let (n, c) = (tree.n_coords(), 3 + k);
+        let kin = &self.kin[t];
+        let f = &self.zdd[t];
+        let root = &kin.frames[0];
+        let u: Vector3<f64> = root.rot.column(k).into();
+        for lb in 0..tree.bodies.len() {
+            let dv = u.cross(&(kin.frames[lb].v - root.v));
+            for row in 0..6 {
+                self.vz[t][(6 * lb + row) * n + c] = if row < 3 { dv[row] } else { 0.0 };
+            }
+        }
+        let ft = Vector3::new(f[0], f[1], f[2]);
+        let fq = &self.full_lin.q;
+        let x_of = |b: usize| {
+            let lb = model.joints.tree_of[b].expect("tree body").1;
+            let qv = Vector3::new(fq[6 * b], fq[6 * b + 1], fq[6 * b + 2]);
+            let (y, g) = if tree.massless[lb] {
+                (qv, Vector3::zeros())
+            } else {
+                let a = kin.acc[lb].0;
+                let jf = Vector3::from_fn(|row, _| {
+                    let jr = &kin.jac[(6 * lb + row) * n..(6 * lb + row + 1) * n];
+                    tree.jac_cols[lb].iter().map(|&j| jr[j] * f[j]).sum()
+                });
+                (qv - a - jf, a + jf - ft)
+            };
+            let (x1, x2) = (y.cross(&u), u.cross(&g));
+            Some([
+                [x1.x, x1.y, x1.z, 0.0, 0.0, 0.0],
+                [x2.x, x2.y, x2.z, 0.0, 0.0, 0.0],
+            ])
+        };
+        Joints::project_leaves_cols::<2>(tree, kin, None, x_of, &mut self.y, &mut self.leaf_acc);
+        for i in 0..n {
+            let t1 = if i < 3 { 0.0 } else { self.y[2 * i] };
+            self.rhs[i] = t1 - self.y[2 * i + 1];
+        }
+        Joints::solve(kin, &mut self.rhs[..n]);
+        for i in 0..n {
+            self.geo[t][i * n + c] = self.rhs[i];
+        }
+    }
+
+    /// Step A of the projection: B = A J (+ J_v V_z for J_rK) over the columns, into
+    /// `self.b_rk`, `self.b_v`; the rows stay the free bodies'.
+    #[inline(never)]
+    fn product_aj(&mut self, model: &crate::CompiledModel) {
+        let joints = &model.joints;
+        let nb = model.bodies.len();
         // Zeroed: the blocks this step adds to (the product's other blocks are never written
         // and stay 0).
         let fp = self.full_lin.j_rk.pattern().clone();
@@ -1920,21 +2076,31 @@ impl JointWork {
                             let vi = tree.coords[c];
                             let ts = self.b_rk.pattern().slot(i, vi / 6).expect("tree coupling");
                             let off = vi % 6;
-                            let jc = |k: usize| kin.jac[(6 * lb + k) * n + c];
-                            let vc = |k: usize| vz[(6 * lb + k) * n + c];
+                            let jc: [f64; 6] =
+                                std::array::from_fn(|k| kin.jac[(6 * lb + k) * n + c]);
+                            let vc: [f64; 6] = std::array::from_fn(|k| vz[(6 * lb + k) * n + c]);
+                            // (A zero V_z column, e.g. a root's translation, adds exact zeros.)
+                            let with_vz = vc != [0.0; 6];
                             let brk = self.b_rk.block_mut(ts);
                             for row in 0..6 {
+                                let (ark, av) =
+                                    (&a_rk[6 * row..6 * row + 6], &a_v[6 * row..6 * row + 6]);
                                 let mut s = 0.0;
                                 for k in 0..6 {
-                                    s += a_rk[6 * row + k] * jc(k) + a_v[6 * row + k] * vc(k);
+                                    s += if with_vz {
+                                        ark[k] * jc[k] + av[k] * vc[k]
+                                    } else {
+                                        ark[k] * jc[k]
+                                    };
                                 }
                                 brk[6 * row + off] += s;
                             }
                             let bv = self.b_v.block_mut(ts);
                             for row in 0..6 {
+                                let av = &a_v[6 * row..6 * row + 6];
                                 let mut s = 0.0;
                                 for k in 0..6 {
-                                    s += a_v[6 * row + k] * jc(k);
+                                    s += av[k] * jc[k];
                                 }
                                 bv[6 * row + off] += s;
                             }
@@ -1943,7 +2109,14 @@ impl JointWork {
                 }
             }
         }
-        // Step B: rows. Free bodies and element states: as they are; a tree's rows: P.
+    }
+
+    /// Step B of the projection: the rows of `lin` — free bodies and element states: B's as
+    /// they are; a tree's rows: P B = M_z⁻¹ Jᵀ M B, plus G and C on the tree's own blocks.
+    #[inline(never)]
+    fn project_rows(&mut self, model: &crate::CompiledModel, lin: &mut Linearisation) {
+        let joints = &model.joints;
+        let nb = model.bodies.len();
         let pat = self.pattern.clone();
         let bpat = self.b_rk.pattern().clone();
         for i in 0..pat.n_blocks() {
@@ -1977,38 +2150,28 @@ impl JointWork {
             };
             for &k in pat.row(first) {
                 for (src, dst) in [(&self.b_rk, &mut lin.j_rk), (&self.b_v, &mut lin.j_v)] {
-                    // Y = Σ_b (M_b J_b)ᵀ B(b, k), n × 6, then M_z⁻¹ Y column by column.
-                    self.y[..6 * n].fill(0.0);
-                    for (lb, &b) in tree.bodies.iter().enumerate() {
-                        // Body b couples with nothing of block k: B(b, k) = 0.
-                        let Some(bs) = bpat.slot(b, k) else {
-                            continue;
-                        };
-                        let blk = src.block(bs);
-                        for row in 0..6 {
-                            // (The weights' other columns are 0.)
-                            let mj = kin.projection_row(lb, row, tree.massless[lb]);
-                            for &c in &tree.jac_cols[lb] {
-                                let m = mj[c];
-                                if m == 0.0 {
-                                    continue;
-                                }
-                                for col in 0..6 {
-                                    self.y[6 * c + col] += m * blk[6 * row + col];
-                                }
-                            }
-                        }
-                    }
-                    for col in 0..6 {
-                        for c in 0..n {
-                            self.rhs[c] = self.y[6 * c + col];
-                        }
-                        Joints::solve(kin, &mut self.rhs[..n]);
-                        for c in 0..n {
-                            let vi = tree.coords[c];
-                            let s = pat.slot(vi / 6, k).expect("tree row");
-                            dst.block_mut(s)[6 * (vi % 6) + col] = self.rhs[c];
-                        }
+                    // Y = Σ_b (M_b J_b)ᵀ B(b, k), n × 6 (a massless leaf's rows moved onto its
+                    // parent; a body that couples with nothing of block k has B(b, k) = 0),
+                    // then M_z⁻¹ Y (six right-hand sides at once).
+                    let cols_of = |b: usize| {
+                        bpat.slot(b, k).map(|bs| {
+                            let blk = src.block(bs);
+                            std::array::from_fn(|col| std::array::from_fn(|row| blk[6 * row + col]))
+                        })
+                    };
+                    Joints::project_leaves_cols::<6>(
+                        tree,
+                        kin,
+                        None,
+                        cols_of,
+                        &mut self.y,
+                        &mut self.leaf_acc,
+                    );
+                    cholesky_solve_cols::<6>(&kin.chol, n, &mut self.y[..6 * n]);
+                    for (c, &vi) in tree.coords.iter().enumerate() {
+                        let s = pat.slot(vi / 6, k).expect("tree row");
+                        let e = 6 * (vi % 6);
+                        dst.block_mut(s)[e..e + 6].copy_from_slice(&self.y[6 * c..6 * c + 6]);
                     }
                 }
             }
@@ -2082,6 +2245,102 @@ impl Expansion {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `models/joint_tabulated.toml` (slider → tabulated arm in the slider's travel and its own
+    /// angle → massless follower link) on a free base body at the origin, so the tree has a
+    /// free root whose rotation turns it.
+    fn tabulated_on_a_free_base() -> crate::CompiledModel {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../models/joint_tabulated.toml");
+        let src = std::fs::read_to_string(&path).expect("example model");
+        let base = "[[bodies]]\nname = \"base\"\nmass = 4.0\nposition = [0.0, 0.0, 0.0]\ninertia = { principal = [0.2, 0.3, 0.25] }\n\n";
+        let src = src
+            .replace("parent = \"ground\"", "parent = \"base\"")
+            .replacen("[[bodies]]", &format!("{base}[[bodies]]"), 1);
+        let m =
+            sm::from_toml_str(&src, &path.display().to_string()).unwrap_or_else(|e| panic!("{e}"));
+        crate::compile(&m).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// The analytic columns of a root's rotation in V_z and G ([`JointWork::root_rotation_terms`])
+    /// against the central differences of the tree kinematics they replace (the test oracle,
+    /// `differenced_only`), at random states and random free-body accelerations q. The
+    /// differences' own error: truncation (step 1e-6)² × the third derivative and round-off
+    /// ε |q| / 1e-6 ≈ 1e-10 relative; measured worst 1.25e-9 relative to the column's largest
+    /// entry (at least 1); bound 1e-8.
+    #[test]
+    fn the_root_rotation_terms_match_the_differenced_ones() {
+        let model = tabulated_on_a_free_base();
+        let joints = &model.joints;
+        assert_eq!(joints.trees.len(), 1);
+        let tree = &joints.trees[0];
+        assert!(tree.root.is_some() && tree.massless.iter().any(|&m| m));
+        let n = tree.n_coords();
+        let mut w = JointWork::new(&model);
+        let mut rng = sprung_test_support::Rng(5);
+        let mut worst = 0.0f64;
+        for case in 0..4 {
+            let (mut r, mut v) = model.design_state();
+            let root = tree.root.unwrap();
+            for x in r[7 * root..7 * root + 7]
+                .iter_mut()
+                .chain(&mut v[6 * root..6 * root + 6])
+            {
+                *x += rng.sym(0.5);
+            }
+            let qn = r[7 * root + 3..7 * root + 7]
+                .iter()
+                .map(|x| x * x)
+                .sum::<f64>()
+                .sqrt();
+            r[7 * root + 3..7 * root + 7]
+                .iter_mut()
+                .for_each(|x| *x /= qn);
+            for &b in &tree.bodies[1..] {
+                if joints.defs[b].as_ref().is_some_and(|d| d.own) {
+                    r[7 * b] += rng.sym(0.2);
+                    v[6 * b] += rng.sym(1.0);
+                }
+            }
+            w.kinematics_rows(&model, &r, &v, true);
+            let mut q: Vec<f64> = (0..v.len()).map(|_| rng.sym(10.0)).collect();
+            w.full_lin.q.copy_from_slice(&q);
+            w.project_q(&model, &mut q, None);
+            for (z, &vi) in w.zdd[0].iter_mut().zip(&tree.coords) {
+                *z = q[vi];
+            }
+            w.differenced_terms(&model, 0, &r, &v, true);
+            let (vz_fd, geo_fd) = (w.vz[0].clone(), w.geo[0].clone());
+            w.differenced_terms(&model, 0, &r, &v, false);
+            for c in 3..6 {
+                let col =
+                    |m: &[f64], rows: usize| (0..rows).map(|i| m[i * n + c]).collect::<Vec<_>>();
+                for (an, fd) in [
+                    (
+                        col(&w.vz[0], 6 * tree.bodies.len()),
+                        col(&vz_fd, 6 * tree.bodies.len()),
+                    ),
+                    (col(&w.geo[0], n), col(&geo_fd, n)),
+                ] {
+                    let scale = fd.iter().fold(1.0f64, |m, x| m.max(x.abs()));
+                    let err = an
+                        .iter()
+                        .zip(&fd)
+                        .fold(0.0f64, |m, (a, f)| m.max((a - f).abs()));
+                    worst = worst.max(err / scale);
+                    assert!(
+                        err <= 1e-8 * scale,
+                        "case {case}, column {c}: {an:?} vs {fd:?}"
+                    );
+                }
+            }
+            // The other columns are the differenced ones in both paths, to the bit.
+            for (i, (an, fd)) in w.geo[0].iter().zip(&geo_fd).enumerate() {
+                assert!((3..6).contains(&(i % n)) || an == fd, "G entry {i}");
+            }
+        }
+        println!("worst relative error of the analytic root rotation columns: {worst:.2e}");
+    }
 
     #[test]
     fn the_rotation_series_match_the_closed_forms() {
