@@ -261,7 +261,7 @@ impl PartlyImplicitEuler {
         if Arc::ptr_eq(&split, &full) {
             return BlockSparseLu::new(&full);
         }
-        split_lu(&full, &split)
+        split_lu(&full, &split, sys.n_speeds() / full.block_size())
     }
 
     /// Whether step `k` starts with a re-linearisation.
@@ -501,10 +501,19 @@ fn split_pattern(p: &BlockPattern, nb_z: usize) -> BlockPattern {
     BlockPattern::from_couplings(p.n_blocks(), p.block_size(), &kept)
 }
 
-/// The block-sparse LU of `split` (a sub-pattern of `full` with the same blocks) eliminating in
-/// the order the analysis of `full` chooses ([`PartlyImplicitEuler::block_sparse_lu`]).
-fn split_lu(full: &BlockPattern, split: &BlockPattern) -> BlockSparseLu {
-    let order = BlockSymbolic::new(full).order().to_vec();
+/// The block-sparse LU of `split` (a sub-pattern of `full` with the same blocks, the first
+/// `nb_z` decoupled from the rest) eliminating in the order the analysis of `full` chooses
+/// ([`PartlyImplicitEuler::block_sparse_lu`]), the first `nb_z` blocks' steps moved before the
+/// others'. No step of one part touches the other part's blocks, so where the parts' steps lie
+/// relative to each other changes no number; consecutive steps per part let the solves of one
+/// part run over a range of steps without a test per step
+/// ([`BlockSparseLu::solve_blocks_in_place`]).
+fn split_lu(full: &BlockPattern, split: &BlockPattern, nb_z: usize) -> BlockSparseLu {
+    let (mut order, states): (Vec<usize>, Vec<usize>) = BlockSymbolic::new(full)
+        .order()
+        .iter()
+        .partition(|&&b| b < nb_z);
+    order.extend(states);
     BlockSparseLu::with_order(split, &order)
         .expect("the full pattern's elimination order is a permutation of the same blocks")
 }
@@ -654,7 +663,7 @@ mod tests {
                 }
             }
             let mut lu_full = BlockSparseLu::new(&full);
-            let mut lu_split = split_lu(&full, &split);
+            let mut lu_split = split_lu(&full, &split, nb_z);
             lu_full.force_portable_kernels(portable);
             lu_split.force_portable_kernels(portable);
             lu_full.factor(&a).unwrap();
