@@ -35,10 +35,19 @@ impl BlockSparseLu {
         blocks: std::ops::Range<usize>,
     ) {
         let sym = &*self.sym;
-        // Slices held in locals (the analysis sits behind an `Arc`).
-        let (order, region) = (&sym.order[..], &sym.region[..]);
-        let (nbr_ptr, nbr_all) = (&sym.nbr_ptr[..], &sym.nbr[..]);
-        let (pivoted, ipiv_all, inv_all) = (&self.pivoted[..], &self.ipiv[..], &self.inv_diag[..]);
+        let nbr_all = &sym.nbr[..];
+        // Per step of `steps`: its block, the first slot of its storage region, the range of its
+        // later neighbours in `nbr_all`, whether it pivoted, its transpositions and reciprocal
+        // pivots (one walk over the step range instead of an index check per array and step).
+        let (k0, k1) = (steps.start, steps.end);
+        let per_step = sym.order[steps.clone()]
+            .iter()
+            .zip(&sym.region[steps.clone()])
+            .zip(sym.nbr_ptr[k0..=k1].windows(2))
+            .zip(&self.pivoted[steps])
+            .zip(self.ipiv[6 * k0..6 * k1].as_chunks::<6>().0)
+            .zip(self.inv_diag[6 * k0..6 * k1].as_chunks::<6>().0)
+            .map(|(((((&ok, &r0), w), &piv), ipiv), inv)| (ok, r0, w[0]..w[1], piv, ipiv, inv));
         // The operations of `solve_impl` for b = 6 in the same order, on fixed-size arrays held
         // in registers (no scratch vector, no row exchanges for blocks that did not pivot).
         let values = &self.values[..];
@@ -46,18 +55,16 @@ impl BlockSparseLu {
             values[36 * s..36 * s + 36].try_into().expect("6 x 6 block")
         };
         // Forward substitution, eq. (15).
-        for k in steps.clone() {
-            let ok = order[k];
+        for (ok, r0, nbr, piv, ipiv, _) in per_step.clone() {
             if RESTRICTED && !blocks.contains(&ok) {
                 continue;
             }
-            let nbr = &nbr_all[nbr_ptr[k]..nbr_ptr[k + 1]];
+            let nbr = &nbr_all[nbr];
             let m = nbr.len();
-            let r0 = region[k];
             let diag = block(r0);
             let xk: &mut [f64; 6] = (&mut x[6 * ok..6 * ok + 6]).try_into().expect("6-vector");
-            if pivoted[k] {
-                for (c, &p) in ipiv_all[6 * k..6 * k + 6].iter().enumerate() {
+            if piv {
+                for (c, &p) in ipiv.iter().enumerate() {
                     xk.swap(c, p);
                 }
             }
@@ -77,21 +84,18 @@ impl BlockSparseLu {
             }
         }
         // Back substitution, eqs. (16), (17).
-        for k in steps.rev() {
-            let ok = order[k];
+        for (ok, r0, nbr, _, _, inv) in per_step.rev() {
             if RESTRICTED && !blocks.contains(&ok) {
                 continue;
             }
-            let nbr = &nbr_all[nbr_ptr[k]..nbr_ptr[k + 1]];
+            let nbr = &nbr_all[nbr];
             let m = nbr.len();
-            let r0 = region[k];
             let mut y: [f64; 6] = x[6 * ok..6 * ok + 6].try_into().expect("6-vector");
             if m > 0 {
                 // (Without neighbours it would subtract +0 from every entry: no change.)
                 avx6::gemv_rows_sub(&mut y, &values[36 * (r0 + 1)..36 * (r0 + 1 + m)], nbr, x);
             }
             let diag = block(r0);
-            let inv: &[f64; 6] = inv_all[6 * k..6 * k + 6].try_into().expect("6 pivots");
             for r in (0..6).rev() {
                 let mut acc = y[r];
                 for c in r + 1..6 {
