@@ -486,6 +486,19 @@ mod tests {
         }
     }
 
+    /// The elimination steps of a range of blocks, and whether they are consecutive (the
+    /// restricted solves run over them without a test per step then).
+    #[test]
+    fn steps_of_a_block_range() {
+        let sym = BlockSymbolic::with_order(&chain(5, 1), &[3, 4, 0, 1, 2]).unwrap();
+        assert_eq!(sym.steps_of(0..usize::MAX), (0..5, true));
+        assert_eq!(sym.steps_of(0..3), (2..5, true));
+        assert_eq!(sym.steps_of(3..5), (0..2, true));
+        assert_eq!(sym.steps_of(1..4), (0..5, false));
+        assert_eq!(sym.steps_of(2..4), (0..5, false));
+        assert_eq!(sym.steps_of(7..9), (0..0, true));
+    }
+
     #[test]
     fn empty_matrix_is_fine() {
         let p = Arc::new(BlockPattern::from_couplings(0, 6, &[]));
