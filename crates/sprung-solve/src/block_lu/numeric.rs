@@ -2,9 +2,10 @@
 //! section 3, eq. (14) (Schur complements `Ã_ii`) in the order of the [`super::BlockSymbolic`]
 //! analysis, and the forward (eq. 15) and back substitutions (eqs. 16, 17). The per-block work is
 //! done by the kernels of [`super::kernels`] (and [`super::avx6`] on AVX2 + FMA CPUs). The
-//! substitutions have a second compiled copy (`RESTRICTED`) that visits only the elimination
-//! steps of a range of blocks, for a right-hand side confined to a decoupled part
-//! ([`super::BlockSparseLu::solve_blocks_in_place`]).
+//! substitutions run over a range of elimination steps (all, or those of a decoupled part whose
+//! steps are consecutive), and have a second compiled copy (`RESTRICTED`) that visits only the
+//! steps of a range of blocks among them, for a right-hand side confined to a decoupled part
+//! whose steps are interleaved with others ([`super::BlockSparseLu::solve_blocks_in_place`]).
 
 #[cfg(target_arch = "x86_64")]
 use super::avx6;
@@ -22,20 +23,31 @@ impl BlockSparseLu {
         self.factor_impl(Avx6, input)
     }
 
-    /// The 6 × 6 solve compiled for AVX2 + FMA; with `RESTRICTED`, only the elimination steps
-    /// of `blocks` (a separate copy, so that the full solve pays no test per step).
+    /// The 6 × 6 solve compiled for AVX2 + FMA over the elimination steps `steps`; with
+    /// `RESTRICTED`, only those of `blocks` among them (a separate copy, so that a solve over
+    /// consecutive steps pays no test per step).
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2,fma")]
     pub(super) fn solve6_avx2_fma<const RESTRICTED: bool>(
         &mut self,
         x: &mut [f64],
+        steps: std::ops::Range<usize>,
         blocks: std::ops::Range<usize>,
     ) {
         let sym = &*self.sym;
-        // Slices held in locals (the analysis sits behind an `Arc`).
-        let (n_steps, order, region) = (sym.n, &sym.order[..], &sym.region[..]);
-        let (nbr_ptr, nbr_all) = (&sym.nbr_ptr[..], &sym.nbr[..]);
-        let (pivoted, ipiv_all, inv_all) = (&self.pivoted[..], &self.ipiv[..], &self.inv_diag[..]);
+        let nbr_all = &sym.nbr[..];
+        // Per step of `steps`: its block, the first slot of its storage region, the range of its
+        // later neighbours in `nbr_all`, whether it pivoted, its transpositions and reciprocal
+        // pivots (one walk over the step range instead of an index check per array and step).
+        let (k0, k1) = (steps.start, steps.end);
+        let per_step = sym.order[steps.clone()]
+            .iter()
+            .zip(&sym.region[steps.clone()])
+            .zip(sym.nbr_ptr[k0..=k1].windows(2))
+            .zip(&self.pivoted[steps])
+            .zip(self.ipiv[6 * k0..6 * k1].as_chunks::<6>().0)
+            .zip(self.inv_diag[6 * k0..6 * k1].as_chunks::<6>().0)
+            .map(|(((((&ok, &r0), w), &piv), ipiv), inv)| (ok, r0, w[0]..w[1], piv, ipiv, inv));
         // The operations of `solve_impl` for b = 6 in the same order, on fixed-size arrays held
         // in registers (no scratch vector, no row exchanges for blocks that did not pivot).
         let values = &self.values[..];
@@ -43,18 +55,16 @@ impl BlockSparseLu {
             values[36 * s..36 * s + 36].try_into().expect("6 x 6 block")
         };
         // Forward substitution, eq. (15).
-        for k in 0..n_steps {
-            let ok = order[k];
+        for (ok, r0, nbr, piv, ipiv, _) in per_step.clone() {
             if RESTRICTED && !blocks.contains(&ok) {
                 continue;
             }
-            let nbr = &nbr_all[nbr_ptr[k]..nbr_ptr[k + 1]];
+            let nbr = &nbr_all[nbr];
             let m = nbr.len();
-            let r0 = region[k];
             let diag = block(r0);
             let xk: &mut [f64; 6] = (&mut x[6 * ok..6 * ok + 6]).try_into().expect("6-vector");
-            if pivoted[k] {
-                for (c, &p) in ipiv_all[6 * k..6 * k + 6].iter().enumerate() {
+            if piv {
+                for (c, &p) in ipiv.iter().enumerate() {
                     xk.swap(c, p);
                 }
             }
@@ -74,18 +84,18 @@ impl BlockSparseLu {
             }
         }
         // Back substitution, eqs. (16), (17).
-        for k in (0..n_steps).rev() {
-            let ok = order[k];
+        for (ok, r0, nbr, _, _, inv) in per_step.rev() {
             if RESTRICTED && !blocks.contains(&ok) {
                 continue;
             }
-            let nbr = &nbr_all[nbr_ptr[k]..nbr_ptr[k + 1]];
+            let nbr = &nbr_all[nbr];
             let m = nbr.len();
-            let r0 = region[k];
             let mut y: [f64; 6] = x[6 * ok..6 * ok + 6].try_into().expect("6-vector");
-            avx6::gemv_rows_sub(&mut y, &values[36 * (r0 + 1)..36 * (r0 + 1 + m)], nbr, x);
+            if m > 0 {
+                // (Without neighbours it would subtract +0 from every entry: no change.)
+                avx6::gemv_rows_sub(&mut y, &values[36 * (r0 + 1)..36 * (r0 + 1 + m)], nbr, x);
+            }
             let diag = block(r0);
-            let inv: &[f64; 6] = inv_all[6 * k..6 * k + 6].try_into().expect("6 pivots");
             for r in (0..6).rev() {
                 let mut acc = y[r];
                 for c in r + 1..6 {
@@ -230,11 +240,12 @@ impl BlockSparseLu {
         &mut self,
         d: D,
         x: &mut [f64],
+        steps: std::ops::Range<usize>,
         blocks: std::ops::Range<usize>,
     ) {
         let sym = &*self.sym;
         // Slices held in locals (the analysis sits behind an `Arc`).
-        let (n_steps, order, region) = (sym.n, &sym.order[..], &sym.region[..]);
+        let (order, region) = (&sym.order[..], &sym.region[..]);
         let (nbr_ptr, nbr_all) = (&sym.nbr_ptr[..], &sym.nbr[..]);
         let (pivoted, ipiv_all, inv_all) = (&self.pivoted[..], &self.ipiv[..], &self.inv_diag[..]);
         let b = d.get();
@@ -244,7 +255,7 @@ impl BlockSparseLu {
         }
         let tmp = &mut self.tmp[..b];
         // Forward substitution: y_k = L_k⁻¹ P_k (x_k - Σ L_ki y_i), eq. (15).
-        for k in 0..n_steps {
+        for k in steps.clone() {
             let ok = order[k];
             if RESTRICTED && !blocks.contains(&ok) {
                 continue;
@@ -274,7 +285,7 @@ impl BlockSparseLu {
             }
         }
         // Back substitution: x_k = U_k⁻¹ (y_k - Σ U_kj x_j), eqs. (16), (17).
-        for k in (0..n_steps).rev() {
+        for k in steps.rev() {
             let ok = order[k];
             if RESTRICTED && !blocks.contains(&ok) {
                 continue;

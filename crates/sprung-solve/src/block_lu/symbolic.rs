@@ -226,6 +226,8 @@ pub struct BlockSymbolic {
     pub(super) kind: OrderKind,
     /// `order[k]` = original block eliminated at step `k`.
     pub(super) order: Vec<usize>,
+    /// `position[order[k]] = k`: the elimination step of each block.
+    pub(super) position: Vec<usize>,
     /// First block slot of the storage region of step `k` (length `n + 1`).
     pub(super) region: Vec<usize>,
     /// `nbr[nbr_ptr[k]..nbr_ptr[k + 1]]`: original indices of the later neighbours `J(k)` of step
@@ -377,6 +379,7 @@ impl BlockSymbolic {
             n,
             kind,
             order,
+            position,
             region,
             nbr_ptr,
             nbr,
@@ -397,6 +400,28 @@ impl BlockSymbolic {
     /// Scalar dimension of the systems factored with this analysis.
     pub fn dim(&self) -> usize {
         self.n * self.b
+    }
+
+    /// The elimination steps of the blocks `blocks` (clipped to the pattern): the range from the
+    /// first to the last of them, and whether it holds the steps of those blocks only (then a
+    /// substitution restricted to `blocks` runs over the range without a test per step).
+    pub(super) fn steps_of(
+        &self,
+        blocks: std::ops::Range<usize>,
+    ) -> (std::ops::Range<usize>, bool) {
+        let blocks = blocks.start.min(self.n)..blocks.end.min(self.n);
+        if blocks.len() == self.n {
+            return (0..self.n, true);
+        }
+        let (mut first, mut last) = (usize::MAX, 0);
+        for &k in &self.position[blocks.clone()] {
+            first = first.min(k);
+            last = last.max(k);
+        }
+        if blocks.is_empty() {
+            return (0..0, true);
+        }
+        (first..last + 1, last + 1 - first == blocks.len())
     }
 
     /// Elimination order: `order()[k]` is the block eliminated at step `k`.

@@ -87,6 +87,13 @@ impl Congruence {
         }
     }
 
+    /// x_k ← D_c,k x_k for the six entries `xk` of block `k` alone ([`Self::apply_cols`]'s
+    /// arithmetic on that block).
+    #[inline(always)]
+    pub fn apply_cols_to_block(&self, k: usize, xk: &mut [f64]) {
+        mat_vec_in_place(&self.rot_cols[k], false, &mut xk[3..6]);
+    }
+
     /// x ← D_c⁻¹ x (R_kᵀ on the rotational part).
     #[inline(always)]
     pub fn apply_cols_inverse(&self, x: &mut [f64]) {
