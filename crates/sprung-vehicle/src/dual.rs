@@ -63,6 +63,22 @@ pub fn sin_cos(x: f64) -> (f64, f64) {
     }
 }
 
+/// tanh x: for 1 ≤ |x| < 22 as sgn x (1 − 2/(e^{2|x|} + 1)) by one `exp`, else by the C
+/// library's `tanh` (whose branch for 1 ≤ |x| < 22 is 1 − 2/(expm1(2|x|) + 2), the same
+/// quantity: `exp` is the cheaper call; ≈ 45 fewer instructions per tire evaluation). There
+/// 2/(e^{2|x|} + 1) < 0.24 and tanh x > 0.76, so the value is within about an ulp of the
+/// library's (test `tanh_matches_the_standard_library`).
+#[inline]
+pub fn tanh(x: f64) -> f64 {
+    let a = x.abs();
+    // NaN fails both comparisons and goes to the library.
+    if (1.0..22.0).contains(&a) {
+        (1.0 - 2.0 / ((2.0 * a).exp() + 1.0)).copysign(x)
+    } else {
+        x.tanh()
+    }
+}
+
 /// The scalar operations the tire laws need.
 pub trait Real:
     Copy
@@ -90,7 +106,7 @@ pub trait Real:
     fn exp(self) -> Self;
     /// √x (x > 0; the derivative is infinite at 0, callers avoid it).
     fn sqrt(self) -> Self;
-    /// tanh x.
+    /// tanh x ([`tanh`]).
     fn tanh(self) -> Self;
     /// |x| (derivative sgn x; +1 at 0).
     fn abs(self) -> Self {
@@ -153,7 +169,7 @@ impl Real for f64 {
     }
     #[inline(always)]
     fn tanh(self) -> Self {
-        f64::tanh(self)
+        tanh(self)
     }
 }
 
@@ -324,7 +340,7 @@ impl<const N: usize> Real for Dual<N> {
     }
     #[inline(always)]
     fn tanh(self) -> Self {
-        let t = self.v.tanh();
+        let t = tanh(self.v);
         self.chain(t, 1.0 - t * t)
     }
 }
@@ -472,6 +488,23 @@ mod tests {
     /// practice) on 400 001 points over ±40 rad, the quadrant boundaries and multiples of π/2:
     /// the difference in units of ε |value| (ε = 2⁻⁵², so 1 is one to two units in the last
     /// place); measured 1.0, bound 1.5 (and 1e-36 absolute at the zeros).
+    #[test]
+    fn tanh_matches_the_standard_library() {
+        let mut worst: f64 = 0.0;
+        for i in -300_000..=300_000 {
+            let x = f64::from(i) * 1e-4;
+            let (a, b) = (tanh(x), x.tanh());
+            if b != 0.0 {
+                worst = worst.max((a - b).abs() / (f64::EPSILON * b.abs()));
+            } else {
+                assert_eq!(a, 0.0);
+            }
+        }
+        assert!(worst <= 1.5, "largest error {worst} ε|value|");
+        assert!(tanh(f64::NAN).is_nan());
+        assert_eq!((tanh(f64::INFINITY), tanh(-40.0)), (1.0, -1.0));
+    }
+
     #[test]
     fn sin_cos_matches_the_standard_library() {
         let mut worst: f64 = 0.0;
