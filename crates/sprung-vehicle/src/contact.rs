@@ -98,6 +98,7 @@ pub struct ContactPartials {
 
 /// Vertical force of the law at deflection ρ and rate ρ̇ before the no-tension rule:
 /// (F, ∂F/∂ρ, ∂F/∂ρ̇).
+#[inline]
 pub fn vertical_force(law: &VerticalLaw, rho: f64, rho_dot: f64) -> (f64, f64, f64) {
     let (mut f, mut df) = match &law.stiffness {
         VerticalStiffness::Linear { k } => (k * rho, *k),

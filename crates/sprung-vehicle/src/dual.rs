@@ -35,19 +35,8 @@ pub fn sin_cos(x: f64) -> (f64, f64) {
     let q = (x * std::f64::consts::FRAC_2_PI + SHIFT) - SHIFT;
     let r = ((x - q * P1) - q * P2) - q * P3;
     let z = r * r;
-    const F: [f64; 19] = {
-        // 1/n!
-        let mut f = [1.0; 19];
-        let mut n = 1;
-        while n < 19 {
-            f[n] = f[n - 1] / n as f64;
-            n += 1;
-        }
-        f
-    };
-    let ps = -F[3]
-        + z * (F[5]
-            + z * (-F[7] + z * (F[9] + z * (-F[11] + z * (F[13] + z * (-F[15] + z * F[17]))))));
+    const F: [f64; 19] = FACTORIAL_INV;
+    let ps = sin_series(z);
     let pc = -F[2]
         + z * (F[4]
             + z * (-F[6]
@@ -60,6 +49,38 @@ pub fn sin_cos(x: f64) -> (f64, f64) {
         1 => (c, -s),
         2 => (-s, -c),
         _ => (-c, s),
+    }
+}
+
+/// 1/n!, n = 0..18: the coefficients of [`sin_cos`]'s polynomials.
+const FACTORIAL_INV: [f64; 19] = {
+    let mut f = [1.0; 19];
+    let mut n = 1;
+    while n < 19 {
+        f[n] = f[n - 1] / n as f64;
+        n += 1;
+    }
+    f
+};
+
+/// (sin r − r)/r³ as the polynomial in z = r² of [`sin_cos`].
+#[inline(always)]
+fn sin_series(z: f64) -> f64 {
+    const F: [f64; 19] = FACTORIAL_INV;
+    -F[3]
+        + z * (F[5]
+            + z * (-F[7] + z * (F[9] + z * (-F[11] + z * (F[13] + z * (-F[15] + z * F[17]))))))
+}
+
+/// sin x, bit for bit `sin_cos(x).0`: for |x| ≤ 0.78 (< π/4, where the reduction's q is 0 and
+/// r = x exactly) the sine polynomial alone, without the cosine polynomial and the quadrant
+/// selection of [`sin_cos`] (the tire laws' camber angles; ≈ 40 instructions fewer).
+#[inline]
+pub fn sin(x: f64) -> f64 {
+    if x.abs() <= 0.78 {
+        x + x * (x * x) * sin_series(x * x)
+    } else {
+        sin_cos(x).0
     }
 }
 
@@ -96,7 +117,7 @@ pub trait Real:
     fn cst(x: f64) -> Self;
     /// The value.
     fn val(self) -> f64;
-    /// sin x ([`sin_cos`]).
+    /// sin x ([`sin_cos`], [`sin`]).
     fn sin(self) -> Self;
     /// cos x ([`sin_cos`]).
     fn cos(self) -> Self;
@@ -149,7 +170,7 @@ impl Real for f64 {
     }
     #[inline(always)]
     fn sin(self) -> Self {
-        sin_cos(self).0
+        sin(self)
     }
     #[inline(always)]
     fn cos(self) -> Self {
@@ -503,6 +524,17 @@ mod tests {
         assert!(worst <= 1.5, "largest error {worst} ε|value|");
         assert!(tanh(f64::NAN).is_nan());
         assert_eq!((tanh(f64::INFINITY), tanh(-40.0)), (1.0, -1.0));
+    }
+
+    #[test]
+    fn sin_is_sin_cos_bit_for_bit() {
+        for i in -100_000..=100_000 {
+            let x = f64::from(i) * 1e-5;
+            assert_eq!(sin(x).to_bits(), sin_cos(x).0.to_bits(), "x = {x}");
+        }
+        for x in [0.78, -0.78, 0.7853981633974483, -0.0, 1e-300] {
+            assert_eq!(sin(x).to_bits(), sin_cos(x).0.to_bits(), "x = {x}");
+        }
     }
 
     #[test]
