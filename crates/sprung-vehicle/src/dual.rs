@@ -6,9 +6,10 @@
 //! differentiated as written. Fixed-size arrays: nothing allocates.
 //!
 //! The value of every operation is computed exactly as `f64` computes it (a quotient by a true
-//! division, the same library functions), so a law's dual pass gives bit for bit the forces of
-//! its `f64` evaluation and takes the same branches: the tire element's one-pass evaluation with
-//! partials returns exactly what separate evaluations would.
+//! division, the same functions: [`sin_cos`], [`sin`], [`tanh`] or the C library's), so a law's
+//! dual pass gives bit for bit the forces of its `f64` evaluation and takes the same branches:
+//! the tire element's one-pass evaluation with partials returns exactly what separate
+//! evaluations would.
 
 use std::ops::{Add, Div, Mul, Neg, Sub};
 
