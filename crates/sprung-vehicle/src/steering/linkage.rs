@@ -340,6 +340,7 @@ impl Linkage {
     }
 
     /// θ = (δ_P, δ_L) and the transmission at y for the steering-wheel angle `delta_w`.
+    #[inline(always)]
     fn theta(&self, delta_w: f64, y: &Vector2<f64>) -> (f64, Transmission, Vector2<f64>) {
         let delta_s = delta_w - y[0];
         let trans = self.ratio.at(delta_s);
@@ -355,6 +356,7 @@ impl Linkage {
 
     /// [`Self::state`] written into `st` (the Newton iteration keeps one state and rewrites
     /// it: built by value, each state was moved about 1 kB at a time).
+    #[inline(always)]
     pub fn state_into(
         &self,
         markers: &[MarkerState],
@@ -440,6 +442,7 @@ impl Linkage {
     /// Solves g(y) = 0 by Newton's method (eq. 33) from `start`; convergence: a step, or the
     /// step after it predicted from the quadratic convergence, of at most [`NEWTON_TOLERANCE`]
     /// in both components.
+    #[inline(always)]
     pub fn solve(&self, markers: &[MarkerState], delta_w: f64, start: Vector2<f64>) -> Solution {
         let mut y = start;
         let mut iterations = 0;
@@ -484,6 +487,7 @@ impl Linkage {
 
     /// The wrenches of rod forces `forces` (N, tension positive) on the four markers:
     /// w = Σ_i n_i F_i with n_i = −(∂r_i/∂z)ᵀ e_i (forces, then moments about the marker origin).
+    #[inline(always)]
     pub fn wrench(st: &State, forces: &[f64; 3]) -> Vec24 {
         let mut w = Vec24::zeros();
         for (rg, &f) in st.rods.iter().zip(forces) {
@@ -589,6 +593,7 @@ impl Linkage {
     /// σ φ_i·(ω_k × (e_k × s)) (the transposed rows of W_θ in [`Self::derivs`] applied to ż),
     /// and ẏ = −J⁻¹ (Dᵀ ∂E_θ/∂z ż + ∂g/∂δ_W δ̇_W). Equal to the matrix form
     /// [`Self::rod_rate_partials`] ż + the δ̇_W column to round-off (tested).
+    #[inline(always)]
     pub fn rod_rates(st: &State, markers: &[MarkerState], delta_w_dot: f64) -> [f64; 3] {
         let i_s = st.trans.ratio;
         let mut r_dot = [Vector3::zeros(); 3];
