@@ -59,6 +59,7 @@ impl DualAxleSteering {
     }
 
     /// Solves the balance from `warm` (if given), falling back to the start values.
+    #[inline(always)]
     pub fn solve(&self, x: &ElementInput, delta_w: f64, warm: Option<Vector2<f64>>) -> Solution {
         if let Some(y) = warm {
             let sol = self.linkage.solve(x.markers, delta_w, y);
@@ -71,6 +72,7 @@ impl DualAxleSteering {
     }
 
     /// Elastic and viscous rod forces at a solution, and the rod rates.
+    #[inline(always)]
     fn rod_forces(&self, x: &ElementInput, sol: &Solution, delta_w_dot: f64) -> [f64; 3] {
         let st = &sol.state;
         let mut f = [st.rods[0].force, st.rods[1].force, st.rods[2].force];
@@ -111,12 +113,15 @@ impl ElementLaw for DualAxleSteering {
         INPUTS
     }
 
+    /// On CPUs with AVX in a copy compiled for it ([`DualAxleSteering::evaluate_avx`], the
+    /// same results).
     fn evaluate(&self, x: &ElementInput, out: &mut ElementOutput) {
-        let wheel = self.steering_wheel(x);
-        let warm =
-            (out.algebraic[2] == 1.0).then(|| Vector2::new(out.algebraic[0], out.algebraic[1]));
-        let sol = self.solve(x, wheel.0, warm);
-        self.write_solution(x, &sol, wheel, out);
+        #[cfg(target_arch = "x86_64")]
+        if let Some(token) = sprung_mbs::m3::Avx2::detect() {
+            // SAFETY: the token exists only on CPUs with AVX2 and FMA, hence with AVX.
+            return unsafe { self.evaluate_avx(token, x, out) };
+        }
+        self.evaluate_here(x, out);
     }
 
     /// At a cold-started solution (`partials` has no warm start).
@@ -147,7 +152,33 @@ impl ElementLaw for DualAxleSteering {
 }
 
 impl DualAxleSteering {
+    /// [`ElementLaw::evaluate`]: the warm-started solve and the forces at its solution.
+    #[inline(always)]
+    fn evaluate_here(&self, x: &ElementInput, out: &mut ElementOutput) {
+        let wheel = self.steering_wheel(x);
+        let warm =
+            (out.algebraic[2] == 1.0).then(|| Vector2::new(out.algebraic[0], out.algebraic[1]));
+        let sol = self.solve(x, wheel.0, warm);
+        self.write_solution(x, &sol, wheel, out);
+    }
+
+    /// [`Self::evaluate_here`] compiled for AVX, as the tire element's evaluation is
+    /// (`crate::tire_element`): the Newton solve's linkage states, the rod rates and the wrench
+    /// are inlined into it and run with AVX's three-operand instructions; the same operations
+    /// (no fused multiply-adds), so the same results bit for bit.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx")]
+    fn evaluate_avx(
+        &self,
+        _token: sprung_mbs::m3::Avx2,
+        x: &ElementInput,
+        out: &mut ElementOutput,
+    ) {
+        self.evaluate_here(x, out)
+    }
+
     /// Forces, algebraic variables (the warm start) and outputs at the solution `sol`.
+    #[inline(always)]
     fn write_solution(
         &self,
         x: &ElementInput,

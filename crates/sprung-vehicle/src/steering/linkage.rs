@@ -46,6 +46,7 @@ use nalgebra::{Matrix2, Matrix3, SMatrix, Vector2, Vector3};
 use sprung_mbs::element_law::MarkerState;
 
 use super::ratio::{BoxRatio, Transmission};
+use crate::dual::sin_cos;
 
 /// Marker index of the steering box (pitman-arm bearing H₁).
 pub const BOX: usize = 0;
@@ -233,12 +234,56 @@ fn rot_z((s, c): (f64, f64), p: &Vector3<f64>) -> Vector3<f64> {
     Vector3::new(c * p.x - s * p.y, s * p.x + c * p.y, p.z)
 }
 
-/// (sin θ_j, cos θ_j) of the two arm angles: one `sin_cos` per arm, shared by its rod ends.
+/// (sin θ_j, cos θ_j) of the two arm angles: one [`crate::dual::sin_cos`] per arm (within ε of
+/// the C library's `sincos` at half its instructions), shared by its rod ends.
 fn arm_sin_cos(theta: &Vector2<f64>) -> [(f64, f64); 2] {
-    [theta[0].sin_cos(), theta[1].sin_cos()]
+    [sin_cos(theta[0]), sin_cos(theta[1])]
+}
+
+impl EndGeo {
+    /// A placeholder overwritten by [`Linkage::state`].
+    const ZERO: Self = Self {
+        marker: 0,
+        sign: 0.0,
+        s: Vector3::new(0.0, 0.0, 0.0),
+        pos: Vector3::new(0.0, 0.0, 0.0),
+        axis: None,
+    };
+}
+
+impl RodGeo {
+    /// A placeholder overwritten by [`Linkage::state`].
+    const ZERO: Self = Self {
+        ends: [EndGeo::ZERO; 2],
+        length: 0.0,
+        e: Vector3::new(0.0, 0.0, 0.0),
+        force: 0.0,
+        k: Matrix3::new(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0),
+    };
+}
+
+impl State {
+    /// A placeholder overwritten by [`Linkage::state_into`].
+    const ZERO: Self = Self {
+        y: Vector2::new(0.0, 0.0),
+        delta_w: 0.0,
+        delta_s: 0.0,
+        trans: Transmission {
+            delta_p: 0.0,
+            ratio: 0.0,
+            ratio_slope: 0.0,
+        },
+        theta: Vector2::new(0.0, 0.0),
+        rods: [RodGeo::ZERO; 3],
+        e_th: Vector2::new(0.0, 0.0),
+        e_thth: Matrix2::new(0.0, 0.0, 0.0, 0.0),
+        g: Vector2::new(0.0, 0.0),
+        jac: Matrix2::new(0.0, 0.0, 0.0, 0.0),
+    };
 }
 
 impl Linkage {
+    #[inline(always)]
     fn end_geo(end: &End, sign: f64, markers: &[MarkerState], sc: &[(f64, f64); 2]) -> EndGeo {
         let m = &markers[end.marker];
         match end.arm {
@@ -264,31 +309,38 @@ impl Linkage {
 
     /// Geometry and elastic force of rod `i` at θ.
     pub fn rod_geo(&self, i: usize, markers: &[MarkerState], theta: &Vector2<f64>) -> RodGeo {
-        self.rod_geo_at(i, markers, &arm_sin_cos(theta))
+        let mut rg = RodGeo::ZERO;
+        self.rod_geo_into(i, markers, &arm_sin_cos(theta), &mut rg);
+        rg
     }
 
-    /// [`Self::rod_geo`] with the arm angles' sines and cosines computed once per state.
-    #[inline]
-    fn rod_geo_at(&self, i: usize, markers: &[MarkerState], sc: &[(f64, f64); 2]) -> RodGeo {
+    /// [`Self::rod_geo`] with the arm angles' sines and cosines computed once per state,
+    /// written in place (the state's rods; moving the ≈ 300-byte geometry cost more than
+    /// computing it).
+    #[inline(always)]
+    fn rod_geo_into(
+        &self,
+        i: usize,
+        markers: &[MarkerState],
+        sc: &[(f64, f64); 2],
+        out: &mut RodGeo,
+    ) {
         let rod = &self.rods[i];
-        let a = Self::end_geo(&rod.a, -1.0, markers, sc);
-        let b = Self::end_geo(&rod.b, 1.0, markers, sc);
-        let r = b.pos - a.pos;
+        out.ends[0] = Self::end_geo(&rod.a, -1.0, markers, sc);
+        out.ends[1] = Self::end_geo(&rod.b, 1.0, markers, sc);
+        let r = out.ends[1].pos - out.ends[0].pos;
         let length = r.norm().max(1e-12);
         let e = r / length;
         let force = rod.stiffness * (length - rod.free_length);
         let eet = e * e.transpose();
-        let k = rod.stiffness * eet + (force / length) * (Matrix3::identity() - eet);
-        RodGeo {
-            ends: [a, b],
-            length,
-            e,
-            force,
-            k,
-        }
+        out.k = rod.stiffness * eet + (force / length) * (Matrix3::identity() - eet);
+        out.length = length;
+        out.e = e;
+        out.force = force;
     }
 
     /// θ = (δ_P, δ_L) and the transmission at y for the steering-wheel angle `delta_w`.
+    #[inline(always)]
     fn theta(&self, delta_w: f64, y: &Vector2<f64>) -> (f64, Transmission, Vector2<f64>) {
         let delta_s = delta_w - y[0];
         let trans = self.ratio.at(delta_s);
@@ -297,18 +349,29 @@ impl Linkage {
 
     /// The linkage at y (module docs).
     pub fn state(&self, markers: &[MarkerState], delta_w: f64, y: Vector2<f64>) -> State {
+        let mut st = State::ZERO;
+        self.state_into(markers, delta_w, y, &mut st);
+        st
+    }
+
+    /// [`Self::state`] written into `st` (the Newton iteration keeps one state and rewrites
+    /// it: built by value, each state was moved about 1 kB at a time).
+    #[inline(always)]
+    pub fn state_into(
+        &self,
+        markers: &[MarkerState],
+        delta_w: f64,
+        y: Vector2<f64>,
+        st: &mut State,
+    ) {
         let (delta_s, trans, theta) = self.theta(delta_w, &y);
-        // Built in place (`[0, 1, 2].map(..)` copied each rod's geometry: ≈ 1.3 k instructions
-        // of memmove per state in the truck's profile).
         let sc = arm_sin_cos(&theta);
-        let rods = [
-            self.rod_geo_at(0, markers, &sc),
-            self.rod_geo_at(1, markers, &sc),
-            self.rod_geo_at(2, markers, &sc),
-        ];
+        for (i, rg) in st.rods.iter_mut().enumerate() {
+            self.rod_geo_into(i, markers, &sc, rg);
+        }
         let mut e_th = Vector2::zeros();
         let mut e_thth = Matrix2::zeros();
-        for rg in &rods {
+        for rg in &st.rods {
             let phi = rg.force * rg.e;
             let mut dr_dth = Mat3x2::zeros();
             for end in &rg.ends {
@@ -336,18 +399,15 @@ impl Linkage {
             -i_s * e_thth[(1, 0)],
             e_thth[(1, 1)],
         );
-        State {
-            y,
-            delta_w,
-            delta_s,
-            trans,
-            theta,
-            rods,
-            e_th,
-            e_thth,
-            g,
-            jac,
-        }
+        st.y = y;
+        st.delta_w = delta_w;
+        st.delta_s = delta_s;
+        st.trans = trans;
+        st.theta = theta;
+        st.e_th = e_th;
+        st.e_thth = e_thth;
+        st.g = g;
+        st.jac = jac;
     }
 
     /// Start values without a previous solution: a rigid column (φ_S = 0, so δ_P = P(δ_W)) and
@@ -382,14 +442,16 @@ impl Linkage {
     /// Solves g(y) = 0 by Newton's method (eq. 33) from `start`; convergence: a step, or the
     /// step after it predicted from the quadratic convergence, of at most [`NEWTON_TOLERANCE`]
     /// in both components.
+    #[inline(always)]
     pub fn solve(&self, markers: &[MarkerState], delta_w: f64, start: Vector2<f64>) -> Solution {
         let mut y = start;
         let mut iterations = 0;
         let mut converged = false;
         // The last full (undamped) step's largest component.
         let mut last = f64::INFINITY;
+        let mut st = State::ZERO;
         while iterations < NEWTON_MAX_ITERATIONS {
-            let st = self.state(markers, delta_w, y);
+            self.state_into(markers, delta_w, y, &mut st);
             let Some(inv) = st.jac.try_inverse() else {
                 break;
             };
@@ -415,8 +477,9 @@ impl Linkage {
             }
             last = if damped { f64::INFINITY } else { big };
         }
+        self.state_into(markers, delta_w, y, &mut st);
         Solution {
-            state: self.state(markers, delta_w, y),
+            state: st,
             iterations,
             converged,
         }
@@ -424,6 +487,7 @@ impl Linkage {
 
     /// The wrenches of rod forces `forces` (N, tension positive) on the four markers:
     /// w = Σ_i n_i F_i with n_i = −(∂r_i/∂z)ᵀ e_i (forces, then moments about the marker origin).
+    #[inline(always)]
     pub fn wrench(st: &State, forces: &[f64; 3]) -> Vec24 {
         let mut w = Vec24::zeros();
         for (rg, &f) in st.rods.iter().zip(forces) {
@@ -529,6 +593,7 @@ impl Linkage {
     /// σ φ_i·(ω_k × (e_k × s)) (the transposed rows of W_θ in [`Self::derivs`] applied to ż),
     /// and ẏ = −J⁻¹ (Dᵀ ∂E_θ/∂z ż + ∂g/∂δ_W δ̇_W). Equal to the matrix form
     /// [`Self::rod_rate_partials`] ż + the δ̇_W column to round-off (tested).
+    #[inline(always)]
     pub fn rod_rates(st: &State, markers: &[MarkerState], delta_w_dot: f64) -> [f64; 3] {
         let i_s = st.trans.ratio;
         let mut r_dot = [Vector3::zeros(); 3];

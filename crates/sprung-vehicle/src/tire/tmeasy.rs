@@ -57,6 +57,8 @@ impl Tmeasy {
         (k.mu_road / self.params.mu0).max(1e-9)
     }
 
+    /// Inlined into the tire element's evaluation (its AVX copy compiles the law for AVX).
+    #[inline(always)]
     fn run(&self, k: &SlipKinematics, states: &[f64], dynamic: bool) -> LawOut<f64> {
         let mut s = [0.0; N_STATES];
         for (d, x) in s.iter_mut().zip(states) {
@@ -111,6 +113,7 @@ impl TireModel for Tmeasy {
         self.params.r0 - rho / 3.0
     }
 
+    #[inline(always)]
     fn evaluate(
         &self,
         k: &SlipKinematics,
