@@ -108,6 +108,9 @@ pub struct Evaluator {
     packs: ElementPacks,
     /// Whether [`Evaluator::accelerations`] uses the packs (else every element one by one).
     use_packs: bool,
+    /// Per marker of the model: whether its axes are its body's
+    /// ([`crate::kinematics::has_body_axes`]: no frame product).
+    body_axes: Vec<bool>,
     /// The AVX2 token when [`Evaluator::linearise`] runs its AVX2 compiled copy.
     #[cfg(target_arch = "x86_64")]
     avx2: Option<Avx2>,
@@ -188,6 +191,11 @@ impl Evaluator {
             unclaimed_slots: firsts.unclaimed,
             packs: ElementPacks::new(&model),
             use_packs: true,
+            body_axes: model
+                .markers
+                .iter()
+                .map(crate::kinematics::has_body_axes)
+                .collect(),
             #[cfg(target_arch = "x86_64")]
             avx2: detect_avx2(),
             model,
@@ -212,6 +220,7 @@ impl Evaluator {
                 &model,
                 el,
                 &self.bodies,
+                &self.body_axes,
                 false,
                 &mut self.elements[k],
             );
@@ -519,7 +528,15 @@ impl Evaluator {
         for i in 0..n_single {
             let k = if packed { self.packs.unpacked()[i] } else { i };
             let el = &model.elements[k];
-            let ends = evaluate_element(l, &model, el, &self.bodies, want, &mut self.elements[k]);
+            let ends = evaluate_element(
+                l,
+                &model,
+                el,
+                &self.bodies,
+                &self.body_axes,
+                want,
+                &mut self.elements[k],
+            );
             apply_element(
                 l,
                 &mut self.force,
@@ -543,7 +560,12 @@ impl Evaluator {
             }
             // A signal acts through the open elements that read it.
             let Some(marker) = inp.marker else { continue };
-            let m = MarkerKin::with_lanes(l, &model.markers[marker], &self.bodies);
+            let m = MarkerKin::with_axes(
+                l,
+                &model.markers[marker],
+                self.body_axes[marker],
+                &self.bodies,
+            );
             let Some(c) = m.body else { continue };
             let dir = if inp.body_frame {
                 self.bodies[c].rot * inp.direction
@@ -901,20 +923,20 @@ fn detect_avx2() -> Option<Avx2> {
 }
 
 /// Marker kinematics of both ends of element `el` and the element's law (with partials if
-/// `want`) into `out`; returns the ends for the assembly.
+/// `want`) into `out`; returns the ends for the assembly. `body_axes`: per model marker, whether
+/// its axes are its body's.
 #[inline(always)]
 fn evaluate_element<L: Lanes>(
     l: L,
     model: &CompiledModel,
     el: &ForceElement,
     bodies: &[BodyKin],
+    body_axes: &[bool],
     want: bool,
     out: &mut ElementForce,
 ) -> Ends {
-    let ends: Ends = [
-        MarkerKin::with_lanes(l, &model.markers[el.marker_i], bodies),
-        MarkerKin::with_lanes(l, &model.markers[el.marker_j], bodies),
-    ];
+    let end = |m: usize| MarkerKin::with_axes(l, &model.markers[m], body_axes[m], bodies);
+    let ends: Ends = [end(el.marker_i), end(el.marker_j)];
     match &el.kind {
         ElementKind::Bushing(b) => bushing::evaluate(l, b, &model.curves, &ends, want, out),
         ElementKind::P2p(law) => {
@@ -939,6 +961,9 @@ struct MarkerFrame {
     body: Option<usize>,
     position: Vector3<f64>,
     axes: nalgebra::Matrix3<f64>,
+    /// The axes are the body's ([`crate::kinematics::has_body_axes`]): the frame is the body's
+    /// rotation, no product.
+    body_axes: bool,
 }
 
 impl MarkerFrame {
@@ -947,6 +972,7 @@ impl MarkerFrame {
             body: marker.body,
             position: marker.position,
             axes: marker.axes,
+            body_axes: crate::kinematics::has_body_axes(marker),
         }
     }
 }
@@ -954,7 +980,8 @@ impl MarkerFrame {
 /// `MarkerState::of(&MarkerKin::new(marker, bodies))` without the padded-row frame and its
 /// conversions (an open element reads neither the lever arm nor the rows): the same
 /// arithmetic in the same order — entry (i, j) of the frame is (R_i0 A_0j + R_i1 A_1j) +
-/// R_i2 A_2j as in the portable [`M3::mul`] — hence the same bits (tested).
+/// R_i2 A_2j as in the portable [`M3::mul`] — hence the same bits (tested); for a marker with
+/// its body's axes the body's rotation itself (the same bits up to the sign of a zero entry).
 #[inline(always)]
 fn marker_state(marker: &MarkerFrame, bodies: &[BodyKin]) -> MarkerState {
     let Some(b) = marker.body else {
@@ -968,10 +995,14 @@ fn marker_state(marker: &MarkerFrame, bodies: &[BodyKin]) -> MarkerState {
     let k = &bodies[b];
     let arm = k.rot * marker.position;
     let (r, a) = (&k.rot, &marker.axes);
-    let rot = nalgebra::Matrix3::from_fn(|i, j| {
-        let p = r[(i, 1)] * a[(1, j)] + r[(i, 0)] * a[(0, j)];
-        r[(i, 2)] * a[(2, j)] + p
-    });
+    let rot = if marker.body_axes {
+        *r
+    } else {
+        nalgebra::Matrix3::from_fn(|i, j| {
+            let p = r[(i, 1)] * a[(1, j)] + r[(i, 0)] * a[(0, j)];
+            r[(i, 2)] * a[(2, j)] + p
+        })
+    };
     MarkerState {
         x: k.x + arm,
         rot,
