@@ -640,7 +640,7 @@ impl Evaluator {
         for (e, el) in model.open_elements.iter().enumerate() {
             let (before, work) =
                 prepare_open_element(&model, e, &mut self.open, &self.bodies, &self.runtime_u, t);
-            let ns = el.law.n_states();
+            let ns = work.n_states;
             let states = &v[nbv + el.state_offset..nbv + el.state_offset + ns];
             let input = ElementInput {
                 t,
@@ -661,8 +661,10 @@ impl Evaluator {
                     self.torque[c] += arm.cross(&sc.force[k]) + sc.torque[k];
                 }
             }
-            self.state_rates[el.state_offset..el.state_offset + ns]
-                .copy_from_slice(&sc.state_rates);
+            if ns > 0 {
+                self.state_rates[el.state_offset..el.state_offset + ns]
+                    .copy_from_slice(&sc.state_rates);
+            }
             if let Some((g_rk, g_v)) = acc.as_mut() {
                 open_chain::chain_open_element(
                     &work.chain,
@@ -1110,6 +1112,7 @@ fn open_work(model: &CompiledModel) -> Vec<OpenWork> {
                 .map(|&mk| MarkerFrame::of(&model.markers[mk]))
                 .collect(),
             chain: open_chain::ChainSlots::new(model, e),
+            n_states: e.law.n_states(),
             inputs: vec![0.0; e.inputs.len()],
             inputs_plus: vec![0.0; e.inputs.len()],
             inputs_minus: vec![0.0; e.inputs.len()],
@@ -1131,6 +1134,8 @@ struct OpenWork {
     frames: Vec<MarkerFrame>,
     /// The block slots of its chain rule to the bodies.
     chain: open_chain::ChainSlots,
+    /// Number of its states (the law's, kept here: no call through the law per evaluation).
+    n_states: usize,
     /// Values of the kind's input slots (model inputs by index, 0 where unmapped).
     inputs: Vec<f64>,
     /// The same at t ± h, for the time derivative of a time-driven element.
