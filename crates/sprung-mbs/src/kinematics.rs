@@ -97,6 +97,14 @@ impl MarkerKin {
     /// [`MarkerKin::new`] with the four-lane arithmetic `l` for the marker frame.
     #[inline(always)]
     pub fn with_lanes<L: Lanes>(l: L, marker: &Marker, bodies: &[BodyKin]) -> Self {
+        Self::with_axes(l, marker, false, bodies)
+    }
+
+    /// [`MarkerKin::with_lanes`] for a marker whose [`has_body_axes`] is `body_axes` (when set,
+    /// the frame is the body's rotation as it is, without the product with the identity: the
+    /// same values, up to the sign of a zero entry).
+    #[inline(always)]
+    pub fn with_axes<L: Lanes>(l: L, marker: &Marker, body_axes: bool, bodies: &[BodyKin]) -> Self {
         match marker.body {
             None => Self {
                 body: None,
@@ -115,11 +123,24 @@ impl MarkerKin {
                     arm,
                     v: k.v + k.w.cross(&arm),
                     w: k.w,
-                    rot: k.rot_rows.mul(l, &M3::from_matrix(&marker.axes)),
+                    rot: if body_axes {
+                        k.rot_rows
+                    } else {
+                        k.rot_rows.mul(l, &M3::from_matrix(&marker.axes))
+                    },
                 }
             }
         }
     }
+}
+
+/// Whether `marker`'s axes are those of its body (the identity; on the ground: the global
+/// axes). Most markers are: their frame is then the body's rotation itself, and the evaluation
+/// skips the 3 × 3 product with the identity ([`MarkerKin::with_axes`], the open elements'
+/// marker states, the element packs). The product with the identity returns every nonzero entry
+/// exactly, so both give the same bits up to the sign of an entry that is exactly zero.
+pub fn has_body_axes(marker: &Marker) -> bool {
+    marker.axes == Matrix3::identity()
 }
 
 /// \[a\]× M: the cross product of `a` with every column of `m`.

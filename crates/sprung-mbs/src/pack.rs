@@ -68,6 +68,9 @@ pub(crate) struct PackedMarkers {
     pub s: [L4; 3],
     /// Axes entry (row, col) per lane.
     pub axes: [[L4; 3]; 3],
+    /// Every lane's marker has its body's axes ([`crate::kinematics::has_body_axes`]): the
+    /// marker frames are the bodies' rotations, no product.
+    pub body_axes: bool,
 }
 
 impl PackedMarkers {
@@ -79,6 +82,7 @@ impl PackedMarkers {
             axes: std::array::from_fn(|r| {
                 std::array::from_fn(|c| std::array::from_fn(|k| m(k).axes[(r, c)]))
             }),
+            body_axes: (0..W).all(|k| crate::kinematics::has_body_axes(m(k))),
         }
     }
 }
@@ -282,7 +286,8 @@ pub(crate) struct MarkerMotion<V> {
 }
 
 /// The orientation part of [`marker_lanes`]: the lever arm R_b s (global) and the marker axes
-/// R_b A per lane.
+/// R_b A per lane (R_b itself where every lane's A is the identity, [`PackedMarkers::body_axes`]:
+/// the same bits up to the sign of a zero entry).
 #[inline(always)]
 pub(crate) fn marker_frame<L: Lanes>(
     l: L,
@@ -297,13 +302,17 @@ pub(crate) fn marker_frame<L: Lanes>(
         }
     }
     let s = load3(l, &m.s);
+    let arm = mat_vec(l, &rot_b, &s);
+    if m.body_axes {
+        return (arm, rot_b);
+    }
     let mut axes = [[z; 3]; 3];
     for (r, row) in axes.iter_mut().enumerate() {
         for (c, e) in row.iter_mut().enumerate() {
             *e = l.load(&m.axes[r][c]);
         }
     }
-    (mat_vec(l, &rot_b, &s), mat_mat(l, &rot_b, &axes))
+    (arm, mat_mat(l, &rot_b, &axes))
 }
 
 /// The motion part of [`marker_lanes`] from the lever arm: position x_b + a, velocity

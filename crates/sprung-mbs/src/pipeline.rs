@@ -108,6 +108,9 @@ pub struct Evaluator {
     packs: ElementPacks,
     /// Whether [`Evaluator::accelerations`] uses the packs (else every element one by one).
     use_packs: bool,
+    /// Per marker of the model: whether its axes are its body's
+    /// ([`crate::kinematics::has_body_axes`]: no frame product).
+    body_axes: Vec<bool>,
     /// The AVX2 token when [`Evaluator::linearise`] runs its AVX2 compiled copy.
     #[cfg(target_arch = "x86_64")]
     avx2: Option<Avx2>,
@@ -188,6 +191,11 @@ impl Evaluator {
             unclaimed_slots: firsts.unclaimed,
             packs: ElementPacks::new(&model),
             use_packs: true,
+            body_axes: model
+                .markers
+                .iter()
+                .map(crate::kinematics::has_body_axes)
+                .collect(),
             #[cfg(target_arch = "x86_64")]
             avx2: detect_avx2(),
             model,
@@ -212,6 +220,7 @@ impl Evaluator {
                 &model,
                 el,
                 &self.bodies,
+                &self.body_axes,
                 false,
                 &mut self.elements[k],
             );
@@ -519,7 +528,15 @@ impl Evaluator {
         for i in 0..n_single {
             let k = if packed { self.packs.unpacked()[i] } else { i };
             let el = &model.elements[k];
-            let ends = evaluate_element(l, &model, el, &self.bodies, want, &mut self.elements[k]);
+            let ends = evaluate_element(
+                l,
+                &model,
+                el,
+                &self.bodies,
+                &self.body_axes,
+                want,
+                &mut self.elements[k],
+            );
             apply_element(
                 l,
                 &mut self.force,
@@ -543,7 +560,12 @@ impl Evaluator {
             }
             // A signal acts through the open elements that read it.
             let Some(marker) = inp.marker else { continue };
-            let m = MarkerKin::with_lanes(l, &model.markers[marker], &self.bodies);
+            let m = MarkerKin::with_axes(
+                l,
+                &model.markers[marker],
+                self.body_axes[marker],
+                &self.bodies,
+            );
             let Some(c) = m.body else { continue };
             let dir = if inp.body_frame {
                 self.bodies[c].rot * inp.direction
@@ -618,7 +640,7 @@ impl Evaluator {
         for (e, el) in model.open_elements.iter().enumerate() {
             let (before, work) =
                 prepare_open_element(&model, e, &mut self.open, &self.bodies, &self.runtime_u, t);
-            let ns = el.law.n_states();
+            let ns = work.n_states;
             let states = &v[nbv + el.state_offset..nbv + el.state_offset + ns];
             let input = ElementInput {
                 t,
@@ -639,8 +661,10 @@ impl Evaluator {
                     self.torque[c] += arm.cross(&sc.force[k]) + sc.torque[k];
                 }
             }
-            self.state_rates[el.state_offset..el.state_offset + ns]
-                .copy_from_slice(&sc.state_rates);
+            if ns > 0 {
+                self.state_rates[el.state_offset..el.state_offset + ns]
+                    .copy_from_slice(&sc.state_rates);
+            }
             if let Some((g_rk, g_v)) = acc.as_mut() {
                 open_chain::chain_open_element(
                     &work.chain,
@@ -901,20 +925,20 @@ fn detect_avx2() -> Option<Avx2> {
 }
 
 /// Marker kinematics of both ends of element `el` and the element's law (with partials if
-/// `want`) into `out`; returns the ends for the assembly.
+/// `want`) into `out`; returns the ends for the assembly. `body_axes`: per model marker, whether
+/// its axes are its body's.
 #[inline(always)]
 fn evaluate_element<L: Lanes>(
     l: L,
     model: &CompiledModel,
     el: &ForceElement,
     bodies: &[BodyKin],
+    body_axes: &[bool],
     want: bool,
     out: &mut ElementForce,
 ) -> Ends {
-    let ends: Ends = [
-        MarkerKin::with_lanes(l, &model.markers[el.marker_i], bodies),
-        MarkerKin::with_lanes(l, &model.markers[el.marker_j], bodies),
-    ];
+    let end = |m: usize| MarkerKin::with_axes(l, &model.markers[m], body_axes[m], bodies);
+    let ends: Ends = [end(el.marker_i), end(el.marker_j)];
     match &el.kind {
         ElementKind::Bushing(b) => bushing::evaluate(l, b, &model.curves, &ends, want, out),
         ElementKind::P2p(law) => {
@@ -939,6 +963,9 @@ struct MarkerFrame {
     body: Option<usize>,
     position: Vector3<f64>,
     axes: nalgebra::Matrix3<f64>,
+    /// The axes are the body's ([`crate::kinematics::has_body_axes`]): the frame is the body's
+    /// rotation, no product.
+    body_axes: bool,
 }
 
 impl MarkerFrame {
@@ -947,6 +974,7 @@ impl MarkerFrame {
             body: marker.body,
             position: marker.position,
             axes: marker.axes,
+            body_axes: crate::kinematics::has_body_axes(marker),
         }
     }
 }
@@ -954,7 +982,8 @@ impl MarkerFrame {
 /// `MarkerState::of(&MarkerKin::new(marker, bodies))` without the padded-row frame and its
 /// conversions (an open element reads neither the lever arm nor the rows): the same
 /// arithmetic in the same order — entry (i, j) of the frame is (R_i0 A_0j + R_i1 A_1j) +
-/// R_i2 A_2j as in the portable [`M3::mul`] — hence the same bits (tested).
+/// R_i2 A_2j as in the portable [`M3::mul`] — hence the same bits (tested); for a marker with
+/// its body's axes the body's rotation itself (the same bits up to the sign of a zero entry).
 #[inline(always)]
 fn marker_state(marker: &MarkerFrame, bodies: &[BodyKin]) -> MarkerState {
     let Some(b) = marker.body else {
@@ -968,10 +997,14 @@ fn marker_state(marker: &MarkerFrame, bodies: &[BodyKin]) -> MarkerState {
     let k = &bodies[b];
     let arm = k.rot * marker.position;
     let (r, a) = (&k.rot, &marker.axes);
-    let rot = nalgebra::Matrix3::from_fn(|i, j| {
-        let p = r[(i, 1)] * a[(1, j)] + r[(i, 0)] * a[(0, j)];
-        r[(i, 2)] * a[(2, j)] + p
-    });
+    let rot = if marker.body_axes {
+        *r
+    } else {
+        nalgebra::Matrix3::from_fn(|i, j| {
+            let p = r[(i, 1)] * a[(1, j)] + r[(i, 0)] * a[(0, j)];
+            r[(i, 2)] * a[(2, j)] + p
+        })
+    };
     MarkerState {
         x: k.x + arm,
         rot,
@@ -1079,6 +1112,7 @@ fn open_work(model: &CompiledModel) -> Vec<OpenWork> {
                 .map(|&mk| MarkerFrame::of(&model.markers[mk]))
                 .collect(),
             chain: open_chain::ChainSlots::new(model, e),
+            n_states: e.law.n_states(),
             inputs: vec![0.0; e.inputs.len()],
             inputs_plus: vec![0.0; e.inputs.len()],
             inputs_minus: vec![0.0; e.inputs.len()],
@@ -1100,6 +1134,8 @@ struct OpenWork {
     frames: Vec<MarkerFrame>,
     /// The block slots of its chain rule to the bodies.
     chain: open_chain::ChainSlots,
+    /// Number of its states (the law's, kept here: no call through the law per evaluation).
+    n_states: usize,
     /// Values of the kind's input slots (model inputs by index, 0 where unmapped).
     inputs: Vec<f64>,
     /// The same at t ± h, for the time derivative of a time-driven element.

@@ -27,6 +27,7 @@
 //! (degenerate tables give constant or zero values).
 
 use std::cell::Cell;
+use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
 
 use crate::types::{Curve, Extrapolation, Interpolation, Model, Signal, Symmetry};
 
@@ -94,10 +95,19 @@ pub fn reset_out_of_range() {
 }
 
 /// The knots of a curve at which its slope changes by more than a ratio (or changes sign),
-/// computed once on the first [`Curve::segment`] call for that ratio and kept (derived data, not
-/// model data: equality ignores it, clones copy it).
-#[derive(Debug, Clone, Default)]
-pub struct SegmentKnots(std::sync::OnceLock<(f64, Vec<f64>)>);
+/// computed once on the first [`Curve::segment`] call for that ratio and kept, and the table
+/// interval of the last [`Curve::eval`] inside the table, tried first by the next one (derived
+/// data, not model data: equality ignores it, clones copy it). The interval is a hint only:
+/// evaluations along a trajectory mostly stay in one interval, and a wrong hint (another
+/// thread's, another state's) costs the full search, never a different result.
+#[derive(Debug, Default)]
+pub struct SegmentKnots(std::sync::OnceLock<(f64, Vec<f64>)>, AtomicU32);
+
+impl Clone for SegmentKnots {
+    fn clone(&self) -> Self {
+        Self(self.0.clone(), AtomicU32::new(self.1.load(Relaxed)))
+    }
+}
 
 impl PartialEq for SegmentKnots {
     fn eq(&self, _other: &Self) -> bool {
@@ -280,14 +290,36 @@ fn knots_at_or_below(xs: &[f64], x: f64) -> usize {
     }
 }
 
+/// The interval k (0 ≤ k ≤ n − 2) of a table with n ≥ 2 strictly increasing knots that holds
+/// `x` inside the table (`xs[k] ≤ x < xs[k + 1]`, the last interval also for x at the last
+/// knot; 0 for NaN). With `last`, its interval is tried first and updated when another one
+/// holds `x`: for strictly increasing knots the same interval as the search, two comparisons
+/// instead of one per knot when `x` stays in it.
+#[inline]
+fn interval(xs: &[f64], x: f64, last: Option<&AtomicU32>) -> usize {
+    let n = xs.len();
+    let search = || knots_at_or_below(xs, x).saturating_sub(1).min(n - 2);
+    let Some(last) = last else {
+        return search();
+    };
+    let k = last.load(Relaxed) as usize;
+    if k + 2 <= n && xs[k] <= x && (k + 2 == n || x < xs[k + 1]) {
+        return k;
+    }
+    let k = search();
+    last.store(k as u32, Relaxed);
+    k
+}
+
 /// Interpolate inside (or extrapolate linearly beyond) a table; returns value and derivative.
-/// `odd_origin` as in [`tangent`].
+/// `odd_origin` as in [`tangent`]; `last` as in [`interval`].
 fn table_eval(
     xs: &[f64],
     ys: &[f64],
     interp: Interpolation,
     x: f64,
     odd_origin: bool,
+    last: Option<&AtomicU32>,
 ) -> (f64, f64) {
     let n = xs.len().min(ys.len());
     let (xs, ys) = (&xs[..n], &ys[..n]);
@@ -318,7 +350,7 @@ fn table_eval(
         };
         return (ys[k] + slope * (x - xs[k]), slope);
     }
-    let k = knots_at_or_below(xs, x).saturating_sub(1).min(n - 2);
+    let k = interval(xs, x, last);
     let h = xs[k + 1] - xs[k];
     let d = secant(xs, ys, k);
     match interp {
@@ -379,7 +411,8 @@ impl Curve {
             let end = if xa < lo { 0 } else { n - 1 };
             (self.y[end], 0.0)
         } else {
-            table_eval(&self.x, &self.y, self.interpolation, xa, odd)
+            let last = Some(&self.segment_knots.1);
+            table_eval(&self.x, &self.y, self.interpolation, xa, odd, last)
         };
         // f(-x) = -f(x)  =>  f'(-x) = f'(x).
         (sign * f, df)
@@ -531,7 +564,7 @@ impl Signal {
                 } else if t >= ts[n - 1] {
                     (value[n - 1], 0.0)
                 } else {
-                    table_eval(ts, value, *interpolation, t, false)
+                    table_eval(ts, value, *interpolation, t, false, None)
                 }
             }
             Signal::Runtime { default } => (*default, 0.0),

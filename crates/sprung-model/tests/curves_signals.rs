@@ -427,3 +427,34 @@ fn segment_names_the_slope_of_piecewise_linear_tables() {
     assert_eq!(k.segment(0.5, 2.5), k.segment(1.5, 2.5)); // slope ratio 2 < 2.5
     assert_ne!(k.segment(0.5, 1.9), k.segment(1.5, 1.9));
 }
+
+/// The interval of the last evaluation that a curve tries first is a hint only: a curve
+/// evaluated along a random walk (small steps within an interval, jumps across several, the
+/// knots themselves, beyond the table, NaN) gives the same bits as a fresh copy each time.
+#[test]
+fn the_last_interval_hint_changes_no_value() {
+    let mut rng = Rng(7);
+    for c in [
+        damper_a(Interpolation::Linear),
+        damper_a(Interpolation::Smooth),
+        lca_radial(Interpolation::Linear),
+    ] {
+        let fresh = || curve(&c.x, &c.y, c.interpolation, c.extrapolation, c.symmetry);
+        let mut x = 0.0;
+        for k in 0..4000 {
+            x = match k % 50 {
+                0 => c.x[k % c.x.len()],
+                1 => f64::NAN,
+                2 => 3.0 * rng.sym(1.0),
+                _ if x.is_nan() => 0.0,
+                _ => x + rng.sym(0.02),
+            };
+            let (a, b) = (c.eval(x), fresh().eval(x));
+            assert_eq!(
+                (a.0.to_bits(), a.1.to_bits()),
+                (b.0.to_bits(), b.1.to_bits()),
+                "x = {x}"
+            );
+        }
+    }
+}
