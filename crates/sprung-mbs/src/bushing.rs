@@ -13,8 +13,9 @@
 //! The law itself ([`local_law`]) is written once, generic over the arithmetic
 //! ([`crate::arith::Arith`]): the one-element path (force and partials, [`evaluate`]) instantiates
 //! it with plain `f64`, the q-only path ([`BushingPack`], four bushings in the lanes of the SIMD
-//! token; also those with a free spin axis, swing vector per lane) with the lanes; only the characteristics' evaluation differs (a slope kept for the
-//! partials, or lane-wise products with the curves' lanes patched). Both give the same force
+//! token; also those with a free spin axis, swing vector per lane) with the lanes; only the
+//! characteristics' evaluation differs (a slope kept for the partials, or lane-wise products
+//! with the curves' lanes patched). Both give the same force
 //! bit for bit from the same deflections (products and sums rounded separately on both paths).
 
 use nalgebra::{Matrix3, Vector3};
