@@ -13,8 +13,9 @@
 //! The law itself ([`local_law`]) is written once, generic over the arithmetic
 //! ([`crate::arith::Arith`]): the one-element path (force and partials, [`evaluate`]) instantiates
 //! it with plain `f64`, the q-only path ([`BushingPack`], four bushings in the lanes of the SIMD
-//! token) with the lanes; only the characteristics' evaluation differs (a slope kept for the
-//! partials, or lane-wise products with the curves' lanes patched). Both give the same force
+//! token; also those with a free spin axis, swing vector per lane) with the lanes; only the
+//! characteristics' evaluation differs (a slope kept for the partials, or lane-wise products
+//! with the curves' lanes patched). Both give the same force
 //! bit for bit from the same deflections (products and sums rounded separately on both paths).
 
 use nalgebra::{Matrix3, Vector3};
@@ -27,13 +28,13 @@ use crate::element_law::OutputInfo;
 use crate::elements::{KindInfo, ParamInfo};
 use crate::m3::{L4, Lanes, M3};
 use crate::pack::{
-    LanePack, PackBodies, PackedMarkers, V3, V33, W, Wrenches, add3, cross, dot, lane,
+    LanePack, PackBodies, PackedMarkers, V3, V33, W, Wrenches, add3, column, cross, dot, lane,
     lane_elements, load3, marker_frame, marker_motion, mat_t_mat, mat_t_vec, mat_vec, sub3,
     to_lanes,
 };
 use crate::rotation::{
     ASIN_RATIO_SERIES, SERIES_U_MAX, SHORT_SERIES_U_MAX, angle_and_ratio, inv_left_jacobian,
-    log_so3, skew, small_angle_ratio, swing_vector,
+    log_so3, skew, small_angle_ratio, swing_of_image, swing_vector,
 };
 
 /// The bushing as a kind (`type = "bushing"` in `[[force_elements]]`): what `sprung elements`
@@ -373,14 +374,17 @@ pub fn evaluate<L: Lanes>(
 }
 
 // ---------------------------------------------------------------------------------------------
-// Four bushings side by side (`crate::pack`): the force path (q only) of the bushings without a
-// free spin axis, one bushing per lane. The law is [`local_law`], instantiated with the SIMD
-// token; the deflections are those of [`evaluate`] computed in the lanes (marker kinematics of
-// `crate::kinematics::MarkerKin`). Linear characteristics are lane-wise products; a tabulated
-// curve is evaluated for its own lane and axis ([`PackCharacteristics`]). Rotation angles
-// beyond the square-root-free series of [`crate::rotation::small_angle_ratio`] (≈ 0.06 rad) are
-// rare in a bushing; a pack with one such lane computes the rotation vectors of its lanes one by
-// one with [`log_with_inv_jacobian`], so every angle is handled exactly as on the one-element
+// Four bushings side by side (`crate::pack`): the force path (q only), one bushing per lane.
+// The law is [`local_law`], instantiated with the SIMD token; the deflections are those of
+// [`evaluate`] computed in the lanes (marker kinematics of `crate::kinematics::MarkerKin`).
+// Linear characteristics are lane-wise products; a tabulated curve is evaluated for its own lane
+// and axis ([`PackCharacteristics`]). The rotational deflection is the rotation vector, or, in a
+// pack of bushings free about the same local axis k, the swing vector from the image R_rel e_k
+// alone ([`swing_vector_lanes`]); both take a / sin a from the square-root-free series of
+// [`crate::rotation::small_angle_ratio`] ([`asin_ratio`]). Angles beyond its range (≈ 0.06 rad)
+// are rare in a bushing; a pack with one such lane computes the deflections of its lanes one by
+// one with the one-element functions ([`log_with_inv_jacobian`],
+// [`crate::rotation::swing_of_image`]), so every angle is handled exactly as on the one-element
 // path.
 // ---------------------------------------------------------------------------------------------
 
@@ -400,6 +404,9 @@ pub(crate) struct BushingPack {
     /// The tabulated characteristics of the pack's lanes (their slopes are zero in the lanes).
     curves: Vec<CurveLaw>,
     element: [usize; W],
+    /// The free spin axis (local axis of marker J) shared by the pack's lanes: the rotational
+    /// deflection is then the swing vector ([`swing_vector_lanes`]), else the rotation vector.
+    spin_axis: Option<usize>,
     /// Lanes in use (1…4).
     pub used: usize,
     pub i: PackedMarkers,
@@ -439,6 +446,11 @@ impl BushingPack {
         let vectors = |pick: fn(&Bushing) -> Vector3<f64>| -> [L4; 3] {
             std::array::from_fn(|a| std::array::from_fn(|k| pick(bushing(k))[a]))
         };
+        let spin_axis = bushing(0).spin_axis;
+        assert!(
+            (0..W).all(|k| bushing(k).spin_axis == spin_axis),
+            "a pack's bushings share their spin axis"
+        );
         let mut curves = Vec::new();
         for lane in 0..chunk.len() {
             for (group, g) in groups(bushing(lane)).iter().enumerate() {
@@ -461,6 +473,7 @@ impl BushingPack {
             curves,
             curve_mask,
             element,
+            spin_axis,
             used: chunk.len(),
             i: PackedMarkers::new(|k| &model.markers[model.elements[element[k]].marker_i]),
             j: PackedMarkers::new(|k| &model.markers[model.elements[element[k]].marker_j]),
@@ -505,7 +518,11 @@ impl BushingPack {
         let (bi, bj) = (bodies.of(&self.i), bodies.of(&self.j));
         let (arm_i, rot_i) = marker_frame(l, &bi, &self.i);
         let (arm_j, rot_j) = marker_frame(l, &bj, &self.j);
-        let theta = rotation_vector(l, &mat_t_mat(l, &rot_j, &rot_i));
+        let theta = match self.spin_axis {
+            None => rotation_vector(l, &mat_t_mat(l, &rot_j, &rot_i)),
+            // Only the image of the spin axis is needed: a = R_Jᵀ (R_I e_k).
+            Some(k) => swing_vector_lanes(l, &mat_t_vec(l, &rot_j, &column(&rot_i, k)), k),
+        };
         let thl = to_lanes(l, &theta);
         let (mi, mj) = (marker_motion(l, &bi, &arm_i), marker_motion(l, &bj, &arm_j));
         let xi = to_lanes(l, &mi.x);
@@ -569,13 +586,27 @@ fn rotation_vector<L: Lanes>(l: L, r: &V33<L::V>) -> V3<L::V> {
         l.mul(half, l.sub(r[1][0], r[0][1])),
     ];
     let u = dot(l, &vee, &vee);
+    let Some(ratio) = asin_ratio(l, c, u) else {
+        return rotation_vector_by_lane(l, r);
+    };
+    [
+        l.mul(vee[0], ratio),
+        l.mul(vee[1], ratio),
+        l.mul(vee[2], ratio),
+    ]
+}
+
+/// The ratio a / sin a per lane from u = sin²a and c = cos a by the series of
+/// [`crate::rotation::small_angle_ratio`] (three or seven terms), when every lane is within
+/// its range (c > 0, u ≤ [`SERIES_U_MAX`]); else `None` (the caller goes lane by lane).
+#[inline(always)]
+fn asin_ratio<L: Lanes>(l: L, c: L::V, u: L::V) -> Option<L::V> {
     let (mut cs, mut us) = ([0.0; 4], [0.0; 4]);
     l.store(c, &mut cs);
     l.store(u, &mut us);
     let u_max = us.iter().fold(0.0f64, |m, &x| m.max(x));
-    let series = cs.iter().all(|&c| c > 0.0) && u_max <= SERIES_U_MAX;
-    if !series {
-        return rotation_vector_by_lane(l, r);
+    if !(cs.iter().all(|&c| c > 0.0) && u_max <= SERIES_U_MAX) {
+        return None;
     }
     let s = &ASIN_RATIO_SERIES;
     let u2 = l.mul(u, u);
@@ -589,11 +620,42 @@ fn rotation_vector<L: Lanes>(l: L, r: &V33<L::V>) -> V3<L::V> {
         let p6 = l.mul_add(u2, l.splat(s[6]), p45);
         l.mul_add(u4, p6, l.mul_add(u2, p23, p01))
     };
-    [
-        l.mul(vee[0], ratio),
-        l.mul(vee[1], ratio),
-        l.mul(vee[2], ratio),
-    ]
+    Some(ratio)
+}
+
+/// The swing vector about the local axis `k` (x, y, z) per lane from the image a = R_rel e_k of
+/// the spin axis (as [`crate::rotation::swing_vector`] without the Jacobian): s = e_k × a has
+/// |s| = sin φ and a_k = cos φ of the swing angle φ, and θ_sw = (φ / sin φ) s, the ratio by
+/// [`asin_ratio`] (no square root, no atan2) when every lane is within its range, else lane by
+/// lane with the one-element function.
+#[inline(always)]
+fn swing_vector_lanes<L: Lanes>(l: L, a: &V3<L::V>, k: usize) -> V3<L::V> {
+    let (k1, k2) = ((k + 1) % 3, (k + 2) % 3);
+    let mut s = [l.splat(0.0); 3];
+    s[k1] = l.sub(l.splat(0.0), a[k2]);
+    s[k2] = a[k1];
+    let u = l.mul_add(s[k2], s[k2], l.mul(s[k1], s[k1]));
+    let Some(ratio) = asin_ratio(l, a[k], u) else {
+        return swing_vector_by_lane(l, a, k);
+    };
+    [l.mul(s[0], ratio), l.mul(s[1], ratio), l.mul(s[2], ratio)]
+}
+
+/// [`swing_vector_lanes`] lane by lane with the one-element function (any angle).
+#[cold]
+#[inline(never)]
+fn swing_vector_by_lane<L: Lanes>(l: L, a: &V3<L::V>, k: usize) -> V3<L::V> {
+    let al = to_lanes(l, a);
+    let mut e = Vector3::zeros();
+    e[k] = 1.0;
+    let mut th = [[0.0; 4]; 3];
+    for lane_k in 0..W {
+        let t = swing_of_image(&lane(&al, lane_k), &e).0;
+        for (ax, tha) in th.iter_mut().enumerate() {
+            tha[lane_k] = t[ax];
+        }
+    }
+    load3(l, &th)
 }
 
 /// [`rotation_vector`] lane by lane with the one-element function (any angle).
@@ -770,12 +832,27 @@ mod tests {
             bushings.iter().partition(|e| curved(e));
         assert!(!with_curves.is_empty() && !linear.is_empty());
         // Mixed packs, and packs of linear bushings only (the law's axis-by-axis path,
-        // `Characteristics::is_linear`) and of tabulated ones only.
-        let packs = bushings
-            .chunks(W)
-            .chain(linear.chunks(W))
-            .chain(with_curves.chunks(W));
-        for (seed, chunk) in packs.enumerate() {
+        // `Characteristics::is_linear`) and of tabulated ones only; a pack's bushings share
+        // their spin axis.
+        let spin = |e: &usize| match &model.elements[*e].kind {
+            ElementKind::Bushing(b) => b.spin_axis,
+            _ => None,
+        };
+        let packs_of = |list: &[usize]| -> Vec<Vec<usize>> {
+            let mut packs = vec![];
+            for axis in [None, Some(0), Some(1), Some(2)] {
+                let group: Vec<usize> = list.iter().copied().filter(|e| spin(e) == axis).collect();
+                packs.extend(group.chunks(W).map(<[usize]>::to_vec));
+            }
+            packs
+        };
+        let packs = [
+            packs_of(&bushings),
+            packs_of(&linear),
+            packs_of(&with_curves),
+        ]
+        .concat();
+        for (seed, chunk) in packs.iter().enumerate() {
             law_in_lanes_and_alone(Portable, &model, chunk, 11 + seed as u64);
             #[cfg(target_arch = "x86_64")]
             if let Some(avx) = crate::m3::Avx2::detect() {

@@ -11,9 +11,10 @@
 //! lane; the wrenches are scattered to the bodies lane by lane.
 //!
 //! [`ElementPacks`] groups a model's elements once: bushings ([`crate::bushing::BushingPack`]) and
-//! point-to-point elements ([`crate::p2p::P2pPack`]) in packs of four, the rest (bushings with a free
-//! spin axis) on the one-element path. The linearisation, which needs the partials, always takes
-//! the one-element path. Both paths agree to round-off (fused multiply-adds, other summation
+//! point-to-point elements ([`crate::p2p::P2pPack`]) in packs of four. Bushings with a free spin
+//! axis (wheel bearings, the eyes and shackles of a leaf spring) share a pack only with bushings
+//! free about the same local axis, so that a pack computes either rotation vectors or swing vectors
+//! in its lanes. The linearisation, which needs the partials, always takes the one-element path. Both paths agree to round-off (fused multiply-adds, other summation
 //! order; `tests/element_packs.rs`).
 
 use nalgebra::Vector3;
@@ -93,50 +94,42 @@ pub(crate) fn lane_elements(chunk: &[usize]) -> [usize; W] {
     std::array::from_fn(|k| chunk[if k < chunk.len() { k } else { 0 }])
 }
 
-/// The packs of a model and the elements that stay on the one-element path.
+/// The packs of a model (every force element is in one).
 #[derive(Debug, Clone)]
 pub struct ElementPacks {
     bushings: Vec<BushingPack>,
     p2p: Vec<P2pPack>,
-    unpacked: Vec<usize>,
     /// Kinematics of the ground (identity, at rest): ground markers read it like a body.
     ground: BodyKin,
 }
 
 impl ElementPacks {
-    /// Groups the elements of `model`: bushings without a free spin axis (linear ones first,
-    /// then those with curves, so that few packs evaluate a curve) and point-to-point elements,
-    /// each in element order, four to a pack.
+    /// Groups the elements of `model`: bushings by free spin axis (none, x, y, z), within each
+    /// group linear ones first, then those with curves (so that few packs evaluate a curve),
+    /// and point-to-point elements, each in element order, four to a pack.
     pub fn new(model: &CompiledModel) -> Self {
-        let (mut linear, mut curved, mut p2p, mut unpacked) = (vec![], vec![], vec![], vec![]);
+        // [spin axis: none, x, y, z][linear, with curves]
+        let mut bushings: [[Vec<usize>; 2]; 4] = Default::default();
+        let mut p2p = vec![];
         for (k, el) in model.elements.iter().enumerate() {
             match &el.kind {
-                ElementKind::Bushing(b) if b.spin_axis.is_none() => {
-                    if crate::bushing::has_curves(b) {
-                        curved.push(k);
-                    } else {
-                        linear.push(k);
-                    }
+                ElementKind::Bushing(b) => {
+                    let spin = b.spin_axis.map_or(0, |a| a + 1);
+                    bushings[spin][usize::from(crate::bushing::has_curves(b))].push(k);
                 }
                 ElementKind::P2p(_) => p2p.push(k),
-                ElementKind::Bushing(_) => unpacked.push(k),
             }
         }
+        let mut bushing_packs = vec![];
+        for group in &bushings {
+            let group = group.concat();
+            bushing_packs.extend(group.chunks(W).map(|c| BushingPack::new(model, c)));
+        }
         Self {
-            bushings: [linear, curved]
-                .concat()
-                .chunks(W)
-                .map(|c| BushingPack::new(model, c))
-                .collect(),
+            bushings: bushing_packs,
             p2p: p2p.chunks(W).map(|c| P2pPack::new(model, c)).collect(),
-            unpacked,
             ground: BodyKin::default(),
         }
-    }
-
-    /// Elements not in a pack, in element order.
-    pub fn unpacked(&self) -> &[usize] {
-        &self.unpacked
     }
 
     /// Number of packed (bushing, point-to-point) elements.

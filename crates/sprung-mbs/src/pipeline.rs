@@ -508,9 +508,8 @@ impl Evaluator {
             self.force[i] = b.mass * model.gravity;
             self.torque[i] = Vector3::zeros();
         }
-        // The q-only path evaluates the packed elements four at a time, the rest one by one.
-        let packed = !want && self.use_packs;
-        if packed {
+        // The q-only path evaluates the elements four at a time, the linearisation one by one.
+        if !want && self.use_packs {
             self.packs.forces(
                 l,
                 &model.curves,
@@ -519,35 +518,29 @@ impl Evaluator {
                 &mut self.torque,
                 &mut self.elements,
             );
-        }
-        let n_single = if packed {
-            self.packs.unpacked().len()
         } else {
-            model.elements.len()
-        };
-        for i in 0..n_single {
-            let k = if packed { self.packs.unpacked()[i] } else { i };
-            let el = &model.elements[k];
-            let ends = evaluate_element(
-                l,
-                &model,
-                el,
-                &self.bodies,
-                &self.body_axes,
-                want,
-                &mut self.elements[k],
-            );
-            apply_element(
-                l,
-                &mut self.force,
-                &mut self.torque,
-                &self.bodies,
-                &ends,
-                &self.elements[k],
-                reborrow(&mut acc),
-                &self.slots[k],
-                &self.first[k],
-            );
+            for (k, el) in model.elements.iter().enumerate() {
+                let ends = evaluate_element(
+                    l,
+                    &model,
+                    el,
+                    &self.bodies,
+                    &self.body_axes,
+                    want,
+                    &mut self.elements[k],
+                );
+                apply_element(
+                    l,
+                    &mut self.force,
+                    &mut self.torque,
+                    &self.bodies,
+                    &ends,
+                    &self.elements[k],
+                    reborrow(&mut acc),
+                    &self.slots[k],
+                    &self.first[k],
+                );
+            }
         }
         // Inputs u(t): forces and torques at markers (the other end is the ground).
         for (k, inp) in model.inputs.iter().enumerate() {

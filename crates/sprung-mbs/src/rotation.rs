@@ -118,7 +118,14 @@ pub fn inv_left_jacobian(theta: &Vector3<f64>) -> Matrix3<f64> {
 /// Returns θ_sw and its derivative with respect to a left perturbation ε of `r_rel`.
 #[inline(always)]
 pub fn swing_vector(r_rel: &Matrix3<f64>, e: &Vector3<f64>) -> (Vector3<f64>, Matrix3<f64>) {
-    let a = r_rel * e;
+    swing_of_image(&(r_rel * e), e)
+}
+
+/// [`swing_vector`] from the image a = R e of the spin axis (what the four-bushing lanes of
+/// [`crate::bushing::BushingPack`] compute; they use this lane by lane beyond their series).
+#[inline(always)]
+pub fn swing_of_image(a: &Vector3<f64>, e: &Vector3<f64>) -> (Vector3<f64>, Matrix3<f64>) {
+    let a = *a;
     let s = e.cross(&a);
     let sn = s.norm();
     let c = e.dot(&a);

@@ -248,12 +248,12 @@ fn models() -> Vec<Arc<CompiledModel>> {
 }
 
 #[test]
-fn packs_cover_every_element_but_bushings_with_a_free_spin_axis() {
+fn packs_cover_every_element() {
     for model in models() {
         let bushings = model
             .elements
             .iter()
-            .filter(|e| matches!(&e.kind, ElementKind::Bushing(b) if b.spin_axis.is_none()))
+            .filter(|e| matches!(&e.kind, ElementKind::Bushing(_)))
             .count();
         let p2p = model
             .elements
