@@ -124,15 +124,15 @@ fn table_force(r: &[f64], force: &[f64], rho: f64) -> (f64, f64) {
     (force[i] + slope * (rho - r[i]), slope)
 }
 
-/// Camber γ = atan2(sin γ, cos γ) for cos γ > 0: for |t| ≤ 1/16 (|γ| ≤ 3.6°, the cambers of
-/// road vehicles) with t = sin γ / cos γ as the Taylor series of atan t = t − t³/3 + t⁵/5 − …
+/// Camber γ = atan2(sin γ, cos γ) for cos γ > 0 (`inv_cg` = 1/cos γ): for |t| ≤ 1/16
+/// (|γ| ≤ 3.6°, the cambers of road vehicles) with t = sin γ · (1/cos γ) as the Taylor series of atan t = t − t³/3 + t⁵/5 − …
 /// to the t¹³ term (the first term left out, t¹⁵/15, is below 2⁻⁶⁰ |t|; the sum rounds to within
 /// about one unit in the last place of the C library's `atan2`), else by `atan2`. A ratio, seven
 /// multiply-adds and a comparison instead of the library call (≈ 115 instructions; ≈ 1.2 k per
 /// step of the 12-tire truck).
 #[inline(always)]
-pub fn camber(sg: f64, cg: f64) -> f64 {
-    let t = sg / cg;
+pub fn camber(sg: f64, cg: f64, inv_cg: f64) -> f64 {
+    let t = sg * inv_cg;
     if t.abs() <= 0.0625 {
         let z = t * t;
         let p = -1.0 / 3.0
@@ -166,18 +166,28 @@ pub fn contact(
     let w_w = m.w;
     let s = road.surface(c.x, c.y);
     let [hx, hy] = s.gradient;
-    let l = (1.0 + hx * hx + hy * hy).sqrt();
-    let n = Vector3::new(-hx / l, -hy / l, 1.0 / l);
-    let d = (c.z - s.height) / l;
+    // One reciprocal each of |N| = l and of cos γ = |a × n|, multiplied where the formulas
+    // divide (two divisions instead of nine; within an ulp of the quotients). A level road
+    // (zero gradient) has l = 1 exactly: no square root and division at the head of the
+    // chain of long-latency operations that the contact is.
+    let (l, inv_l) = if hx == 0.0 && hy == 0.0 {
+        (1.0, 1.0)
+    } else {
+        let l = (1.0 + hx * hx + hy * hy).sqrt();
+        (l, 1.0 / l)
+    };
+    let n = Vector3::new(-hx * inv_l, -hy * inv_l, inv_l);
+    let d = (c.z - s.height) * inv_l;
     let w = a.cross(&n);
     let cg = w.norm().max(1e-12);
-    let e_x = w / cg;
+    let inv_cg = 1.0 / cg;
+    let e_x = w * inv_cg;
     let e_y = n.cross(&e_x);
     let sg = a.dot(&n);
-    let gamma = camber(sg, cg);
+    let gamma = camber(sg, cg, inv_cg);
     let r0 = law.unloaded_radius;
     let rho = r0 * cg - d;
-    let r_s = d / cg;
+    let r_s = d * inv_cg;
     let e_u = e_x.cross(&a);
     let point = c - r_s * e_u;
     let b = e_u.cross(&e_y);
@@ -213,9 +223,6 @@ pub fn contact(
         } else {
             (0.0, 0.0, false)
         };
-        // 1/cos γ once (the partials take products, not quotients; the values above keep
-        // their divisions).
-        let inv_cg = 1.0 / cg;
         // With a = cos γ e_y + sin γ n (a ⊥ e_x): b = e_u × e_y = −(a·e_y) e_x = −w
         // identically, so δb = −δw; for δφ = e_k (δa = e_k × a, δn = 0):
         // δw = δa × n = a n_k − sin γ e_k, δ cos γ = e_x·δw = −sin γ e_x,k, and
@@ -383,7 +390,7 @@ mod tests {
         for i in -2000..=2000 {
             let g = f64::from(i) * 1e-4 + 1e-9;
             let (sg, cg) = g.sin_cos();
-            let (a, b) = (camber(sg, cg), sg.atan2(cg));
+            let (a, b) = (camber(sg, cg, 1.0 / cg), sg.atan2(cg));
             worst = worst.max((a - b).abs() / b.abs());
         }
         assert!(worst <= 2.5 * f64::EPSILON, "relative difference {worst:e}");

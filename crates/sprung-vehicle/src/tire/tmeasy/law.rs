@@ -88,9 +88,11 @@ pub fn secant<T: Real>(s: T, df0: T, fm: T, sm: T, fs: T, ss: T) -> T {
     let fs = fs.min(fm);
     let ss = if ss.val() <= sm.val() { sm * 1.001 } else { ss };
     if s.val() < sm.val() {
-        let sigma = s / sm;
-        let p = df0 * sm / fm - 2.0;
-        df0 / ((sigma + p) * sigma + 1.0)
+        // dF0/((σ + p) σ + 1) with σ = s/s_M, p = dF0 s_M/F_M − 2, i.e. dF0/((σ − 1)² + dF0 s/F_M),
+        // multiplied through by F_M s_M²: one division instead of three, a sum of positive terms.
+        let sm2 = sm * sm;
+        let d = s - sm;
+        df0 * fm * sm2 / (fm * d * d + df0 * s * sm2)
     } else if s.val() > ss.val() {
         fs / s
     } else {
@@ -151,10 +153,12 @@ impl TmeasyParams {
         };
         let r_eff = rho * (-1.0 / 3.0) + self.r0;
         let vt = r_eff * om.abs() + self.v_n;
+        // The slips (and the bore slip below) by one reciprocal of v_t.
+        let inv_vt = T::cst(1.0) / vt;
         let vsx = vx - om * r_eff;
         let vsy = vy;
-        let sx = -vsx / vt;
-        let sy = -vsy / vt;
+        let sx = -vsx * inv_vt;
+        let sy = -vsy * inv_vt;
         let len = if rho.val() > 0.0 {
             (rho * (4.0 * self.r0)).sqrt()
         } else {
@@ -180,11 +184,13 @@ impl TmeasyParams {
 
         // Step 5 in Rill's normalised form: ŝ_x, ŝ_y from the pure-slip maxima (independent of q's
         // leading factor and of μ, which cancel), s_N = |(s_x/ŝ_x, s_y/ŝ_y)|.
-        let rx = x.fm / x.df0;
-        let ry = y.fm / y.df0;
-        let shx = x.sm / (x.sm + y.sm) + rx / (rx + ry);
+        // With r = F_M/dF0 per direction, r_x/(r_x + r_y) = F_xM dF_y0/(F_xM dF_y0 + F_yM dF_x0);
+        // 1/ŝ_x and 1/ŝ_y from one reciprocal of ŝ_x ŝ_y (three divisions instead of six).
+        let (gx, gy) = (x.fm * y.df0, y.fm * x.df0);
+        let shx = x.sm / (x.sm + y.sm) + gx / (gx + gy);
         let shy = T::Sub::cst(2.0) - shx; // ŝ_x + ŝ_y = 2
-        let (ihx, ihy) = (T::Sub::cst(1.0) / shx, T::Sub::cst(1.0) / shy);
+        let i_xy = T::Sub::cst(1.0) / (shx * shy);
+        let (ihx, ihy) = (shy * i_xy, shx * i_xy);
         let nx = sx.sub_seed(1) * ihx;
         let ny = sy.sub_seed(2) * ihy;
         let sn = nx.hypot(ny);
@@ -242,7 +248,7 @@ impl TmeasyParams {
         let rb = (len * 0.5 + self.width * 0.5) * (0.5 * 2.0 / 3.0);
         let omega_n = psid + om * gam.sin();
         let vsb = rb * omega_n;
-        let sb = -vsb / vt;
+        let sb = -vsb * inv_vt;
         let sb_abs = sb.abs();
         let fsb = if qs.val() <= 0.0 {
             sub_zero
