@@ -930,8 +930,13 @@ fn evaluate_element<L: Lanes>(
     want: bool,
     out: &mut ElementForce,
 ) -> Ends {
-    let end = |m: usize| MarkerKin::with_axes(l, &model.markers[m], body_axes[m], bodies);
-    let ends: Ends = [end(el.marker_i), end(el.marker_j)];
+    // Two direct calls, not a closure: a closure is a function of its own without the caller's
+    // target features, in which the lanes' intrinsics would stay calls.
+    let (i, j) = (el.marker_i, el.marker_j);
+    let ends: Ends = [
+        MarkerKin::with_axes(l, &model.markers[i], body_axes[i], bodies),
+        MarkerKin::with_axes(l, &model.markers[j], body_axes[j], bodies),
+    ];
     match &el.kind {
         ElementKind::Bushing(b) => bushing::evaluate(l, b, &model.curves, &ends, want, out),
         ElementKind::P2p(law) => {
