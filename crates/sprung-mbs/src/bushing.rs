@@ -15,8 +15,8 @@
 //! it with plain `f64`, the q-only path ([`BushingPack`], four bushings in the lanes of the SIMD
 //! token; also those with a free spin axis, swing vector per lane) with the lanes; only the
 //! characteristics' evaluation differs (a slope kept for the partials, or lane-wise products
-//! with the curves' lanes patched). Both give the same force
-//! bit for bit from the same deflections (products and sums rounded separately on both paths).
+//! with the curves' lanes patched). Both give the same force bit for bit from the same
+//! deflections (products and sums rounded separately on both paths).
 
 use nalgebra::{Matrix3, Vector3};
 use sprung_model::Curve;

@@ -91,18 +91,13 @@ impl MarkerKin {
     /// Kinematics of `marker` given the body kinematics table (portable arithmetic).
     #[inline(always)]
     pub fn new(marker: &Marker, bodies: &[BodyKin]) -> Self {
-        Self::with_lanes(Portable, marker, bodies)
+        Self::with_axes(Portable, marker, false, bodies)
     }
 
-    /// [`MarkerKin::new`] with the four-lane arithmetic `l` for the marker frame.
-    #[inline(always)]
-    pub fn with_lanes<L: Lanes>(l: L, marker: &Marker, bodies: &[BodyKin]) -> Self {
-        Self::with_axes(l, marker, false, bodies)
-    }
-
-    /// [`MarkerKin::with_lanes`] for a marker whose [`has_body_axes`] is `body_axes` (when set,
-    /// the frame is the body's rotation as it is, without the product with the identity: the
-    /// same values, up to the sign of a zero entry).
+    /// [`MarkerKin::new`] with the four-lane arithmetic `l` for the marker frame, for a marker
+    /// whose [`has_body_axes`] is `body_axes` (when set, the frame is the body's rotation as it
+    /// is, without the product with the identity: the same values, up to the sign of a zero
+    /// entry).
     #[inline(always)]
     pub fn with_axes<L: Lanes>(l: L, marker: &Marker, body_axes: bool, bodies: &[BodyKin]) -> Self {
         match marker.body {

@@ -14,8 +14,9 @@
 //! point-to-point elements ([`crate::p2p::P2pPack`]) in packs of four. Bushings with a free spin
 //! axis (wheel bearings, the eyes and shackles of a leaf spring) share a pack only with bushings
 //! free about the same local axis, so that a pack computes either rotation vectors or swing vectors
-//! in its lanes. The linearisation, which needs the partials, always takes the one-element path. Both paths agree to round-off (fused multiply-adds, other summation
-//! order; `tests/element_packs.rs`).
+//! in its lanes. The linearisation, which needs the partials, always takes the one-element path.
+//! Both paths agree to round-off (fused multiply-adds, other summation order;
+//! `tests/element_packs.rs`).
 
 use nalgebra::Vector3;
 use sprung_model::Curve;

@@ -28,7 +28,8 @@
 //! loop runs the check too), adaptive and first-order runs at every output time (one pass over the
 //! bodies, no allocation); the rows before the failing state are kept. With ideal joints a
 //! fixed-step run checks the full body states of the step's last evaluation
-//! ([`MbsSystem::last_evaluated`]) instead of expanding the reduced state once more. Defaults derived from the model ([`Bounds::resolve`]):
+//! ([`MbsSystem::last_evaluated`]) instead of expanding the reduced state once more. Defaults
+//! derived from the model ([`Bounds::resolve`]):
 //! * displacement bound = [`DISPLACEMENT_EXTENT_FACTOR`] (10) × the model extent
 //!   ([`model_extent`]: diagonal of the bounding box of the design positions of the bodies, of
 //!   the ground markers and of the body markers), at least [`MIN_DISPLACEMENT_BOUND`] (1 m).

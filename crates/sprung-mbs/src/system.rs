@@ -339,21 +339,19 @@ impl MechanicalSystem for MbsSystem {
 
     fn tangent(&self, r: &[f64], dr: &[f64], w: &mut [f64]) {
         let nb = self.model().bodies.len();
-        {
-            let (pos, inc, out) = (positions(r, nb), positions(dr, nb), velocities_mut(w, nb));
-            if self.joints.is_some() {
-                // Free bodies as below; jointed bodies: the coordinate's increment.
-                for &b in &self.free_bodies {
-                    free_body_tangent(&pos[b], &inc[b], &mut out[b]);
-                }
-                for &b in &self.model().joints.order {
-                    out[b] = [0.0; 6];
-                    out[b][0] = inc[b][0];
-                }
-            } else {
-                for ((ri, di), wi) in pos.iter().zip(inc).zip(out) {
-                    free_body_tangent(ri, di, wi);
-                }
+        let (pos, inc, out) = (positions(r, nb), positions(dr, nb), velocities_mut(w, nb));
+        if self.joints.is_some() {
+            // Free bodies as below; jointed bodies: the coordinate's increment.
+            for &b in &self.free_bodies {
+                free_body_tangent(&pos[b], &inc[b], &mut out[b]);
+            }
+            for &b in &self.model().joints.order {
+                out[b] = [0.0; 6];
+                out[b][0] = inc[b][0];
+            }
+        } else {
+            for ((ri, di), wi) in pos.iter().zip(inc).zip(out) {
+                free_body_tangent(ri, di, wi);
             }
         }
         // Element states have no position coordinates.

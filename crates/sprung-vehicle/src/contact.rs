@@ -125,8 +125,8 @@ fn table_force(r: &[f64], force: &[f64], rho: f64) -> (f64, f64) {
 }
 
 /// Camber γ = atan2(sin γ, cos γ) for cos γ > 0 (`inv_cg` = 1/cos γ): for |t| ≤ 1/16
-/// (|γ| ≤ 3.6°, the cambers of road vehicles) with t = sin γ · (1/cos γ) as the Taylor series of atan t = t − t³/3 + t⁵/5 − …
-/// to the t¹³ term (the first term left out, t¹⁵/15, is below 2⁻⁶⁰ |t|; the sum rounds to within
+/// (|γ| ≤ 3.6°, the cambers of road vehicles) with t = sin γ · (1/cos γ) as the Taylor series of
+/// atan t = t − t³/3 + t⁵/5 − … to the t¹³ term (the first term left out, t¹⁵/15, is below 2⁻⁶⁰ |t|; the sum rounds to within
 /// about one unit in the last place of the C library's `atan2`), else by `atan2`. A ratio, seven
 /// multiply-adds and a comparison instead of the library call (≈ 115 instructions; ≈ 1.2 k per
 /// step of the 12-tire truck).

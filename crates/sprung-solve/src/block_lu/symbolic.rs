@@ -413,13 +413,13 @@ impl BlockSymbolic {
         if blocks.len() == self.n {
             return (0..self.n, true);
         }
+        if blocks.is_empty() {
+            return (0..0, true);
+        }
         let (mut first, mut last) = (usize::MAX, 0);
         for &k in &self.position[blocks.clone()] {
             first = first.min(k);
             last = last.max(k);
-        }
-        if blocks.is_empty() {
-            return (0..0, true);
         }
         (first..last + 1, last + 1 - first == blocks.len())
     }
