@@ -24,6 +24,16 @@
 //!   `[<carrier>, <rack>]` as the table's axes, mass and inertia zero; their mass is left out, not
 //!   lumped, as in the elastokinematic reduction, and reported per corner). Links that carry
 //!   nothing else are removed with their markers.
+//! * **Element ends re-hosted**: an end of a kept spring, damper or stop on a link (a marker
+//!   nothing else refers to) that stays at a fixed point of another body over the whole table —
+//!   within [`KinOptions::rehost_tolerance`], 1 µm by default — moves onto that body at its
+//!   design position: the parent first (a strut's top mount: an ideal joint with the chassis),
+//!   then the carrier, then the fewest links that host all the remaining ends (the damper's and
+//!   the spring's lower ends on the lower arm). A point-to-point element reads only its ends'
+//!   positions and velocities, so it sees the same motion; the table's own points move by the
+//!   residual compliance of the bushings it was solved with (≤ 0.34 µm on the reference car,
+//!   where the nearest other candidate moves ≥ 13 mm). Fewer followers: the reference car's 20
+//!   become 8 ([`KinCorner::rehosted`]).
 //! * **Everything else stays** (springs, dampers, stops, tires, the steering element, speed
 //!   controllers, the accelerometer, subframe mounts, outputs whose items still exist).
 //!   Jointed bodies lose their initial `velocity` (a joint's motion is its coordinate's: z0 = 0,
@@ -41,6 +51,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use nalgebra::{Matrix3, Rotation3, Vector3};
 use sprung_model::{self as sm, KinematicTable};
 
 use crate::Model;
@@ -59,6 +70,8 @@ pub struct KinCorner {
     pub rack: Option<String>,
     /// Links kept as massless followers.
     pub followers: Vec<String>,
+    /// Element ends moved onto another body (module docs, "Element ends re-hosted").
+    pub rehosted: Vec<Rehosted>,
     /// Links removed (they carried nothing but the corner's bushings).
     pub removed_links: Vec<String>,
     /// Bushings removed (ideal joints now).
@@ -67,6 +80,24 @@ pub struct KinCorner {
     pub link_mass: f64,
     /// The table file, relative to the model file.
     pub table_file: String,
+}
+
+/// Default of [`KinOptions::rehost_tolerance`], m: between the table's own motion of an ideal
+/// joint's point (the residual compliance of the bushings it is solved with, ≤ 0.34 µm on the
+/// reference car) and the motion of any other point relative to the body (≥ 13 mm there).
+pub const DEFAULT_REHOST_TOLERANCE: f64 = 1e-6;
+
+/// An element end moved onto another body by the kinematic reduction (module docs).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Rehosted {
+    /// The marker.
+    pub marker: String,
+    /// The link it was on.
+    pub from: String,
+    /// The body it is on now (the parent, the carrier or another link).
+    pub to: String,
+    /// Its largest distance over the table from its design position on `to`, m.
+    pub deviation: f64,
 }
 
 /// The kinematic reduced model.
@@ -121,23 +152,31 @@ pub fn kinematic_reduction(
 ) -> Result<KinReduction, KinError> {
     let tables = kin_tables::kinematic_tables(model, opts, progress)?;
     let d = kin_tables::description(model)?;
-    reduce_with_tables(&d, tables, tables_dir)
+    reduce_with_tables(&d, tables, tables_dir, opts.rehost_tolerance)
 }
 
-/// [`kinematic_reduction`] from tables already computed for the expanded description `d`.
+/// [`kinematic_reduction`] from tables already computed for the expanded description `d`, with
+/// the element ends re-hosted within `rehost_tolerance` (m; 0: none).
 pub fn reduce_with_tables(
     d: &sm::Model,
     tables: Vec<CornerTable>,
     tables_dir: &str,
+    rehost_tolerance: f64,
 ) -> Result<KinReduction, KinError> {
     let setup = |s: String| KinError::Setup(format!("model '{}': {s}", d.model.name));
+    if !(rehost_tolerance.is_finite() && rehost_tolerance >= 0.0) {
+        return Err(setup(format!(
+            "the re-hosting tolerance is {rehost_tolerance} m; give a distance >= 0 (--rehost-tolerance, 0 keeps every element end on its link)"
+        )));
+    }
     let mut m = d.clone();
-    let body_of: BTreeMap<String, String> = d
+    let mut body_of: BTreeMap<String, String> = d
         .markers
         .iter()
         .map(|k| (k.name.clone(), k.body.clone()))
         .collect();
-    let bof = |k: &str| body_of.get(k).cloned().unwrap_or_default();
+    let bof0 = body_of.clone();
+    let bof = |k: &str| bof0.get(k).cloned().unwrap_or_default();
 
     let mut removed_elements: BTreeSet<String> = BTreeSet::new();
     let mut couplings: BTreeSet<String> = BTreeSet::new();
@@ -194,28 +233,68 @@ pub fn reduce_with_tables(
             corner_links.push((ci, b.clone()));
         }
     }
-    // What a link carries besides the removed bushings.
-    let mut carried: BTreeSet<String> = BTreeSet::new();
+    // Markers that may move (module docs, "Element ends re-hosted"): ends of kept
+    // point-to-point elements that nothing else refers to.
+    let mut other_refs: BTreeSet<&str> = BTreeSet::new();
+    let mut p2p_ends: BTreeSet<&str> = BTreeSet::new();
     for e in &d.force_elements {
         if removed_elements.contains(e.name()) {
             continue;
         }
-        carried.insert(bof(e.marker_i()));
-        carried.insert(bof(e.marker_j()));
+        let ends = if matches!(e, sm::ForceElement::Bushing(_)) {
+            &mut other_refs
+        } else {
+            &mut p2p_ends
+        };
+        ends.extend([e.marker_i(), e.marker_j()]);
     }
     for e in &d.elements {
-        carried.extend(e.markers.iter().map(|k| bof(k)));
+        other_refs.extend(e.markers.iter().map(String::as_str));
     }
-    for u in &d.inputs {
-        carried.insert(bof(&u.marker));
-    }
-    for o in &d.outputs {
-        if let Some(b) = &o.body {
-            carried.insert(b.clone());
-        }
-        if let Some(k) = &o.marker {
+    other_refs.extend(d.inputs.iter().map(|u| u.marker.as_str()));
+    other_refs.extend(d.outputs.iter().filter_map(|o| o.marker.as_deref()));
+    let movable: BTreeSet<&str> = if rehost_tolerance > 0.0 {
+        p2p_ends.difference(&other_refs).copied().collect()
+    } else {
+        BTreeSet::new()
+    };
+    // What a link carries besides the removed bushings and the movable ends.
+    let mut carried: BTreeSet<String> = BTreeSet::new();
+    for &k in p2p_ends.iter().chain(&other_refs) {
+        if !movable.contains(k) {
             carried.insert(bof(k));
         }
+    }
+    carried.extend(d.outputs.iter().filter_map(|o| o.body.clone()));
+    let mut rehosted: Vec<Vec<Rehosted>> = Vec::new();
+    for t in &tables {
+        let moved = rehost_ends(d, t, &movable, &carried, rehost_tolerance);
+        for r in &moved {
+            body_of.insert(r.marker.clone(), r.to.clone());
+        }
+        rehosted.push(moved);
+    }
+    for &k in &movable {
+        carried.insert(body_of.get(k).cloned().unwrap_or_default());
+    }
+    for k in m.markers.iter_mut() {
+        let Some(host) = body_of.get(&k.name).filter(|&h| *h != k.body) else {
+            continue;
+        };
+        // Same design position and axes, now given globally (a body-relative position or
+        // orientation would be relative to the new host).
+        k.global_position = Some(d.marker_position_global(k));
+        k.position = None;
+        if k.euler_zyx_deg.is_some() {
+            let a = d.marker_axes_global(k);
+            k.global_axes = Some(sm::Axes {
+                x: [a[0][0], a[1][0], a[2][0]],
+                y: [a[0][1], a[1][1], a[2][1]],
+                z: [a[0][2], a[1][2], a[2][2]],
+            });
+            k.euler_zyx_deg = None;
+        }
+        k.body = host.clone();
     }
     let mut removed_bodies: BTreeSet<String> = BTreeSet::new();
     let mut corners = Vec::new();
@@ -262,6 +341,7 @@ pub fn reduce_with_tables(
             parent: c.parent.clone(),
             rack,
             followers,
+            rehosted: std::mem::take(&mut rehosted[ci]),
             removed_links,
             removed_bushings: c
                 .bushings
@@ -430,6 +510,13 @@ impl KinReduction {
                 list(&c.removed_links),
                 c.link_mass
             ));
+            if !c.rehosted.is_empty() {
+                head.push_str(&format!(
+                    "# {}: element ends re-hosted (fixed points of their new body over the table): {}\n",
+                    c.name,
+                    rehosted_summary(&c.rehosted)
+                ));
+            }
         }
         if !self.couplings.is_empty() {
             head.push_str(&format!(
@@ -486,6 +573,160 @@ impl KinReduction {
             .find(|t| t.corner.name == name)
             .map(|t| &t.table)
     }
+}
+
+/// The element ends of corner `t` to move (module docs, "Element ends re-hosted"): each movable
+/// marker on one of the corner's links goes to the parent if it stays within `tol` (m) of its
+/// design position in the parent's frame at every grid point, else to the carrier on the same
+/// test, else to a link: one that stays a follower anyway (`carried`) if it can, else the links
+/// taking the most of the remaining ends, greedily (ties: the link the most of them are on, then
+/// the corner's order). An end whose host is its own link is not listed.
+fn rehost_ends(
+    d: &sm::Model,
+    t: &CornerTable,
+    movable: &BTreeSet<&str>,
+    carried: &BTreeSet<String>,
+    tol: f64,
+) -> Vec<Rehosted> {
+    let c = &t.corner;
+    let m3 = |a: sm::rot::Mat3| Matrix3::from_fn(|r, k| a[r][k]);
+    let rp0 = m3(d.body_rotation(&c.parent));
+    let xp0 = Vector3::from(d.body_position(&c.parent));
+    let n = t.table.points();
+    // A table body's poses in the parent's design frame: (s, R_rel = exp([φ]×) R_rel,0) per
+    // grid point, and its design pose (x, R) in the model.
+    let poses = |b: &sm::TableBody| {
+        let rel0 = rp0.transpose() * m3(d.body_rotation(&b.name));
+        let at: Vec<(Vector3<f64>, Matrix3<f64>)> = (0..n)
+            .map(|i| {
+                let r = Rotation3::new(Vector3::from(b.rotation[i])).into_inner();
+                (Vector3::from(b.position[i]), r * rel0)
+            })
+            .collect();
+        let design = (
+            Vector3::from(d.body_position(&b.name)),
+            m3(d.body_rotation(&b.name)),
+        );
+        (at, design)
+    };
+    let table_body = |name: &str| t.table.bodies.iter().find(|b| b.name == name);
+    // Hosts: the carrier, then the links (the corner's order).
+    let hosts: Vec<(&String, _)> = c
+        .bodies
+        .iter()
+        .filter_map(|b| table_body(b).map(|tb| (b, poses(tb))))
+        .collect();
+    let deviation = |p: &[Vector3<f64>], xm: &Vector3<f64>, h: usize| {
+        let (at, (xh, rh)) = &hosts[h].1;
+        let q0 = rh.transpose() * (xm - xh);
+        p.iter()
+            .zip(at)
+            .map(|(p, (s, r))| (r.transpose() * (p - s) - q0).norm())
+            .fold(0.0, f64::max)
+    };
+    // An end left for the links: its marker and link, the links within `tol`, its positions
+    // (parent frame) and design position.
+    struct Pending {
+        marker: String,
+        own: usize,
+        within: Vec<usize>,
+        p: Vec<Vector3<f64>>,
+        xm: Vector3<f64>,
+    }
+    let mut out = Vec::new();
+    let mut pending: Vec<Pending> = Vec::new();
+    for k in &d.markers {
+        let own = hosts.iter().position(|(b, _)| **b == k.body);
+        let (false, Some(own), true) = (own == Some(0), own, movable.contains(k.name.as_str()))
+        else {
+            continue;
+        };
+        let rho = Vector3::from(d.marker_position_body(k));
+        let xm = Vector3::from(d.marker_position_global(k));
+        let p: Vec<Vector3<f64>> = hosts[own].1.0.iter().map(|(s, r)| s + r * rho).collect();
+        let q0 = rp0.transpose() * (xm - xp0);
+        let on_parent = p.iter().map(|p| (p - q0).norm()).fold(0.0, f64::max);
+        let on_carrier = deviation(&p, &xm, 0);
+        let (to, dev) = if on_parent <= tol {
+            (c.parent.clone(), on_parent)
+        } else if on_carrier <= tol {
+            (c.carrier.clone(), on_carrier)
+        } else {
+            let within = (1..hosts.len())
+                .filter(|&h| h == own || deviation(&p, &xm, h) <= tol)
+                .collect();
+            pending.push(Pending {
+                marker: k.name.clone(),
+                own,
+                within,
+                p,
+                xm,
+            });
+            continue;
+        };
+        out.push(Rehosted {
+            marker: k.name.clone(),
+            from: k.body.clone(),
+            to,
+            deviation: dev,
+        });
+    }
+    let mut chosen: Vec<usize> = (1..hosts.len())
+        .filter(|&h| carried.contains(hosts[h].0))
+        .collect();
+    while !pending.is_empty() {
+        let kept = pending
+            .iter()
+            .flat_map(|e| &e.within)
+            .find(|h| chosen.contains(h));
+        let pick = match kept {
+            Some(&h) => h,
+            None => {
+                let score = |h: usize| {
+                    let takes = pending.iter().filter(|e| e.within.contains(&h)).count();
+                    let owns = pending.iter().filter(|e| e.own == h).count();
+                    (takes, owns, std::cmp::Reverse(h))
+                };
+                let best = (1..hosts.len()).max_by_key(|&h| score(h)).expect("links");
+                chosen.push(best);
+                best
+            }
+        };
+        pending.retain(|e| {
+            if !e.within.contains(&pick) {
+                return true;
+            }
+            if e.own != pick {
+                out.push(Rehosted {
+                    marker: e.marker.clone(),
+                    from: hosts[e.own].0.clone(),
+                    to: hosts[pick].0.clone(),
+                    deviation: deviation(&e.p, &e.xm, pick),
+                });
+            }
+            false
+        });
+    }
+    out
+}
+
+/// "link -> host (n ends, within x m)" per pair, in the order of `r`.
+pub fn rehosted_summary(r: &[Rehosted]) -> String {
+    let mut pairs: Vec<(&str, &str, usize, f64)> = Vec::new();
+    for e in r {
+        match pairs.iter_mut().find(|p| p.0 == e.from && p.1 == e.to) {
+            Some(p) => {
+                p.2 += 1;
+                p.3 = p.3.max(e.deviation);
+            }
+            None => pairs.push((&e.from, &e.to, 1, e.deviation)),
+        }
+    }
+    pairs
+        .iter()
+        .map(|(f, t, n, dev)| format!("{f} -> {t} ({n} end(s), within {dev:.1e} m)"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn list(v: &[String]) -> String {

@@ -108,6 +108,11 @@ pub struct KinOptions {
     pub rotational_factor: f64,
     /// Bodies up to this mass are links (the macro-joint reduction's rule), kg.
     pub max_link_mass: f64,
+    /// The kinematic reduction's re-hosting of point-to-point element ends, m: an end that
+    /// stays within this distance of a fixed point of another body over the whole table moves
+    /// onto that body (`crate::kin_reduce`, "Element ends re-hosted"); 0 keeps every end on its
+    /// link. Not used by the tables themselves.
+    pub rehost_tolerance: f64,
 }
 
 impl Default for KinOptions {
@@ -117,6 +122,7 @@ impl Default for KinOptions {
             rack: None,
             rotational_factor: DEFAULT_ROTATIONAL_FACTOR,
             max_link_mass: sprung_reduce::ReduceOptions::default().max_link_mass,
+            rehost_tolerance: crate::kin_reduce::DEFAULT_REHOST_TOLERANCE,
         }
     }
 }
@@ -444,7 +450,9 @@ fn corner_label(marker: &str) -> String {
     }
 }
 
-pub(crate) fn description(model: &Model) -> Result<sm::Model, KinError> {
+/// The model's description with its mirrored items expanded (what the tables and the kinematic
+/// reduction, [`crate::kin_reduce::reduce_with_tables`], work on).
+pub fn description(model: &Model) -> Result<sm::Model, KinError> {
     let d = model.description();
     let mirrored = d.bodies.iter().any(|b| b.mirror)
         || d.markers.iter().any(|k| k.mirror)

@@ -68,6 +68,7 @@ pub fn run(a: &KinematicsArgs) -> anyhow::Result<()> {
         rack: Some(kin_tables::grid(a.rack.0, a.rack.1, a.rack.2).context("--rack")?),
         rotational_factor: a.rotational_factor,
         max_link_mass: a.max_link_mass,
+        ..KinOptions::default()
     };
     kin_tables::check_grid("travel (--travel)", opts.travel.as_slice())?;
     let corners = kin_tables::corners(&model, a.max_link_mass)

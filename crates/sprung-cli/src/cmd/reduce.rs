@@ -71,6 +71,12 @@ pub struct KinGridArgs {
     /// Kinematic variant: factor on the bushings' rotational stiffnesses in the table solve.
     #[arg(long, default_value_t = kin_tables::DEFAULT_ROTATIONAL_FACTOR)]
     pub rotational_factor: f64,
+    /// Kinematic variant: a spring, damper or stop end on a link that stays within this
+    /// distance (m) of a fixed point of the chassis, the carrier or another link over the whole
+    /// table moves onto that body (fewer massless followers; docs/macro-joint.md, "Element ends
+    /// re-hosted"); 0 keeps every end on its link.
+    #[arg(long, default_value_t = sprung::kin_reduce::DEFAULT_REHOST_TOLERANCE)]
+    pub rehost_tolerance: f64,
 }
 
 impl KinGridArgs {
@@ -82,6 +88,7 @@ impl KinGridArgs {
             rack: Some(kin_tables::grid(self.rack.0, self.rack.1, self.rack.2).context("--rack")?),
             rotational_factor: self.rotational_factor,
             max_link_mass,
+            rehost_tolerance: self.rehost_tolerance,
         })
     }
 }
@@ -214,6 +221,12 @@ fn run_kinematic(args: &ReduceArgs, full: sprung_model::Model) -> anyhow::Result
             c.link_mass,
             c.removed_bushings.len()
         );
+        if !c.rehosted.is_empty() {
+            println!(
+                "    element ends re-hosted: {}",
+                sprung::kin_reduce::rehosted_summary(&c.rehosted)
+            );
+        }
     }
     print_list(
         "anti-roll bar couplings kept (rotational stiffness only)",
