@@ -687,14 +687,18 @@ impl MacroJoint {
                 let fp_e = sign[e] * fp;
                 let fv_e = sign[e] * fv;
                 // Marker e moves with its node: δp = δX − [a]×δΦ, δφ = δΦ; at fixed global
-                // node velocities its velocity changes by ω × (δΦ × a) = −[ω]×[a]×δΦ.
+                // node velocities its velocity changes by ω × (δΦ × a) = −[ω]×[a]×δΦ (zero in
+                // the Newton matrix: the equilibrium is solved at zero velocities).
                 let mut dfphi = -fp_e * sa + fphi[e];
-                if p.has_f_v {
+                if p.has_f_v && need == Need::All {
                     dfphi -= fv_e * skew(&nodes[ne].w) * sa;
                 }
                 let dtphi = tphi[e];
-                let dfw = -fv_e * sa;
-                let dtw = sign[e] * tw;
+                let (dfw, dtw) = if with_c {
+                    (-fv_e * sa, sign[e] * tw)
+                } else {
+                    (z, z)
+                };
                 for side in 0..2 {
                     let nr = node[side];
                     if need == Need::LinkStiffness && nr >= self.n_links {
