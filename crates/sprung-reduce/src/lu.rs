@@ -5,8 +5,9 @@
 //!
 //! K_ll is block-sparse (6 × 6 blocks, one per pair of links joined by an element) and the macro
 //! joint numbers its links along the chain (reverse Cuthill–McKee), so the matrix is banded. The
-//! factorisation skips zero multipliers and ends every row update at the pivot row's last
-//! non-zero; it records the profile of the factors (first non-zero of every row of L, last
+//! factorisation skips zero multipliers, ends every row update at the pivot row's last
+//! non-zero, and stops its column and row scans at the structural bounds of the link graph
+//! ([`Bounds`]); it records the profile of the factors (first non-zero of every row of L, last
 //! non-zero of every row of U, exact zeros), and the solves run over that profile only. On a
 //! dense matrix this is the textbook algorithm with a few comparisons more.
 
