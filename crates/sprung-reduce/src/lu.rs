@@ -5,8 +5,9 @@
 //!
 //! K_ll is block-sparse (6 × 6 blocks, one per pair of links joined by an element) and the macro
 //! joint numbers its links along the chain (reverse Cuthill–McKee), so the matrix is banded. The
-//! factorisation skips zero multipliers and ends every row update at the pivot row's last
-//! non-zero; it records the profile of the factors (first non-zero of every row of L, last
+//! factorisation skips zero multipliers, ends every row update at the pivot row's last
+//! non-zero, and stops its column and row scans at the structural bounds of the link graph
+//! ([`Bounds`]); it records the profile of the factors (first non-zero of every row of L, last
 //! non-zero of every row of U, exact zeros), and the solves run over that profile only. On a
 //! dense matrix this is the textbook algorithm with a few comparisons more.
 
@@ -30,14 +31,75 @@ impl Profile {
     }
 }
 
+/// Structural bounds of a matrix for [`factor`]: `last_row[k]` = the last row that can hold a
+/// non-zero in column k, `last_col[k]` = the last column that can hold a non-zero in the rows up to
+/// `last_row[k]`, both non-decreasing in k. The pivot search, the elimination and the scan for
+/// the pivot row's last non-zero stop there instead of at n − 1; the factors are the same (the
+/// entries skipped are exact zeros, see [`Bounds::of_blocks`]).
+#[derive(Debug, Clone, Default)]
+pub struct Bounds {
+    pub last_row: Vec<usize>,
+    pub last_col: Vec<usize>,
+}
+
+impl Bounds {
+    /// No structure: every row and column may hold non-zeros.
+    pub fn dense(n: usize) -> Self {
+        Self {
+            last_row: vec![n - 1; n],
+            last_col: vec![n - 1; n],
+        }
+    }
+
+    /// The bounds of a block matrix with `first[i]` ≤ i the first block column and `last[i]` ≥ i
+    /// the last block column that can be non-zero in block row i (blocks of `size`). Why they
+    /// hold through the elimination with partial pivoting: a row below `last_row[k]` has its
+    /// first non-zero right of column k; the elimination of step j only changes rows with a
+    /// non-zero in column j (≤ `last_row[j]`) and only right of column j, and a swap at step j
+    /// exchanges rows j and p ≤ `last_row[j]`; so the rows below `last_row[k]` are untouched at
+    /// step k, and the fill of the rows above stays left of the pivot rows' bounds.
+    pub fn of_blocks(first: &[usize], last: &[usize], size: usize) -> Self {
+        let nblk = first.len();
+        let n = nblk * size;
+        let mut last_row = vec![0; n];
+        let mut last_col = vec![0; n];
+        let (mut lr, mut lc) = (0, 0);
+        for kb in 0..nblk {
+            // Block rows whose first block column is at most kb.
+            for (i, &f) in first.iter().enumerate() {
+                if f <= kb {
+                    lr = lr.max(i);
+                }
+            }
+            lr = lr.max(kb);
+            for &l in &last[..=lr] {
+                lc = lc.max(l);
+            }
+            for k in kb * size..(kb + 1) * size {
+                last_row[k] = (lr + 1) * size - 1;
+                last_col[k] = (lc + 1) * size - 1;
+            }
+        }
+        Self { last_row, last_col }
+    }
+}
+
 /// Factorises the row-major n × n matrix `a` in place (L unit lower, U upper) with row
-/// permutation `piv` and records the factors' profile in `prof` (sized ≥ n). Returns `false` if
+/// permutation `piv` and records the factors' profile in `prof` (sized ≥ n); `bounds` (n
+/// entries) limit the work to the rows and columns that can be non-zero. Returns `false` if
 /// a pivot is zero or not finite (singular link block).
-pub fn factor(a: &mut [f64], n: usize, piv: &mut [usize], prof: &mut Profile) -> bool {
+pub fn factor(
+    a: &mut [f64],
+    n: usize,
+    piv: &mut [usize],
+    prof: &mut Profile,
+    bounds: &Bounds,
+) -> bool {
     for k in 0..n {
+        let (last_row, last_col) = (bounds.last_row[k], bounds.last_col[k]);
         let mut p = k;
         let mut best = a[k * n + k].abs();
-        for i in k + 1..n {
+        for i in k + 1..last_row + 1 {
             let v = a[i * n + k].abs();
             if v > best {
                 best = v;
@@ -54,13 +116,13 @@ pub fn factor(a: &mut [f64], n: usize, piv: &mut [usize], prof: &mut Profile) ->
             }
         }
         // The pivot row's last non-zero bounds every update of this step.
-        let mut end = n - 1;
+        let mut end = last_col;
         while end > k && a[k * n + end] == 0.0 {
             end -= 1;
         }
         prof.last[k] = end;
         let inv = 1.0 / a[k * n + k];
-        for i in k + 1..n {
+        for i in k + 1..last_row + 1 {
             let l = a[i * n + k] * inv;
             a[i * n + k] = l;
             if l != 0.0 {
@@ -180,14 +242,14 @@ pub fn solve_transpose(lu: &[f64], n: usize, piv: &[usize], prof: &Profile, b: &
 mod tests {
     use super::*;
 
-    fn check(a: &nalgebra::DMatrix<f64>) {
+    fn check(a: &nalgebra::DMatrix<f64>, bounds: &Bounds) {
         let n = a.nrows();
         let b = nalgebra::DVector::from_fn(n, |i, _| i as f64 - 2.0);
         let mut lu: Vec<f64> = (0..n * n).map(|k| a[(k / n, k % n)]).collect();
         let mut piv = vec![0; n];
         let mut prof = Profile::default();
         prof.fit(n);
-        assert!(factor(&mut lu, n, &mut piv, &mut prof));
+        assert!(factor(&mut lu, n, &mut piv, &mut prof, bounds));
         let mut x = b.as_slice().to_vec();
         solve(&lu, n, &piv, &prof, &mut x);
         let r = a * nalgebra::DVector::from_vec(x) - &b;
@@ -220,7 +282,7 @@ mod tests {
         let a = nalgebra::DMatrix::from_fn(n, n, |i, j| {
             ((i * 7 + j * 3) % 11) as f64 - 5.0 + if i == j { 0.5 } else { 0.0 }
         });
-        check(&a);
+        check(&a, &Bounds::dense(n));
     }
 
     /// A banded matrix whose pivoting swaps rows inside the band (the profile then grows):
@@ -238,6 +300,19 @@ mod tests {
                 ((i * 5 + j * 3) % 7) as f64 - 3.0
             }
         });
-        check(&a);
+        check(&a, &Bounds::dense(n));
+        // The band as structural bounds: the same factors to the bit, and the solves exact.
+        let first: Vec<usize> = (0..n).map(|i| i.saturating_sub(3)).collect();
+        let last: Vec<usize> = (0..n).map(|i| (i + 3).min(n - 1)).collect();
+        let banded = Bounds::of_blocks(&first, &last, 1);
+        check(&a, &banded);
+        let factors = |bounds: &Bounds| {
+            let mut lu: Vec<f64> = (0..n * n).map(|k| a[(k / n, k % n)]).collect();
+            let (mut piv, mut prof) = (vec![0; n], Profile::default());
+            prof.fit(n);
+            assert!(factor(&mut lu, n, &mut piv, &mut prof, bounds));
+            (lu, piv, prof.first, prof.last)
+        };
+        assert_eq!(factors(&Bounds::dense(n)), factors(&banded));
     }
 }

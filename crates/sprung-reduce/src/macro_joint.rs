@@ -168,6 +168,8 @@ pub struct MacroJoint {
     /// Design pose of every link relative to boundary node 0: position (3), rotation (9,
     /// row-major).
     design_rel: Vec<f64>,
+    /// Structural bounds of K_ll (from the element couplings) for its factorisation.
+    bounds: lu::Bounds,
     /// Newton step below which the step is the last one: sqrt(tolerance × ACCEPT_LENGTH).
     accept: f64,
     /// Newton iterations at most.
@@ -272,12 +274,18 @@ thread_local! {
     static WORK: RefCell<Work> = RefCell::new(Work::default());
 }
 
-/// Adds the 3 × 3 block `m` at (row, col) of the row-major n × n matrix `dst`.
+/// Adds (`plus`) or subtracts the 3 × 3 block `m` at (row, col) of the row-major n × n matrix
+/// `dst` (a − m equals a + (−m) exactly: the element's sign needs no multiplication).
 #[inline(always)]
-fn add_block(dst: &mut [f64], n: usize, row: usize, col: usize, m: &Matrix3<f64>) {
+fn add_block(dst: &mut [f64], n: usize, row: usize, col: usize, m: &Matrix3<f64>, plus: bool) {
     for i in 0..3 {
-        for j in 0..3 {
-            dst[(row + i) * n + col + j] += m[(i, j)];
+        let d = &mut dst[(row + i) * n + col..(row + i) * n + col + 3];
+        for (j, dj) in d.iter_mut().enumerate() {
+            if plus {
+                *dj += m[(i, j)];
+            } else {
+                *dj -= m[(i, j)];
+            }
         }
     }
 }
@@ -411,6 +419,20 @@ impl MacroJoint {
                 ));
             }
         }
+        // Block structure of K_ll: link i couples to link j only through an element joining
+        // them; the factorisation skips what lies outside (`lu::Bounds`).
+        let mut first: Vec<usize> = (0..nl).collect();
+        let mut last: Vec<usize> = (0..nl).collect();
+        for e in &ends {
+            let (i, j) = (e[0].node, e[1].node);
+            if i < nl && j < nl {
+                first[i] = first[i].min(j);
+                first[j] = first[j].min(i);
+                last[i] = last[i].max(j);
+                last[j] = last[j].max(i);
+            }
+        }
+        let bounds = lu::Bounds::of_blocks(&first, &last, 6);
         let (x0, r0) = (design[0].x, design[0].rot);
         let mut design_rel = vec![0.0; 12 * nl];
         for (i, b) in links.bodies.iter().enumerate() {
@@ -433,6 +455,7 @@ impl MacroJoint {
             n_boundary: nb,
             ends,
             design_rel,
+            bounds,
             accept: (tolerance * ACCEPT_LENGTH).sqrt(),
             max_iterations: max_iterations.max(1),
             link_names,
@@ -646,58 +669,74 @@ impl MacroJoint {
                 ([z, z], z)
             };
             let sf = skew(&f);
-            let id = Matrix3::identity();
             // C = ∂g/∂(v, ω) is zero for an element without velocity partials (a spring, a
             // stop): its blocks are skipped.
             let damped = p.has_f_v || p.has_torque;
+            let with_c = need == Need::All && damped;
+            // [r]× ∂f/∂p and [r]× ∂f/∂v of each side (the same for both ends e).
+            let sr = [skew(&r[0]), skew(&r[1])];
+            let srfp = [sr[0] * fp, sr[1] * fp];
+            let srfv = if with_c {
+                [sr[0] * fv, sr[1] * fv]
+            } else {
+                [z, z]
+            };
             for e in 0..2 {
                 let ne = node[e];
                 let sa = skew(&kin[e].arm);
                 let fp_e = sign[e] * fp;
                 let fv_e = sign[e] * fv;
                 // Marker e moves with its node: δp = δX − [a]×δΦ, δφ = δΦ; at fixed global
-                // node velocities its velocity changes by ω × (δΦ × a) = −[ω]×[a]×δΦ.
-                let dfx = fp_e;
+                // node velocities its velocity changes by ω × (δΦ × a) = −[ω]×[a]×δΦ (zero in
+                // the Newton matrix: the equilibrium is solved at zero velocities).
                 let mut dfphi = -fp_e * sa + fphi[e];
-                if p.has_f_v {
+                if p.has_f_v && need == Need::All {
                     dfphi -= fv_e * skew(&nodes[ne].w) * sa;
                 }
                 let dtphi = tphi[e];
-                let dfv = fv_e;
-                let dfw = -fv_e * sa;
-                let dtw = sign[e] * tw;
+                let (dfw, dtw) = if with_c {
+                    (-fv_e * sa, sign[e] * tw)
+                } else {
+                    (z, z)
+                };
                 for side in 0..2 {
                     let nr = node[side];
                     if need == Need::LinkStiffness && nr >= self.n_links {
                         continue;
                     }
-                    let sg = sign[side];
-                    let sr = skew(&r[side]);
-                    // The force's point is the origin of marker point_end[side].
-                    let (dpx, dpphi) = if ef.point_end[side] == e {
-                        (id, -sa)
-                    } else {
-                        (z, z)
+                    // Row side's blocks enter with sign[side]: added or subtracted (exact).
+                    let plus = sign[side] * sign[e] > 0.0;
+                    let add = |dst: &mut [f64], ro: usize, co: usize, m: &Matrix3<f64>| {
+                        add_block(dst, n, ro, co, m, sign[side] > 0.0)
                     };
-                    let dxn = if nr == ne { id } else { z };
                     let (ro, co) = (6 * nr, 6 * ne);
-                    add_block(k, n, ro, co, &(sg * dfx));
-                    add_block(k, n, ro, co + 3, &(sg * dfphi));
-                    add_block(k, n, ro + 3, co, &(sg * (sr * dfx - sf * (dpx - dxn))));
-                    add_block(
-                        k,
-                        n,
-                        ro + 3,
-                        co + 3,
-                        &(sg * (dtphi + sr * dfphi - sf * dpphi)),
-                    );
-                    if need == Need::LinkStiffness || !damped {
+                    // The torque rows: [r]× of the force's partials, and −[f]× of the motion of
+                    // the force's point (the origin of marker point_end[side]: δp = δX − [a]×δΦ
+                    // if that is marker e) relative to the row's node (δX if nr = ne, i.e. side
+                    // = e; the nodes of an element differ). Both are ±I, 0 or ∓[a]× in δX, δΦ.
+                    let at_point = ef.point_end[side] == e;
+                    let srdfx = sign[e] * srfp[side];
+                    let dtx = match (at_point, side == e) {
+                        (true, false) => srdfx - sf,
+                        (false, true) => srdfx + sf,
+                        _ => srdfx,
+                    };
+                    let dtp = if at_point {
+                        dtphi + sr[side] * dfphi + sf * sa
+                    } else {
+                        dtphi + sr[side] * dfphi
+                    };
+                    add_block(k, n, ro, co, &fp, plus);
+                    add(k, ro, co + 3, &dfphi);
+                    add(k, ro + 3, co, &dtx);
+                    add(k, ro + 3, co + 3, &dtp);
+                    if !with_c {
                         continue;
                     }
-                    add_block(c, n, ro, co, &(sg * dfv));
-                    add_block(c, n, ro, co + 3, &(sg * dfw));
-                    add_block(c, n, ro + 3, co, &(sg * (sr * dfv)));
-                    add_block(c, n, ro + 3, co + 3, &(sg * (dtw + sr * dfw)));
+                    add_block(c, n, ro, co, &fv, plus);
+                    add(c, ro, co + 3, &dfw);
+                    add(c, ro + 3, co, &(sign[e] * srfv[side]));
+                    add(c, ro + 3, co + 3, &(dtw + sr[side] * dfw));
                 }
             }
         }
@@ -789,7 +828,7 @@ impl MacroJoint {
                                 lu_m[i * n_l..(i + 1) * n_l]
                                     .copy_from_slice(&k[i * n..i * n + n_l]);
                             }
-                            factored = lu::factor(lu_m, n_l, piv, prof);
+                            factored = lu::factor(lu_m, n_l, piv, prof, &self.bounds);
                             if !factored {
                                 break;
                             }
