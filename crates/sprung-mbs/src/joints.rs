@@ -1351,15 +1351,29 @@ impl Joints {
                 }
                 out.gather[ii] = (g, m);
             }
+            let gather = &out.gather[..cols.len()];
             for (ii, &i) in cols.iter().enumerate() {
-                let ji = &out.gather[ii].0;
-                for (jj, &j) in cols[..=ii].iter().enumerate() {
-                    let mjj = &out.gather[jj].1;
-                    let mut s = out.chol[i * n + j];
+                let ji = &gather[ii].0;
+                let row = &mut out.chol[i * n..(i + 1) * n];
+                // Two entries at a time (two lanes), each sum in the order of the rows k.
+                let mut pairs = cols[..=ii].chunks_exact(2).zip(gather.chunks_exact(2));
+                for (jp, gp) in &mut pairs {
+                    let (m0, m1) = (&gp[0].1, &gp[1].1);
+                    let mut s = [row[jp[0]], row[jp[1]]];
+                    for k in 0..6 {
+                        s[0] += ji[k] * m0[k];
+                        s[1] += ji[k] * m1[k];
+                    }
+                    row[jp[0]] = s[0];
+                    row[jp[1]] = s[1];
+                }
+                if ii % 2 == 0 {
+                    let mjj = &gather[ii].1;
+                    let mut s = row[i];
                     for k in 0..6 {
                         s += ji[k] * mjj[k];
                     }
-                    out.chol[i * n + j] = s;
+                    row[i] = s;
                 }
             }
         }
@@ -1506,21 +1520,35 @@ fn write_frame(f: &Frame, r: &mut [f64], v: &mut [f64]) {
 /// triangle used, row-major); the index of the first non-positive pivot on failure.
 fn cholesky(a: &mut [f64], n: usize) -> Result<(), usize> {
     for j in 0..n {
-        let mut d = a[j * n + j];
-        for k in 0..j {
-            d -= a[j * n + k] * a[j * n + k];
+        let (row_j, below) = a[j * n..n * n].split_at_mut(n);
+        let mut d = row_j[j];
+        for &x in &row_j[..j] {
+            d -= x * x;
         }
         if d.is_nan() || d <= 0.0 {
             return Err(j);
         }
         let d = d.sqrt();
-        a[j * n + j] = d;
-        for i in j + 1..n {
-            let mut s = a[i * n + j];
-            for k in 0..j {
-                s -= a[i * n + k] * a[j * n + k];
+        row_j[j] = d;
+        let lj = &row_j[..j];
+        // Two rows at a time (two lanes), each entry's sum in the order of k.
+        let mut pairs = below.chunks_exact_mut(2 * n);
+        for rows in &mut pairs {
+            let (r0, r1) = rows.split_at_mut(n);
+            let mut s = [r0[j], r1[j]];
+            for ((x0, x1), y) in r0[..j].iter().zip(&r1[..j]).zip(lj) {
+                s[0] -= x0 * y;
+                s[1] -= x1 * y;
             }
-            a[i * n + j] = s / d;
+            r0[j] = s[0] / d;
+            r1[j] = s[1] / d;
+        }
+        if let Some(r0) = pairs.into_remainder().get_mut(..n) {
+            let mut s = r0[j];
+            for (x, y) in r0[..j].iter().zip(lj) {
+                s -= x * y;
+            }
+            r0[j] = s / d;
         }
     }
     Ok(())
