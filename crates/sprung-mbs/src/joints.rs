@@ -350,11 +350,24 @@ pub fn rotation_vector_matrix(phi: &Vector3<f64>) -> Matrix3<f64> {
     rotation_from_coeffs(phi, s, a)
 }
 
-/// I + s [φ]× + a [φ]×².
+/// I + s [φ]× + a [φ]×², entry by entry: the sums of (I + s [φ]×) + (a [φ]×) [φ]× without
+/// their exact-zero terms (the same value, up to the sign of an entry that is exactly 0).
 #[inline(always)]
 fn rotation_from_coeffs(phi: &Vector3<f64>, s: f64, a: f64) -> Matrix3<f64> {
-    let k = crate::rotation::skew(phi);
-    Matrix3::identity() + s * k + a * k * k
+    let (x, y, z) = (phi.x, phi.y, phi.z);
+    let (ax, ay, az) = (a * x, a * y, a * z);
+    let (sx, sy, sz) = (s * x, s * y, s * z);
+    Matrix3::new(
+        1.0 + (-az * z - ay * y),
+        -sz + ay * x,
+        sy + az * x,
+        sz + ax * y,
+        1.0 + (-az * z - ax * x),
+        -sx + az * y,
+        -sy + ax * z,
+        sx + ay * z,
+        1.0 + (-ay * y - ax * x),
+    )
 }
 
 /// The relative rotation of a tabulated pose: for the rotation vector φ(c) with first and
@@ -1329,8 +1342,10 @@ impl Joints {
             // and the pairs left out would add exact zeros).
             // The columns gathered (J_b and M_b J_b, six rows each) for the products.
             let cols = &tree.jac_cols[lb];
-            for (ii, &col) in cols.iter().enumerate() {
-                let g: [f64; 6] = std::array::from_fn(|k| out.jac[(6 * lb + k) * n + col]);
+            let jb = &out.jac[6 * lb * n..6 * (lb + 1) * n];
+            let mjb = &mut out.mj[6 * lb * n..6 * (lb + 1) * n];
+            for (&col, gi) in cols.iter().zip(&mut out.gather) {
+                let g: [f64; 6] = std::array::from_fn(|k| jb[k * n + col]);
                 let w = body.inertia * Vector3::new(g[3], g[4], g[5]);
                 let m = [
                     body.mass * g[0],
@@ -1341,9 +1356,9 @@ impl Joints {
                     w[2],
                 ];
                 for (k, mk) in m.iter().enumerate() {
-                    out.mj[(6 * lb + k) * n + col] = *mk;
+                    mjb[k * n + col] = *mk;
                 }
-                out.gather[ii] = (g, m);
+                *gi = (g, m);
             }
             let gather = &out.gather[..cols.len()];
             for (ii, &i) in cols.iter().enumerate() {
