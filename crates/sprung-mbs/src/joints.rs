@@ -1302,13 +1302,25 @@ impl Joints {
             // Columns of the parent's coordinates: v_b = v_p + ω_p × d, ω_b = R_bᵀ ω_p.
             if let Some(pl) = tree.parent_local[lb] {
                 let jp = &jac_done[6 * pl * n..6 * (pl + 1) * n];
+                // A free root's J is the identity on its six coordinates: its column `col` is
+                // the unit vector e_col, and ω_p = R_p e_(col − 3) a column of R_p.
+                let free_root = self.defs[tree.bodies[pl]].is_none();
                 for &col in &tree.jac_cols[pl] {
-                    let g: [f64; 6] = std::array::from_fn(|k| jp[k * n + col]);
-                    let wp = p.rot * Vector3::new(g[3], g[4], g[5]);
-                    let (vb, wb) = if wp == zero && g[0] == 0.0 && g[1] == 0.0 && g[2] == 0.0 {
-                        (zero, zero)
+                    let (vb, wb) = if free_root && col < 3 {
+                        let mut e = zero;
+                        e[col] = 1.0;
+                        (e, zero)
+                    } else if free_root {
+                        let wp: Vector3<f64> = p.rot.column(col - 3).into_owned();
+                        (zero + wp.cross(&jm.d), rbt * wp)
                     } else {
-                        (Vector3::new(g[0], g[1], g[2]) + wp.cross(&jm.d), rbt * wp)
+                        let g: [f64; 6] = std::array::from_fn(|k| jp[k * n + col]);
+                        let wp = p.rot * Vector3::new(g[3], g[4], g[5]);
+                        if wp == zero && g[0] == 0.0 && g[1] == 0.0 && g[2] == 0.0 {
+                            (zero, zero)
+                        } else {
+                            (Vector3::new(g[0], g[1], g[2]) + wp.cross(&jm.d), rbt * wp)
+                        }
                     };
                     for k in 0..3 {
                         jb[k * n + col] = vb[k];
