@@ -26,7 +26,7 @@ use crate::compiled::{CompiledModel, ElementKind, Marker};
 use crate::element::ElementForce;
 use crate::kinematics::BodyKin;
 use crate::m3::{L4, Lanes};
-use crate::p2p::P2pPack;
+use crate::p2p::{P2pPack, p2p_packs};
 
 /// Lanes per pack.
 pub(crate) const W: usize = 4;
@@ -128,7 +128,7 @@ impl ElementPacks {
         }
         Self {
             bushings: bushing_packs,
-            p2p: p2p.chunks(W).map(|c| P2pPack::new(model, c)).collect(),
+            p2p: p2p_packs(model, &p2p),
             ground: BodyKin::default(),
         }
     }
@@ -137,7 +137,7 @@ impl ElementPacks {
     pub fn n_packed(&self) -> (usize, usize) {
         (
             self.bushings.iter().map(|p| p.used).sum(),
-            self.p2p.iter().map(|p| p.used).sum(),
+            self.p2p.iter().map(P2pPack::n_elements).sum(),
         )
     }
 

@@ -76,6 +76,9 @@ pub struct Evaluator {
     /// Current input rates u̇(t).
     pub u_dot: Vec<f64>,
     force: Vec<Vector3<f64>>,
+    /// Weight m g per body: the start of each evaluation's force accumulation (one copy
+    /// instead of a product per body).
+    weight: Vec<Vector3<f64>>,
     /// 1 / mass per body (no division in the hot path).
     inv_mass: Vec<f64>,
     /// Body-frame inertia tensor and its inverse per body.
@@ -158,6 +161,11 @@ impl Evaluator {
             u: vec![0.0; model.inputs.len()],
             u_dot: vec![0.0; model.inputs.len()],
             force: vec![Vector3::zeros(); nb],
+            weight: model
+                .bodies
+                .iter()
+                .map(|b| b.mass * model.gravity)
+                .collect(),
             inv_mass: model.bodies.iter().map(|b| b.inv_mass()).collect(),
             inertia: model
                 .bodies
@@ -504,10 +512,8 @@ impl Evaluator {
         let want = acc.is_some();
         let model = self.model.clone();
         crate::kinematics::body_kinematics(&model, r, v, &mut self.bodies);
-        for (i, b) in model.bodies.iter().enumerate() {
-            self.force[i] = b.mass * model.gravity;
-            self.torque[i] = Vector3::zeros();
-        }
+        self.force.copy_from_slice(&self.weight);
+        self.torque.fill(Vector3::zeros());
         // The q-only path evaluates the elements four at a time, the linearisation one by one.
         if !want && self.use_packs {
             self.packs.forces(
