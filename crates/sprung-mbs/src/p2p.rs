@@ -4,7 +4,7 @@
 //! L = |x_I − x_J|, u = (x_I − x_J)/L, L̇ = u · (v_I − v_J); the scalar force f(L, L̇) is
 //! tension-positive: −f u acts on body_i at x_I and +f u on body_j at x_J.
 //!
-//! The law — L, L̇ from |Δx|² and Δx · Δv, and f(L, L̇) ([`length_law`], [`scalar_force`]) — is
+//! The law — L, L̇ from |Δx|² and Δx · Δv ([`length`]), and f(L, L̇) ([`length_law`], [`scalar_force`]) — is
 //! written once; the one-element path ([`evaluate`], with partials) and the four-lane pack of
 //! the q-only path ([`P2pPack`], marker kinematics and force vectors in SIMD lanes) both call it.
 
@@ -207,15 +207,42 @@ pub fn scalar_force(law: &P2pLaw, curves: &[Curve], len: f64, len_rate: f64) -> 
     }
 }
 
-/// Length, length rate and the scalar law of one element ([`length_law`]).
+/// Length and length rate of a marker pair ([`length`]), shared by the elements acting there.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct LengthLaw {
+pub(crate) struct Length {
     /// L = |Δx|, m.
     pub len: f64,
     /// 1/L, or 0 below [`MIN_LENGTH`].
     pub inv_len: f64,
-    /// L̇ = Δx · Δv / L, m/s.
+    /// L̇ = Δx · Δv / L (0 below [`MIN_LENGTH`]), m/s.
     pub len_rate: f64,
+}
+
+/// L, 1/L and L̇ from |Δx|² and Δx · Δv, written once for the one-element path ([`evaluate`])
+/// and the lanes of a [`P2pPack`] (once per marker pair there, for all the elements acting at
+/// it). One division (the reciprocal of L) instead of two: the divider is a scarce unit in q.
+#[inline(always)]
+pub(crate) fn length(len2: f64, dx_dv: f64) -> Length {
+    let len = len2.sqrt();
+    if len > MIN_LENGTH {
+        let inv_len = 1.0 / len;
+        Length {
+            len,
+            inv_len,
+            len_rate: dx_dv * inv_len,
+        }
+    } else {
+        Length {
+            len,
+            inv_len: 0.0,
+            len_rate: 0.0,
+        }
+    }
+}
+
+/// The scalar law of one element at its [`Length`] ([`length_law`]).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct LengthLaw {
     /// Tension-positive force f(L, L̇) (0 below [`MIN_LENGTH`]), N.
     pub f: f64,
     /// ∂f/∂L, N/m.
@@ -224,35 +251,16 @@ pub(crate) struct LengthLaw {
     pub f_ld: f64,
 }
 
-/// The element's law from |Δx|² and Δx · Δv, written once for the one-element path
-/// ([`evaluate`]) and the lanes of a [`P2pPack`]: L, L̇ and [`scalar_force`]; below
-/// [`MIN_LENGTH`] the direction is undefined and there is no force. One division (the
-/// reciprocal of L) instead of three: the divider is a scarce unit in q.
+/// The element's law at `g`: [`scalar_force`]; below [`MIN_LENGTH`] the direction is
+/// undefined and there is no force.
 #[inline(always)]
-pub(crate) fn length_law(law: &P2pLaw, curves: &[Curve], len2: f64, dx_dv: f64) -> LengthLaw {
-    let len = len2.sqrt();
-    if len > MIN_LENGTH {
-        let inv_len = 1.0 / len;
-        let len_rate = dx_dv * inv_len;
-        let (f, f_l, f_ld) = scalar_force(law, curves, len, len_rate);
-        LengthLaw {
-            len,
-            inv_len,
-            len_rate,
-            f,
-            f_l,
-            f_ld,
-        }
+pub(crate) fn length_law(law: &P2pLaw, curves: &[Curve], g: &Length) -> LengthLaw {
+    let (f, f_l, f_ld) = if g.len > MIN_LENGTH {
+        scalar_force(law, curves, g.len, g.len_rate)
     } else {
-        LengthLaw {
-            len,
-            inv_len: 0.0,
-            len_rate: 0.0,
-            f: 0.0,
-            f_l: 0.0,
-            f_ld: 0.0,
-        }
-    }
+        (0.0, 0.0, 0.0)
+    };
+    LengthLaw { f, f_l, f_ld }
 }
 
 /// Evaluates a point-to-point element; partials only when `partials` is set (computed with the
@@ -270,14 +278,13 @@ pub fn evaluate<L: Lanes>(
     let [mi, mj] = ends;
     let dx = mi.x - mj.x;
     let dv = mi.v - mj.v;
-    let LengthLaw {
+    let g = length(dx.norm_squared(), dx.dot(&dv));
+    let Length {
         len,
         inv_len,
         len_rate,
-        f,
-        f_l,
-        f_ld,
-    } = length_law(law, curves, dx.norm_squared(), dx.dot(&dv));
+    } = g;
+    let LengthLaw { f, f_l, f_ld } = length_law(law, curves, &g);
     let u = dx * inv_len;
     let force = -f * u;
     out.force = force;
@@ -315,7 +322,7 @@ pub fn evaluate<L: Lanes>(
 // ---------------------------------------------------------------------------------------------
 // Four point-to-point elements side by side (`crate::pack`): the force path (q only), one marker
 // pair per lane. Marker kinematics, |Δx|², Δx · Δv and the force vectors −f Δx / L are computed in
-// the lanes; the law ([`length_law`], any law, curve or not) lane by lane.
+// the lanes; L and L̇ ([`length`]) and the law ([`length_law`], any law, curve or not) lane by lane.
 //
 // Elements often share their ends: a damper, its gas spring and its bump and rebound stops all
 // act between the same two points of the rod and the tube, a spring and its coil-bind stop
@@ -446,18 +453,18 @@ impl LanePack for P2pPack {
         l.store(dot(l, dx, dx), &mut len2);
         l.store(dot(l, dx, dv), &mut dx_dv);
         let (xi, xj): ([L4; 3], [L4; 3]) = (to_lanes(l, &mi.x), to_lanes(l, &mj.x));
+        let g: [Length; W] = std::array::from_fn(|k| length(len2[k], dx_dv[k]));
         for round in &self.rounds {
-            // Per lane: length, rate and the scalar law; the force is s Δx with s = −f / L.
+            // Per lane the scalar law; the force is s Δx with s = −f / L.
             // Only the lanes with an element: a padding lane's law would add its curve
             // evaluation to the segment signature a second time (`crate::compiled::eval_curve`),
             // so that every q evaluation differed from the linearisation's and the stepper split
             // every step (s = 0 there).
-            let (mut s, mut f, mut len, mut rate) = ([0.0; 4], [0.0; 4], [0.0; 4], [0.0; 4]);
+            let (mut s, mut f) = ([0.0; 4], [0.0; 4]);
             for (k, lane_el) in round.iter().enumerate() {
                 let Some(p) = lane_el else { continue };
-                let e = length_law(&p.law, curves, len2[k], dx_dv[k]);
-                (len[k], rate[k], f[k]) = (e.len, e.len_rate, e.f);
-                s[k] = -e.f * e.inv_len;
+                f[k] = length_law(&p.law, curves, &g[k]).f;
+                s[k] = -f[k] * g[k].inv_len;
             }
             let s = l.load(&s);
             let force = [l.mul(s, dx[0]), l.mul(s, dx[1]), l.mul(s, dx[2])];
@@ -477,9 +484,9 @@ impl LanePack for P2pPack {
                 e.point = [lane(&xi, k), lane(&xj, k)];
                 e.point_end = [0, 1];
                 e.out.force = Vector3::new(f[k], 0.0, 0.0);
-                e.out.deflection = Vector3::new(len[k] - p.design_length, 0.0, 0.0);
-                e.out.length = len[k];
-                e.out.length_rate = rate[k];
+                e.out.deflection = Vector3::new(g[k].len - p.design_length, 0.0, 0.0);
+                e.out.length = g[k].len;
+                e.out.length_rate = g[k].len_rate;
             }
         }
     }
