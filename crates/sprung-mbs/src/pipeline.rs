@@ -628,7 +628,7 @@ impl Evaluator {
     /// G_rK / G_v (their blocks were zeroed or overwritten by a built-in contribution first).
     #[inline(never)]
     fn open_elements(&mut self, t: f64, v: &[f64], mut acc: Option<(&mut [f64], &mut [f64])>) {
-        let model = self.model.clone();
+        let model = &*self.model;
         let nb = model.bodies.len();
         let nbv = 6 * nb;
         if acc.is_some() {
@@ -653,11 +653,12 @@ impl Evaluator {
                 work.scratch.evaluate(el.law.as_ref(), &input);
             }
             let sc = &work.scratch;
-            for (k, frame) in work.frames.iter().enumerate() {
+            let wrenches = sc.force.iter().zip(&sc.torque);
+            for ((frame, m), (f, tq)) in work.frames.iter().zip(&work.markers).zip(wrenches) {
                 if let Some(c) = frame.body {
-                    let arm = work.markers[k].x - self.bodies[c].x;
-                    self.force[c] += sc.force[k];
-                    self.torque[c] += arm.cross(&sc.force[k]) + sc.torque[k];
+                    let arm = m.x - self.bodies[c].x;
+                    self.force[c] += f;
+                    self.torque[c] += arm.cross(f) + tq;
                 }
             }
             if ns > 0 {
