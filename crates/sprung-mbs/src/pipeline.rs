@@ -638,7 +638,7 @@ impl Evaluator {
         }
         for (e, el) in model.open_elements.iter().enumerate() {
             let (before, work) =
-                prepare_open_element(&model, e, &mut self.open, &self.bodies, &self.runtime_u, t);
+                prepare_open_element(model, e, &mut self.open, &self.bodies, &self.runtime_u, t);
             let ns = work.n_states;
             let states = &v[nbv + el.state_offset..nbv + el.state_offset + ns];
             let input = ElementInput {
@@ -676,7 +676,7 @@ impl Evaluator {
                 );
                 if let Some(ls) = work.links.as_mut() {
                     chain_links(
-                        &model,
+                        model,
                         el,
                         before,
                         &input,
@@ -709,8 +709,8 @@ impl Evaluator {
                     let t_plus = t + h;
                     let t_minus = t - h;
                     let inputs = (&mut work.inputs_plus, &mut work.inputs_minus);
-                    gather_inputs(&model, &self.runtime_u, t_plus, &el.inputs, inputs.0);
-                    gather_inputs(&model, &self.runtime_u, t_minus, &el.inputs, inputs.1);
+                    gather_inputs(model, &self.runtime_u, t_plus, &el.inputs, inputs.0);
+                    gather_inputs(model, &self.runtime_u, t_minus, &el.inputs, inputs.1);
                     if !el.links.is_empty() {
                         element_link::feed_time(
                             &el.links,
