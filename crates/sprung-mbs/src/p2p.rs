@@ -491,3 +491,79 @@ impl LanePack for P2pPack {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A model with free bodies a, b, c, d and the point-to-point elements `elements`
+    /// (type, marker I, marker J); marker `xk` sits on body x at a point of its own per k.
+    fn model(elements: &[(&str, &str, &str)]) -> CompiledModel {
+        let mut src = String::from(
+            "[model]\nname = \"pairs\"\nground = \"chassis\"\ngravity = [0.0, 0.0, -9.81]\n",
+        );
+        for (i, b) in ["a", "b", "c", "d"].iter().enumerate() {
+            src += &format!(
+                "[[bodies]]\nname = \"{b}\"\nmass = 2.0\nposition = [{i}.0, 0.0, 0.0]\n\
+                 inertia = {{ principal = [0.1, 0.1, 0.1] }}\n"
+            );
+            for k in 0..6 {
+                src += &format!(
+                    "[[markers]]\nname = \"{b}{k}\"\nbody = \"{b}\"\n\
+                     global_position = [{i}.{k}, {k}.5, 0.{i}]\n"
+                );
+            }
+        }
+        for (n, (kind, i, j)) in elements.iter().enumerate() {
+            let law = match *kind {
+                "spring" => "stiffness = 1000.0",
+                _ => "damping = 40.0",
+            };
+            src += &format!(
+                "[[force_elements]]\ntype = \"{kind}\"\nname = \"e{n}\"\nmarker_i = \"{i}\"\n\
+                 marker_j = \"{j}\"\n{law}\n"
+            );
+        }
+        let m = sprung_model::from_toml_str(&src, "pairs.toml").unwrap_or_else(|e| panic!("{e}"));
+        crate::compile(&m).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    fn rounds(model: &CompiledModel) -> Vec<usize> {
+        let all: Vec<usize> = (0..model.elements.len()).collect();
+        p2p_packs(model, &all)
+            .iter()
+            .map(|p| p.rounds.len())
+            .collect()
+    }
+
+    #[test]
+    fn elements_at_one_marker_pair_share_a_lane() {
+        // e0 and e1 act between the same points of a and b, e2 elsewhere: one pack, two rounds.
+        let m = model(&[
+            ("spring", "a0", "b0"),
+            ("damper", "a0", "b0"),
+            ("spring", "c0", "d0"),
+        ]);
+        assert_eq!(rounds(&m), [2]);
+        let all: Vec<usize> = (0..3).collect();
+        assert_eq!(p2p_packs(&m, &all)[0].n_elements(), 3);
+    }
+
+    #[test]
+    fn a_pair_is_shared_only_where_each_body_keeps_element_order() {
+        // Shared, the pair of e0 and e5 would run e5 in the first pack before e4 in the
+        // second, both on bodies a and b: one element per lane instead.
+        let pairs = [
+            ("spring", "a0", "b0"),
+            ("damper", "a1", "b1"),
+            ("damper", "a2", "b2"),
+            ("damper", "a3", "b3"),
+            ("damper", "a4", "b4"),
+            ("damper", "a0", "b0"),
+        ];
+        assert_eq!(rounds(&model(&pairs)), [1, 1]);
+        // Without e4 the shared schedule keeps the order: one pack, two rounds.
+        let m = model(&[pairs[0], pairs[1], pairs[2], pairs[3], pairs[5]]);
+        assert_eq!(rounds(&m), [2]);
+    }
+}
