@@ -298,8 +298,15 @@ unsafe fn sub_scaled_avx2(l: f64, u: &[f64], y: &mut [f64]) {
 #[derive(Debug, Clone)]
 pub struct CompactProduct {
     set: ActiveSet,
+    /// A and B gathered, then without their all-zero columns: the kept columns contiguous in
+    /// their order ([`drop_zero_columns`]).
     a: Vec<f64>,
     b: Vec<f64>,
+    /// Full-vector indices of the kept columns of A and B, and of the dropped ones.
+    a_cols: Vec<usize>,
+    a_zero: Vec<usize>,
+    b_cols: Vec<usize>,
+    b_zero: Vec<usize>,
     xg: Vec<f64>,
     zg: Vec<f64>,
     y: Vec<f64>,
@@ -313,6 +320,10 @@ impl CompactProduct {
         Self {
             a: vec![0.0; n * w],
             b: vec![0.0; n * w],
+            a_cols: Vec::with_capacity(n),
+            a_zero: Vec::with_capacity(n),
+            b_cols: Vec::with_capacity(n),
+            b_zero: Vec::with_capacity(n),
             xg: vec![0.0; n],
             zg: vec![0.0; n],
             y: vec![0.0; w],
@@ -321,10 +332,14 @@ impl CompactProduct {
         }
     }
 
-    /// Gathers A and B (matrices of the set's pattern); no allocation.
+    /// Gathers A and B (matrices of the set's pattern) and drops their all-zero columns; no
+    /// allocation.
     pub fn load(&mut self, a: &BlockMatrix, b: &BlockMatrix) {
+        let (w, idx) = (self.set.stride, &self.set.idx);
         self.set.gather_matrix(a, &mut self.a);
+        drop_zero_columns(&mut self.a, w, idx, &mut self.a_cols, &mut self.a_zero);
         self.set.gather_matrix(b, &mut self.b);
+        drop_zero_columns(&mut self.b, w, idx, &mut self.b_cols, &mut self.b_zero);
     }
 
     /// Selects the portable kernels even where AVX2 + FMA are available (`true`), or returns
@@ -369,16 +384,59 @@ impl CompactProduct {
         bz: Option<(f64, &[f64])>,
         y: &mut [f64],
     ) {
-        self.set.gather(x, &mut self.xg);
+        let w = self.set.stride;
+        let (ka, kb) = (self.a_cols.len(), self.b_cols.len());
+        for (o, &i) in self.xg.iter_mut().zip(&self.a_cols) {
+            *o = x[i];
+        }
+        // A dropped column j would add c·x_j = ±0 to every row: no change, as a sum started at
+        // +0 never becomes −0 under rounding to nearest, unless x_j is not finite, when it
+        // makes every row NaN. `dropped` is 0 or NaN accordingly.
+        let mut dropped = 0.0;
+        for &i in &self.a_zero {
+            dropped += x[i] * 0.0;
+        }
         let bz = bz.map(|(beta, z)| {
-            for (o, &i) in self.zg.iter_mut().zip(&self.set.idx) {
+            for (o, &i) in self.zg.iter_mut().zip(&self.b_cols) {
                 *o = beta * z[i];
             }
-            (&self.b[..], &self.zg[..])
+            for &i in &self.b_zero {
+                dropped += (beta * z[i]) * 0.0;
+            }
+            (&self.b[..kb * w], &self.zg[..kb])
         });
-        k.matvec(&self.a, &self.xg, bz, &mut self.y);
+        k.matvec(&self.a[..ka * w], &self.xg[..ka], bz, &mut self.y);
+        if dropped.is_nan() {
+            self.y.fill(f64::NAN);
+        }
         for (&i, yi) in self.set.idx.iter().zip(&self.y) {
             y[i] += yi;
+        }
+    }
+}
+
+/// Moves the columns of the column-major `m` (columns of `w` entries, one per active index
+/// `idx`) that hold a nonzero entry to the front, in their order, and lists their indices
+/// `idx[j]` in `kept`, those of the all-zero columns in `zero`. No allocation (both have
+/// capacity `idx.len()`).
+fn drop_zero_columns(
+    m: &mut [f64],
+    w: usize,
+    idx: &[usize],
+    kept: &mut Vec<usize>,
+    zero: &mut Vec<usize>,
+) {
+    kept.clear();
+    zero.clear();
+    for (j, &i) in idx.iter().enumerate() {
+        if m[j * w..(j + 1) * w].iter().all(|&c| c == 0.0) {
+            zero.push(i);
+        } else {
+            let k = kept.len();
+            if k != j {
+                m.copy_within(j * w..(j + 1) * w, k * w);
+            }
+            kept.push(i);
         }
     }
 }
