@@ -212,8 +212,11 @@ impl Kernel for Avx {
     }
 }
 
-/// [`Kernel::matvec`]: y in row chunks of 16 (four registers; then single registers), each
-/// accumulated over the columns as broadcast x_j times the column's chunk.
+/// [`Kernel::matvec`]: y in row chunks of 32 (eight registers), then one chunk of the
+/// remaining 4 to 28 rows ([`matvec_rows`]), each accumulated over the columns as broadcast x_j
+/// times the column's chunk: one broadcast per column and chunk, the fewest chunks the 16
+/// registers allow. Every row's sum is the same sequence of fused multiply-adds whatever the
+/// chunking.
 ///
 /// # Safety
 /// The CPU must support AVX2 and FMA.
@@ -221,7 +224,6 @@ impl Kernel for Avx {
 #[target_feature(enable = "avx2,fma")]
 #[inline]
 unsafe fn matvec_avx2(a: &[f64], x: &[f64], bz: Option<(&[f64], &[f64])>, y: &mut [f64]) {
-    use std::arch::x86_64::*;
     let w = y.len();
     assert!(
         w.is_multiple_of(4) && a.len() >= x.len() * w,
@@ -232,36 +234,57 @@ unsafe fn matvec_avx2(a: &[f64], x: &[f64], bz: Option<(&[f64], &[f64])>, y: &mu
     }
     let mats = [Some((a, x)), bz];
     let mut c = 0;
-    // SAFETY: every load reads a column chunk c..c + 16 (or + 4) below w of a column j below
-    // x.len() (z.len()), inside the matrix by the assertions; y has w entries.
+    // SAFETY (all calls): rows c..c + 4R lie below w, asserted a multiple of 4.
     unsafe {
-        while c + 16 <= w {
-            let mut acc = [_mm256_setzero_pd(); 4];
-            for (m, v) in mats.iter().flatten() {
-                let p = m.as_ptr().add(c);
-                for (j, &vj) in v.iter().enumerate() {
-                    let s = _mm256_set1_pd(vj);
-                    let col = p.add(j * w);
-                    for (r, a) in acc.iter_mut().enumerate() {
-                        *a = _mm256_fmadd_pd(_mm256_loadu_pd(col.add(4 * r)), s, *a);
-                    }
-                }
-            }
-            for (r, a) in acc.iter().enumerate() {
-                _mm256_storeu_pd(y.as_mut_ptr().add(c + 4 * r), *a);
-            }
-            c += 16;
+        while c + 32 <= w {
+            matvec_rows::<8>(&mats, w, c, y);
+            c += 32;
         }
-        while c + 4 <= w {
-            let mut acc = _mm256_setzero_pd();
-            for (m, v) in mats.iter().flatten() {
-                let p = m.as_ptr().add(c);
-                for (j, &vj) in v.iter().enumerate() {
-                    acc = _mm256_fmadd_pd(_mm256_loadu_pd(p.add(j * w)), _mm256_set1_pd(vj), acc);
+        match (w - c) / 4 {
+            0 => {}
+            1 => matvec_rows::<1>(&mats, w, c, y),
+            2 => matvec_rows::<2>(&mats, w, c, y),
+            3 => matvec_rows::<3>(&mats, w, c, y),
+            4 => matvec_rows::<4>(&mats, w, c, y),
+            5 => matvec_rows::<5>(&mats, w, c, y),
+            6 => matvec_rows::<6>(&mats, w, c, y),
+            _ => matvec_rows::<7>(&mats, w, c, y),
+        }
+    }
+}
+
+/// Rows c..c + 4R of [`matvec_avx2`]'s product, in R registers.
+///
+/// # Safety
+/// The CPU must support AVX2 and FMA; c + 4R ≤ w = y.len(), and every matrix of `mats` has at
+/// least w entries per entry of its vector (checked by the caller).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+#[inline]
+unsafe fn matvec_rows<const R: usize>(
+    mats: &[Option<(&[f64], &[f64])>; 2],
+    w: usize,
+    c: usize,
+    y: &mut [f64],
+) {
+    use std::arch::x86_64::*;
+    debug_assert!(c + 4 * R <= w && y.len() == w);
+    let mut acc = [_mm256_setzero_pd(); R];
+    // SAFETY: every load reads rows c..c + 4R (below w) of a column j below the vector's
+    // length, inside the matrix by the caller's checks; the stores are below w = y.len().
+    unsafe {
+        for (m, v) in mats.iter().flatten() {
+            let p = m.as_ptr().add(c);
+            for (j, &vj) in v.iter().enumerate() {
+                let s = _mm256_set1_pd(vj);
+                let col = p.add(j * w);
+                for (r, a) in acc.iter_mut().enumerate() {
+                    *a = _mm256_fmadd_pd(_mm256_loadu_pd(col.add(4 * r)), s, *a);
                 }
             }
-            _mm256_storeu_pd(y.as_mut_ptr().add(c), acc);
-            c += 4;
+        }
+        for (r, a) in acc.iter().enumerate() {
+            _mm256_storeu_pd(y.as_mut_ptr().add(c + 4 * r), *a);
         }
     }
 }
