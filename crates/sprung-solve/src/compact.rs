@@ -20,8 +20,10 @@
 //! active coordinates. Both products run column by column in whole 4-wide lanes (a broadcast
 //! x_j times a column, accumulated in registers), AVX2 + FMA where the CPU has them. On the
 //! kinematic car a solve takes ≈ 2.4 k instructions instead of the block LU's ≈ 11.6 k, the two
-//! stages' products ≈ 6.9 k per step instead of ≈ 16 k (callgrind, `docs/performance.md`). The choice is made once by operation count
-//! ([`ActiveSet::dense_solve_flops`] against the block LU's,
+//! stages' products ≈ 6.9 k per step instead of ≈ 16 k (callgrind, `docs/performance.md`;
+//! on the 15-body car of session 17, with the zero columns dropped and row chunks of 32,
+//! ≈ 1.7 k per solve and ≈ 3.9 k per step, `docs/solvers.md`). The choice is made once by
+//! operation count ([`ActiveSet::dense_solve_flops`] against the block LU's,
 //! [`ActiveSet::dense_product_cheaper`]).
 //!
 //! The results equal the block-sparse ones up to round-off (other elimination and summation
