@@ -20,8 +20,10 @@
 //! active coordinates. Both products run column by column in whole 4-wide lanes (a broadcast
 //! x_j times a column, accumulated in registers), AVX2 + FMA where the CPU has them. On the
 //! kinematic car a solve takes ≈ 2.4 k instructions instead of the block LU's ≈ 11.6 k, the two
-//! stages' products ≈ 6.9 k per step instead of ≈ 16 k (callgrind, `docs/performance.md`). The choice is made once by operation count
-//! ([`ActiveSet::dense_solve_flops`] against the block LU's,
+//! stages' products ≈ 6.9 k per step instead of ≈ 16 k (callgrind, `docs/performance.md`;
+//! on the 15-body car of session 17, with the zero columns dropped and row chunks of 32,
+//! ≈ 1.7 k per solve and ≈ 3.9 k per step, `docs/solvers.md`). The choice is made once by
+//! operation count ([`ActiveSet::dense_solve_flops`] against the block LU's,
 //! [`ActiveSet::dense_product_cheaper`]).
 //!
 //! The results equal the block-sparse ones up to round-off (other elimination and summation
@@ -212,8 +214,11 @@ impl Kernel for Avx {
     }
 }
 
-/// [`Kernel::matvec`]: y in row chunks of 16 (four registers; then single registers), each
-/// accumulated over the columns as broadcast x_j times the column's chunk.
+/// [`Kernel::matvec`]: y in row chunks of 32 (eight registers), then one chunk of the
+/// remaining 4 to 28 rows ([`matvec_rows`]), each accumulated over the columns as broadcast x_j
+/// times the column's chunk: one broadcast per column and chunk, the fewest chunks the 16
+/// registers allow. Every row's sum is the same sequence of fused multiply-adds whatever the
+/// chunking.
 ///
 /// # Safety
 /// The CPU must support AVX2 and FMA.
@@ -221,7 +226,6 @@ impl Kernel for Avx {
 #[target_feature(enable = "avx2,fma")]
 #[inline]
 unsafe fn matvec_avx2(a: &[f64], x: &[f64], bz: Option<(&[f64], &[f64])>, y: &mut [f64]) {
-    use std::arch::x86_64::*;
     let w = y.len();
     assert!(
         w.is_multiple_of(4) && a.len() >= x.len() * w,
@@ -232,36 +236,57 @@ unsafe fn matvec_avx2(a: &[f64], x: &[f64], bz: Option<(&[f64], &[f64])>, y: &mu
     }
     let mats = [Some((a, x)), bz];
     let mut c = 0;
-    // SAFETY: every load reads a column chunk c..c + 16 (or + 4) below w of a column j below
-    // x.len() (z.len()), inside the matrix by the assertions; y has w entries.
+    // SAFETY (all calls): rows c..c + 4R lie below w, asserted a multiple of 4.
     unsafe {
-        while c + 16 <= w {
-            let mut acc = [_mm256_setzero_pd(); 4];
-            for (m, v) in mats.iter().flatten() {
-                let p = m.as_ptr().add(c);
-                for (j, &vj) in v.iter().enumerate() {
-                    let s = _mm256_set1_pd(vj);
-                    let col = p.add(j * w);
-                    for (r, a) in acc.iter_mut().enumerate() {
-                        *a = _mm256_fmadd_pd(_mm256_loadu_pd(col.add(4 * r)), s, *a);
-                    }
-                }
-            }
-            for (r, a) in acc.iter().enumerate() {
-                _mm256_storeu_pd(y.as_mut_ptr().add(c + 4 * r), *a);
-            }
-            c += 16;
+        while c + 32 <= w {
+            matvec_rows::<8>(&mats, w, c, y);
+            c += 32;
         }
-        while c + 4 <= w {
-            let mut acc = _mm256_setzero_pd();
-            for (m, v) in mats.iter().flatten() {
-                let p = m.as_ptr().add(c);
-                for (j, &vj) in v.iter().enumerate() {
-                    acc = _mm256_fmadd_pd(_mm256_loadu_pd(p.add(j * w)), _mm256_set1_pd(vj), acc);
+        match (w - c) / 4 {
+            0 => {}
+            1 => matvec_rows::<1>(&mats, w, c, y),
+            2 => matvec_rows::<2>(&mats, w, c, y),
+            3 => matvec_rows::<3>(&mats, w, c, y),
+            4 => matvec_rows::<4>(&mats, w, c, y),
+            5 => matvec_rows::<5>(&mats, w, c, y),
+            6 => matvec_rows::<6>(&mats, w, c, y),
+            _ => matvec_rows::<7>(&mats, w, c, y),
+        }
+    }
+}
+
+/// Rows c..c + 4R of [`matvec_avx2`]'s product, in R registers.
+///
+/// # Safety
+/// The CPU must support AVX2 and FMA; c + 4R ≤ w = y.len(), and every matrix of `mats` has at
+/// least w entries per entry of its vector (checked by the caller).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+#[inline]
+unsafe fn matvec_rows<const R: usize>(
+    mats: &[Option<(&[f64], &[f64])>; 2],
+    w: usize,
+    c: usize,
+    y: &mut [f64],
+) {
+    use std::arch::x86_64::*;
+    debug_assert!(c + 4 * R <= w && y.len() == w);
+    let mut acc = [_mm256_setzero_pd(); R];
+    // SAFETY: every load reads rows c..c + 4R (below w) of a column j below the vector's
+    // length, inside the matrix by the caller's checks; the stores are below w = y.len().
+    unsafe {
+        for (m, v) in mats.iter().flatten() {
+            let p = m.as_ptr().add(c);
+            for (j, &vj) in v.iter().enumerate() {
+                let s = _mm256_set1_pd(vj);
+                let col = p.add(j * w);
+                for (r, a) in acc.iter_mut().enumerate() {
+                    *a = _mm256_fmadd_pd(_mm256_loadu_pd(col.add(4 * r)), s, *a);
                 }
             }
-            _mm256_storeu_pd(y.as_mut_ptr().add(c), acc);
-            c += 4;
+        }
+        for (r, a) in acc.iter().enumerate() {
+            _mm256_storeu_pd(y.as_mut_ptr().add(c + 4 * r), *a);
         }
     }
 }
@@ -298,8 +323,15 @@ unsafe fn sub_scaled_avx2(l: f64, u: &[f64], y: &mut [f64]) {
 #[derive(Debug, Clone)]
 pub struct CompactProduct {
     set: ActiveSet,
+    /// A and B gathered, then without their all-zero columns: the kept columns contiguous in
+    /// their order ([`drop_zero_columns`]).
     a: Vec<f64>,
     b: Vec<f64>,
+    /// Full-vector indices of the kept columns of A and B, and of the dropped ones.
+    a_cols: Vec<usize>,
+    a_zero: Vec<usize>,
+    b_cols: Vec<usize>,
+    b_zero: Vec<usize>,
     xg: Vec<f64>,
     zg: Vec<f64>,
     y: Vec<f64>,
@@ -313,6 +345,10 @@ impl CompactProduct {
         Self {
             a: vec![0.0; n * w],
             b: vec![0.0; n * w],
+            a_cols: Vec::with_capacity(n),
+            a_zero: Vec::with_capacity(n),
+            b_cols: Vec::with_capacity(n),
+            b_zero: Vec::with_capacity(n),
             xg: vec![0.0; n],
             zg: vec![0.0; n],
             y: vec![0.0; w],
@@ -321,10 +357,14 @@ impl CompactProduct {
         }
     }
 
-    /// Gathers A and B (matrices of the set's pattern); no allocation.
+    /// Gathers A and B (matrices of the set's pattern) and drops their all-zero columns; no
+    /// allocation.
     pub fn load(&mut self, a: &BlockMatrix, b: &BlockMatrix) {
+        let (w, idx) = (self.set.stride, &self.set.idx);
         self.set.gather_matrix(a, &mut self.a);
+        drop_zero_columns(&mut self.a, w, idx, &mut self.a_cols, &mut self.a_zero);
         self.set.gather_matrix(b, &mut self.b);
+        drop_zero_columns(&mut self.b, w, idx, &mut self.b_cols, &mut self.b_zero);
     }
 
     /// Selects the portable kernels even where AVX2 + FMA are available (`true`), or returns
@@ -369,16 +409,59 @@ impl CompactProduct {
         bz: Option<(f64, &[f64])>,
         y: &mut [f64],
     ) {
-        self.set.gather(x, &mut self.xg);
+        let w = self.set.stride;
+        let (ka, kb) = (self.a_cols.len(), self.b_cols.len());
+        for (o, &i) in self.xg.iter_mut().zip(&self.a_cols) {
+            *o = x[i];
+        }
+        // A dropped column j would add c·x_j = ±0 to every row: no change, as a sum started at
+        // +0 never becomes −0 under rounding to nearest, unless x_j is not finite, when it
+        // makes every row NaN. `dropped` is 0 or NaN accordingly.
+        let mut dropped = 0.0;
+        for &i in &self.a_zero {
+            dropped += x[i] * 0.0;
+        }
         let bz = bz.map(|(beta, z)| {
-            for (o, &i) in self.zg.iter_mut().zip(&self.set.idx) {
+            for (o, &i) in self.zg.iter_mut().zip(&self.b_cols) {
                 *o = beta * z[i];
             }
-            (&self.b[..], &self.zg[..])
+            for &i in &self.b_zero {
+                dropped += (beta * z[i]) * 0.0;
+            }
+            (&self.b[..kb * w], &self.zg[..kb])
         });
-        k.matvec(&self.a, &self.xg, bz, &mut self.y);
+        k.matvec(&self.a[..ka * w], &self.xg[..ka], bz, &mut self.y);
+        if dropped.is_nan() {
+            self.y.fill(f64::NAN);
+        }
         for (&i, yi) in self.set.idx.iter().zip(&self.y) {
             y[i] += yi;
+        }
+    }
+}
+
+/// Moves the columns of the column-major `m` (columns of `w` entries, one per active index
+/// `idx`) that hold a nonzero entry to the front, in their order, and lists their indices
+/// `idx[j]` in `kept`, those of the all-zero columns in `zero`. No allocation (both have
+/// capacity `idx.len()`).
+fn drop_zero_columns(
+    m: &mut [f64],
+    w: usize,
+    idx: &[usize],
+    kept: &mut Vec<usize>,
+    zero: &mut Vec<usize>,
+) {
+    kept.clear();
+    zero.clear();
+    for (j, &i) in idx.iter().enumerate() {
+        if m[j * w..(j + 1) * w].iter().all(|&c| c == 0.0) {
+            zero.push(i);
+        } else {
+            let k = kept.len();
+            if k != j {
+                m.copy_within(j * w..(j + 1) * w, k * w);
+            }
+            kept.push(i);
         }
     }
 }

@@ -268,17 +268,27 @@ fn stages_impl<S: MechanicalSystem + ?Sized>(
     let n_v = v.len();
     for i in 0..s {
         // Stage state (eq. 9): the step start itself unless some α_ij (j < i) is set; each
-        // entry is r + Σ_j (h α_ij) Δr_j accumulated in j order (as copy + axpy would).
+        // entry is r + Σ_j (h α_ij) Δr_j accumulated in j order (as copy + axpy would; the
+        // first term is added in the pass that copies).
         let shifted = (0..i).any(|j| tab.alpha[i * s + j] != 0.0);
         if shifted {
-            w.r_st.copy_from_slice(r);
-            w.v_st.copy_from_slice(v);
+            let mut started = false;
             for j in 0..i {
                 let a = h * tab.alpha[i * s + j];
                 if a != 0.0 {
-                    axpy(a, &w.dr[j], &mut w.r_st);
-                    axpy(a, &w.dv[j], &mut w.v_st);
+                    let (r0, v0) = if started {
+                        (Base::Own, Base::Own)
+                    } else {
+                        (Base::Of(r), Base::Of(v))
+                    };
+                    add_scaled(r0, a, &w.dr[j], &mut w.r_st);
+                    add_scaled(v0, a, &w.dv[j], &mut w.v_st);
+                    started = true;
                 }
+            }
+            if !started {
+                w.r_st.copy_from_slice(r);
+                w.v_st.copy_from_slice(v);
             }
         }
         let (r_i, v_i): (&[f64], &[f64]) = if shifted { (&w.r_st, &w.v_st) } else { (r, v) };
@@ -296,19 +306,17 @@ fn stages_impl<S: MechanicalSystem + ?Sized>(
         // J_v product) when no γ_ij (j < i) is set, as in the first stage.
         let coupled = (0..i).any(|j| tab.gamma_ij[i * s + j] != 0.0);
         if coupled {
-            w.sv.fill(0.0);
-            w.sz.fill(0.0);
-            if exact_kinematics {
-                w.sr.fill(0.0);
-            }
+            // Each sum starts at 0 in the pass that adds its first term (as fill + axpy would).
+            let mut base = Base::Zero;
             for j in 0..i {
                 let gij = tab.gamma_ij[i * s + j];
                 if gij != 0.0 {
-                    axpy(gij, &w.dv[j], &mut w.sv);
-                    axpy(gij, &w.z[j], &mut w.sz);
+                    add_scaled(base, gij, &w.dv[j], &mut w.sv);
+                    add_scaled(base, gij, &w.z[j], &mut w.sz);
                     if exact_kinematics {
-                        axpy(gij, &w.dr[j], &mut w.sr);
+                        add_scaled(base, gij, &w.dr[j], &mut w.sr);
                     }
+                    base = Base::Own;
                 }
             }
         }
@@ -608,6 +616,34 @@ fn error_scales<S: MechanicalSystem + ?Sized>(sys: &S) -> Vec<f64> {
             l
         }
         None => vec![1.0; sys.n_v()],
+    }
+}
+
+/// What [`add_scaled`] adds to: y itself, 0, or another vector x.
+#[derive(Clone, Copy)]
+enum Base<'a> {
+    Own,
+    Zero,
+    Of(&'a [f64]),
+}
+
+/// y = base + a z in one pass: y += a z ([`axpy`]), y = 0 + a z (the sum of a fill with 0 and
+/// an axpy, −0 products included), or y = x + a z (a copy of x and an axpy).
+#[inline(always)]
+fn add_scaled(base: Base, a: f64, z: &[f64], y: &mut [f64]) {
+    match base {
+        Base::Own => axpy(a, z, y),
+        Base::Zero => {
+            for (yi, zi) in y.iter_mut().zip(z) {
+                *yi = 0.0 + a * zi;
+            }
+        }
+        Base::Of(x) => {
+            assert_eq!(x.len(), y.len(), "add_scaled: lengths differ");
+            for ((yi, xi), zi) in y.iter_mut().zip(x).zip(z) {
+                *yi = xi + a * zi;
+            }
+        }
     }
 }
 
