@@ -211,10 +211,6 @@ impl Frame {
 pub struct JointMotion {
     /// The body's frame.
     pub frame: Frame,
-    /// Joint axis, global (revolute, prismatic; zero for tabulated).
-    pub u: Vector3<f64>,
-    /// Revolute: the body's centre of mass minus the axis point, global (zero otherwise).
-    pub e: Vector3<f64>,
     /// Centre of mass minus the parent's, global.
     pub d: Vector3<f64>,
     /// Relative velocity of the centre of mass in the parent frame's motion, global
@@ -269,11 +265,11 @@ impl<'a> PoseView<'a> {
         Self { buf, stride, off }
     }
 
-    /// Components `o..o + 3` of slot `slot`.
+    /// The six components of slot `slot`.
     #[inline(always)]
-    fn v3(&self, slot: usize, o: usize) -> Vector3<f64> {
-        let b = slot * self.stride + self.off + o;
-        Vector3::new(self.buf[b], self.buf[b + 1], self.buf[b + 2])
+    fn slot(&self, slot: usize) -> &[f64; 6] {
+        let b = slot * self.stride + self.off;
+        self.buf[b..b + 6].try_into().expect("six components")
     }
 }
 
@@ -354,11 +350,24 @@ pub fn rotation_vector_matrix(phi: &Vector3<f64>) -> Matrix3<f64> {
     rotation_from_coeffs(phi, s, a)
 }
 
-/// I + s [φ]× + a [φ]×².
+/// I + s [φ]× + a [φ]×², entry by entry: the sums of (I + s [φ]×) + (a [φ]×) [φ]× without
+/// their exact-zero terms (the same value, up to the sign of an entry that is exactly 0).
 #[inline(always)]
 fn rotation_from_coeffs(phi: &Vector3<f64>, s: f64, a: f64) -> Matrix3<f64> {
-    let k = crate::rotation::skew(phi);
-    Matrix3::identity() + s * k + a * k * k
+    let (x, y, z) = (phi.x, phi.y, phi.z);
+    let (ax, ay, az) = (a * x, a * y, a * z);
+    let (sx, sy, sz) = (s * x, s * y, s * z);
+    Matrix3::new(
+        1.0 + (-az * z - ay * y),
+        -sz + ay * x,
+        sy + az * x,
+        sz + ax * y,
+        1.0 + (-az * z - ax * x),
+        -sx + az * y,
+        -sy + ax * z,
+        sx + ay * z,
+        1.0 + (-ay * y - ax * x),
+    )
 }
 
 /// The relative rotation of a tabulated pose: for the rotation vector φ(c) with first and
@@ -468,8 +477,6 @@ impl JointDef {
                         v: p.v + p.w.cross(&d) + s_dot,
                         w,
                     },
-                    u,
-                    e,
                     d,
                     s_dot,
                     cols: [col, (zero, zero)],
@@ -492,10 +499,12 @@ impl JointDef {
     pub fn tabulated_rel(&self, ev: &PoseView, cd: [f64; 2], bias: bool) -> RelMotion {
         let zero = Vector3::zeros();
         let n = self.sources.len();
-        let s = ev.v3(0, 0);
-        let phi = ev.v3(0, 3);
-        let ds = [ev.v3(1, 0), ev.v3(2, 0)];
-        let dphi = [ev.v3(1, 3), ev.v3(2, 3)];
+        let v3 = |x: &[f64; 6], o: usize| Vector3::new(x[o], x[o + 1], x[o + 2]);
+        let (x0, x1, x2) = (ev.slot(0), ev.slot(1), ev.slot(2));
+        let s = v3(x0, 0);
+        let phi = v3(x0, 3);
+        let ds = [v3(x1, 0), v3(x2, 0)];
+        let dphi = [v3(x1, 3), v3(x2, 3)];
         // Slot of ∂²/∂c_k∂c_l.
         let d2 = |k: usize, l: usize| 3 + k + l;
         // Σ_kl ∂²/∂c_k∂c_l ċ_k ċ_l of position and rotation vector.
@@ -507,8 +516,9 @@ impl JointDef {
             phid += dphi[k] * cd[k];
             if bias {
                 for l in 0..n {
-                    dds += ev.v3(d2(k, l), 0) * (cd[k] * cd[l]);
-                    ddphi += ev.v3(d2(k, l), 3) * (cd[k] * cd[l]);
+                    let x = ev.slot(d2(k, l));
+                    dds += v3(x, 0) * (cd[k] * cd[l]);
+                    ddphi += v3(x, 3) * (cd[k] * cd[l]);
                 }
             }
         }
@@ -545,8 +555,6 @@ impl JointDef {
                 v: p.v + p.w.cross(&d) + s_dot,
                 w: p.w + w_rel,
             },
-            u: zero,
-            e: zero,
             d,
             s_dot,
             cols: [
@@ -1169,6 +1177,7 @@ impl Joints {
                 }
             }
         }
+        let zero = Vector3::zeros();
         for (lb, &b) in tree.bodies.iter().enumerate() {
             let need_acc = tree.need_acc[lb];
             if velocity_only && !need_acc {
@@ -1176,6 +1185,9 @@ impl Joints {
                 continue;
             }
             let rows = !velocity_only && (all_rows || need_acc);
+            // The rows of the bodies before this one (its parent's among them) and its own.
+            let (jac_done, jac_rest) = out.jac.split_at_mut(6 * lb * n);
+            let jb = &mut jac_rest[..6 * n];
             if let Some(bk) = base
                 && perturbed != usize::MAX
                 && self.defs[b].is_some()
@@ -1185,140 +1197,147 @@ impl Joints {
                 out.acc[lb] = bk.acc[lb];
                 out.dcols[lb] = bk.dcols[lb];
                 if rows {
-                    let rows = 6 * lb * n..6 * (lb + 1) * n;
-                    out.jac[rows.clone()].copy_from_slice(&bk.jac[rows]);
+                    jb.copy_from_slice(&bk.jac[6 * lb * n..6 * (lb + 1) * n]);
                 }
                 continue;
             }
-            if rows {
-                // J_b's structurally non-zero entries are all written below; the others
-                // stay 0 from the allocation.
-                for k in 0..6 {
-                    for &c in &tree.jac_cols[lb] {
-                        out.jac[(6 * lb + k) * n + c] = 0.0;
+            let Some(d) = self.defs[b].as_ref() else {
+                // The free root: J = I on its six coordinates, J̇ = 0.
+                let mut rb = [0.0; 7];
+                rb.copy_from_slice(&r[7 * b..7 * b + 7]);
+                let mut vb = [0.0; 6];
+                vb.copy_from_slice(&v[6 * b..6 * b + 6]);
+                if dv.0 < 6 {
+                    vb[dv.0] += dv.1;
+                }
+                let f = &mut out.frames[lb];
+                *f = Frame::of_free(&rb, &vb);
+                if dp.0 < 3 {
+                    f.x[dp.0] += dp.1;
+                } else if dp.0 < 6 {
+                    let mut e = Vector3::zeros();
+                    e[dp.0 - 3] = 1.0;
+                    f.rot *= axis_rotation(&e, dp.1);
+                    f.w = f.rot * Vector3::new(vb[3], vb[4], vb[5]);
+                }
+                out.acc[lb] = (zero, zero);
+                if rows {
+                    for (k, row) in jb.chunks_exact_mut(n).enumerate() {
+                        for &c in &tree.jac_cols[lb] {
+                            row[c] = if c == k { 1.0 } else { 0.0 };
+                        }
+                    }
+                }
+                continue;
+            };
+            let (frames_done, frames_rest) = out.frames.split_at_mut(lb);
+            let (p, (ap, alp)) = match tree.parent_local[lb] {
+                Some(pl) => (&frames_done[pl], out.acc[pl]),
+                None => (&Frame::GROUND, (zero, zero)),
+            };
+            let deps = &tree.deps[lb];
+            let (mut c, mut cd) = d.coordinates(r, v);
+            for (k, &ci) in deps.iter().enumerate() {
+                if dp.0 == ci {
+                    c[k] += dp.1;
+                }
+                if dv.0 == ci {
+                    cd[k] += dv.1;
+                }
+            }
+            let jm = match tree.group_of[lb] {
+                Some((g, off)) => {
+                    // The relative motion depends on the joint's coordinates and rates
+                    // alone: base's where the perturbation leaves both alone.
+                    let rel = match base.and_then(|bk| bk.rel[lb].as_ref()) {
+                        Some(r) if !deps.contains(&perturbed) => *r,
+                        _ => {
+                            let buf = &out.gev[g];
+                            let ev = PoseView::new(buf, buf.len() / sm::SPLINE_SLOTS, off);
+                            d.tabulated_rel(&ev, cd, need_acc)
+                        }
+                    };
+                    if all_rows {
+                        // (Read only as the base of perturbed kinematics.)
+                        out.rel[lb] = Some(rel);
+                    }
+                    d.motion_from_rel(p, &rel, need_acc)
+                }
+                None => d.motion_with(p, c, cd, None, need_acc),
+            };
+            // J̇ ż, recursively (module docs): α_b = α_p + (the joint's term: ω_p × u ż
+            // for a revolute joint), a_b = a_p + α_p × d + ω_p × (ω_p × d) + 2 ω_p × ṡ
+            // + (u × (u × e) ż², or the pose map's second derivatives).
+            // (Left 0 where nothing reads it, [`Tree::need_acc`].)
+            out.acc[lb] = if need_acc {
+                let mut al = alp;
+                let mut a = ap
+                    + alp.cross(&jm.d)
+                    + p.w.cross(&p.w.cross(&jm.d))
+                    + 2.0 * p.w.cross(&jm.s_dot);
+                if d.kind != sm::JointKind::Prismatic {
+                    al += jm.bias_al;
+                    a += jm.bias_a;
+                }
+                (a, al)
+            } else {
+                (zero, zero)
+            };
+            let cols = if d.kind == sm::JointKind::Prismatic {
+                [(jm.cols[0].0, zero), jm.cols[1]]
+            } else {
+                jm.cols
+            };
+            out.dcols[lb] = (jm.d, cols);
+            let f = &mut frames_rest[0];
+            *f = jm.frame;
+            if !rows {
+                continue;
+            }
+            let rbt = f.rot.transpose();
+            // The joint's own columns start from 0 (the parent's columns are all written
+            // below, the others are not structural).
+            for row in jb.chunks_exact_mut(n) {
+                for &ci in deps {
+                    row[ci] = 0.0;
+                }
+            }
+            // Columns of the parent's coordinates: v_b = v_p + ω_p × d, ω_b = R_bᵀ ω_p.
+            if let Some(pl) = tree.parent_local[lb] {
+                let jp = &jac_done[6 * pl * n..6 * (pl + 1) * n];
+                // A free root's J is the identity on its six coordinates: its column `col` is
+                // the unit vector e_col, and ω_p = R_p e_(col − 3) a column of R_p.
+                let free_root = self.defs[tree.bodies[pl]].is_none();
+                for &col in &tree.jac_cols[pl] {
+                    let (vb, wb) = if free_root && col < 3 {
+                        let mut e = zero;
+                        e[col] = 1.0;
+                        (e, zero)
+                    } else if free_root {
+                        let wp: Vector3<f64> = p.rot.column(col - 3).into_owned();
+                        (zero + wp.cross(&jm.d), rbt * wp)
+                    } else {
+                        let g: [f64; 6] = std::array::from_fn(|k| jp[k * n + col]);
+                        let wp = p.rot * Vector3::new(g[3], g[4], g[5]);
+                        if wp == zero && g[0] == 0.0 && g[1] == 0.0 && g[2] == 0.0 {
+                            (zero, zero)
+                        } else {
+                            (Vector3::new(g[0], g[1], g[2]) + wp.cross(&jm.d), rbt * wp)
+                        }
+                    };
+                    for k in 0..3 {
+                        jb[k * n + col] = vb[k];
+                        jb[(3 + k) * n + col] = wb[k];
                     }
                 }
             }
-            match self.defs[b].as_ref() {
-                None => {
-                    // The free root: J = I on its six coordinates, J̇ = 0.
-                    let mut rb = [0.0; 7];
-                    rb.copy_from_slice(&r[7 * b..7 * b + 7]);
-                    let mut vb = [0.0; 6];
-                    vb.copy_from_slice(&v[6 * b..6 * b + 6]);
-                    if dv.0 < 6 {
-                        vb[dv.0] += dv.1;
-                    }
-                    let mut f = Frame::of_free(&rb, &vb);
-                    if dp.0 < 3 {
-                        f.x[dp.0] += dp.1;
-                    } else if dp.0 < 6 {
-                        let mut e = Vector3::zeros();
-                        e[dp.0 - 3] = 1.0;
-                        f.rot *= axis_rotation(&e, dp.1);
-                        f.w = f.rot * Vector3::new(vb[3], vb[4], vb[5]);
-                    }
-                    out.frames[lb] = f;
-                    out.acc[lb] = (Vector3::zeros(), Vector3::zeros());
-                    if rows {
-                        for k in 0..6 {
-                            out.jac[(6 * lb + k) * n + k] = 1.0;
-                        }
-                    }
-                }
-                Some(d) => {
-                    let (p, (ap, alp)) = match tree.parent_local[lb] {
-                        Some(pl) => (out.frames[pl], out.acc[pl]),
-                        None => (Frame::GROUND, (Vector3::zeros(), Vector3::zeros())),
-                    };
-                    let deps = &tree.deps[lb];
-                    let (mut c, mut cd) = d.coordinates(r, v);
-                    for (k, &ci) in deps.iter().enumerate() {
-                        if dp.0 == ci {
-                            c[k] += dp.1;
-                        }
-                        if dv.0 == ci {
-                            cd[k] += dv.1;
-                        }
-                    }
-                    let jm = match tree.group_of[lb] {
-                        Some((g, off)) => {
-                            // The relative motion depends on the joint's coordinates and rates
-                            // alone: base's where the perturbation leaves both alone.
-                            let rel = match base.and_then(|bk| bk.rel[lb]) {
-                                Some(r) if !deps.contains(&perturbed) => r,
-                                _ => {
-                                    let buf = &out.gev[g];
-                                    let ev = PoseView::new(buf, buf.len() / sm::SPLINE_SLOTS, off);
-                                    d.tabulated_rel(&ev, cd, need_acc)
-                                }
-                            };
-                            if all_rows {
-                                // (Read only as the base of perturbed kinematics.)
-                                out.rel[lb] = Some(rel);
-                            }
-                            d.motion_from_rel(&p, &rel, need_acc)
-                        }
-                        None => d.motion_with(&p, c, cd, None, need_acc),
-                    };
-                    let f = jm.frame;
-                    // J̇ ż, recursively (module docs): α_b = α_p + (the joint's term: ω_p × u ż
-                    // for a revolute joint), a_b = a_p + α_p × d + ω_p × (ω_p × d) + 2 ω_p × ṡ
-                    // + (u × (u × e) ż², or the pose map's second derivatives).
-                    // (Left 0 where nothing reads it, [`Tree::need_acc`].)
-                    out.acc[lb] = if need_acc {
-                        let mut al = alp;
-                        let mut a = ap
-                            + alp.cross(&jm.d)
-                            + p.w.cross(&p.w.cross(&jm.d))
-                            + 2.0 * p.w.cross(&jm.s_dot);
-                        if d.kind != sm::JointKind::Prismatic {
-                            al += jm.bias_al;
-                            a += jm.bias_a;
-                        }
-                        (a, al)
-                    } else {
-                        (Vector3::zeros(), Vector3::zeros())
-                    };
-                    out.frames[lb] = f;
-                    let cols = if d.kind == sm::JointKind::Prismatic {
-                        [(jm.cols[0].0, Vector3::zeros()), jm.cols[1]]
-                    } else {
-                        jm.cols
-                    };
-                    out.dcols[lb] = (jm.d, cols);
-                    if !rows {
-                        continue;
-                    }
-                    let rbt = f.rot.transpose();
-                    // Columns of the parent's coordinates: v_b = v_p + ω_p × d, ω_b = R_bᵀ ω_p
-                    // (the parent's other columns are 0).
-                    if let Some(pl) = tree.parent_local[lb] {
-                        let prot = p.rot;
-                        for &col in &tree.jac_cols[pl] {
-                            let g = |k: usize| out.jac[(6 * pl + k) * n + col];
-                            let wp = prot * Vector3::new(g(3), g(4), g(5));
-                            if wp == Vector3::zeros() && g(0) == 0.0 && g(1) == 0.0 && g(2) == 0.0 {
-                                continue;
-                            }
-                            let vb = Vector3::new(g(0), g(1), g(2)) + wp.cross(&jm.d);
-                            let wb = rbt * wp;
-                            for k in 0..3 {
-                                out.jac[(6 * lb + k) * n + col] = vb[k];
-                                out.jac[(6 * lb + 3 + k) * n + col] = wb[k];
-                            }
-                        }
-                    }
-                    // The joint's columns (own and input coordinates), added to the parent's
-                    // (a follower may depend on a coordinate its parent moves with, too).
-                    for (k, &ci) in deps.iter().enumerate() {
-                        let (vc, wg) = cols[k];
-                        let wc = rbt * wg;
-                        for x in 0..3 {
-                            out.jac[(6 * lb + x) * n + ci] += vc[x];
-                            out.jac[(6 * lb + 3 + x) * n + ci] += wc[x];
-                        }
-                    }
+            // The joint's columns (own and input coordinates), added to the parent's
+            // (a follower may depend on a coordinate its parent moves with, too).
+            for (&ci, (vc, wg)) in deps.iter().zip(&cols) {
+                let wc = rbt * wg;
+                for x in 0..3 {
+                    jb[x * n + ci] += vc[x];
+                    jb[(3 + x) * n + ci] += wc[x];
                 }
             }
         }
@@ -1338,8 +1357,10 @@ impl Joints {
             // and the pairs left out would add exact zeros).
             // The columns gathered (J_b and M_b J_b, six rows each) for the products.
             let cols = &tree.jac_cols[lb];
-            for (ii, &col) in cols.iter().enumerate() {
-                let g: [f64; 6] = std::array::from_fn(|k| out.jac[(6 * lb + k) * n + col]);
+            let jb = &out.jac[6 * lb * n..6 * (lb + 1) * n];
+            let mjb = &mut out.mj[6 * lb * n..6 * (lb + 1) * n];
+            for (&col, gi) in cols.iter().zip(&mut out.gather) {
+                let g: [f64; 6] = std::array::from_fn(|k| jb[k * n + col]);
                 let w = body.inertia * Vector3::new(g[3], g[4], g[5]);
                 let m = [
                     body.mass * g[0],
@@ -1350,19 +1371,33 @@ impl Joints {
                     w[2],
                 ];
                 for (k, mk) in m.iter().enumerate() {
-                    out.mj[(6 * lb + k) * n + col] = *mk;
+                    mjb[k * n + col] = *mk;
                 }
-                out.gather[ii] = (g, m);
+                *gi = (g, m);
             }
+            let gather = &out.gather[..cols.len()];
             for (ii, &i) in cols.iter().enumerate() {
-                let ji = &out.gather[ii].0;
-                for (jj, &j) in cols[..=ii].iter().enumerate() {
-                    let mjj = &out.gather[jj].1;
-                    let mut s = out.chol[i * n + j];
+                let ji = &gather[ii].0;
+                let row = &mut out.chol[i * n..(i + 1) * n];
+                // Two entries at a time (two lanes), each sum in the order of the rows k.
+                let mut pairs = cols[..=ii].chunks_exact(2).zip(gather.chunks_exact(2));
+                for (jp, gp) in &mut pairs {
+                    let (m0, m1) = (&gp[0].1, &gp[1].1);
+                    let mut s = [row[jp[0]], row[jp[1]]];
+                    for k in 0..6 {
+                        s[0] += ji[k] * m0[k];
+                        s[1] += ji[k] * m1[k];
+                    }
+                    row[jp[0]] = s[0];
+                    row[jp[1]] = s[1];
+                }
+                if ii % 2 == 0 {
+                    let mjj = &gather[ii].1;
+                    let mut s = row[i];
                     for k in 0..6 {
                         s += ji[k] * mjj[k];
                     }
-                    out.chol[i * n + j] = s;
+                    row[i] = s;
                 }
             }
         }
@@ -1509,21 +1544,35 @@ fn write_frame(f: &Frame, r: &mut [f64], v: &mut [f64]) {
 /// triangle used, row-major); the index of the first non-positive pivot on failure.
 fn cholesky(a: &mut [f64], n: usize) -> Result<(), usize> {
     for j in 0..n {
-        let mut d = a[j * n + j];
-        for k in 0..j {
-            d -= a[j * n + k] * a[j * n + k];
+        let (row_j, below) = a[j * n..n * n].split_at_mut(n);
+        let mut d = row_j[j];
+        for &x in &row_j[..j] {
+            d -= x * x;
         }
         if d.is_nan() || d <= 0.0 {
             return Err(j);
         }
         let d = d.sqrt();
-        a[j * n + j] = d;
-        for i in j + 1..n {
-            let mut s = a[i * n + j];
-            for k in 0..j {
-                s -= a[i * n + k] * a[j * n + k];
+        row_j[j] = d;
+        let lj = &row_j[..j];
+        // Two rows at a time (two lanes), each entry's sum in the order of k.
+        let mut pairs = below.chunks_exact_mut(2 * n);
+        for rows in &mut pairs {
+            let (r0, r1) = rows.split_at_mut(n);
+            let mut s = [r0[j], r1[j]];
+            for ((x0, x1), y) in r0[..j].iter().zip(&r1[..j]).zip(lj) {
+                s[0] -= x0 * y;
+                s[1] -= x1 * y;
             }
-            a[i * n + j] = s / d;
+            r0[j] = s[0] / d;
+            r1[j] = s[1] / d;
+        }
+        if let Some(r0) = pairs.into_remainder().get_mut(..n) {
+            let mut s = r0[j];
+            for (x, y) in r0[..j].iter().zip(lj) {
+                s -= x * y;
+            }
+            r0[j] = s / d;
         }
     }
     Ok(())

@@ -10,13 +10,14 @@
 //! product is plain lane-wise multiply-adds. The body kinematics are gathered once per marker and
 //! lane; the wrenches are scattered to the bodies lane by lane.
 //!
-//! [`ElementPacks`] groups a model's elements once: bushings ([`crate::bushing::BushingPack`]) and
-//! point-to-point elements ([`crate::p2p::P2pPack`]) in packs of four. Bushings with a free spin
-//! axis (wheel bearings, the eyes and shackles of a leaf spring) share a pack only with bushings
-//! free about the same local axis, so that a pack computes either rotation vectors or swing vectors
-//! in its lanes. The linearisation, which needs the partials, always takes the one-element path.
-//! Both paths agree to round-off (fused multiply-adds, other summation order;
-//! `tests/element_packs.rs`).
+//! [`ElementPacks`] groups a model's elements once: bushings ([`crate::bushing::BushingPack`]) in
+//! packs of four, point-to-point elements ([`crate::p2p::P2pPack`]) in packs of four marker pairs
+//! (the elements acting at one pair, a damper with its gas spring and stops, share its kinematics
+//! and take turns in its lane). Bushings with a free spin axis (wheel bearings, the eyes and
+//! shackles of a leaf spring) share a pack only with bushings free about the same local axis, so
+//! that a pack computes either rotation vectors or swing vectors in its lanes. The linearisation,
+//! which needs the partials, always takes the one-element path. Both paths agree to round-off
+//! (fused multiply-adds, other summation order; `tests/element_packs.rs`).
 
 use nalgebra::Vector3;
 use sprung_model::Curve;
@@ -26,7 +27,7 @@ use crate::compiled::{CompiledModel, ElementKind, Marker};
 use crate::element::ElementForce;
 use crate::kinematics::BodyKin;
 use crate::m3::{L4, Lanes};
-use crate::p2p::P2pPack;
+use crate::p2p::{P2pPack, p2p_packs};
 
 /// Lanes per pack.
 pub(crate) const W: usize = 4;
@@ -107,7 +108,8 @@ pub struct ElementPacks {
 impl ElementPacks {
     /// Groups the elements of `model`: bushings by free spin axis (none, x, y, z), within each
     /// group linear ones first, then those with curves (so that few packs evaluate a curve),
-    /// and point-to-point elements, each in element order, four to a pack.
+    /// each in element order, four to a pack; point-to-point elements by marker pair, four
+    /// pairs to a pack ([`p2p_packs`]: the elements acting at one pair share its kinematics).
     pub fn new(model: &CompiledModel) -> Self {
         // [spin axis: none, x, y, z][linear, with curves]
         let mut bushings: [[Vec<usize>; 2]; 4] = Default::default();
@@ -128,7 +130,7 @@ impl ElementPacks {
         }
         Self {
             bushings: bushing_packs,
-            p2p: p2p.chunks(W).map(|c| P2pPack::new(model, c)).collect(),
+            p2p: p2p_packs(model, &p2p),
             ground: BodyKin::default(),
         }
     }
@@ -137,7 +139,7 @@ impl ElementPacks {
     pub fn n_packed(&self) -> (usize, usize) {
         (
             self.bushings.iter().map(|p| p.used).sum(),
-            self.p2p.iter().map(|p| p.used).sum(),
+            self.p2p.iter().map(P2pPack::n_elements).sum(),
         )
     }
 

@@ -76,6 +76,9 @@ pub struct Evaluator {
     /// Current input rates u̇(t).
     pub u_dot: Vec<f64>,
     force: Vec<Vector3<f64>>,
+    /// Weight m g per body: the start of each evaluation's force accumulation (one copy
+    /// instead of a product per body).
+    weight: Vec<Vector3<f64>>,
     /// 1 / mass per body (no division in the hot path).
     inv_mass: Vec<f64>,
     /// Body-frame inertia tensor and its inverse per body.
@@ -158,6 +161,11 @@ impl Evaluator {
             u: vec![0.0; model.inputs.len()],
             u_dot: vec![0.0; model.inputs.len()],
             force: vec![Vector3::zeros(); nb],
+            weight: model
+                .bodies
+                .iter()
+                .map(|b| b.mass * model.gravity)
+                .collect(),
             inv_mass: model.bodies.iter().map(|b| b.inv_mass()).collect(),
             inertia: model
                 .bodies
@@ -504,10 +512,8 @@ impl Evaluator {
         let want = acc.is_some();
         let model = self.model.clone();
         crate::kinematics::body_kinematics(&model, r, v, &mut self.bodies);
-        for (i, b) in model.bodies.iter().enumerate() {
-            self.force[i] = b.mass * model.gravity;
-            self.torque[i] = Vector3::zeros();
-        }
+        self.force.copy_from_slice(&self.weight);
+        self.torque.fill(Vector3::zeros());
         // The q-only path evaluates the elements four at a time, the linearisation one by one.
         if !want && self.use_packs {
             self.packs.forces(
@@ -622,7 +628,7 @@ impl Evaluator {
     /// G_rK / G_v (their blocks were zeroed or overwritten by a built-in contribution first).
     #[inline(never)]
     fn open_elements(&mut self, t: f64, v: &[f64], mut acc: Option<(&mut [f64], &mut [f64])>) {
-        let model = self.model.clone();
+        let model = &*self.model;
         let nb = model.bodies.len();
         let nbv = 6 * nb;
         if acc.is_some() {
@@ -632,7 +638,7 @@ impl Evaluator {
         }
         for (e, el) in model.open_elements.iter().enumerate() {
             let (before, work) =
-                prepare_open_element(&model, e, &mut self.open, &self.bodies, &self.runtime_u, t);
+                prepare_open_element(model, e, &mut self.open, &self.bodies, &self.runtime_u, t);
             let ns = work.n_states;
             let states = &v[nbv + el.state_offset..nbv + el.state_offset + ns];
             let input = ElementInput {
@@ -647,11 +653,12 @@ impl Evaluator {
                 work.scratch.evaluate(el.law.as_ref(), &input);
             }
             let sc = &work.scratch;
-            for (k, frame) in work.frames.iter().enumerate() {
+            let wrenches = sc.force.iter().zip(&sc.torque);
+            for ((frame, m), (f, tq)) in work.frames.iter().zip(&work.markers).zip(wrenches) {
                 if let Some(c) = frame.body {
-                    let arm = work.markers[k].x - self.bodies[c].x;
-                    self.force[c] += sc.force[k];
-                    self.torque[c] += arm.cross(&sc.force[k]) + sc.torque[k];
+                    let arm = m.x - self.bodies[c].x;
+                    self.force[c] += f;
+                    self.torque[c] += arm.cross(f) + tq;
                 }
             }
             if ns > 0 {
@@ -669,7 +676,7 @@ impl Evaluator {
                 );
                 if let Some(ls) = work.links.as_mut() {
                     chain_links(
-                        &model,
+                        model,
                         el,
                         before,
                         &input,
@@ -702,8 +709,8 @@ impl Evaluator {
                     let t_plus = t + h;
                     let t_minus = t - h;
                     let inputs = (&mut work.inputs_plus, &mut work.inputs_minus);
-                    gather_inputs(&model, &self.runtime_u, t_plus, &el.inputs, inputs.0);
-                    gather_inputs(&model, &self.runtime_u, t_minus, &el.inputs, inputs.1);
+                    gather_inputs(model, &self.runtime_u, t_plus, &el.inputs, inputs.0);
+                    gather_inputs(model, &self.runtime_u, t_minus, &el.inputs, inputs.1);
                     if !el.links.is_empty() {
                         element_link::feed_time(
                             &el.links,
