@@ -448,7 +448,7 @@ impl JointDef {
         let zero = Vector3::zeros();
         let u = p.rot * self.axis;
         match self.kind {
-            sm::JointKind::Revolute | sm::JointKind::Prismatic => {
+            sm::JointKind::Revolute | sm::JointKind::Prismatic | sm::JointKind::Fixed => {
                 let (s, rel, e, s_dot) = match self.kind {
                     sm::JointKind::Revolute => {
                         let q = axis_rotation(&self.axis, z);
@@ -580,7 +580,7 @@ impl JointDef {
                 let e = self.s0 - self.point;
                 (e - self.axis * self.axis.dot(&e)).norm() + l
             }
-            sm::JointKind::Prismatic => 1.0,
+            sm::JointKind::Prismatic | sm::JointKind::Fixed => 1.0,
             sm::JointKind::Tabulated => {
                 let Some(k) = self.sources.iter().position(|&s| s == self.body) else {
                     return 1.0;
@@ -749,6 +749,9 @@ impl Joints {
                     Some(Arc::new(spline)),
                     sources,
                 )
+            } else if j.kind == sm::JointKind::Fixed {
+                // No coordinate: the pose map of a prismatic joint at z = 0, without an axis.
+                (Vector3::zeros(), Vector3::zeros(), None, Vec::new())
             } else {
                 let a = Vector3::from(j.axis.unwrap_or([0.0; 3]));
                 if a.norm().is_nan() || a.norm() <= 0.0 {

@@ -426,6 +426,10 @@ pub enum JointKind {
     /// The relative pose from a kinematic table as a spline in 1-2 coordinates (the body's own
     /// and/or other joints' coordinates; `docs/joints.md`, "Tabulated joints").
     Tabulated,
+    /// Rigidly attached at the design pose relative to the parent, no coordinate: the body's
+    /// mass and inertia move with the parent (document 004's rigid mount of a part whose
+    /// bushings the kinematic variant makes ideal; `docs/joints.md`, "Fixed joints").
+    Fixed,
 }
 
 impl JointKind {
@@ -435,6 +439,7 @@ impl JointKind {
             JointKind::Revolute => "revolute",
             JointKind::Prismatic => "prismatic",
             JointKind::Tabulated => "tabulated",
+            JointKind::Fixed => "fixed",
         }
     }
 }
@@ -492,10 +497,15 @@ impl Joint {
     /// Whether the joint has a coordinate of its own (revolute, prismatic, or a tabulated joint
     /// with a `"self"` coordinate); a tabulated joint without is a follower.
     pub fn has_own_coordinate(&self) -> bool {
-        self.kind != JointKind::Tabulated || self.coordinates.iter().any(|c| c == SELF_COORDINATE)
+        match self.kind {
+            JointKind::Revolute | JointKind::Prismatic => true,
+            JointKind::Tabulated => self.coordinates.iter().any(|c| c == SELF_COORDINATE),
+            JointKind::Fixed => false,
+        }
     }
 
-    /// Whether the body is a follower: a tabulated joint without an own coordinate.
+    /// Whether the body is a follower: a tabulated joint without an own coordinate, or a fixed
+    /// joint.
     pub fn is_follower(&self) -> bool {
         !self.has_own_coordinate()
     }

@@ -556,6 +556,39 @@ fn joint(ctx: &mut Ctx, b: &Body, j: &crate::types::Joint) {
             );
         }
     }
+    if j.kind == crate::types::JointKind::Fixed {
+        for (field, given) in [
+            ("axis", j.axis.is_some()),
+            ("point", j.point.is_some()),
+            ("z0", j.z0 != 0.0),
+            ("zd0", j.zd0 != 0.0),
+        ] {
+            if given {
+                ctx.push(
+                    k,
+                    n,
+                    format!("fixed joint with `{field}` (it has no axis and no coordinate)"),
+                    format!(
+                        "remove `{field}`: the body stays at its design pose relative to the parent"
+                    ),
+                );
+            }
+        }
+    } else {
+        moving_joint(ctx, k, n, j);
+    }
+    if b.velocity != [0.0; 3] || b.angular_velocity != [0.0; 3] {
+        ctx.push(
+            k,
+            n,
+            "a jointed body has `velocity` / `angular_velocity` (its motion is the joint's)",
+            "remove them and give the joint rate `zd0` (rad/s or m/s)",
+        );
+    }
+}
+
+/// The axis, point and coordinate of a revolute or prismatic joint.
+fn moving_joint(ctx: &mut Ctx, k: &str, n: &str, j: &crate::types::Joint) {
     match j.axis {
         None => ctx.push(
             k,
@@ -590,17 +623,10 @@ fn joint(ctx: &mut Ctx, b: &Body, j: &crate::types::Joint) {
             "prismatic joint with `point` (a translation has no axis position)",
             "remove `point`",
         ),
-        (crate::types::JointKind::Prismatic, None) | (crate::types::JointKind::Tabulated, _) => {}
+        (crate::types::JointKind::Prismatic, None)
+        | (crate::types::JointKind::Tabulated | crate::types::JointKind::Fixed, _) => {}
     }
     ctx.finite(k, n, "joint.z0 / joint.zd0", &[j.z0, j.zd0]);
-    if b.velocity != [0.0; 3] || b.angular_velocity != [0.0; 3] {
-        ctx.push(
-            k,
-            n,
-            "a jointed body has `velocity` / `angular_velocity` (its motion is the joint's)",
-            "remove them and give the joint rate `zd0` (rad/s or m/s)",
-        );
-    }
 }
 
 /// The root of body `name`'s joint tree: the first body up the joint parents without a joint

@@ -34,8 +34,13 @@
 //!   residual compliance of the bushings it was solved with (≤ 0.34 µm on the reference car,
 //!   where the nearest other candidate moves ≥ 13 mm). Fewer followers: the reference car's 20
 //!   become 8 ([`KinCorner::rehosted`]).
+//! * **Held bodies made rigid**: a body the corners hold besides the parent and the rack (the
+//!   rear subframe) that is left with nothing but bushings to the parent — its links' bushings
+//!   are ideal joints of the tables now — gets a fixed joint on the parent (its mass and inertia
+//!   move with it; document 004 makes such mounts rigid like every bushing) and the mounts are
+//!   removed ([`KinReduction::fixed`]).
 //! * **Everything else stays** (springs, dampers, stops, tires, the steering element, speed
-//!   controllers, the accelerometer, subframe mounts, outputs whose items still exist).
+//!   controllers, the accelerometer, outputs whose items still exist).
 //!   Jointed bodies lose their initial `velocity` (a joint's motion is its coordinate's: z0 = 0,
 //!   ż0 = 0, the design state moving with its parent); a parameter target
 //!   `bodies.<glob>.velocity…` / `angular_velocity…` is rewritten to the free bodies it matched.
@@ -100,6 +105,17 @@ pub struct Rehosted {
     pub deviation: f64,
 }
 
+/// A held body made rigid by the kinematic reduction (module docs).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Fixed {
+    /// The body (a fixed joint on `parent` now).
+    pub body: String,
+    /// The corners' parent it is fixed to.
+    pub parent: String,
+    /// Its bushings to the parent, removed.
+    pub mounts: Vec<String>,
+}
+
 /// The kinematic reduced model.
 #[derive(Debug, Clone)]
 pub struct KinReduction {
@@ -113,6 +129,8 @@ pub struct KinReduction {
     pub couplings: Vec<String>,
     /// Rack guide bushings removed (the racks' prismatic joints replace them).
     pub removed_guides: Vec<String>,
+    /// Held bodies made rigid (fixed joints on the parent, their mounts removed).
+    pub fixed: Vec<Fixed>,
     /// Output channels dropped because they referred to removed items.
     pub dropped_outputs: Vec<String>,
     /// Parameters dropped (applied at their values before reducing).
@@ -353,6 +371,72 @@ pub fn reduce_with_tables(
             table_file: file,
         });
     }
+    // Held bodies left with nothing but bushings to the parent (the rear subframe on its
+    // mounts, its links' bushings now ideal joints of the tables): rigid, a fixed joint on the
+    // parent, the mounts removed (module docs).
+    let mut fixed = Vec::new();
+    for t in &tables {
+        let c = &t.corner;
+        for h in &c.held {
+            if *h == c.parent
+                || joints.contains_key(h)
+                || fixed.iter().any(|f: &Fixed| f.body == *h)
+            {
+                continue;
+            }
+            let on = |k: &str| body_of.get(k).is_some_and(|b| b == h);
+            let mut mounts = Vec::new();
+            let mut alone = true;
+            for e in &d.force_elements {
+                if removed_elements.contains(e.name()) || !(on(e.marker_i()) || on(e.marker_j())) {
+                    continue;
+                }
+                let other = if on(e.marker_i()) {
+                    e.marker_j()
+                } else {
+                    e.marker_i()
+                };
+                let to_parent = body_of.get(other).is_some_and(|b| *b == c.parent);
+                if matches!(e, sm::ForceElement::Bushing(_)) && to_parent {
+                    mounts.push(e.name().to_string());
+                } else {
+                    alone = false;
+                }
+            }
+            alone &= !d.elements.iter().any(|e| e.markers.iter().any(|k| on(k)))
+                && !d.inputs.iter().any(|u| on(&u.marker))
+                && !d.bodies.iter().any(|b| {
+                    b.joint.as_ref().is_some_and(|j| j.parent == *h)
+                        && !removed_bodies.contains(&b.name)
+                })
+                && !joints.values().any(|j| j.parent == *h);
+            if alone && !mounts.is_empty() {
+                fixed.push(Fixed {
+                    body: h.clone(),
+                    parent: c.parent.clone(),
+                    mounts,
+                });
+            }
+        }
+    }
+    for f in &fixed {
+        removed_elements.extend(f.mounts.iter().cloned());
+        joints.insert(
+            f.body.clone(),
+            sm::Joint {
+                kind: sm::JointKind::Fixed,
+                parent: f.parent.clone(),
+                axis: None,
+                point: None,
+                table: None,
+                entry: None,
+                coordinates: Vec::new(),
+                z0: 0.0,
+                zd0: 0.0,
+                kin_table: None,
+            },
+        );
+    }
     // Bodies: joints, massless followers, removed links.
     let followers: BTreeSet<&String> = corners.iter().flat_map(|c| &c.followers).collect();
     m.bodies.retain(|b| !removed_bodies.contains(&b.name));
@@ -479,6 +563,7 @@ pub fn reduce_with_tables(
         tables,
         couplings: couplings.into_iter().collect(),
         removed_guides,
+        fixed,
         dropped_outputs,
         dropped_parameters,
         rewritten_targets,
@@ -528,6 +613,14 @@ impl KinReduction {
             head.push_str(&format!(
                 "# rack guides replaced by prismatic joints: {}\n",
                 self.removed_guides.join(", ")
+            ));
+        }
+        for f in &self.fixed {
+            head.push_str(&format!(
+                "# {} made rigid (fixed joint on {}; mounts removed: {})\n",
+                f.body,
+                f.parent,
+                f.mounts.join(", ")
             ));
         }
         if !self.dropped_outputs.is_empty() {

@@ -195,6 +195,14 @@ fn bad_joints_are_located_model_errors() {
             "prismatic joint with `point`",
         ),
         (
+            r#"joint = { type = "fixed", parent = "ground", axis = [0.0, 1.0, 0.0] }"#,
+            "fixed joint with `axis` (it has no axis and no coordinate)",
+        ),
+        (
+            r#"joint = { type = "fixed", parent = "ground", z0 = 0.1 }"#,
+            "fixed joint with `z0`",
+        ),
+        (
             r#"joint = { type = "hinge", parent = "ground", axis = [0.0, 1.0, 0.0] }"#,
             "hinge",
         ),

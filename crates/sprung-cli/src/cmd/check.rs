@@ -111,7 +111,7 @@ pub fn run(
         let unit = |d: &sprung_mbs::joints::JointDef| match d.kind {
             sprung_model::JointKind::Revolute => "rad",
             sprung_model::JointKind::Prismatic => "m",
-            sprung_model::JointKind::Tabulated => "",
+            sprung_model::JointKind::Tabulated | sprung_model::JointKind::Fixed => "",
         };
         for d in &jointed {
             let parent = d

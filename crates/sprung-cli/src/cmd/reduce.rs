@@ -232,6 +232,14 @@ fn run_kinematic(args: &ReduceArgs, full: sprung_model::Model) -> anyhow::Result
         "anti-roll bar couplings kept (rotational stiffness only)",
         &red.couplings,
     );
+    for f in &red.fixed {
+        println!(
+            "  {} made rigid: fixed joint on {}, mounts removed: {}",
+            f.body,
+            f.parent,
+            f.mounts.join(", ")
+        );
+    }
     print_list("dropped output channels", &red.dropped_outputs);
     print_list("dropped parameters", &red.dropped_parameters);
     print!(
