@@ -226,16 +226,8 @@ pub fn reduce_with_tables(
                 removed_guides.push(g.name().to_string());
             }
             let joint = sm::Joint {
-                kind: sm::JointKind::Prismatic,
-                parent: c.parent.clone(),
                 axis: Some([r.axis.x, r.axis.y, r.axis.z]),
-                point: None,
-                table: None,
-                entry: None,
-                coordinates: Vec::new(),
-                z0: 0.0,
-                zd0: 0.0,
-                kin_table: None,
+                ..joint_on(sm::JointKind::Prismatic, &c.parent)
             };
             if let Some(old) = joints.get(&r.body)
                 && (old.parent != joint.parent || old.axis != joint.axis)
@@ -321,16 +313,10 @@ pub fn reduce_with_tables(
         let file = format!("{tables_dir}/{}.toml", c.name);
         let table = Arc::new(t.table.clone());
         let tabulated = |coordinates: Vec<String>| sm::Joint {
-            kind: sm::JointKind::Tabulated,
-            parent: c.parent.clone(),
-            axis: None,
-            point: None,
             table: Some(file.clone()),
-            entry: None,
             coordinates,
-            z0: 0.0,
-            zd0: 0.0,
             kin_table: Some(Arc::clone(&table)),
+            ..joint_on(sm::JointKind::Tabulated, &c.parent)
         };
         let rack = c.rack.as_ref().map(|r| r.body.clone());
         let mut own = vec![sm::SELF_COORDINATE.to_string()];
@@ -421,21 +407,7 @@ pub fn reduce_with_tables(
     }
     for f in &fixed {
         removed_elements.extend(f.mounts.iter().cloned());
-        joints.insert(
-            f.body.clone(),
-            sm::Joint {
-                kind: sm::JointKind::Fixed,
-                parent: f.parent.clone(),
-                axis: None,
-                point: None,
-                table: None,
-                entry: None,
-                coordinates: Vec::new(),
-                z0: 0.0,
-                zd0: 0.0,
-                kin_table: None,
-            },
-        );
+        joints.insert(f.body.clone(), joint_on(sm::JointKind::Fixed, &f.parent));
     }
     // Bodies: joints, massless followers, removed links.
     let followers: BTreeSet<&String> = corners.iter().flat_map(|c| &c.followers).collect();
@@ -801,6 +773,22 @@ fn rehost_ends(
         });
     }
     out
+}
+
+/// A joint of `kind` on `parent` at the design pose (z0 = 0, ż0 = 0) with nothing else given.
+fn joint_on(kind: sm::JointKind, parent: &str) -> sm::Joint {
+    sm::Joint {
+        kind,
+        parent: parent.to_string(),
+        axis: None,
+        point: None,
+        table: None,
+        entry: None,
+        coordinates: Vec::new(),
+        z0: 0.0,
+        zd0: 0.0,
+        kin_table: None,
+    }
 }
 
 /// "link -> host (n ends, within x m)" per pair, in the order of `r`.
