@@ -140,6 +140,10 @@ fn reduce_kinematic_writes_the_tables_and_a_car_that_runs() {
     let (ok, out, err) = sprung(&["check", file.to_str().unwrap()]);
     assert!(ok, "{out}\n{err}");
     assert!(out.contains("tabulated"), "{out}");
+    assert!(
+        out.contains("fixed on 'chassis' (rigid at the design pose, no coordinate)"),
+        "{out}"
+    );
     for (solver, t_end) in [("lsrt2", "0.2"), ("ode1", "0.1")] {
         let (ok, out, err) = sprung(&[
             "run",

@@ -149,6 +149,10 @@ pub fn run(
                     "  {name:<24} tabulated on '{parent}' ({role}; coordinates: {}){init}",
                     coords.join(", ")
                 );
+            } else if d.kind == sprung_model::JointKind::Fixed {
+                println!(
+                    "  {name:<24} fixed on '{parent}' (rigid at the design pose, no coordinate)"
+                );
             } else {
                 println!(
                     "  {name:<24} {} on '{parent}', z0 = {} {u}, zd0 = {} {u}/s",
