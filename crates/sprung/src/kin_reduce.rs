@@ -360,43 +360,21 @@ pub fn reduce_with_tables(
     // Held bodies left with nothing but bushings to the parent (the rear subframe on its
     // mounts, its links' bushings now ideal joints of the tables): rigid, a fixed joint on the
     // parent, the mounts removed (module docs).
-    let mut fixed = Vec::new();
+    let mut fixed: Vec<Fixed> = Vec::new();
     for t in &tables {
         let c = &t.corner;
         for h in &c.held {
-            if *h == c.parent
-                || joints.contains_key(h)
-                || fixed.iter().any(|f: &Fixed| f.body == *h)
-            {
+            if *h == c.parent || joints.contains_key(h) || fixed.iter().any(|f| f.body == *h) {
                 continue;
             }
-            let on = |k: &str| body_of.get(k).is_some_and(|b| b == h);
-            let mut mounts = Vec::new();
-            let mut alone = true;
-            for e in &d.force_elements {
-                if removed_elements.contains(e.name()) || !(on(e.marker_i()) || on(e.marker_j())) {
-                    continue;
-                }
-                let other = if on(e.marker_i()) {
-                    e.marker_j()
-                } else {
-                    e.marker_i()
-                };
-                let to_parent = body_of.get(other).is_some_and(|b| *b == c.parent);
-                if matches!(e, sm::ForceElement::Bushing(_)) && to_parent {
-                    mounts.push(e.name().to_string());
-                } else {
-                    alone = false;
-                }
+            let carries_joints = d.bodies.iter().any(|b| {
+                b.joint.as_ref().is_some_and(|j| j.parent == *h)
+                    && !removed_bodies.contains(&b.name)
+            }) || joints.values().any(|j| j.parent == *h);
+            if carries_joints {
+                continue;
             }
-            alone &= !d.elements.iter().any(|e| e.markers.iter().any(|k| on(k)))
-                && !d.inputs.iter().any(|u| on(&u.marker))
-                && !d.bodies.iter().any(|b| {
-                    b.joint.as_ref().is_some_and(|j| j.parent == *h)
-                        && !removed_bodies.contains(&b.name)
-                })
-                && !joints.values().any(|j| j.parent == *h);
-            if alone && !mounts.is_empty() {
+            if let Some(mounts) = mounts_alone(d, &body_of, &removed_elements, h, &c.parent) {
                 fixed.push(Fixed {
                     body: h.clone(),
                     parent: c.parent.clone(),
@@ -689,20 +667,25 @@ fn rehost_ends(
             .map(|(p, (s, r))| (r.transpose() * (p - s) - q0).norm())
             .fold(0.0, f64::max)
     };
-    // An end left for the links: its marker and link, the links within `tol`, its positions
-    // (parent frame) and design position.
+    // An end left for the links: its marker and link, the links within `tol` with its
+    // deviation on each.
     struct Pending {
         marker: String,
         own: usize,
-        within: Vec<usize>,
-        p: Vec<Vector3<f64>>,
-        xm: Vector3<f64>,
+        within: Vec<(usize, f64)>,
     }
     let mut out = Vec::new();
     let mut pending: Vec<Pending> = Vec::new();
-    for k in &d.markers {
-        let own = hosts.iter().position(|(b, _)| **b == k.body);
-        let (false, Some(own), true) = (own == Some(0), own, movable.contains(k.name.as_str()))
+    for k in d
+        .markers
+        .iter()
+        .filter(|k| movable.contains(k.name.as_str()))
+    {
+        // On a link of the corner (host 0 is the carrier).
+        let Some(own) = hosts
+            .iter()
+            .position(|(b, _)| **b == k.body)
+            .filter(|&h| h > 0)
         else {
             continue;
         };
@@ -718,14 +701,13 @@ fn rehost_ends(
             (c.carrier.clone(), on_carrier)
         } else {
             let within = (1..hosts.len())
-                .filter(|&h| h == own || deviation(&p, &xm, h) <= tol)
+                .map(|h| (h, deviation(&p, &xm, h)))
+                .filter(|&(h, dev)| h == own || dev <= tol)
                 .collect();
             pending.push(Pending {
                 marker: k.name.clone(),
                 own,
                 within,
-                p,
-                xm,
             });
             continue;
         };
@@ -740,15 +722,16 @@ fn rehost_ends(
         .filter(|&h| carried.contains(hosts[h].0))
         .collect();
     while !pending.is_empty() {
+        let takes = |e: &Pending, h: usize| e.within.iter().find(|w| w.0 == h).map(|w| w.1);
         let kept = pending
             .iter()
             .flat_map(|e| &e.within)
-            .find(|h| chosen.contains(h));
+            .find(|w| chosen.contains(&w.0));
         let pick = match kept {
-            Some(&h) => h,
+            Some(&(h, _)) => h,
             None => {
                 let score = |h: usize| {
-                    let takes = pending.iter().filter(|e| e.within.contains(&h)).count();
+                    let takes = pending.iter().filter(|e| takes(e, h).is_some()).count();
                     let owns = pending.iter().filter(|e| e.own == h).count();
                     (takes, owns, std::cmp::Reverse(h))
                 };
@@ -758,21 +741,52 @@ fn rehost_ends(
             }
         };
         pending.retain(|e| {
-            if !e.within.contains(&pick) {
+            let Some(dev) = takes(e, pick) else {
                 return true;
-            }
+            };
             if e.own != pick {
                 out.push(Rehosted {
                     marker: e.marker.clone(),
                     from: hosts[e.own].0.clone(),
                     to: hosts[pick].0.clone(),
-                    deviation: deviation(&e.p, &e.xm, pick),
+                    deviation: dev,
                 });
             }
             false
         });
     }
     out
+}
+
+/// The kept bushings between `body` and `parent` if they are all `body` carries — no other kept
+/// force element, open element or input refers to one of its markers (`body_of`: marker →
+/// body) — and there is at least one.
+fn mounts_alone(
+    d: &sm::Model,
+    body_of: &BTreeMap<String, String>,
+    removed_elements: &BTreeSet<String>,
+    body: &str,
+    parent: &str,
+) -> Option<Vec<String>> {
+    let on = |k: &str, b: &str| body_of.get(k).is_some_and(|x| x == b);
+    let mut mounts = Vec::new();
+    for e in &d.force_elements {
+        let (i, j) = (e.marker_i(), e.marker_j());
+        if removed_elements.contains(e.name()) || !(on(i, body) || on(j, body)) {
+            continue;
+        }
+        let other = if on(i, body) { j } else { i };
+        if !(matches!(e, sm::ForceElement::Bushing(_)) && on(other, parent)) {
+            return None;
+        }
+        mounts.push(e.name().to_string());
+    }
+    let referred = d
+        .elements
+        .iter()
+        .any(|e| e.markers.iter().any(|k| on(k, body)))
+        || d.inputs.iter().any(|u| on(&u.marker, body));
+    (!referred && !mounts.is_empty()).then_some(mounts)
 }
 
 /// A joint of `kind` on `parent` at the design pose (z0 = 0, ż0 = 0) with nothing else given.
