@@ -1697,6 +1697,12 @@ pub struct JointWork {
     /// Per tree: the last row of B whose blocks of the tree's coordinates
     /// [`JointWork::product_aj`] zeroed (scratch, `usize::MAX` between calls).
     zeroed_row: Vec<usize>,
+    /// Per tree and coordinate: the slot of its block in that row of B and its column there
+    /// (scratch).
+    coord_slots: Vec<Vec<(usize, usize)>>,
+    /// Per tree: per tree body and coordinate (`lb n + c`), the columns of J_b and V_z
+    /// ([`JointWork::product_aj`]).
+    jv_cols: Vec<Vec<JvCol>>,
     /// A · J of the projection (free-body rows, tree columns grouped; [`grouped_pattern`]).
     b_rk: BlockMatrix,
     b_v: BlockMatrix,
@@ -1750,6 +1756,12 @@ impl JointWork {
             full_lin: Linearisation::new(model.n_r(), model.pattern.clone()),
             slots: vec![None; j.trees.iter().map(|t| t.bodies.len()).max().unwrap_or(0)],
             zeroed_row: vec![usize::MAX; j.trees.len()],
+            coord_slots: j.trees.iter().map(|t| vec![(0, 0); t.n_coords()]).collect(),
+            jv_cols: j
+                .trees
+                .iter()
+                .map(|t| vec![JvCol::default(); t.bodies.len() * t.n_coords()])
+                .collect(),
             b_rk: BlockMatrix::zeros(bpat.clone()),
             b_v: BlockMatrix::zeros(bpat),
             y: vec![0.0; 12 * nmax],
@@ -2124,28 +2136,46 @@ impl JointWork {
     fn product_aj(&mut self, model: &crate::CompiledModel) {
         let joints = &model.joints;
         let nb = model.bodies.len();
-        // Zeroed: the blocks this step adds to, each once per row (the product's other blocks
-        // are never written and stay 0).
-        let fp = self.full_lin.j_rk.pattern().clone();
-        for i in 0..fp.n_blocks() {
-            for &j in fp.row(i) {
-                let cols = match (j < nb).then(|| joints.tree_of[j]).flatten() {
-                    None => std::slice::from_ref(&j),
-                    Some((t, _)) if self.zeroed_row[t] != i => {
-                        self.zeroed_row[t] = i;
-                        joints.trees[t].coordinate_blocks()
-                    }
-                    Some(_) => &[],
-                };
-                for &cb in cols {
-                    let ts = self.b_rk.pattern().slot(i, cb).expect("product block");
-                    self.b_rk.block_mut(ts).fill(0.0);
-                    self.b_v.block_mut(ts).fill(0.0);
+        // J_b's and V_z's columns (the others are exactly 0).
+        for (t, tree) in joints.trees.iter().enumerate() {
+            let n = tree.n_coords();
+            let (kin, vz) = (&self.kin[t], &self.vz[t]);
+            for (lb, cols) in tree.jac_cols.iter().enumerate() {
+                for &c in cols {
+                    let j = std::array::from_fn(|k| kin.jac[(6 * lb + k) * n + c]);
+                    let v = std::array::from_fn(|k| vz[(6 * lb + k) * n + c]);
+                    self.jv_cols[t][lb * n + c] = JvCol::new(j, v);
                 }
             }
         }
-        self.zeroed_row.fill(usize::MAX);
+        let fp = self.full_lin.j_rk.pattern().clone();
         for i in 0..fp.n_blocks() {
+            // Zeroed: the blocks of row i this step adds to, each once (the product's other
+            // blocks are never written and stay 0); per tree, the slots of its coordinates'
+            // blocks in row i.
+            for &j in fp.row(i) {
+                match (j < nb).then(|| joints.tree_of[j]).flatten() {
+                    None => {
+                        let ts = self.b_rk.pattern().slot(i, j).expect("product block");
+                        self.b_rk.block_mut(ts).fill(0.0);
+                        self.b_v.block_mut(ts).fill(0.0);
+                    }
+                    Some((t, _)) if self.zeroed_row[t] != i => {
+                        self.zeroed_row[t] = i;
+                        let tree = &joints.trees[t];
+                        for &cb in tree.coordinate_blocks() {
+                            let ts = self.b_rk.pattern().slot(i, cb).expect("product block");
+                            self.b_rk.block_mut(ts).fill(0.0);
+                            self.b_v.block_mut(ts).fill(0.0);
+                        }
+                        for (ts, &vi) in self.coord_slots[t].iter_mut().zip(&tree.coords) {
+                            let slot = self.b_rk.pattern().slot(i, vi / 6);
+                            *ts = (slot.expect("tree coupling"), vi % 6);
+                        }
+                    }
+                    Some(_) => {}
+                }
+            }
             for (s, &j) in fp.row(i).iter().enumerate() {
                 let slot = fp.row_ptr()[i] + s;
                 let a_rk = self.full_lin.j_rk.block(slot);
@@ -2163,19 +2193,11 @@ impl JointWork {
                     Some((t, lb)) => {
                         let tree = &joints.trees[t];
                         let n = tree.n_coords();
-                        let kin = &self.kin[t];
-                        let vz = &self.vz[t];
-                        // J_b's and V_z's other columns are exactly 0.
                         for &c in &tree.jac_cols[lb] {
-                            let vi = tree.coords[c];
-                            let ts = self.b_rk.pattern().slot(i, vi / 6).expect("tree coupling");
-                            let off = vi % 6;
-                            let jc: [f64; 6] =
-                                std::array::from_fn(|k| kin.jac[(6 * lb + k) * n + c]);
-                            let vc: [f64; 6] = std::array::from_fn(|k| vz[(6 * lb + k) * n + c]);
-                            // (A zero V_z column, e.g. a root's translation, adds exact zeros.)
-                            let with_vz = vc != [0.0; 6];
-                            if let Some(u) = unit_index(&jc).filter(|_| !with_vz) {
+                            let (ts, off) = self.coord_slots[t][c];
+                            let col = &self.jv_cols[t][lb * n + c];
+                            let (jc, vc) = (&col.j, &col.v);
+                            if let Some(u) = col.unit {
                                 // J_b's column is e_u (a root's translation, the root's own
                                 // rotation): the dense sum below is 0 + A's column u, exactly
                                 // (the other products are exact zeros).
@@ -2195,7 +2217,7 @@ impl JointWork {
                                     (&a_rk[6 * row..6 * row + 6], &a_v[6 * row..6 * row + 6]);
                                 let mut s = 0.0;
                                 for k in 0..6 {
-                                    s += if with_vz {
+                                    s += if col.with_vz {
                                         ark[k] * jc[k] + av[k] * vc[k]
                                     } else {
                                         ark[k] * jc[k]
@@ -2217,6 +2239,7 @@ impl JointWork {
                 }
             }
         }
+        self.zeroed_row.fill(usize::MAX);
     }
 
     /// Step B of the projection: the rows of `lin` — free bodies and element states: B's as
@@ -2266,20 +2289,32 @@ impl JointWork {
                 for (s, &b) in slots.iter_mut().zip(&tree.bodies) {
                     *s = bpat.slot(b, k);
                 }
+                // The columns: a block of the tree's coordinates has its coordinates' columns
+                // alone (those [`JointWork::product_aj`] writes), another block those with a
+                // non-zero entry (sign bits aside).
                 let mut sel = [(0, 0); 12];
                 let mut m = 0;
-                for (mat, src) in [&self.b_rk, &self.b_v].into_iter().enumerate() {
-                    let mut nonzero = [false; 6];
-                    for &bs in slots.iter().flatten() {
-                        for row in src.block(bs).chunks_exact(6) {
-                            for (nz, x) in nonzero.iter_mut().zip(row) {
-                                *nz |= *x != 0.0;
-                            }
+                if tree.coordinate_blocks().binary_search(&k).is_ok() {
+                    for mat in 0..2 {
+                        for &vi in tree.coords.iter().filter(|&&vi| vi / 6 == k) {
+                            sel[m] = (mat, vi % 6);
+                            m += 1;
                         }
                     }
-                    for (col, _) in nonzero.iter().enumerate().filter(|(_, nz)| **nz) {
-                        sel[m] = (mat, col);
-                        m += 1;
+                } else {
+                    for (mat, src) in [&self.b_rk, &self.b_v].into_iter().enumerate() {
+                        let mut bits = [0u64; 6];
+                        for &bs in slots.iter().flatten() {
+                            for row in src.block(bs).chunks_exact(6) {
+                                for (b, x) in bits.iter_mut().zip(row) {
+                                    *b |= x.to_bits() << 1;
+                                }
+                            }
+                        }
+                        for (col, _) in bits.iter().enumerate().filter(|(_, b)| **b != 0) {
+                            sel[m] = (mat, col);
+                            m += 1;
+                        }
                     }
                 }
                 let cols = BlockColumns {
@@ -2295,18 +2330,23 @@ impl JointWork {
                 let (y, acc) = (&mut self.y, &mut self.leaf_acc);
                 match m {
                     0 => {}
-                    1..=2 => cols.project::<2>(&pat, dst, y, acc),
-                    3..=4 => cols.project::<4>(&pat, dst, y, acc),
+                    1 => cols.project::<1>(&pat, dst, y, acc),
+                    2 => cols.project::<2>(&pat, dst, y, acc),
+                    3 => cols.project::<3>(&pat, dst, y, acc),
+                    4 => cols.project::<4>(&pat, dst, y, acc),
                     5..=6 => cols.project::<6>(&pat, dst, y, acc),
-                    7..=8 => cols.project::<8>(&pat, dst, y, acc),
                     _ => cols.project::<12>(&pat, dst, y, acc),
                 }
             }
             // The differenced terms on the tree's own blocks.
             for c in 0..n {
+                let mut last = (usize::MAX, 0);
                 for c2 in 0..n {
                     let (vi, vj) = (tree.coords[c], tree.coords[c2]);
-                    let s = pat.slot(vi / 6, vj / 6).expect("tree block");
+                    if last.0 != vj / 6 {
+                        last = (vj / 6, pat.slot(vi / 6, vj / 6).expect("tree block"));
+                    }
+                    let s = last.1;
                     let e = 6 * (vi % 6) + vj % 6;
                     lin.j_rk.block_mut(s)[e] += self.geo[t][c * n + c2];
                     lin.j_v.block_mut(s)[e] += self.cor[t][c * n + c2];
@@ -2341,9 +2381,15 @@ impl BlockColumns<'_> {
         y: &mut [f64],
         acc: &mut [(Vector3<f64>, Vector3<f64>)],
     ) {
-        let x_of = |b: usize| {
-            let lb = self.tree_of[b].expect("tree body").1;
-            self.slots[lb].map(|bs| {
+        // (Inlined: the block's columns are gathered where they are read.)
+        Joints::project_leaves_cols::<M>(
+            self.tree,
+            self.kin,
+            None,
+            #[inline(always)]
+            |b| {
+                let lb = self.tree_of[b].expect("tree body").1;
+                let bs = self.slots[lb]?;
                 let mut xs = [[0.0; 6]; M];
                 for (x, &(mat, col)) in xs.iter_mut().zip(self.sel) {
                     let blk = self.src[mat].block(bs);
@@ -2351,10 +2397,11 @@ impl BlockColumns<'_> {
                         *e = blk[6 * row + col];
                     }
                 }
-                xs
-            })
-        };
-        Joints::project_leaves_cols::<M>(self.tree, self.kin, None, x_of, y, acc);
+                Some(xs)
+            },
+            y,
+            acc,
+        );
         let n = self.tree.n_coords();
         cholesky_solve_cols::<M>(&self.kin.chol, n, &mut y[..M * n]);
         for (c, &vi) in self.tree.coords.iter().enumerate() {
@@ -2367,10 +2414,33 @@ impl BlockColumns<'_> {
     }
 }
 
-/// `Some(u)` if `x` is the unit vector e_u (entries exactly 1 and 0).
-fn unit_index(x: &[f64; 6]) -> Option<usize> {
-    let u = x.iter().position(|&e| e != 0.0)?;
-    (x[u] == 1.0 && x[u + 1..].iter().all(|&e| e == 0.0)).then_some(u)
+/// One column of a tree body's J_b and V_z, for the products A J and J_v V_z of
+/// [`JointWork::product_aj`].
+#[derive(Debug, Clone, Copy, Default)]
+struct JvCol {
+    j: [f64; 6],
+    v: [f64; 6],
+    /// Whether V_z's column has a non-zero entry (a zero one, e.g. a root's translation, adds
+    /// exact zeros).
+    with_vz: bool,
+    /// `Some(u)`: J_b's column is the unit vector e_u (entries exactly 1 and 0) and V_z's is 0.
+    unit: Option<usize>,
+}
+
+impl JvCol {
+    fn new(j: [f64; 6], v: [f64; 6]) -> Self {
+        let with_vz = v != [0.0; 6];
+        let unit = j
+            .iter()
+            .position(|&e| e != 0.0)
+            .filter(|&u| !with_vz && j[u] == 1.0 && j[u + 1..].iter().all(|&e| e == 0.0));
+        Self {
+            j,
+            v,
+            with_vz,
+            unit,
+        }
+    }
 }
 
 /// The six entries of block `b` of a velocity-level vector.
