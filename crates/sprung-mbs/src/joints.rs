@@ -1613,6 +1613,9 @@ fn cholesky_solve_cols<const M: usize>(l: &[f64], n: usize, x: &mut [f64]) {
     }
 }
 
+/// Number of columns of C ([`JointWork::differenced_terms`]) projected at once.
+const C_COLUMNS: usize = 4;
+
 /// Relative step of the differenced kinematic terms of the linearisation: central differences
 /// of the pose map only (no force evaluation), truncation O(δ²) ≈ 1e-12 and rounding
 /// ≈ ε / δ ≈ 1e-10 relative.
@@ -1684,15 +1687,27 @@ pub struct JointWork {
     cor: Vec<Vec<f64>>,
     /// Per tree: the projected accelerations z̈ at the linearisation's state.
     zdd: Vec<Vec<f64>>,
-    /// Per tree body: the difference of J̇_b ż over a velocity perturbation (scratch for C).
-    dbias: Vec<[f64; 6]>,
+    /// Per tree body: the difference of J̇_b ż over a velocity perturbation, per column of C
+    /// projected together (scratch for C, [`C_COLUMNS`]).
+    dbias: Vec<[[f64; 6]; C_COLUMNS]>,
     /// The evaluator's linearisation of the free bodies.
     full_lin: Linearisation,
+    /// Per tree body: the slot of its block in one block column of B ([`JointWork::project_rows`]).
+    slots: Vec<Option<usize>>,
+    /// Per tree: the last row of B whose blocks of the tree's coordinates
+    /// [`JointWork::product_aj`] zeroed (scratch, `usize::MAX` between calls).
+    zeroed_row: Vec<usize>,
+    /// Per tree and coordinate: the slot of its block in that row of B and its column there
+    /// (scratch).
+    coord_slots: Vec<Vec<(usize, usize)>>,
+    /// Per tree: per tree body and coordinate (`lb n + c`), the columns of J_b and V_z
+    /// ([`JointWork::product_aj`]).
+    jv_cols: Vec<Vec<JvCol>>,
     /// A · J of the projection (free-body rows, tree columns grouped; [`grouped_pattern`]).
     b_rk: BlockMatrix,
     b_v: BlockMatrix,
     y: Vec<f64>,
-    /// Per tree body: the massless leaves' wrenches moved onto it, six columns
+    /// Per tree body: the massless leaves' wrenches moved onto it, up to twelve columns
     /// ([`Joints::project_leaves_cols`]).
     leaf_acc: Vec<(Vector3<f64>, Vector3<f64>)>,
     /// Whether some tree's M_z was singular at the last [`JointWork::kinematics`].
@@ -1734,14 +1749,25 @@ impl JointWork {
                 .map(|t| vec![0.0; t.n_coords().pow(2)])
                 .collect(),
             zdd: j.trees.iter().map(|t| vec![0.0; t.n_coords()]).collect(),
-            dbias: vec![[0.0; 6]; j.trees.iter().map(|t| t.bodies.len()).max().unwrap_or(0)],
+            dbias: vec![
+                [[0.0; 6]; C_COLUMNS];
+                j.trees.iter().map(|t| t.bodies.len()).max().unwrap_or(0)
+            ],
             full_lin: Linearisation::new(model.n_r(), model.pattern.clone()),
+            slots: vec![None; j.trees.iter().map(|t| t.bodies.len()).max().unwrap_or(0)],
+            zeroed_row: vec![usize::MAX; j.trees.len()],
+            coord_slots: j.trees.iter().map(|t| vec![(0, 0); t.n_coords()]).collect(),
+            jv_cols: j
+                .trees
+                .iter()
+                .map(|t| vec![JvCol::default(); t.bodies.len() * t.n_coords()])
+                .collect(),
             b_rk: BlockMatrix::zeros(bpat.clone()),
             b_v: BlockMatrix::zeros(bpat),
-            y: vec![0.0; 6 * nmax],
+            y: vec![0.0; 12 * nmax],
             leaf_acc: vec![
                 (Vector3::zeros(), Vector3::zeros());
-                6 * j.trees.iter().map(|t| t.bodies.len()).max().unwrap_or(0)
+                12 * j.trees.iter().map(|t| t.bodies.len()).max().unwrap_or(0)
             ],
             pattern,
             singular: false,
@@ -1898,6 +1924,9 @@ impl JointWork {
                 self.root_rotation_terms(model, t, k);
             }
         }
+        // The columns of C not yet projected: (coordinate, velocity step).
+        let mut chunk = [(0, 0.0); C_COLUMNS];
+        let mut m = 0;
         for c in 0..n {
             if tree.root.is_some() && c < 3 {
                 // A root's translation and its linear velocity change neither J, M_z nor
@@ -1975,8 +2004,9 @@ impl JointWork {
             }
             // C: a velocity perturbation changes J̇ ż alone (J, M_z and its factor are `base`'s),
             // so C's column is −M_z⁻¹ Σ_b J_bᵀ M_b (J̇_b ż⁺ − J̇_b ż⁻) / 2h over the bodies with
-            // mass.
-            let dbias = &mut self.dbias;
+            // mass; projected [`C_COLUMNS`] columns at once (each alone takes the same
+            // operations).
+            let j = m;
             for (s, sign) in [(0usize, 1.0f64), (1, -1.0)] {
                 let p = Perturb::Velocity(c, sign * hv);
                 if joints
@@ -1985,31 +2015,50 @@ impl JointWork {
                 {
                     continue;
                 }
-                for (lb, db) in dbias[..nbt].iter_mut().enumerate() {
+                for (lb, db) in self.dbias[..nbt].iter_mut().enumerate() {
                     if tree.massless[lb] || !tree.need_acc[lb] {
                         continue;
                     }
                     let bb = pk.bias_body(lb);
-                    for (d, x) in db.iter_mut().zip(bb) {
+                    for (d, x) in db[j].iter_mut().zip(bb) {
                         *d = if s == 0 { x } else { *d - x };
                     }
                 }
             }
-            let x_of = |b: usize| {
-                let lb = joints.tree_of[b].expect("tree body").1;
-                (!tree.massless[lb] && tree.need_acc[lb]).then_some([dbias[lb]])
-            };
-            Joints::project_leaves_cols::<1>(
-                tree,
-                base,
-                None,
-                x_of,
-                &mut self.rhs,
-                &mut self.leaf_acc,
-            );
-            Joints::solve(base, &mut self.rhs[..n]);
+            chunk[m] = (c, hv);
+            m += 1;
+            if m == C_COLUMNS {
+                self.project_cor(model, t, &chunk);
+                m = 0;
+            }
+        }
+        if m > 0 {
+            self.project_cor(model, t, &chunk[..m]);
+        }
+    }
+
+    /// The columns `cols` (coordinate, velocity step) of C of tree `t` from the differences of
+    /// J̇_b ż in `self.dbias` (column j of the chunk in `dbias[lb][j]`; [`JointWork::differenced_terms`]).
+    fn project_cor(&mut self, model: &crate::CompiledModel, t: usize, cols: &[(usize, f64)]) {
+        let joints = &model.joints;
+        let tree = &joints.trees[t];
+        let (n, m) = (tree.n_coords(), cols.len());
+        let base = &self.kin[t];
+        let dbias = &self.dbias;
+        let x_of = |b: usize| {
+            let lb = joints.tree_of[b].expect("tree body").1;
+            (!tree.massless[lb] && tree.need_acc[lb]).then(|| {
+                let mut xs = dbias[lb];
+                xs[m..].fill([0.0; 6]);
+                xs
+            })
+        };
+        let y = &mut self.y[..C_COLUMNS * n];
+        Joints::project_leaves_cols::<C_COLUMNS>(tree, base, None, x_of, y, &mut self.leaf_acc);
+        cholesky_solve_cols::<C_COLUMNS>(&base.chol, n, y);
+        for (j, &(c, hv)) in cols.iter().enumerate() {
             for i in 0..n {
-                self.cor[t][i * n + c] = -self.rhs[i] / (2.0 * hv);
+                self.cor[t][i * n + c] = -y[C_COLUMNS * i + j] / (2.0 * hv);
             }
         }
     }
@@ -2087,23 +2136,46 @@ impl JointWork {
     fn product_aj(&mut self, model: &crate::CompiledModel) {
         let joints = &model.joints;
         let nb = model.bodies.len();
-        // Zeroed: the blocks this step adds to (the product's other blocks are never written
-        // and stay 0).
-        let fp = self.full_lin.j_rk.pattern().clone();
-        for i in 0..fp.n_blocks() {
-            for &j in fp.row(i) {
-                let cols = match (j < nb).then(|| joints.tree_of[j]).flatten() {
-                    None => std::slice::from_ref(&j),
-                    Some((t, _)) => joints.trees[t].coordinate_blocks(),
-                };
-                for &cb in cols {
-                    let ts = self.b_rk.pattern().slot(i, cb).expect("product block");
-                    self.b_rk.block_mut(ts).fill(0.0);
-                    self.b_v.block_mut(ts).fill(0.0);
+        // J_b's and V_z's columns (the others are exactly 0).
+        for (t, tree) in joints.trees.iter().enumerate() {
+            let n = tree.n_coords();
+            let (kin, vz) = (&self.kin[t], &self.vz[t]);
+            for (lb, cols) in tree.jac_cols.iter().enumerate() {
+                for &c in cols {
+                    let j = std::array::from_fn(|k| kin.jac[(6 * lb + k) * n + c]);
+                    let v = std::array::from_fn(|k| vz[(6 * lb + k) * n + c]);
+                    self.jv_cols[t][lb * n + c] = JvCol::new(j, v);
                 }
             }
         }
+        let fp = self.full_lin.j_rk.pattern().clone();
         for i in 0..fp.n_blocks() {
+            // Zeroed: the blocks of row i this step adds to, each once (the product's other
+            // blocks are never written and stay 0); per tree, the slots of its coordinates'
+            // blocks in row i.
+            for &j in fp.row(i) {
+                match (j < nb).then(|| joints.tree_of[j]).flatten() {
+                    None => {
+                        let ts = self.b_rk.pattern().slot(i, j).expect("product block");
+                        self.b_rk.block_mut(ts).fill(0.0);
+                        self.b_v.block_mut(ts).fill(0.0);
+                    }
+                    Some((t, _)) if self.zeroed_row[t] != i => {
+                        self.zeroed_row[t] = i;
+                        let tree = &joints.trees[t];
+                        for &cb in tree.coordinate_blocks() {
+                            let ts = self.b_rk.pattern().slot(i, cb).expect("product block");
+                            self.b_rk.block_mut(ts).fill(0.0);
+                            self.b_v.block_mut(ts).fill(0.0);
+                        }
+                        for (ts, &vi) in self.coord_slots[t].iter_mut().zip(&tree.coords) {
+                            let slot = self.b_rk.pattern().slot(i, vi / 6);
+                            *ts = (slot.expect("tree coupling"), vi % 6);
+                        }
+                    }
+                    Some(_) => {}
+                }
+            }
             for (s, &j) in fp.row(i).iter().enumerate() {
                 let slot = fp.row_ptr()[i] + s;
                 let a_rk = self.full_lin.j_rk.block(slot);
@@ -2121,25 +2193,31 @@ impl JointWork {
                     Some((t, lb)) => {
                         let tree = &joints.trees[t];
                         let n = tree.n_coords();
-                        let kin = &self.kin[t];
-                        let vz = &self.vz[t];
-                        // J_b's and V_z's other columns are exactly 0.
                         for &c in &tree.jac_cols[lb] {
-                            let vi = tree.coords[c];
-                            let ts = self.b_rk.pattern().slot(i, vi / 6).expect("tree coupling");
-                            let off = vi % 6;
-                            let jc: [f64; 6] =
-                                std::array::from_fn(|k| kin.jac[(6 * lb + k) * n + c]);
-                            let vc: [f64; 6] = std::array::from_fn(|k| vz[(6 * lb + k) * n + c]);
-                            // (A zero V_z column, e.g. a root's translation, adds exact zeros.)
-                            let with_vz = vc != [0.0; 6];
+                            let (ts, off) = self.coord_slots[t][c];
+                            let col = &self.jv_cols[t][lb * n + c];
+                            let (jc, vc) = (&col.j, &col.v);
+                            if let Some(u) = col.unit {
+                                // J_b's column is e_u (a root's translation, the root's own
+                                // rotation): the dense sum below is 0 + A's column u, exactly
+                                // (the other products are exact zeros).
+                                let brk = self.b_rk.block_mut(ts);
+                                for row in 0..6 {
+                                    brk[6 * row + off] += 0.0 + a_rk[6 * row + u];
+                                }
+                                let bv = self.b_v.block_mut(ts);
+                                for row in 0..6 {
+                                    bv[6 * row + off] += 0.0 + a_v[6 * row + u];
+                                }
+                                continue;
+                            }
                             let brk = self.b_rk.block_mut(ts);
                             for row in 0..6 {
                                 let (ark, av) =
                                     (&a_rk[6 * row..6 * row + 6], &a_v[6 * row..6 * row + 6]);
                                 let mut s = 0.0;
                                 for k in 0..6 {
-                                    s += if with_vz {
+                                    s += if col.with_vz {
                                         ark[k] * jc[k] + av[k] * vc[k]
                                     } else {
                                         ark[k] * jc[k]
@@ -2161,6 +2239,7 @@ impl JointWork {
                 }
             }
         }
+        self.zeroed_row.fill(usize::MAX);
     }
 
     /// Step B of the projection: the rows of `lin` — free bodies and element states: B's as
@@ -2201,42 +2280,165 @@ impl JointWork {
                 continue;
             };
             for &k in pat.row(first) {
-                for (src, dst) in [(&self.b_rk, &mut lin.j_rk), (&self.b_v, &mut lin.j_v)] {
-                    // Y = Σ_b (M_b J_b)ᵀ B(b, k), n × 6 (a massless leaf's rows moved onto its
-                    // parent; a body that couples with nothing of block k has B(b, k) = 0),
-                    // then M_z⁻¹ Y (six right-hand sides at once).
-                    let cols_of = |b: usize| {
-                        bpat.slot(b, k).map(|bs| {
-                            let blk = src.block(bs);
-                            std::array::from_fn(|col| std::array::from_fn(|row| blk[6 * row + col]))
-                        })
-                    };
-                    Joints::project_leaves_cols::<6>(
-                        tree,
-                        kin,
-                        None,
-                        cols_of,
-                        &mut self.y,
-                        &mut self.leaf_acc,
-                    );
-                    cholesky_solve_cols::<6>(&kin.chol, n, &mut self.y[..6 * n]);
-                    for (c, &vi) in tree.coords.iter().enumerate() {
-                        let s = pat.slot(vi / 6, k).expect("tree row");
-                        let e = 6 * (vi % 6);
-                        dst.block_mut(s)[e..e + 6].copy_from_slice(&self.y[6 * c..6 * c + 6]);
+                // Y = Σ_b (M_b J_b)ᵀ B(b, k), n × 6 per matrix (a massless leaf's rows moved onto
+                // its parent; a body that couples with nothing of block k has B(b, k) = 0), then
+                // M_z⁻¹ Y, for the columns of B_rK(·, k) and B_v(·, k) with a non-zero entry
+                // together (each column alone takes the same operations; the others give zero
+                // columns of P B, left as zeroed above).
+                let slots = &mut self.slots[..tree.bodies.len()];
+                for (s, &b) in slots.iter_mut().zip(&tree.bodies) {
+                    *s = bpat.slot(b, k);
+                }
+                // The columns: a block of the tree's coordinates has its coordinates' columns
+                // alone (those [`JointWork::product_aj`] writes), another block those with a
+                // non-zero entry (sign bits aside).
+                let mut sel = [(0, 0); 12];
+                let mut m = 0;
+                if tree.coordinate_blocks().binary_search(&k).is_ok() {
+                    for mat in 0..2 {
+                        for &vi in tree.coords.iter().filter(|&&vi| vi / 6 == k) {
+                            sel[m] = (mat, vi % 6);
+                            m += 1;
+                        }
                     }
+                } else {
+                    for (mat, src) in [&self.b_rk, &self.b_v].into_iter().enumerate() {
+                        let mut bits = [0u64; 6];
+                        for &bs in slots.iter().flatten() {
+                            for row in src.block(bs).chunks_exact(6) {
+                                for (b, x) in bits.iter_mut().zip(row) {
+                                    *b |= x.to_bits() << 1;
+                                }
+                            }
+                        }
+                        for (col, _) in bits.iter().enumerate().filter(|(_, b)| **b != 0) {
+                            sel[m] = (mat, col);
+                            m += 1;
+                        }
+                    }
+                }
+                let cols = BlockColumns {
+                    tree,
+                    tree_of: &joints.tree_of,
+                    kin,
+                    src: [&self.b_rk, &self.b_v],
+                    slots,
+                    sel: &sel[..m],
+                    k,
+                };
+                let dst = [&mut lin.j_rk, &mut lin.j_v];
+                let (y, acc) = (&mut self.y, &mut self.leaf_acc);
+                match m {
+                    0 => {}
+                    1 => cols.project::<1>(&pat, dst, y, acc),
+                    2 => cols.project::<2>(&pat, dst, y, acc),
+                    3 => cols.project::<3>(&pat, dst, y, acc),
+                    4 => cols.project::<4>(&pat, dst, y, acc),
+                    5..=6 => cols.project::<6>(&pat, dst, y, acc),
+                    _ => cols.project::<12>(&pat, dst, y, acc),
                 }
             }
             // The differenced terms on the tree's own blocks.
             for c in 0..n {
+                let mut last = (usize::MAX, 0);
                 for c2 in 0..n {
                     let (vi, vj) = (tree.coords[c], tree.coords[c2]);
-                    let s = pat.slot(vi / 6, vj / 6).expect("tree block");
+                    if last.0 != vj / 6 {
+                        last = (vj / 6, pat.slot(vi / 6, vj / 6).expect("tree block"));
+                    }
+                    let s = last.1;
                     let e = 6 * (vi % 6) + vj % 6;
                     lin.j_rk.block_mut(s)[e] += self.geo[t][c * n + c2];
                     lin.j_v.block_mut(s)[e] += self.cor[t][c * n + c2];
                 }
             }
+        }
+    }
+}
+
+/// Columns of block column `k` of B_rK and B_v (`src`) over one tree's bodies, for the
+/// projection P B of [`JointWork::project_rows`].
+struct BlockColumns<'a> {
+    tree: &'a Tree,
+    tree_of: &'a [Option<(usize, usize)>],
+    kin: &'a TreeKin,
+    src: [&'a BlockMatrix; 2],
+    /// Per tree body: the slot of its block (b, k) in `src` (`None`: B(b, k) = 0).
+    slots: &'a [Option<usize>],
+    /// The columns: (matrix, column of the block), at most 12.
+    sel: &'a [(usize, usize)],
+    k: usize,
+}
+
+impl BlockColumns<'_> {
+    /// P B for the columns `sel` (padded with zero columns to `M`) into the tree's rows of
+    /// block column k of `dst` (J_rK, J_v; the same matrix and column as the source): the
+    /// projection ([`Joints::project_leaves_cols`]) and M_z⁻¹, M right-hand sides at once.
+    fn project<const M: usize>(
+        &self,
+        pat: &BlockPattern,
+        dst: [&mut BlockMatrix; 2],
+        y: &mut [f64],
+        acc: &mut [(Vector3<f64>, Vector3<f64>)],
+    ) {
+        // (Inlined: the block's columns are gathered where they are read.)
+        Joints::project_leaves_cols::<M>(
+            self.tree,
+            self.kin,
+            None,
+            #[inline(always)]
+            |b| {
+                let lb = self.tree_of[b].expect("tree body").1;
+                let bs = self.slots[lb]?;
+                let mut xs = [[0.0; 6]; M];
+                for (x, &(mat, col)) in xs.iter_mut().zip(self.sel) {
+                    let blk = self.src[mat].block(bs);
+                    for (row, e) in x.iter_mut().enumerate() {
+                        *e = blk[6 * row + col];
+                    }
+                }
+                Some(xs)
+            },
+            y,
+            acc,
+        );
+        let n = self.tree.n_coords();
+        cholesky_solve_cols::<M>(&self.kin.chol, n, &mut y[..M * n]);
+        for (c, &vi) in self.tree.coords.iter().enumerate() {
+            let s = pat.slot(vi / 6, self.k).expect("tree row");
+            let e = 6 * (vi % 6);
+            for (&(mat, col), x) in self.sel.iter().zip(&y[M * c..M * c + M]) {
+                dst[mat].block_mut(s)[e + col] = *x;
+            }
+        }
+    }
+}
+
+/// One column of a tree body's J_b and V_z, for the products A J and J_v V_z of
+/// [`JointWork::product_aj`].
+#[derive(Debug, Clone, Copy, Default)]
+struct JvCol {
+    j: [f64; 6],
+    v: [f64; 6],
+    /// Whether V_z's column has a non-zero entry (a zero one, e.g. a root's translation, adds
+    /// exact zeros).
+    with_vz: bool,
+    /// `Some(u)`: J_b's column is the unit vector e_u (entries exactly 1 and 0) and V_z's is 0.
+    unit: Option<usize>,
+}
+
+impl JvCol {
+    fn new(j: [f64; 6], v: [f64; 6]) -> Self {
+        let with_vz = v != [0.0; 6];
+        let unit = j
+            .iter()
+            .position(|&e| e != 0.0)
+            .filter(|&u| !with_vz && j[u] == 1.0 && j[u + 1..].iter().all(|&e| e == 0.0));
+        Self {
+            j,
+            v,
+            with_vz,
+            unit,
         }
     }
 }
