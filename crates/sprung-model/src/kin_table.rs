@@ -570,7 +570,7 @@ impl TableSpline {
         let (i1, w1) = self.basis(0, c[0]);
         let mut b = SplineBasis {
             node: [0; 4],
-            w: [[0.0; 16]; SPLINE_SLOTS],
+            w: [[[0.0; 2]; 16]; SPLINE_SLOTS],
             dims: self.dims,
         };
         // First-axis Hermite slot of node (i1 + a), derivative dx: a (value) or 2 + a (slope).
@@ -580,9 +580,9 @@ impl TableSpline {
                 b.node[a] = 4 * (i1 + a) * POSE_COMPONENTS;
                 for dx in 0..2 {
                     let (j, sx) = (2 * a + dx, slot(a, dx));
-                    b.w[0][j] = w1[0][sx];
-                    b.w[1][j] = w1[1][sx];
-                    b.w[3][j] = w1[2][sx];
+                    b.w[0][j] = [w1[0][sx]; 2];
+                    b.w[1][j] = [w1[1][sx]; 2];
+                    b.w[3][j] = [w1[2][sx]; 2];
                 }
             }
             return b;
@@ -599,7 +599,7 @@ impl TableSpline {
                     for dy in 0..2 {
                         let (j, sx, sy) = (8 * a + 4 * dx + 2 * bb + dy, slot(a, dx), slot(bb, dy));
                         for (s, &(o1, o2)) in ORDERS.iter().enumerate() {
-                            b.w[s][j] = w1[o1][sx] * w2[o2][sy];
+                            b.w[s][j] = [w1[o1][sx] * w2[o2][sy]; 2];
                         }
                     }
                 }
@@ -660,7 +660,7 @@ impl TableSpline {
     ) {
         const C: usize = POSE_COMPONENTS;
         let block = self.node.len() / (self.channels / C);
-        let w: [&[f64; 16]; S] = std::array::from_fn(|k| &b.w[slots[k]]);
+        let w: [&[[f64; 2]; 16]; S] = std::array::from_fn(|k| &b.w[slots[k]]);
         for blk in chans.start / C..chans.end / C {
             // The cell's nodes' rows (one bounds check each), node (a, b) at a NB + b.
             let node: [&[f64; NODE_ROWS]; 4] = std::array::from_fn(|k| {
@@ -678,9 +678,11 @@ impl TableSpline {
                             let r = (dx + 2 * dy) * C;
                             let f = &node[a * NB + bb][r..r + C];
                             for (am, wk) in acc.iter_mut().zip(&w) {
-                                let wj = wk[j];
-                                for (x, fm) in am.iter_mut().zip(f) {
-                                    *x += wj * fm;
+                                // The weight as a pair: one load per pair of channels.
+                                let wj = &wk[j];
+                                for (x, fm) in am.chunks_exact_mut(2).zip(f.chunks_exact(2)) {
+                                    x[0] += wj[0] * fm[0];
+                                    x[1] += wj[1] * fm[1];
                                 }
                             }
                         }
@@ -747,8 +749,9 @@ pub struct SplineBasis {
     /// node (i1 + a, i2 + b) at a NB + b (NB = 1 in 1D, 2 in 2D).
     node: [usize; 4],
     /// Per output slot, the weight of each node row of the cell, rows (a, dx, b, dy) at
-    /// ((2 a + dx) NB + b) NB + dy (row k = dx + 2 dy of node (i1 + a, i2 + b)).
-    w: [[f64; 16]; SPLINE_SLOTS],
+    /// ((2 a + dx) NB + b) NB + dy (row k = dx + 2 dy of node (i1 + a, i2 + b)); each weight
+    /// twice (a pair of SIMD lanes, for two channels at a time in the contraction).
+    w: [[[f64; 2]; 16]; SPLINE_SLOTS],
     dims: usize,
 }
 
