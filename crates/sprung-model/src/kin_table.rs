@@ -261,8 +261,9 @@ pub const POSE_COMPONENTS: usize = 6;
 /// bicubic polynomial in each cell and those 16 values at the cell's corners determine it, so
 /// each evaluation is one bicubic Hermite patch (no allocation, no search beyond a bisection of
 /// each axis). A spline holds six channels per body — several bodies on the same grid share one
-/// ([`KinematicTable::spline_of`]), channel-contiguous, so that one basis and one pass over the
-/// cell's node rows evaluate all of them ([`TableSpline::basis_at`], [`TableSpline::eval_slots`]).
+/// ([`KinematicTable::spline_of`]), stored body by body with a node's rows contiguous, so that
+/// one basis and one pass over the cell's node rows per body evaluate all of them
+/// ([`TableSpline::basis_at`], [`TableSpline::eval_slots`]).
 ///
 /// **Outside the grid** the spline continues linearly in each coordinate that left the range
 /// (value and slope of the end, second derivative 0) and records the excursion: the smallest and
