@@ -376,21 +376,29 @@ fn rotation_from_coeffs(phi: &Vector3<f64>, s: f64, a: f64) -> Matrix3<f64> {
 /// α = J_l(φ) Σ_kl ∂²φ/∂c_k∂c_l ċ_k ċ_l + (A'/θ)(φ·φ̇)(φ × φ̇) + (B'/θ)(φ·φ̇) φ × (φ × φ̇)
 ///     + B φ̇ × (φ × φ̇),   φ̇ = Σ_k ∂φ/∂c_k ċ_k
 /// (the time derivative of J_l(φ) φ̇ at fixed c̈ = 0).
-/// Without `bias` α is left 0.
+/// Without `bias` α is left 0. Columns of the first `n` coordinates (the others are 0).
 /// (A, B, A'/θ, B'/θ) are [`rotation_coeffs`]'.
+#[inline(always)]
 fn tabulated_rotation(
     phi: &Vector3<f64>,
     dphi: &[Vector3<f64>; 2],
     ddphi_cc: &Vector3<f64>,
     phid: &Vector3<f64>,
     (a, b, da, db): (f64, f64, f64, f64),
+    n: usize,
     bias: bool,
 ) -> ([Vector3<f64>; 2], Vector3<f64>) {
     let jl = |x: &Vector3<f64>| {
         let px = phi.cross(x);
         x + a * px + b * phi.cross(&px)
     };
-    let cols = [jl(&dphi[0]), jl(&dphi[1])];
+    let cols = std::array::from_fn(|k| {
+        if k < n {
+            jl(&dphi[k])
+        } else {
+            Vector3::zeros()
+        }
+    });
     if !bias {
         return (cols, Vector3::zeros());
     }
@@ -497,14 +505,32 @@ impl JointDef {
     /// perturbation that leaves them alone reuse it ([`Joints::tree_kinematics_with`]).
     #[inline(always)]
     pub fn tabulated_rel(&self, ev: &PoseView, cd: [f64; 2], bias: bool) -> RelMotion {
+        match self.sources.len() {
+            1 => self.tabulated_rel_n::<1>(ev, cd, bias),
+            _ => self.tabulated_rel_n::<2>(ev, cd, bias),
+        }
+    }
+
+    /// [`JointDef::tabulated_rel`] of a joint with `N` coordinates (the loops over them
+    /// unrolled; a second coordinate's terms of a 1D table are 0 and not formed).
+    #[inline(always)]
+    fn tabulated_rel_n<const N: usize>(
+        &self,
+        ev: &PoseView,
+        cd: [f64; 2],
+        bias: bool,
+    ) -> RelMotion {
         let zero = Vector3::zeros();
-        let n = self.sources.len();
+        let n = N;
         let v3 = |x: &[f64; 6], o: usize| Vector3::new(x[o], x[o + 1], x[o + 2]);
-        let (x0, x1, x2) = (ev.slot(0), ev.slot(1), ev.slot(2));
+        let x0 = ev.slot(0);
         let s = v3(x0, 0);
         let phi = v3(x0, 3);
-        let ds = [v3(x1, 0), v3(x2, 0)];
-        let dphi = [v3(x1, 3), v3(x2, 3)];
+        let (mut ds, mut dphi) = ([zero; 2], [zero; 2]);
+        for k in 0..n {
+            let x = ev.slot(1 + k);
+            (ds[k], dphi[k]) = (v3(x, 0), v3(x, 3));
+        }
         // Slot of ∂²/∂c_k∂c_l.
         let d2 = |k: usize, l: usize| 3 + k + l;
         // Σ_kl ∂²/∂c_k∂c_l ċ_k ċ_l of position and rotation vector.
@@ -523,7 +549,8 @@ impl JointDef {
             }
         }
         let (sa, a, b, da, db) = rotation_coeffs(phi.norm_squared(), bias);
-        let (wcols, al_rel) = tabulated_rotation(&phi, &dphi, &ddphi, &phid, (a, b, da, db), bias);
+        let (wcols, al_rel) =
+            tabulated_rotation(&phi, &dphi, &ddphi, &phid, (a, b, da, db), n, bias);
         let mut w_rel = zero;
         for k in 0..n {
             w_rel += wcols[k] * cd[k];
@@ -541,17 +568,26 @@ impl JointDef {
     }
 
     /// A tabulated joint's motion on parent frame `p` from its relative part `rel`
-    /// ([`JointDef::tabulated_rel`] with the same `bias`).
+    /// ([`JointDef::tabulated_rel`] with the same `bias`); the columns of a coordinate the
+    /// joint does not have are 0.
     #[inline(always)]
     pub fn motion_from_rel(&self, p: &Frame, rel: &RelMotion, bias: bool) -> JointMotion {
         let zero = Vector3::zeros();
+        let n = self.sources.len();
         let d = p.rot * rel.s;
         let s_dot = p.rot * rel.sd;
         let w_rel = p.rot * rel.w_rel;
+        let rot = p.rot * rel.rot;
         JointMotion {
             frame: Frame {
                 x: p.x + d,
-                rot: p.rot * rel.rot * self.rel0,
+                // (R_rel,0 = I for a body in its parent's axes: the product would only copy the
+                // matrix, up to the sign of a zero entry.)
+                rot: if self.rel0 == Matrix3::identity() {
+                    rot
+                } else {
+                    rot * self.rel0
+                },
                 v: p.v + p.w.cross(&d) + s_dot,
                 w: p.w + w_rel,
             },
@@ -559,7 +595,11 @@ impl JointDef {
             s_dot,
             cols: [
                 (p.rot * rel.ds[0], p.rot * rel.wcols[0]),
-                (p.rot * rel.ds[1], p.rot * rel.wcols[1]),
+                if n > 1 {
+                    (p.rot * rel.ds[1], p.rot * rel.wcols[1])
+                } else {
+                    (zero, zero)
+                },
             ],
             bias_a: if bias { p.rot * rel.dds } else { zero },
             bias_al: if bias {

@@ -261,8 +261,9 @@ pub const POSE_COMPONENTS: usize = 6;
 /// bicubic polynomial in each cell and those 16 values at the cell's corners determine it, so
 /// each evaluation is one bicubic Hermite patch (no allocation, no search beyond a bisection of
 /// each axis). A spline holds six channels per body — several bodies on the same grid share one
-/// ([`KinematicTable::spline_of`]), channel-contiguous, so that one basis and one pass over the
-/// cell's node rows evaluate all of them ([`TableSpline::basis_at`], [`TableSpline::eval_slots`]).
+/// ([`KinematicTable::spline_of`]), stored body by body with a node's rows contiguous, so that
+/// one basis and one pass over the cell's node rows per body evaluate all of them
+/// ([`TableSpline::basis_at`], [`TableSpline::eval_slots`]).
 ///
 /// **Outside the grid** the spline continues linearly in each coordinate that left the range
 /// (value and slope of the end, second derivative 0) and records the excursion: the smallest and
@@ -276,8 +277,11 @@ pub struct TableSpline {
     dims: usize,
     /// Number of functions (channels; six per tabulated body).
     channels: usize,
-    /// Hermite node data, channel-contiguous: `node[((i1 * n2 + i2) * 4 + k) * channels + ch]`,
-    /// k: f, ∂₁f, ∂₂f, ∂₁∂₂f.
+    /// Hermite node data in blocks of six channels (one body's; [`POSE_COMPONENTS`]), each
+    /// block row-major over the node rows: `node[(blk * rows + r) * 6 + m]` for channel
+    /// `6 blk + m` and node row `r = (i1 * n2 + i2) * 4 + k`, k: f, ∂₁f, ∂₂f, ∂₁∂₂f
+    /// (`rows = 4 n1 n2`): a node's four rows of one body are contiguous ([`NODE_ROWS`]
+    /// values, one bounds check per node and body in [`TableSpline::eval_slots`]).
     node: Vec<f64>,
     /// Per axis: the smallest and largest coordinate evaluated outside the grid (f64 bits;
     /// +∞ / −∞ while in range).
@@ -392,6 +396,10 @@ impl TableSpline {
         let (n1, n2) = (g1.len(), g2.len());
         let nc = channels;
         assert_eq!(samples.len(), n1 * n2 * nc, "one sample per grid point");
+        assert!(
+            nc.is_multiple_of(POSE_COMPONENTS),
+            "six channels per tabulated body"
+        );
         let s1 = SlopeSolver::new(&g1);
         let s2 = (dims == 2).then(|| SlopeSolver::new(&g2));
         let mut node = vec![0.0; 4 * n1 * n2 * nc];
@@ -425,12 +433,21 @@ impl TableSpline {
                 }
             }
         }
+        // Into blocks of six channels (`TableSpline::node`).
+        let rows = 4 * n1 * n2;
+        let mut blocks = vec![0.0; node.len()];
+        for (blk, block) in blocks.chunks_exact_mut(rows * POSE_COMPONENTS).enumerate() {
+            for (r, dst) in block.chunks_exact_mut(POSE_COMPONENTS).enumerate() {
+                let src = r * nc + blk * POSE_COMPONENTS;
+                dst.copy_from_slice(&node[src..src + POSE_COMPONENTS]);
+            }
+        }
         let inf = |x: f64| AtomicU64::new(x.to_bits());
         Self {
             grid: [g1, g2],
             dims,
             channels,
-            node,
+            node: blocks,
             seen: [
                 [inf(f64::INFINITY), inf(f64::NEG_INFINITY)],
                 [inf(f64::INFINITY), inf(f64::NEG_INFINITY)],
@@ -547,28 +564,26 @@ impl TableSpline {
     }
 
     /// The evaluation weights at coordinates `c` (length [`TableSpline::dims`]; a missing
-    /// second coordinate reads 0): the cell's node rows and, per output slot
-    /// ([`SPLINE_SLOTS`]), the weight of each (the product of the axes' Hermite weights, the
-    /// linear extension outside the grid folded in; excursions recorded).
+    /// second coordinate reads 0): where the cell's nodes are and, per output slot
+    /// ([`SPLINE_SLOTS`]), the weight of each of its node rows (the product of the axes' Hermite
+    /// weights, the linear extension outside the grid folded in; excursions recorded).
     pub fn basis_at(&self, c: &[f64]) -> SplineBasis {
         let (i1, w1) = self.basis(0, c[0]);
         let mut b = SplineBasis {
-            rows: [0; 16],
-            w: [[0.0; 16]; SPLINE_SLOTS],
-            nodes: 0,
+            node: [0; 4],
+            w: [[[0.0; 2]; 16]; SPLINE_SLOTS],
             dims: self.dims,
         };
         // First-axis Hermite slot of node (i1 + a), derivative dx: a (value) or 2 + a (slope).
         let slot = |a: usize, d: usize| if d == 0 { a } else { 2 + a };
         if self.dims == 1 {
             for a in 0..2 {
+                b.node[a] = 4 * (i1 + a) * POSE_COMPONENTS;
                 for dx in 0..2 {
-                    let (j, sx) = (b.nodes, slot(a, dx));
-                    b.rows[j] = 4 * (i1 + a) + dx;
-                    b.w[0][j] = w1[0][sx];
-                    b.w[1][j] = w1[1][sx];
-                    b.w[3][j] = w1[2][sx];
-                    b.nodes += 1;
+                    let (j, sx) = (2 * a + dx, slot(a, dx));
+                    b.w[0][j] = [w1[0][sx]; 2];
+                    b.w[1][j] = [w1[1][sx]; 2];
+                    b.w[3][j] = [w1[2][sx]; 2];
                 }
             }
             return b;
@@ -581,14 +596,12 @@ impl TableSpline {
         for a in 0..2 {
             for dx in 0..2 {
                 for bb in 0..2 {
+                    b.node[2 * a + bb] = 4 * ((i1 + a) * n2 + i2 + bb) * POSE_COMPONENTS;
                     for dy in 0..2 {
-                        let (j, sx, sy) = (b.nodes, slot(a, dx), slot(bb, dy));
-                        // node row d: 0 f, 1 ∂₁f, 2 ∂₂f, 3 ∂₁∂₂f.
-                        b.rows[j] = 4 * ((i1 + a) * n2 + i2 + bb) + dx + 2 * dy;
+                        let (j, sx, sy) = (8 * a + 4 * dx + 2 * bb + dy, slot(a, dx), slot(bb, dy));
                         for (s, &(o1, o2)) in ORDERS.iter().enumerate() {
-                            b.w[s][j] = w1[o1][sx] * w2[o2][sy];
+                            b.w[s][j] = [w1[o1][sx] * w2[o2][sy]; 2];
                         }
-                        b.nodes += 1;
                     }
                 }
             }
@@ -600,7 +613,7 @@ impl TableSpline {
     /// into `out[slot * stride + (ch − chans.start)]` for the slots of [`SPLINE_SLOTS`]: value,
     /// ∂/∂c1, ∂/∂c2 and, with `second`, ∂²/∂c1², ∂²/∂c1∂c2, ∂²/∂c2² (left as they are without;
     /// a missing second axis's slots are written 0). One pass over the cell's 4 (1D) or 16
-    /// (2D) node rows, channel-contiguous (vectorisable over the channels). No allocation.
+    /// (2D) node rows per body (vectorisable over its six channels). No allocation.
     pub fn eval_slots(
         &self,
         b: &SplineBasis,
@@ -610,31 +623,35 @@ impl TableSpline {
         stride: usize,
     ) {
         assert!(
-            chans.len().is_multiple_of(POSE_COMPONENTS) && chans.end <= self.channels,
+            chans.start.is_multiple_of(POSE_COMPONENTS)
+                && chans.len().is_multiple_of(POSE_COMPONENTS)
+                && chans.end <= self.channels,
             "whole bodies' channels"
         );
+        assert_eq!(b.dims, self.dims, "a basis of a spline with as many axes");
         let len = chans.len();
         if self.dims == 1 {
-            self.contract(b, [0, 1], chans.clone(), out, stride);
+            self.contract::<_, 1>(b, [0, 1], chans.clone(), out, stride);
             out[2 * stride..2 * stride + len].fill(0.0);
             if second {
-                self.contract(b, [3], chans, out, stride);
+                self.contract::<_, 1>(b, [3], chans, out, stride);
                 out[4 * stride..4 * stride + len].fill(0.0);
                 out[5 * stride..5 * stride + len].fill(0.0);
             }
         } else {
-            self.contract(b, [0, 1, 2], chans.clone(), out, stride);
+            self.contract::<_, 2>(b, [0, 1, 2], chans.clone(), out, stride);
             if second {
-                self.contract(b, [3, 4, 5], chans, out, stride);
+                self.contract::<_, 2>(b, [3, 4, 5], chans, out, stride);
             }
         }
     }
 
-    /// The slots `slots` of [`TableSpline::eval_slots`]: per six channels, the weighted sum over
-    /// the cell's node rows, in registers (node rows in order; each output is
-    /// 0 + w₀ f₀ + w₁ f₁ + …).
+    /// The slots `slots` of [`TableSpline::eval_slots`] of a spline with `NB` = 1 (1D) or 2
+    /// (2D) second-axis nodes per cell: per body (six channels), the weighted sum over the
+    /// cell's node rows in registers, node (i1 + a, i2 + b), row k = dx + 2 dy in the order a,
+    /// dx, b, dy (each output is 0 + w₀ f₀ + w₁ f₁ + …).
     #[inline(always)]
-    fn contract<const S: usize>(
+    fn contract<const S: usize, const NB: usize>(
         &self,
         b: &SplineBasis,
         slots: [usize; S],
@@ -643,23 +660,37 @@ impl TableSpline {
         stride: usize,
     ) {
         const C: usize = POSE_COMPONENTS;
-        let nc = self.channels;
-        let w: [&[f64; 16]; S] = std::array::from_fn(|k| &b.w[slots[k]]);
-        let rows = &b.rows[..b.nodes];
-        for c0 in chans.clone().step_by(C) {
-            let mut acc = [[0.0; C]; S];
-            for (j, &row) in rows.iter().enumerate() {
-                let f: &[f64; C] = self.node[row * nc + c0..row * nc + c0 + C]
+        let block = self.node.len() / (self.channels / C);
+        let w: [&[[f64; 2]; 16]; S] = std::array::from_fn(|k| &b.w[slots[k]]);
+        for blk in chans.start / C..chans.end / C {
+            // The cell's nodes' rows (one bounds check each), node (a, b) at a NB + b.
+            let node: [&[f64; NODE_ROWS]; 4] = std::array::from_fn(|k| {
+                let s = blk * block + b.node[k.min(2 * NB - 1)];
+                self.node[s..s + NODE_ROWS]
                     .try_into()
-                    .expect("six channels");
-                for (a, wk) in acc.iter_mut().zip(&w) {
-                    let wj = wk[j];
-                    for (am, fm) in a.iter_mut().zip(f) {
-                        *am += wj * fm;
+                    .expect("a node's rows")
+            });
+            let mut acc = [[0.0; C]; S];
+            for a in 0..2 {
+                for dx in 0..2 {
+                    for bb in 0..NB {
+                        for dy in 0..NB {
+                            let j = ((2 * a + dx) * NB + bb) * NB + dy;
+                            let r = (dx + 2 * dy) * C;
+                            let f = &node[a * NB + bb][r..r + C];
+                            for (am, wk) in acc.iter_mut().zip(&w) {
+                                // The weight as a pair: one load per pair of channels.
+                                let wj = &wk[j];
+                                for (x, fm) in am.chunks_exact_mut(2).zip(f.chunks_exact(2)) {
+                                    x[0] += wj[0] * fm[0];
+                                    x[1] += wj[1] * fm[1];
+                                }
+                            }
+                        }
                     }
                 }
             }
-            let o = c0 - chans.start;
+            let o = blk * C - chans.start;
             for (a, &s) in acc.iter().zip(&slots) {
                 out[s * stride + o..s * stride + o + C].copy_from_slice(a);
             }
@@ -708,14 +739,20 @@ impl TableSpline {
 /// ∂²/∂c2².
 pub const SPLINE_SLOTS: usize = 6;
 
+/// Values of a node's rows in a channel block: f, ∂₁f, ∂₂f, ∂₁∂₂f of six channels
+/// ([`TableSpline::node`]).
+const NODE_ROWS: usize = 4 * POSE_COMPONENTS;
+
 /// The evaluation weights of a [`TableSpline`] at one point ([`TableSpline::basis_at`]).
 #[derive(Debug, Clone, Copy)]
 pub struct SplineBasis {
-    /// Node rows of the cell (4 in 1D, 16 in 2D).
-    rows: [usize; 16],
-    /// Per output slot, the weight of each node row.
-    w: [[f64; 16]; SPLINE_SLOTS],
-    nodes: usize,
+    /// Start of the rows of the cell's nodes within a channel block ([`TableSpline::node`]):
+    /// node (i1 + a, i2 + b) at a NB + b (NB = 1 in 1D, 2 in 2D).
+    node: [usize; 4],
+    /// Per output slot, the weight of each node row of the cell, rows (a, dx, b, dy) at
+    /// ((2 a + dx) NB + b) NB + dy (row k = dx + 2 dy of node (i1 + a, i2 + b)); each weight
+    /// twice (a pair of SIMD lanes, for two channels at a time in the contraction).
+    w: [[[f64; 2]; 16]; SPLINE_SLOTS],
     dims: usize,
 }
 
