@@ -301,20 +301,57 @@ impl Evaluator {
     /// Like [`Evaluator::linearise`], this runs an AVX2 compiled copy with 256-bit lanes for the
     /// marker frames and bushing kinematics where the CPU has AVX2 (same results to round-off).
     pub fn accelerations(&mut self, t: f64, r: &[f64], v: &[f64], q: &mut [f64]) {
+        self.accelerations_from(t, r, v, q, None);
+    }
+
+    /// [`Evaluator::accelerations`] with the kinematics of some bodies given: only the bodies
+    /// listed in `from_state` are computed from (r, v); the caller has written the others'
+    /// into [`Evaluator::bodies`] (a model with joints: the trees' frames as they are,
+    /// [`crate::joints::JointWork::kinematics`], without the round trip through quaternions).
+    /// The element states are read from `v` as always.
+    pub fn accelerations_with_bodies(
+        &mut self,
+        t: f64,
+        r: &[f64],
+        v: &[f64],
+        q: &mut [f64],
+        from_state: &[usize],
+    ) {
+        self.accelerations_from(t, r, v, q, Some(from_state));
+    }
+
+    /// q with the bodies `from_state` (`None`: all) computed from the state.
+    #[inline(always)]
+    fn accelerations_from(
+        &mut self,
+        t: f64,
+        r: &[f64],
+        v: &[f64],
+        q: &mut [f64],
+        from_state: Option<&[usize]>,
+    ) {
         #[cfg(target_arch = "x86_64")]
         if let Some(avx) = self.avx2 {
             // SAFETY: the token exists only on CPUs with AVX2 and FMA.
-            unsafe { self.accelerations_avx2(avx, t, r, v, q) };
+            unsafe { self.accelerations_avx2(avx, t, r, v, q, from_state) };
             return;
         }
-        self.forces(Portable, t, r, v, None);
+        self.forces(Portable, t, r, v, from_state, None);
         self.newton_euler(Portable, q);
     }
 
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2,fma")]
-    fn accelerations_avx2(&mut self, avx: Avx2, t: f64, r: &[f64], v: &[f64], q: &mut [f64]) {
-        self.forces(avx, t, r, v, None);
+    fn accelerations_avx2(
+        &mut self,
+        avx: Avx2,
+        t: f64,
+        r: &[f64],
+        v: &[f64],
+        q: &mut [f64],
+        from_state: Option<&[usize]>,
+    ) {
+        self.forces(avx, t, r, v, from_state, None);
         self.newton_euler(avx, q);
     }
 
@@ -334,9 +371,7 @@ impl Evaluator {
     pub fn state_rates(&mut self, t: f64, r: &[f64], v: &[f64], q: &mut [f64]) {
         let model = self.model.clone();
         let nbv = model.n_body_v();
-        for &b in &self.rate_bodies {
-            self.bodies[b] = BodyKin::from_state(b, r, v);
-        }
+        crate::kinematics::body_kinematics_of(&self.rate_bodies, r, v, &mut self.bodies);
         for &e in &self.rate_elements {
             let el = &model.open_elements[e];
             let (_, work) =
@@ -452,6 +487,7 @@ impl Evaluator {
             t,
             r,
             v,
+            None,
             Some((lin.j_rk.values_mut(), lin.j_v.values_mut())),
         );
         self.newton_euler(l, &mut lin.q);
@@ -499,7 +535,9 @@ impl Evaluator {
 
     /// Kinematics, element forces and body wrenches (global, about each centre of mass); with
     /// `acc` (the values of G_rK and G_v), the partials of the global wrenches with respect to
-    /// the global perturbations (module docs) are accumulated in place per block.
+    /// the global perturbations (module docs) are accumulated in place per block. The body
+    /// kinematics of the bodies `from_state` (`None`: all) from (r, v), the others' as given
+    /// ([`Evaluator::accelerations_with_bodies`]).
     #[inline(always)]
     fn forces<L: Lanes>(
         &mut self,
@@ -507,11 +545,15 @@ impl Evaluator {
         t: f64,
         r: &[f64],
         v: &[f64],
+        from_state: Option<&[usize]>,
         mut acc: Option<(&mut [f64], &mut [f64])>,
     ) {
         let want = acc.is_some();
         let model = self.model.clone();
-        crate::kinematics::body_kinematics(&model, r, v, &mut self.bodies);
+        match from_state {
+            None => crate::kinematics::body_kinematics(&model, r, v, &mut self.bodies),
+            Some(which) => crate::kinematics::body_kinematics_of(which, r, v, &mut self.bodies),
+        }
         self.force.copy_from_slice(&self.weight);
         self.torque.fill(Vector3::zeros());
         // The q-only path evaluates the elements four at a time, the linearisation one by one.
