@@ -283,8 +283,14 @@ impl Evaluator {
             for l in &el.links {
                 self.evaluate_open_elements(t, v, &[l.source]);
             }
-            let (_, work) =
-                prepare_open_element(&model, e, &mut self.open, &self.bodies, &self.runtime_u, t);
+            let (_, work) = prepare_open_element(
+                &model,
+                e,
+                &mut self.open,
+                &self.bodies,
+                ModelInputs::Signals(&self.runtime_u),
+                t,
+            );
             let ns = el.law.n_states();
             let input = ElementInput {
                 t,
@@ -374,8 +380,14 @@ impl Evaluator {
         crate::kinematics::body_kinematics_of(&self.rate_bodies, r, v, &mut self.bodies);
         for &e in &self.rate_elements {
             let el = &model.open_elements[e];
-            let (_, work) =
-                prepare_open_element(&model, e, &mut self.open, &self.bodies, &self.runtime_u, t);
+            let (_, work) = prepare_open_element(
+                &model,
+                e,
+                &mut self.open,
+                &self.bodies,
+                ModelInputs::Signals(&self.runtime_u),
+                t,
+            );
             let ns = el.law.n_states();
             let input = ElementInput {
                 t,
@@ -679,8 +691,14 @@ impl Evaluator {
             self.state_rates_t.fill(0.0);
         }
         for (e, el) in model.open_elements.iter().enumerate() {
-            let (before, work) =
-                prepare_open_element(model, e, &mut self.open, &self.bodies, &self.runtime_u, t);
+            let (before, work) = prepare_open_element(
+                model,
+                e,
+                &mut self.open,
+                &self.bodies,
+                ModelInputs::Values(&self.u),
+                t,
+            );
             let ns = work.n_states;
             let states = &v[nbv + el.state_offset..nbv + el.state_offset + ns];
             let input = ElementInput {
@@ -751,8 +769,9 @@ impl Evaluator {
                     let t_plus = t + h;
                     let t_minus = t - h;
                     let inputs = (&mut work.inputs_plus, &mut work.inputs_minus);
-                    gather_inputs(model, &self.runtime_u, t_plus, &el.inputs, inputs.0);
-                    gather_inputs(model, &self.runtime_u, t_minus, &el.inputs, inputs.1);
+                    let signals = ModelInputs::Signals(&self.runtime_u);
+                    gather_inputs(model, signals, t_plus, &el.inputs, inputs.0);
+                    gather_inputs(model, signals, t_minus, &el.inputs, inputs.1);
                     if !el.links.is_empty() {
                         element_link::feed_time(
                             &el.links,
@@ -1070,14 +1089,14 @@ fn prepare_open_element<'a>(
     e: usize,
     open: &'a mut [OpenWork],
     bodies: &[BodyKin],
-    runtime_u: &[f64],
+    inputs: ModelInputs,
     t: f64,
 ) -> (&'a mut [OpenWork], &'a mut OpenWork) {
     let el = &model.open_elements[e];
     let (before, rest) = open.split_at_mut(e);
     let work = &mut rest[0];
     fill_marker_states(&work.frames, bodies, &mut work.markers);
-    gather_inputs(model, runtime_u, t, &el.inputs, &mut work.inputs);
+    gather_inputs(model, inputs, t, &el.inputs, &mut work.inputs);
     if !el.links.is_empty() {
         let source = |k: usize| before[el.links[k].source].scratch.outputs[el.links[k].output];
         element_link::feed(&el.links, source, &mut work.inputs);
@@ -1122,21 +1141,33 @@ fn marker_bodies(model: &CompiledModel, elements: &[usize]) -> Vec<usize> {
     (0..carries.len()).filter(|&b| carries[b]).collect()
 }
 
+/// Where the input slots of an open element take the values of the model inputs from.
+#[derive(Debug, Clone, Copy)]
+enum ModelInputs<'a> {
+    /// The values at the element's time, evaluated already ([`Evaluator::u`]: the q and
+    /// linearisation paths, whose inputs loop evaluates every model input first).
+    Values(&'a [f64]),
+    /// Evaluated per slot: a runtime input's value as set (here), a time signal at the time
+    /// asked (the same value as in [`Evaluator::u`] at that time, bit for bit).
+    Signals(&'a [f64]),
+}
+
 /// The values of an open element's input slots at time `t`: each mapped model input's runtime
-/// value or time signal, 0 where the slot is unmapped.
+/// value or time signal (from `inputs`), 0 where the slot is unmapped.
 #[inline]
 fn gather_inputs(
     model: &CompiledModel,
-    runtime_u: &[f64],
+    inputs: ModelInputs,
     t: f64,
     slots: &[Option<usize>],
     dst: &mut [f64],
 ) {
     for (d, slot) in dst.iter_mut().zip(slots) {
-        *d = match *slot {
-            None => 0.0,
-            Some(k) if model.inputs[k].runtime => runtime_u[k],
-            Some(k) => model.inputs[k].signal.value(t),
+        *d = match (*slot, inputs) {
+            (None, _) => 0.0,
+            (Some(k), ModelInputs::Values(u)) => u[k],
+            (Some(k), ModelInputs::Signals(runtime_u)) if model.inputs[k].runtime => runtime_u[k],
+            (Some(k), ModelInputs::Signals(_)) => model.inputs[k].signal.value(t),
         };
     }
 }
