@@ -1762,17 +1762,26 @@ impl JointWork {
     /// The trees' kinematics at the reduced state (r, v) ([`Joints::tree_kinematics`]) and
     /// the expanded state for the evaluator of q: the jointed bodies' kinematics from their
     /// frames as they are into `bodies` (the evaluator's table, [`BodyKin::from_frame`]: R and
-    /// global ω without the round trip through a quaternion), the free bodies and the element
-    /// states copied into [`JointWork::r_full`], [`JointWork::v_full`]. The jointed bodies'
-    /// blocks there are written from the same frames only when read
-    /// ([`JointWork::write_poses`]). A singular M_z is remembered for [`JointWork::project_q`].
+    /// global ω without the round trip through a quaternion), the blocks of the bodies `free`
+    /// (those without a joint) and the element states copied into [`JointWork::r_full`],
+    /// [`JointWork::v_full`]. The jointed bodies' blocks there are written from the same
+    /// frames only when read ([`JointWork::write_poses`]). A singular M_z is remembered for
+    /// [`JointWork::project_q`].
     pub fn kinematics(
         &mut self,
         model: &crate::CompiledModel,
         r: &[f64],
         v: &[f64],
+        free: &[usize],
         bodies: &mut [BodyKin],
     ) {
+        for &b in free {
+            self.r_full[7 * b..7 * b + 7].copy_from_slice(&r[7 * b..7 * b + 7]);
+            self.v_full[6 * b..6 * b + 6].copy_from_slice(&v[6 * b..6 * b + 6]);
+        }
+        let nbv = model.n_body_v();
+        self.v_full[nbv..].copy_from_slice(&v[nbv..]);
+        self.poses_pending = true;
         self.tree_frames(model, r, v, false);
         for (tree, kin) in model.joints.trees.iter().zip(&self.kin) {
             let jointed = usize::from(tree.root.is_some());
@@ -1816,18 +1825,16 @@ impl JointWork {
         v: &[f64],
         all_rows: bool,
     ) {
+        self.r_full.copy_from_slice(r);
+        self.v_full.copy_from_slice(v);
+        self.poses_pending = true;
         self.tree_frames(model, r, v, all_rows);
         self.write_poses(&model.joints);
     }
 
-    /// The trees' kinematics at (r, v) ([`JointWork::kinematics_rows`]) and (r, v) copied into
-    /// [`JointWork::r_full`], [`JointWork::v_full`], the jointed bodies' blocks pending
-    /// ([`JointWork::write_poses`]).
+    /// The trees' kinematics at (r, v) into `self.kin` ([`JointWork::kinematics_rows`]).
     fn tree_frames(&mut self, model: &crate::CompiledModel, r: &[f64], v: &[f64], all_rows: bool) {
         let joints = &model.joints;
-        self.r_full.copy_from_slice(r);
-        self.v_full.copy_from_slice(v);
-        self.poses_pending = true;
         self.singular = false;
         for (t, kin) in self.kin.iter_mut().enumerate() {
             if let Err(e) =

@@ -131,7 +131,7 @@ impl MbsSystem {
     fn joint_accelerations(&mut self, t: f64, r: &[f64], v: &[f64], q: &mut [f64]) {
         let w = self.joints.as_mut().expect("joints");
         let model = self.eval.model().clone();
-        w.kinematics(&model, r, v, &mut self.eval.bodies);
+        w.kinematics(&model, r, v, &self.free_bodies, &mut self.eval.bodies);
         self.eval
             .accelerations_with_bodies(t, &w.r_full, &w.v_full, q, &self.free_bodies);
         w.project_q(&model, q, None);
