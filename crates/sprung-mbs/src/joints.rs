@@ -1789,7 +1789,6 @@ impl JointWork {
                 bodies[b] = BodyKin::from_frame(f.x, f.rot, f.v, f.w);
             }
         }
-        self.poses_pending = true;
     }
 
     /// Writes the jointed bodies' poses and velocities of the last [`JointWork::kinematics`]
