@@ -40,6 +40,7 @@ use sprung_model as sm;
 use sprung_solve::block::{BlockMatrix, BlockPattern};
 use sprung_solve::mech::Linearisation;
 
+use crate::kinematics::BodyKin;
 use crate::rotation::{matrix_to_quat, quat_to_matrix};
 
 /// One joint, in the parent's design body frame (the ground's frame is the global one).
@@ -1752,6 +1753,9 @@ pub struct JointWork {
     leaf_acc: Vec<(Vector3<f64>, Vector3<f64>)>,
     /// Whether some tree's M_z was singular at the last [`JointWork::kinematics`].
     singular: bool,
+    /// Whether the jointed bodies' blocks of [`JointWork::r_full`], [`JointWork::v_full`] still
+    /// wait for the frames of the last [`JointWork::kinematics`] ([`JointWork::write_poses`]).
+    poses_pending: bool,
 }
 
 impl JointWork {
@@ -1811,23 +1815,73 @@ impl JointWork {
             ],
             pattern,
             singular: false,
+            poses_pending: false,
         }
     }
 
     /// Expands (r, v) into [`JointWork::r_full`], [`JointWork::v_full`].
     pub fn expand(&mut self, joints: &Joints, r: &[f64], v: &[f64]) {
         joints.expand(r, v, &mut self.r_full, &mut self.v_full);
+        self.poses_pending = false;
     }
 
-    /// The trees' kinematics at the reduced state (r, v) ([`Joints::tree_kinematics`]) and the
-    /// expanded state from their frames into [`JointWork::r_full`], [`JointWork::v_full`]
-    /// (what [`JointWork::expand`] gives, with each frame computed once for the expansion and
-    /// the projection). A singular M_z is remembered for [`JointWork::project_q`].
-    pub fn kinematics(&mut self, model: &crate::CompiledModel, r: &[f64], v: &[f64]) {
-        self.kinematics_rows(model, r, v, false);
+    /// The trees' kinematics at the reduced state (r, v) ([`Joints::tree_kinematics`]) and
+    /// the expanded state for the evaluator of q: the jointed bodies' kinematics from their
+    /// frames as they are into `bodies` (the evaluator's table, [`BodyKin::from_frame`]: R and
+    /// global ω without the round trip through a quaternion), the blocks of the bodies `free`
+    /// (those without a joint) and the element states copied into [`JointWork::r_full`],
+    /// [`JointWork::v_full`]. The jointed bodies' blocks there are written from the same
+    /// frames only when read ([`JointWork::write_poses`]). A singular M_z is remembered for
+    /// [`JointWork::project_q`].
+    pub fn kinematics(
+        &mut self,
+        model: &crate::CompiledModel,
+        r: &[f64],
+        v: &[f64],
+        free: &[usize],
+        bodies: &mut [BodyKin],
+    ) {
+        for &b in free {
+            self.r_full[7 * b..7 * b + 7].copy_from_slice(&r[7 * b..7 * b + 7]);
+            self.v_full[6 * b..6 * b + 6].copy_from_slice(&v[6 * b..6 * b + 6]);
+        }
+        let nbv = model.n_body_v();
+        self.v_full[nbv..].copy_from_slice(&v[nbv..]);
+        self.poses_pending = true;
+        self.tree_frames(model, r, v, false);
+        for (tree, kin) in model.joints.trees.iter().zip(&self.kin) {
+            let jointed = usize::from(tree.root.is_some());
+            for (f, &b) in kin.frames.iter().zip(&tree.bodies).skip(jointed) {
+                bodies[b] = BodyKin::from_frame(f.x, f.rot, f.v, f.w);
+            }
+        }
     }
 
-    /// [`JointWork::kinematics`]; with `all_rows` the J_b rows of every body (the
+    /// Writes the jointed bodies' poses and velocities of the last [`JointWork::kinematics`]
+    /// into [`JointWork::r_full`], [`JointWork::v_full`] if they are not there yet (quaternion
+    /// and body-axis ω from each frame): afterwards both hold the full state of that
+    /// evaluation, as [`JointWork::expand`] would give it.
+    pub fn write_poses(&mut self, joints: &Joints) {
+        if !self.poses_pending {
+            return;
+        }
+        for (tree, kin) in joints.trees.iter().zip(&self.kin) {
+            let jointed = usize::from(tree.root.is_some());
+            for (f, &b) in kin.frames.iter().zip(&tree.bodies).skip(jointed) {
+                write_frame(
+                    f,
+                    &mut self.r_full[7 * b..7 * b + 7],
+                    &mut self.v_full[6 * b..6 * b + 6],
+                );
+            }
+        }
+        self.poses_pending = false;
+    }
+
+    /// The trees' kinematics at the reduced state (r, v) and the expanded state from their
+    /// frames into [`JointWork::r_full`], [`JointWork::v_full`] (what [`JointWork::expand`]
+    /// gives, with each frame computed once for the expansion and the projection; what the
+    /// linearisation evaluates at); with `all_rows` the J_b rows of every body (the
     /// linearisation's projection reads them), else not those of the massless leaves.
     fn kinematics_rows(
         &mut self,
@@ -1836,12 +1890,18 @@ impl JointWork {
         v: &[f64],
         all_rows: bool,
     ) {
-        let joints = &model.joints;
         self.r_full.copy_from_slice(r);
         self.v_full.copy_from_slice(v);
+        self.poses_pending = true;
+        self.tree_frames(model, r, v, all_rows);
+        self.write_poses(&model.joints);
+    }
+
+    /// The trees' kinematics at (r, v) into `self.kin` ([`JointWork::kinematics_rows`]).
+    fn tree_frames(&mut self, model: &crate::CompiledModel, r: &[f64], v: &[f64], all_rows: bool) {
+        let joints = &model.joints;
         self.singular = false;
-        for (t, tree) in joints.trees.iter().enumerate() {
-            let kin = &mut self.kin[t];
+        for (t, kin) in self.kin.iter_mut().enumerate() {
             if let Err(e) =
                 joints.tree_kinematics_rows(model, t, r, v, Perturb::None, None, all_rows, kin)
             {
@@ -1849,14 +1909,6 @@ impl JointWork {
                 // with its own non-finite-state error naming the time.
                 debug_assert!(false, "{e}");
                 self.singular = true;
-            }
-            let jointed = usize::from(tree.root.is_some());
-            for (lb, &b) in tree.bodies.iter().enumerate().skip(jointed) {
-                write_frame(
-                    &kin.frames[lb],
-                    &mut self.r_full[7 * b..7 * b + 7],
-                    &mut self.v_full[6 * b..6 * b + 6],
-                );
             }
         }
     }

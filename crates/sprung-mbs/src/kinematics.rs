@@ -68,6 +68,27 @@ impl BodyKin {
             rot_rows: M3::from_matrix(&rot),
         }
     }
+
+    /// Kinematics of a body from its frame, every vector global: centre of mass `x`,
+    /// orientation `rot`, velocity `v`, angular velocity `w` (what the joint trees compute,
+    /// [`crate::joints::JointWork::kinematics`]); ω in body axes is Rᵀ ω. No quaternion in
+    /// between: R and ω as given, not rebuilt from a quaternion and the body-axis ω.
+    #[inline(always)]
+    pub fn from_frame(
+        x: Vector3<f64>,
+        rot: Matrix3<f64>,
+        v: Vector3<f64>,
+        w: Vector3<f64>,
+    ) -> Self {
+        Self {
+            x,
+            rot,
+            v,
+            w_body: rot.transpose() * w,
+            w,
+            rot_rows: M3::from_matrix(&rot),
+        }
+    }
 }
 
 /// Kinematics of one marker, plus what the partials need.
@@ -150,6 +171,15 @@ pub fn skew_mul(a: &Vector3<f64>, m: &Matrix3<f64>) -> Matrix3<f64> {
         )
     };
     Matrix3::from_columns(&[c(0), c(1), c(2)])
+}
+
+/// Fills the rows `which` of the body kinematics table from the state; the other rows keep
+/// what they hold.
+#[inline(always)]
+pub fn body_kinematics_of(which: &[usize], r: &[f64], v: &[f64], out: &mut [BodyKin]) {
+    for &b in which {
+        out[b] = BodyKin::from_state(b, r, v);
+    }
 }
 
 /// Fills the body kinematics table from the state.

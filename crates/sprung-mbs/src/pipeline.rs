@@ -283,8 +283,14 @@ impl Evaluator {
             for l in &el.links {
                 self.evaluate_open_elements(t, v, &[l.source]);
             }
-            let (_, work) =
-                prepare_open_element(&model, e, &mut self.open, &self.bodies, &self.runtime_u, t);
+            let (_, work) = prepare_open_element(
+                &model,
+                e,
+                &mut self.open,
+                &self.bodies,
+                ModelInputs::Signals(&self.runtime_u),
+                t,
+            );
             let ns = el.law.n_states();
             let input = ElementInput {
                 t,
@@ -301,20 +307,57 @@ impl Evaluator {
     /// Like [`Evaluator::linearise`], this runs an AVX2 compiled copy with 256-bit lanes for the
     /// marker frames and bushing kinematics where the CPU has AVX2 (same results to round-off).
     pub fn accelerations(&mut self, t: f64, r: &[f64], v: &[f64], q: &mut [f64]) {
+        self.accelerations_from(t, r, v, q, None);
+    }
+
+    /// [`Evaluator::accelerations`] with the kinematics of some bodies given: only the bodies
+    /// listed in `from_state` are computed from (r, v); the caller has written the others'
+    /// into [`Evaluator::bodies`] (a model with joints: the trees' frames as they are,
+    /// [`crate::joints::JointWork::kinematics`], without the round trip through quaternions).
+    /// The element states are read from `v` as always.
+    pub fn accelerations_with_bodies(
+        &mut self,
+        t: f64,
+        r: &[f64],
+        v: &[f64],
+        q: &mut [f64],
+        from_state: &[usize],
+    ) {
+        self.accelerations_from(t, r, v, q, Some(from_state));
+    }
+
+    /// q with the bodies `from_state` (`None`: all) computed from the state.
+    #[inline(always)]
+    fn accelerations_from(
+        &mut self,
+        t: f64,
+        r: &[f64],
+        v: &[f64],
+        q: &mut [f64],
+        from_state: Option<&[usize]>,
+    ) {
         #[cfg(target_arch = "x86_64")]
         if let Some(avx) = self.avx2 {
             // SAFETY: the token exists only on CPUs with AVX2 and FMA.
-            unsafe { self.accelerations_avx2(avx, t, r, v, q) };
+            unsafe { self.accelerations_avx2(avx, t, r, v, q, from_state) };
             return;
         }
-        self.forces(Portable, t, r, v, None);
+        self.forces(Portable, t, r, v, from_state, None);
         self.newton_euler(Portable, q);
     }
 
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2,fma")]
-    fn accelerations_avx2(&mut self, avx: Avx2, t: f64, r: &[f64], v: &[f64], q: &mut [f64]) {
-        self.forces(avx, t, r, v, None);
+    fn accelerations_avx2(
+        &mut self,
+        avx: Avx2,
+        t: f64,
+        r: &[f64],
+        v: &[f64],
+        q: &mut [f64],
+        from_state: Option<&[usize]>,
+    ) {
+        self.forces(avx, t, r, v, from_state, None);
         self.newton_euler(avx, q);
     }
 
@@ -334,13 +377,17 @@ impl Evaluator {
     pub fn state_rates(&mut self, t: f64, r: &[f64], v: &[f64], q: &mut [f64]) {
         let model = self.model.clone();
         let nbv = model.n_body_v();
-        for &b in &self.rate_bodies {
-            self.bodies[b] = BodyKin::from_state(b, r, v);
-        }
+        crate::kinematics::body_kinematics_of(&self.rate_bodies, r, v, &mut self.bodies);
         for &e in &self.rate_elements {
             let el = &model.open_elements[e];
-            let (_, work) =
-                prepare_open_element(&model, e, &mut self.open, &self.bodies, &self.runtime_u, t);
+            let (_, work) = prepare_open_element(
+                &model,
+                e,
+                &mut self.open,
+                &self.bodies,
+                ModelInputs::Signals(&self.runtime_u),
+                t,
+            );
             let ns = el.law.n_states();
             let input = ElementInput {
                 t,
@@ -452,6 +499,7 @@ impl Evaluator {
             t,
             r,
             v,
+            None,
             Some((lin.j_rk.values_mut(), lin.j_v.values_mut())),
         );
         self.newton_euler(l, &mut lin.q);
@@ -499,7 +547,9 @@ impl Evaluator {
 
     /// Kinematics, element forces and body wrenches (global, about each centre of mass); with
     /// `acc` (the values of G_rK and G_v), the partials of the global wrenches with respect to
-    /// the global perturbations (module docs) are accumulated in place per block.
+    /// the global perturbations (module docs) are accumulated in place per block. The body
+    /// kinematics of the bodies `from_state` (`None`: all) from (r, v), the others' as given
+    /// ([`Evaluator::accelerations_with_bodies`]).
     #[inline(always)]
     fn forces<L: Lanes>(
         &mut self,
@@ -507,11 +557,15 @@ impl Evaluator {
         t: f64,
         r: &[f64],
         v: &[f64],
+        from_state: Option<&[usize]>,
         mut acc: Option<(&mut [f64], &mut [f64])>,
     ) {
         let want = acc.is_some();
         let model = self.model.clone();
-        crate::kinematics::body_kinematics(&model, r, v, &mut self.bodies);
+        match from_state {
+            None => crate::kinematics::body_kinematics(&model, r, v, &mut self.bodies),
+            Some(which) => crate::kinematics::body_kinematics_of(which, r, v, &mut self.bodies),
+        }
         self.force.copy_from_slice(&self.weight);
         self.torque.fill(Vector3::zeros());
         // The q-only path evaluates the elements four at a time, the linearisation one by one.
@@ -637,8 +691,14 @@ impl Evaluator {
             self.state_rates_t.fill(0.0);
         }
         for (e, el) in model.open_elements.iter().enumerate() {
-            let (before, work) =
-                prepare_open_element(model, e, &mut self.open, &self.bodies, &self.runtime_u, t);
+            let (before, work) = prepare_open_element(
+                model,
+                e,
+                &mut self.open,
+                &self.bodies,
+                ModelInputs::Values(&self.u),
+                t,
+            );
             let ns = work.n_states;
             let states = &v[nbv + el.state_offset..nbv + el.state_offset + ns];
             let input = ElementInput {
@@ -709,8 +769,9 @@ impl Evaluator {
                     let t_plus = t + h;
                     let t_minus = t - h;
                     let inputs = (&mut work.inputs_plus, &mut work.inputs_minus);
-                    gather_inputs(model, &self.runtime_u, t_plus, &el.inputs, inputs.0);
-                    gather_inputs(model, &self.runtime_u, t_minus, &el.inputs, inputs.1);
+                    let signals = ModelInputs::Signals(&self.runtime_u);
+                    gather_inputs(model, signals, t_plus, &el.inputs, inputs.0);
+                    gather_inputs(model, signals, t_minus, &el.inputs, inputs.1);
                     if !el.links.is_empty() {
                         element_link::feed_time(
                             &el.links,
@@ -1028,14 +1089,14 @@ fn prepare_open_element<'a>(
     e: usize,
     open: &'a mut [OpenWork],
     bodies: &[BodyKin],
-    runtime_u: &[f64],
+    inputs: ModelInputs,
     t: f64,
 ) -> (&'a mut [OpenWork], &'a mut OpenWork) {
     let el = &model.open_elements[e];
     let (before, rest) = open.split_at_mut(e);
     let work = &mut rest[0];
     fill_marker_states(&work.frames, bodies, &mut work.markers);
-    gather_inputs(model, runtime_u, t, &el.inputs, &mut work.inputs);
+    gather_inputs(model, inputs, t, &el.inputs, &mut work.inputs);
     if !el.links.is_empty() {
         let source = |k: usize| before[el.links[k].source].scratch.outputs[el.links[k].output];
         element_link::feed(&el.links, source, &mut work.inputs);
@@ -1080,21 +1141,33 @@ fn marker_bodies(model: &CompiledModel, elements: &[usize]) -> Vec<usize> {
     (0..carries.len()).filter(|&b| carries[b]).collect()
 }
 
+/// Where the input slots of an open element take the values of the model inputs from.
+#[derive(Debug, Clone, Copy)]
+enum ModelInputs<'a> {
+    /// The values at the element's time, evaluated already ([`Evaluator::u`]: the q and
+    /// linearisation paths, whose inputs loop evaluates every model input first).
+    Values(&'a [f64]),
+    /// Evaluated per slot: a runtime input's value as set (here), a time signal at the time
+    /// asked (the same value as in [`Evaluator::u`] at that time, bit for bit).
+    Signals(&'a [f64]),
+}
+
 /// The values of an open element's input slots at time `t`: each mapped model input's runtime
-/// value or time signal, 0 where the slot is unmapped.
+/// value or time signal (from `inputs`), 0 where the slot is unmapped.
 #[inline]
 fn gather_inputs(
     model: &CompiledModel,
-    runtime_u: &[f64],
+    inputs: ModelInputs,
     t: f64,
     slots: &[Option<usize>],
     dst: &mut [f64],
 ) {
     for (d, slot) in dst.iter_mut().zip(slots) {
-        *d = match *slot {
-            None => 0.0,
-            Some(k) if model.inputs[k].runtime => runtime_u[k],
-            Some(k) => model.inputs[k].signal.value(t),
+        *d = match (*slot, inputs) {
+            (None, _) => 0.0,
+            (Some(k), ModelInputs::Values(u)) => u[k],
+            (Some(k), ModelInputs::Signals(runtime_u)) if model.inputs[k].runtime => runtime_u[k],
+            (Some(k), ModelInputs::Signals(_)) => model.inputs[k].signal.value(t),
         };
     }
 }

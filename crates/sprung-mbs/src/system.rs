@@ -115,18 +115,25 @@ impl MbsSystem {
         r: &'a [f64],
         v: &'a [f64],
     ) -> (&'a mut Evaluator, &'a [f64], &'a [f64]) {
-        match &self.joints {
+        match &mut self.joints {
             None => (&mut self.eval, r, v),
-            Some(w) => (&mut self.eval, &w.r_full, &w.v_full),
+            Some(w) => {
+                // The jointed bodies' blocks from the frames of that evaluation, written now
+                // (once per step) rather than at each evaluation of q.
+                w.write_poses(&self.eval.model().joints);
+                (&mut self.eval, &w.r_full, &w.v_full)
+            }
         }
     }
 
-    /// q with joints: expand, evaluate the free bodies, project.
+    /// q with joints: the trees' kinematics, the evaluator with the jointed bodies'
+    /// kinematics from their frames and the free bodies' from the state, the projection.
     fn joint_accelerations(&mut self, t: f64, r: &[f64], v: &[f64], q: &mut [f64]) {
         let w = self.joints.as_mut().expect("joints");
         let model = self.eval.model().clone();
-        w.kinematics(&model, r, v);
-        self.eval.accelerations(t, &w.r_full, &w.v_full, q);
+        w.kinematics(&model, r, v, &self.free_bodies, &mut self.eval.bodies);
+        self.eval
+            .accelerations_with_bodies(t, &w.r_full, &w.v_full, q, &self.free_bodies);
         w.project_q(&model, q, None);
     }
 
