@@ -146,6 +146,14 @@ impl Tree {
     pub fn coordinate_blocks(&self) -> &[usize] {
         &self.coord_blocks
     }
+
+    /// Number of leading tree coordinates that are a free root's translation (3, or 0 for a
+    /// tree on the ground). Every tree body's J_b column there is the unit vector e_c in the
+    /// translation rows (v_b = v_root + …, ω_b independent of v_root): constant, written once
+    /// by [`TreeKin::new`], and the first entries of every [`Tree::jac_cols`].
+    pub fn translation_cols(&self) -> usize {
+        if self.root.is_some() { 3 } else { 0 }
+    }
 }
 
 /// The joints of a compiled model and the trees they form (empty for a model without joints).
@@ -631,14 +639,27 @@ pub struct TreeKin {
 }
 
 impl TreeKin {
-    /// Storage for `tree`.
+    /// Storage for `tree`, with J's constant entries: a free root's J_root = I on its six
+    /// coordinates and every body's columns of the root's translation ([`Tree::translation_cols`];
+    /// [`Joints::tree_kinematics`] does not write them).
     pub fn new(tree: &Tree) -> Self {
         let (nb, n) = (tree.bodies.len(), tree.n_coords());
+        let mut jac = vec![0.0; 6 * nb * n];
+        for lb in 0..nb {
+            let unit = if lb == 0 && tree.root.is_some() {
+                6
+            } else {
+                tree.translation_cols()
+            };
+            for c in 0..unit {
+                jac[(6 * lb + c) * n + c] = 1.0;
+            }
+        }
         Self {
             n,
             frames: vec![Frame::GROUND; nb],
             acc: vec![(Vector3::zeros(), Vector3::zeros()); nb],
-            jac: vec![0.0; 6 * nb * n],
+            jac,
             chol: vec![0.0; n * n],
             mj: vec![0.0; 6 * nb * n],
             gev: tree
@@ -1221,13 +1242,7 @@ impl Joints {
                     f.w = f.rot * Vector3::new(vb[3], vb[4], vb[5]);
                 }
                 out.acc[lb] = (zero, zero);
-                if rows {
-                    for (k, row) in jb.chunks_exact_mut(n).enumerate() {
-                        for &c in &tree.jac_cols[lb] {
-                            row[c] = if c == k { 1.0 } else { 0.0 };
-                        }
-                    }
-                }
+                // (Its J rows are constant: TreeKin::new.)
                 continue;
             };
             let (frames_done, frames_rest) = out.frames.split_at_mut(lb);
@@ -1302,18 +1317,15 @@ impl Joints {
                     row[ci] = 0.0;
                 }
             }
-            // Columns of the parent's coordinates: v_b = v_p + ω_p × d, ω_b = R_bᵀ ω_p.
+            // Columns of the parent's coordinates: v_b = v_p + ω_p × d, ω_b = R_bᵀ ω_p (but the
+            // root's translation columns: constant, TreeKin::new).
             if let Some(pl) = tree.parent_local[lb] {
                 let jp = &jac_done[6 * pl * n..6 * (pl + 1) * n];
-                // A free root's J is the identity on its six coordinates: its column `col` is
-                // the unit vector e_col, and ω_p = R_p e_(col − 3) a column of R_p.
+                // A free root's J is the identity on its six coordinates: for its rotation
+                // column `col`, ω_p = R_p e_(col − 3) is a column of R_p.
                 let free_root = self.defs[tree.bodies[pl]].is_none();
-                for &col in &tree.jac_cols[pl] {
-                    let (vb, wb) = if free_root && col < 3 {
-                        let mut e = zero;
-                        e[col] = 1.0;
-                        (e, zero)
-                    } else if free_root {
+                for &col in &tree.jac_cols[pl][tree.translation_cols()..] {
+                    let (vb, wb) = if free_root {
                         let wp: Vector3<f64> = p.rot.column(col - 3).into_owned();
                         (zero + wp.cross(&jm.d), rbt * wp)
                     } else {
@@ -1347,18 +1359,26 @@ impl Joints {
         // M_b J_b and M_z = Σ J_bᵀ M_b J_b (summed body by body, each entry in the order of
         // the rows), then its Cholesky factor. A body without mass and inertia has M_b J_b = 0
         // (its weights are J_b, [`TreeKin::projection_row`]) and adds nothing: skipped.
+        // Only J_b's structurally non-zero columns (the other entries of M_b J_b stay 0, and
+        // the pairs left out would add exact zeros); of those, the root's translation columns
+        // (J_b's e_c: M_b J_b's m e_c) by their one non-zero product. (Every sum starts from
+        // +0 and so never is −0: adding the exact zeros left out changes nothing.)
+        let nt = tree.translation_cols();
         out.chol.fill(0.0);
         for (lb, &b) in tree.bodies.iter().enumerate() {
             let body = &model.bodies[b];
             if body.mass == 0.0 && body.inertia == Matrix3::zeros() {
                 continue;
             }
-            // Only J_b's structurally non-zero columns (the other entries of M_b J_b stay 0,
-            // and the pairs left out would add exact zeros).
-            // The columns gathered (J_b and M_b J_b, six rows each) for the products.
-            let cols = &tree.jac_cols[lb];
+            let (tcols, cols) = tree.jac_cols[lb].split_at(nt);
             let jb = &out.jac[6 * lb * n..6 * (lb + 1) * n];
             let mjb = &mut out.mj[6 * lb * n..6 * (lb + 1) * n];
+            // The translation columns: M_b J_b's m e_c (its zeros never written), M_z's m I.
+            for &c in tcols {
+                mjb[c * n + c] = body.mass;
+                out.chol[c * n + c] += body.mass;
+            }
+            // The other columns gathered (J_b and M_b J_b, six rows each) for the products.
             for (&col, gi) in cols.iter().zip(&mut out.gather) {
                 let g: [f64; 6] = std::array::from_fn(|k| jb[k * n + col]);
                 let w = body.inertia * Vector3::new(g[3], g[4], g[5]);
@@ -1379,6 +1399,10 @@ impl Joints {
             for (ii, &i) in cols.iter().enumerate() {
                 let ji = &gather[ii].0;
                 let row = &mut out.chol[i * n..(i + 1) * n];
+                // The translation columns: J_b's e_c there picks J_b's entry (c, i).
+                for &c in tcols {
+                    row[c] += ji[c] * body.mass;
+                }
                 // Two entries at a time (two lanes), each sum in the order of the rows k.
                 let mut pairs = cols[..=ii].chunks_exact(2).zip(gather.chunks_exact(2));
                 for (jp, gp) in &mut pairs {
