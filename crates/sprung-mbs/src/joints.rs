@@ -622,15 +622,17 @@ pub struct TreeKin {
     acc: Vec<(Vector3<f64>, Vector3<f64>)>,
     /// J, row-major per body: `jac[(6 b + k) n + c]`.
     pub jac: Vec<f64>,
-    /// M_z, then its Cholesky factor L (lower triangle, row-major n × n).
+    /// M_z (lower triangle), then its Cholesky factor L (lower triangle, row-major n × n) with
+    /// Lᵀ in the upper triangle ([`cholesky`]).
     chol: Vec<f64>,
     /// M_b J_b per body (scratch for M_z and the projections), same layout as `jac`.
     mj: Vec<f64>,
     /// Per spline group of the tree ([`Tree::groups`]): its evaluation, slot-major with the
     /// stride of its channels ([`sm::TableSpline::eval_slots`]).
     gev: Vec<Vec<f64>>,
-    /// Per tree body: centre of mass minus the parent's and its joint's columns (global; the
-    /// angular part 0 for a prismatic joint), for the projection of a massless leaf's wrench.
+    /// Per massless leaf ([`Tree::need_acc`] false; the others' entries are not written): centre
+    /// of mass minus the parent's and its joint's columns (global; the angular part 0 for a
+    /// prismatic joint), for the projection of its wrench.
     dcols: Vec<(Vector3<f64>, JointCols)>,
     /// Scratch: per column of a body, its J_b and M_b J_b entries (M_z's products).
     gather: Vec<([f64; 6], [f64; 6])>,
@@ -1246,18 +1248,17 @@ impl Joints {
                 continue;
             };
             let (frames_done, frames_rest) = out.frames.split_at_mut(lb);
-            let (p, (ap, alp)) = match tree.parent_local[lb] {
-                Some(pl) => (&frames_done[pl], out.acc[pl]),
-                None => (&Frame::GROUND, (zero, zero)),
-            };
+            let p = tree.parent_local[lb].map_or(&Frame::GROUND, |pl| &frames_done[pl]);
             let deps = &tree.deps[lb];
             let (mut c, mut cd) = d.coordinates(r, v);
-            for (k, &ci) in deps.iter().enumerate() {
-                if dp.0 == ci {
-                    c[k] += dp.1;
-                }
-                if dv.0 == ci {
-                    cd[k] += dv.1;
+            if pert != Perturb::None {
+                for (k, &ci) in deps.iter().enumerate() {
+                    if dp.0 == ci {
+                        c[k] += dp.1;
+                    }
+                    if dv.0 == ci {
+                        cd[k] += dv.1;
+                    }
                 }
             }
             let jm = match tree.group_of[lb] {
@@ -1285,6 +1286,7 @@ impl Joints {
             // + (u × (u × e) ż², or the pose map's second derivatives).
             // (Left 0 where nothing reads it, [`Tree::need_acc`].)
             out.acc[lb] = if need_acc {
+                let (ap, alp) = tree.parent_local[lb].map_or((zero, zero), |pl| out.acc[pl]);
                 let mut al = alp;
                 let mut a = ap
                     + alp.cross(&jm.d)
@@ -1303,20 +1305,15 @@ impl Joints {
             } else {
                 jm.cols
             };
-            out.dcols[lb] = (jm.d, cols);
+            if !need_acc {
+                out.dcols[lb] = (jm.d, cols);
+            }
             let f = &mut frames_rest[0];
             *f = jm.frame;
             if !rows {
                 continue;
             }
             let rbt = f.rot.transpose();
-            // The joint's own columns start from 0 (the parent's columns are all written
-            // below, the others are not structural).
-            for row in jb.chunks_exact_mut(n) {
-                for &ci in deps {
-                    row[ci] = 0.0;
-                }
-            }
             // Columns of the parent's coordinates: v_b = v_p + ω_p × d, ω_b = R_bᵀ ω_p (but the
             // root's translation columns: constant, TreeKin::new).
             if let Some(pl) = tree.parent_local[lb] {
@@ -1343,13 +1340,20 @@ impl Joints {
                     }
                 }
             }
-            // The joint's columns (own and input coordinates), added to the parent's
-            // (a follower may depend on a coordinate its parent moves with, too).
+            // The joint's columns (own and input coordinates), added to the parent's where
+            // the parent moves with the coordinate too (a follower on its carrier), else to 0.
+            let pcols = tree.parent_local[lb].map_or(&[][..], |pl| &tree.jac_cols[pl]);
             for (&ci, (vc, wg)) in deps.iter().zip(&cols) {
                 let wc = rbt * wg;
+                let shared = pcols.binary_search(&ci).is_ok();
                 for x in 0..3 {
-                    jb[x * n + ci] += vc[x];
-                    jb[(3 + x) * n + ci] += wc[x];
+                    let (v0, w0) = if shared {
+                        (jb[x * n + ci], jb[(3 + x) * n + ci])
+                    } else {
+                        (0.0, 0.0)
+                    };
+                    jb[x * n + ci] = v0 + vc[x];
+                    jb[(3 + x) * n + ci] = w0 + wc[x];
                 }
             }
         }
@@ -1361,20 +1365,21 @@ impl Joints {
         // (its weights are J_b, [`TreeKin::projection_row`]) and adds nothing: skipped.
         // Only J_b's structurally non-zero columns (the other entries of M_b J_b stay 0, and
         // the pairs left out would add exact zeros); of those, the root's translation columns
-        // (J_b's e_c: M_b J_b's m e_c) by their one non-zero product. (Every sum starts from
-        // +0 and so never is −0: adding the exact zeros left out changes nothing.)
+        // 0..nt (J_b's e_c: M_b J_b's m e_c) by their one non-zero product. (Every sum starts
+        // from +0 and so never is −0: adding the exact zeros left out changes nothing.)
         let nt = tree.translation_cols();
         out.chol.fill(0.0);
         for (lb, &b) in tree.bodies.iter().enumerate() {
-            let body = &model.bodies[b];
-            if body.mass == 0.0 && body.inertia == Matrix3::zeros() {
+            // (A massless body has no inertia either: validation.)
+            if tree.massless[lb] {
                 continue;
             }
-            let (tcols, cols) = tree.jac_cols[lb].split_at(nt);
+            let body = &model.bodies[b];
+            let cols = &tree.jac_cols[lb][nt..];
             let jb = &out.jac[6 * lb * n..6 * (lb + 1) * n];
             let mjb = &mut out.mj[6 * lb * n..6 * (lb + 1) * n];
             // The translation columns: M_b J_b's m e_c (its zeros never written), M_z's m I.
-            for &c in tcols {
+            for c in 0..nt {
                 mjb[c * n + c] = body.mass;
                 out.chol[c * n + c] += body.mass;
             }
@@ -1400,8 +1405,8 @@ impl Joints {
                 let ji = &gather[ii].0;
                 let row = &mut out.chol[i * n..(i + 1) * n];
                 // The translation columns: J_b's e_c there picks J_b's entry (c, i).
-                for &c in tcols {
-                    row[c] += ji[c] * body.mass;
+                for (r, j) in row[..nt].iter_mut().zip(&ji[..nt]) {
+                    *r += j * body.mass;
                 }
                 // Two entries at a time (two lanes), each sum in the order of the rows k.
                 let mut pairs = cols[..=ii].chunks_exact(2).zip(gather.chunks_exact(2));
@@ -1505,7 +1510,7 @@ impl Joints {
                         continue;
                     }
                     let mj = k.projection_row(lb, row, massless);
-                    Self::add_row(tree, lb, mj, &y, rhs);
+                    Self::add_row(tree, lb, row, mj, &y, rhs);
                 }
             }
             // The leaves' wrenches on this body: through J_b (global force, body-axes moment).
@@ -1527,25 +1532,36 @@ impl Joints {
             }
             for (row, y) in w.iter().enumerate() {
                 let jr = &k.jac[(6 * lb + row) * n..(6 * lb + row + 1) * n];
-                Self::add_row(tree, lb, jr, y, rhs);
+                Self::add_row(tree, lb, row, jr, y, rhs);
             }
         }
     }
 
-    /// `rhs[M c + col] += weights[c] y[col]` over body `lb`'s structural columns c.
+    /// `rhs[M c + col] += weights[c] y[col]` over body `lb`'s structural columns c, `weights`
+    /// its row `row` of J_b or M_b J_b. In the root's translation columns that row is
+    /// δ_(row,c) (J_b) or m δ_(row,c) (M_b J_b, [`Joints::tree_kinematics`]): the one non-zero
+    /// product alone (`rhs` starts from +0, the exact zeros left out change nothing).
     #[inline(always)]
     fn add_row<const M: usize>(
         tree: &Tree,
         lb: usize,
+        row: usize,
         weights: &[f64],
         y: &[f64; M],
         rhs: &mut [f64],
     ) {
-        for &c in &tree.jac_cols[lb] {
+        let nt = tree.translation_cols();
+        let mut add = |c: usize| {
             let w = weights[c];
             for (r, y) in rhs[M * c..M * c + M].iter_mut().zip(y) {
                 *r += w * y;
             }
+        };
+        if row < nt {
+            add(row);
+        }
+        for &c in &tree.jac_cols[lb][nt..] {
+            add(c);
         }
     }
 
@@ -1565,38 +1581,44 @@ fn write_frame(f: &Frame, r: &mut [f64], v: &mut [f64]) {
 }
 
 /// In-place Cholesky factor of the symmetric positive definite n × n matrix `a` (lower
-/// triangle used, row-major); the index of the first non-positive pivot on failure.
+/// triangle read, row-major): L in the lower triangle and Lᵀ in the upper one (the rows the
+/// backward substitution reads, [`cholesky_solve_cols`]); the index of the first non-positive
+/// pivot on failure.
 fn cholesky(a: &mut [f64], n: usize) -> Result<(), usize> {
     for j in 0..n {
         let (row_j, below) = a[j * n..n * n].split_at_mut(n);
-        let mut d = row_j[j];
-        for &x in &row_j[..j] {
+        let (lj, upper) = row_j.split_at_mut(j);
+        let mut d = upper[0];
+        for &x in &*lj {
             d -= x * x;
         }
         if d.is_nan() || d <= 0.0 {
             return Err(j);
         }
         let d = d.sqrt();
-        row_j[j] = d;
-        let lj = &row_j[..j];
-        // Two rows at a time (two lanes), each entry's sum in the order of k.
+        upper[0] = d;
+        // Two rows at a time (two lanes), each entry's sum in the order of k; L_ij mirrored
+        // into row j.
         let mut pairs = below.chunks_exact_mut(2 * n);
-        for rows in &mut pairs {
+        let mut mirror = upper[1..].chunks_exact_mut(2);
+        for (rows, m) in (&mut pairs).zip(&mut mirror) {
             let (r0, r1) = rows.split_at_mut(n);
             let mut s = [r0[j], r1[j]];
-            for ((x0, x1), y) in r0[..j].iter().zip(&r1[..j]).zip(lj) {
+            for ((x0, x1), y) in r0[..j].iter().zip(&r1[..j]).zip(&*lj) {
                 s[0] -= x0 * y;
                 s[1] -= x1 * y;
             }
             r0[j] = s[0] / d;
             r1[j] = s[1] / d;
+            m.copy_from_slice(&[r0[j], r1[j]]);
         }
-        if let Some(r0) = pairs.into_remainder().get_mut(..n) {
+        if let (Some(r0), [m]) = (pairs.into_remainder().get_mut(..n), mirror.into_remainder()) {
             let mut s = r0[j];
-            for (x, y) in r0[..j].iter().zip(lj) {
+            for (x, y) in r0[..j].iter().zip(&*lj) {
                 s -= x * y;
             }
             r0[j] = s / d;
+            *m = r0[j];
         }
     }
     Ok(())
@@ -1610,29 +1632,35 @@ fn cholesky_solve(l: &[f64], n: usize, x: &mut [f64]) {
 /// [`cholesky_solve`] for `M` right-hand sides at once, `x[M i + col]` (n × M row-major): each
 /// column takes the same operations in the same order as alone.
 fn cholesky_solve_cols<const M: usize>(l: &[f64], n: usize, x: &mut [f64]) {
-    let row = |x: &[f64], i: usize| -> [f64; M] { std::array::from_fn(|col| x[M * i + col]) };
-    for i in 0..n {
-        let mut s = row(x, i);
-        for k in 0..i {
-            let (lik, xk) = (l[i * n + k], row(x, k));
-            for col in 0..M {
-                s[col] -= lik * xk[col];
+    let x = &mut x[..M * n];
+    let rows = || l[..n * n].chunks_exact(n).enumerate();
+    // L y = b, row by row: y_i = (b_i − Σ_(k<i) L_ik y_k) / L_ii.
+    for (i, li) in rows() {
+        let (done, rest) = x.split_at_mut(M * i);
+        let (xi, lii) = (&mut rest[..M], li[i]);
+        let mut s: [f64; M] = std::array::from_fn(|col| xi[col]);
+        for (lik, xk) in li[..i].iter().zip(done.chunks_exact(M)) {
+            for (s, xk) in s.iter_mut().zip(xk) {
+                *s -= lik * xk;
             }
         }
-        for col in 0..M {
-            x[M * i + col] = s[col] / l[i * n + i];
+        for (xi, s) in xi.iter_mut().zip(s) {
+            *xi = s / lii;
         }
     }
-    for i in (0..n).rev() {
-        let mut s = row(x, i);
-        for k in i + 1..n {
-            let (lki, xk) = (l[k * n + i], row(x, k));
-            for col in 0..M {
-                s[col] -= lki * xk[col];
+    // Lᵀ x = y from the last row, Lᵀ's rows in the upper triangle ([`cholesky`]):
+    // x_i = (y_i − Σ_(k>i) L_ki x_k) / L_ii.
+    for (i, li) in rows().rev() {
+        let (head, done) = x.split_at_mut(M * (i + 1));
+        let (xi, lii) = (&mut head[M * i..], li[i]);
+        let mut s: [f64; M] = std::array::from_fn(|col| xi[col]);
+        for (lki, xk) in li[i + 1..].iter().zip(done.chunks_exact(M)) {
+            for (s, xk) in s.iter_mut().zip(xk) {
+                *s -= lki * xk;
             }
         }
-        for col in 0..M {
-            x[M * i + col] = s[col] / l[i * n + i];
+        for (xi, s) in xi.iter_mut().zip(s) {
+            *xi = s / lii;
         }
     }
 }
