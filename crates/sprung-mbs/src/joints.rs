@@ -1314,29 +1314,33 @@ impl Joints {
                 continue;
             }
             let rbt = f.rot.transpose();
+            let mut jr = rows6(jb, n);
             // Columns of the parent's coordinates: v_b = v_p + ω_p × d, ω_b = R_bᵀ ω_p (but the
             // root's translation columns: constant, TreeKin::new).
             if let Some(pl) = tree.parent_local[lb] {
                 let jp = &jac_done[6 * pl * n..6 * (pl + 1) * n];
-                // A free root's J is the identity on its six coordinates: for its rotation
-                // column `col`, ω_p = R_p e_(col − 3) is a column of R_p.
-                let free_root = self.defs[tree.bodies[pl]].is_none();
-                for &col in &tree.jac_cols[pl][tree.translation_cols()..] {
-                    let (vb, wb) = if free_root {
-                        let wp: Vector3<f64> = p.rot.column(col - 3).into_owned();
-                        (zero + wp.cross(&jm.d), rbt * wp)
-                    } else {
+                let mut put = |col: usize, (vb, wb): (Vector3<f64>, Vector3<f64>)| {
+                    for (row, x) in jr.iter_mut().zip(vb.iter().chain(&wb)) {
+                        row[col] = *x;
+                    }
+                };
+                if self.defs[tree.bodies[pl]].is_none() {
+                    // A free root's J is the identity on its six coordinates: for its rotation
+                    // column 3 + k, ω_p = R_p e_k is R_p's column k.
+                    for k in 0..3 {
+                        let wp: Vector3<f64> = p.rot.column(k).into_owned();
+                        put(3 + k, (zero + wp.cross(&jm.d), rbt * wp));
+                    }
+                } else {
+                    for &col in &tree.jac_cols[pl][tree.translation_cols()..] {
                         let g: [f64; 6] = std::array::from_fn(|k| jp[k * n + col]);
                         let wp = p.rot * Vector3::new(g[3], g[4], g[5]);
                         if wp == zero && g[0] == 0.0 && g[1] == 0.0 && g[2] == 0.0 {
-                            (zero, zero)
+                            put(col, (zero, zero));
                         } else {
-                            (Vector3::new(g[0], g[1], g[2]) + wp.cross(&jm.d), rbt * wp)
+                            let vb = Vector3::new(g[0], g[1], g[2]) + wp.cross(&jm.d);
+                            put(col, (vb, rbt * wp));
                         }
-                    };
-                    for k in 0..3 {
-                        jb[k * n + col] = vb[k];
-                        jb[(3 + k) * n + col] = wb[k];
                     }
                 }
             }
@@ -1346,14 +1350,9 @@ impl Joints {
             for (&ci, (vc, wg)) in deps.iter().zip(&cols) {
                 let wc = rbt * wg;
                 let shared = pcols.binary_search(&ci).is_ok();
-                for x in 0..3 {
-                    let (v0, w0) = if shared {
-                        (jb[x * n + ci], jb[(3 + x) * n + ci])
-                    } else {
-                        (0.0, 0.0)
-                    };
-                    jb[x * n + ci] = v0 + vc[x];
-                    jb[(3 + x) * n + ci] = w0 + wc[x];
+                for (row, x) in jr.iter_mut().zip(vc.iter().chain(&wc)) {
+                    let x0 = if shared { row[ci] } else { 0.0 };
+                    row[ci] = x0 + x;
                 }
             }
         }
@@ -1376,16 +1375,16 @@ impl Joints {
             }
             let body = &model.bodies[b];
             let cols = &tree.jac_cols[lb][nt..];
-            let jb = &out.jac[6 * lb * n..6 * (lb + 1) * n];
-            let mjb = &mut out.mj[6 * lb * n..6 * (lb + 1) * n];
+            let jb = rows6(&mut out.jac[6 * lb * n..6 * (lb + 1) * n], n);
+            let mut mjb = rows6(&mut out.mj[6 * lb * n..6 * (lb + 1) * n], n);
             // The translation columns: M_b J_b's m e_c (its zeros never written), M_z's m I.
-            for c in 0..nt {
-                mjb[c * n + c] = body.mass;
+            for (c, row) in mjb[..nt].iter_mut().enumerate() {
+                row[c] = body.mass;
                 out.chol[c * n + c] += body.mass;
             }
             // The other columns gathered (J_b and M_b J_b, six rows each) for the products.
             for (&col, gi) in cols.iter().zip(&mut out.gather) {
-                let g: [f64; 6] = std::array::from_fn(|k| jb[k * n + col]);
+                let g: [f64; 6] = std::array::from_fn(|k| jb[k][col]);
                 let w = body.inertia * Vector3::new(g[3], g[4], g[5]);
                 let m = [
                     body.mass * g[0],
@@ -1395,8 +1394,8 @@ impl Joints {
                     w[1],
                     w[2],
                 ];
-                for (k, mk) in m.iter().enumerate() {
-                    mjb[k * n + col] = *mk;
+                for (row, mk) in mjb.iter_mut().zip(m) {
+                    row[col] = mk;
                 }
                 *gi = (g, m);
             }
@@ -1569,6 +1568,13 @@ impl Joints {
     pub fn solve(k: &TreeKin, x: &mut [f64]) {
         cholesky_solve(&k.chol, k.n, x);
     }
+}
+
+/// The six rows of a body's block of J or M_b J_b (`6 n` entries, row-major).
+#[inline(always)]
+fn rows6(block: &mut [f64], n: usize) -> [&mut [f64]; 6] {
+    let mut rows = block.chunks_exact_mut(n);
+    std::array::from_fn(|_| rows.next().expect("six rows"))
 }
 
 /// Writes a frame into a position block (x, quaternion) and velocity block (v, ω body).
