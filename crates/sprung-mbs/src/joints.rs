@@ -1498,17 +1498,24 @@ impl Joints {
                 continue;
             }
             let massless = tree.massless[lb];
+            let jac_rows = || k.jac[6 * lb * n..6 * (lb + 1) * n].chunks_exact(n);
             if let Some(xs) = x_of(b) {
                 let bb = match bias {
                     Some(kb) if !massless => kb.bias_body(lb),
                     _ => [0.0; 6],
                 };
-                for row in 0..6 {
+                // The weights: (M_b J_b)'s rows, or J_b's for a massless body
+                // ([`TreeKin::projection_row`]).
+                let weights = if massless {
+                    jac_rows()
+                } else {
+                    k.mj[6 * lb * n..6 * (lb + 1) * n].chunks_exact(n)
+                };
+                for (row, mj) in weights.enumerate() {
                     let y: [f64; M] = std::array::from_fn(|col| xs[col][row] - bb[row]);
                     if y.iter().all(|&y| y == 0.0) {
                         continue;
                     }
-                    let mj = k.projection_row(lb, row, massless);
                     Self::add_row(tree, lb, row, mj, &y, rhs);
                 }
             }
@@ -1529,8 +1536,7 @@ impl Joints {
             if !any {
                 continue;
             }
-            for (row, y) in w.iter().enumerate() {
-                let jr = &k.jac[(6 * lb + row) * n..(6 * lb + row + 1) * n];
+            for (row, (y, jr)) in w.iter().zip(jac_rows()).enumerate() {
                 Self::add_row(tree, lb, row, jr, y, rhs);
             }
         }
