@@ -646,12 +646,18 @@ impl TreeKin {
     /// [`Joints::tree_kinematics`] does not write them).
     pub fn new(tree: &Tree) -> Self {
         let (nb, n) = (tree.bodies.len(), tree.n_coords());
+        let nt = tree.translation_cols();
+        debug_assert!(
+            tree.jac_cols
+                .iter()
+                .all(|c| c.iter().take(nt).copied().eq(0..nt))
+        );
         let mut jac = vec![0.0; 6 * nb * n];
         for lb in 0..nb {
             let unit = if lb == 0 && tree.root.is_some() {
                 6
             } else {
-                tree.translation_cols()
+                nt
             };
             for c in 0..unit {
                 jac[(6 * lb + c) * n + c] = 1.0;
@@ -1375,7 +1381,8 @@ impl Joints {
             }
             let body = &model.bodies[b];
             let cols = &tree.jac_cols[lb][nt..];
-            let jb = rows6(&mut out.jac[6 * lb * n..6 * (lb + 1) * n], n);
+            let mut jrows = out.jac[6 * lb * n..6 * (lb + 1) * n].chunks_exact(n);
+            let jb: [&[f64]; 6] = std::array::from_fn(|_| jrows.next().expect("six rows"));
             let mut mjb = rows6(&mut out.mj[6 * lb * n..6 * (lb + 1) * n], n);
             // The translation columns: M_b J_b's m e_c (its zeros never written), M_z's m I.
             for (c, row) in mjb[..nt].iter_mut().enumerate() {
