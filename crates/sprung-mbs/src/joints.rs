@@ -147,6 +147,14 @@ impl Tree {
     pub fn coordinate_blocks(&self) -> &[usize] {
         &self.coord_blocks
     }
+
+    /// Number of leading tree coordinates that are a free root's translation (3, or 0 for a
+    /// tree on the ground). Every tree body's J_b column there is the unit vector e_c in the
+    /// translation rows (v_b = v_root + …, ω_b independent of v_root): constant, written once
+    /// by [`TreeKin::new`], and the first entries of every [`Tree::jac_cols`].
+    pub fn translation_cols(&self) -> usize {
+        if self.root.is_some() { 3 } else { 0 }
+    }
 }
 
 /// The joints of a compiled model and the trees they form (empty for a model without joints).
@@ -655,15 +663,17 @@ pub struct TreeKin {
     acc: Vec<(Vector3<f64>, Vector3<f64>)>,
     /// J, row-major per body: `jac[(6 b + k) n + c]`.
     pub jac: Vec<f64>,
-    /// M_z, then its Cholesky factor L (lower triangle, row-major n × n).
+    /// M_z (lower triangle), then its Cholesky factor L (lower triangle, row-major n × n) with
+    /// Lᵀ in the upper triangle ([`cholesky`]).
     chol: Vec<f64>,
     /// M_b J_b per body (scratch for M_z and the projections), same layout as `jac`.
     mj: Vec<f64>,
     /// Per spline group of the tree ([`Tree::groups`]): its evaluation, slot-major with the
     /// stride of its channels ([`sm::TableSpline::eval_slots`]).
     gev: Vec<Vec<f64>>,
-    /// Per tree body: centre of mass minus the parent's and its joint's columns (global; the
-    /// angular part 0 for a prismatic joint), for the projection of a massless leaf's wrench.
+    /// Per massless leaf ([`Tree::need_acc`] false; the others' entries are not written): centre
+    /// of mass minus the parent's and its joint's columns (global; the angular part 0 for a
+    /// prismatic joint), for the projection of its wrench.
     dcols: Vec<(Vector3<f64>, JointCols)>,
     /// Scratch: per column of a body, its J_b and M_b J_b entries (M_z's products).
     gather: Vec<([f64; 6], [f64; 6])>,
@@ -672,14 +682,33 @@ pub struct TreeKin {
 }
 
 impl TreeKin {
-    /// Storage for `tree`.
+    /// Storage for `tree`, with J's constant entries: a free root's J_root = I on its six
+    /// coordinates and every body's columns of the root's translation ([`Tree::translation_cols`];
+    /// [`Joints::tree_kinematics`] does not write them).
     pub fn new(tree: &Tree) -> Self {
         let (nb, n) = (tree.bodies.len(), tree.n_coords());
+        let nt = tree.translation_cols();
+        debug_assert!(
+            tree.jac_cols
+                .iter()
+                .all(|c| c.iter().take(nt).copied().eq(0..nt))
+        );
+        let mut jac = vec![0.0; 6 * nb * n];
+        for lb in 0..nb {
+            let unit = if lb == 0 && tree.root.is_some() {
+                6
+            } else {
+                nt
+            };
+            for c in 0..unit {
+                jac[(6 * lb + c) * n + c] = 1.0;
+            }
+        }
         Self {
             n,
             frames: vec![Frame::GROUND; nb],
             acc: vec![(Vector3::zeros(), Vector3::zeros()); nb],
-            jac: vec![0.0; 6 * nb * n],
+            jac,
             chol: vec![0.0; n * n],
             mj: vec![0.0; 6 * nb * n],
             gev: tree
@@ -1262,28 +1291,21 @@ impl Joints {
                     f.w = f.rot * Vector3::new(vb[3], vb[4], vb[5]);
                 }
                 out.acc[lb] = (zero, zero);
-                if rows {
-                    for (k, row) in jb.chunks_exact_mut(n).enumerate() {
-                        for &c in &tree.jac_cols[lb] {
-                            row[c] = if c == k { 1.0 } else { 0.0 };
-                        }
-                    }
-                }
+                // (Its J rows are constant: TreeKin::new.)
                 continue;
             };
             let (frames_done, frames_rest) = out.frames.split_at_mut(lb);
-            let (p, (ap, alp)) = match tree.parent_local[lb] {
-                Some(pl) => (&frames_done[pl], out.acc[pl]),
-                None => (&Frame::GROUND, (zero, zero)),
-            };
+            let p = tree.parent_local[lb].map_or(&Frame::GROUND, |pl| &frames_done[pl]);
             let deps = &tree.deps[lb];
             let (mut c, mut cd) = d.coordinates(r, v);
-            for (k, &ci) in deps.iter().enumerate() {
-                if dp.0 == ci {
-                    c[k] += dp.1;
-                }
-                if dv.0 == ci {
-                    cd[k] += dv.1;
+            if pert != Perturb::None {
+                for (k, &ci) in deps.iter().enumerate() {
+                    if dp.0 == ci {
+                        c[k] += dp.1;
+                    }
+                    if dv.0 == ci {
+                        cd[k] += dv.1;
+                    }
                 }
             }
             let jm = match tree.group_of[lb] {
@@ -1311,6 +1333,7 @@ impl Joints {
             // + (u × (u × e) ż², or the pose map's second derivatives).
             // (Left 0 where nothing reads it, [`Tree::need_acc`].)
             out.acc[lb] = if need_acc {
+                let (ap, alp) = tree.parent_local[lb].map_or((zero, zero), |pl| out.acc[pl]);
                 let mut al = alp;
                 let mut a = ap
                     + alp.cross(&jm.d)
@@ -1329,56 +1352,54 @@ impl Joints {
             } else {
                 jm.cols
             };
-            out.dcols[lb] = (jm.d, cols);
+            if !need_acc {
+                out.dcols[lb] = (jm.d, cols);
+            }
             let f = &mut frames_rest[0];
             *f = jm.frame;
             if !rows {
                 continue;
             }
             let rbt = f.rot.transpose();
-            // The joint's own columns start from 0 (the parent's columns are all written
-            // below, the others are not structural).
-            for row in jb.chunks_exact_mut(n) {
-                for &ci in deps {
-                    row[ci] = 0.0;
-                }
-            }
-            // Columns of the parent's coordinates: v_b = v_p + ω_p × d, ω_b = R_bᵀ ω_p.
+            let mut jr = rows6(jb, n);
+            // Columns of the parent's coordinates: v_b = v_p + ω_p × d, ω_b = R_bᵀ ω_p (but the
+            // root's translation columns: constant, TreeKin::new).
             if let Some(pl) = tree.parent_local[lb] {
                 let jp = &jac_done[6 * pl * n..6 * (pl + 1) * n];
-                // A free root's J is the identity on its six coordinates: its column `col` is
-                // the unit vector e_col, and ω_p = R_p e_(col − 3) a column of R_p.
-                let free_root = self.defs[tree.bodies[pl]].is_none();
-                for &col in &tree.jac_cols[pl] {
-                    let (vb, wb) = if free_root && col < 3 {
-                        let mut e = zero;
-                        e[col] = 1.0;
-                        (e, zero)
-                    } else if free_root {
-                        let wp: Vector3<f64> = p.rot.column(col - 3).into_owned();
-                        (zero + wp.cross(&jm.d), rbt * wp)
-                    } else {
+                let mut put = |col: usize, (vb, wb): (Vector3<f64>, Vector3<f64>)| {
+                    for (row, x) in jr.iter_mut().zip(vb.iter().chain(&wb)) {
+                        row[col] = *x;
+                    }
+                };
+                if self.defs[tree.bodies[pl]].is_none() {
+                    // A free root's J is the identity on its six coordinates: for its rotation
+                    // column 3 + k, ω_p = R_p e_k is R_p's column k.
+                    for k in 0..3 {
+                        let wp: Vector3<f64> = p.rot.column(k).into_owned();
+                        put(3 + k, (zero + wp.cross(&jm.d), rbt * wp));
+                    }
+                } else {
+                    for &col in &tree.jac_cols[pl][tree.translation_cols()..] {
                         let g: [f64; 6] = std::array::from_fn(|k| jp[k * n + col]);
                         let wp = p.rot * Vector3::new(g[3], g[4], g[5]);
                         if wp == zero && g[0] == 0.0 && g[1] == 0.0 && g[2] == 0.0 {
-                            (zero, zero)
+                            put(col, (zero, zero));
                         } else {
-                            (Vector3::new(g[0], g[1], g[2]) + wp.cross(&jm.d), rbt * wp)
+                            let vb = Vector3::new(g[0], g[1], g[2]) + wp.cross(&jm.d);
+                            put(col, (vb, rbt * wp));
                         }
-                    };
-                    for k in 0..3 {
-                        jb[k * n + col] = vb[k];
-                        jb[(3 + k) * n + col] = wb[k];
                     }
                 }
             }
-            // The joint's columns (own and input coordinates), added to the parent's
-            // (a follower may depend on a coordinate its parent moves with, too).
+            // The joint's columns (own and input coordinates), added to the parent's where
+            // the parent moves with the coordinate too (a follower on its carrier), else to 0.
+            let pcols = tree.parent_local[lb].map_or(&[][..], |pl| &tree.jac_cols[pl]);
             for (&ci, (vc, wg)) in deps.iter().zip(&cols) {
                 let wc = rbt * wg;
-                for x in 0..3 {
-                    jb[x * n + ci] += vc[x];
-                    jb[(3 + x) * n + ci] += wc[x];
+                let shared = pcols.binary_search(&ci).is_ok();
+                for (row, x) in jr.iter_mut().zip(vc.iter().chain(&wc)) {
+                    let x0 = if shared { row[ci] } else { 0.0 };
+                    row[ci] = x0 + x;
                 }
             }
         }
@@ -1388,20 +1409,30 @@ impl Joints {
         // M_b J_b and M_z = Σ J_bᵀ M_b J_b (summed body by body, each entry in the order of
         // the rows), then its Cholesky factor. A body without mass and inertia has M_b J_b = 0
         // (its weights are J_b, [`TreeKin::projection_row`]) and adds nothing: skipped.
+        // Only J_b's structurally non-zero columns (the other entries of M_b J_b stay 0, and
+        // the pairs left out would add exact zeros); of those, the root's translation columns
+        // 0..nt (J_b's e_c: M_b J_b's m e_c) by their one non-zero product. (Every sum starts
+        // from +0 and so never is −0: adding the exact zeros left out changes nothing.)
+        let nt = tree.translation_cols();
         out.chol.fill(0.0);
         for (lb, &b) in tree.bodies.iter().enumerate() {
-            let body = &model.bodies[b];
-            if body.mass == 0.0 && body.inertia == Matrix3::zeros() {
+            // (A massless body has no inertia either: validation.)
+            if tree.massless[lb] {
                 continue;
             }
-            // Only J_b's structurally non-zero columns (the other entries of M_b J_b stay 0,
-            // and the pairs left out would add exact zeros).
-            // The columns gathered (J_b and M_b J_b, six rows each) for the products.
-            let cols = &tree.jac_cols[lb];
-            let jb = &out.jac[6 * lb * n..6 * (lb + 1) * n];
-            let mjb = &mut out.mj[6 * lb * n..6 * (lb + 1) * n];
+            let body = &model.bodies[b];
+            let cols = &tree.jac_cols[lb][nt..];
+            let mut jrows = out.jac[6 * lb * n..6 * (lb + 1) * n].chunks_exact(n);
+            let jb: [&[f64]; 6] = std::array::from_fn(|_| jrows.next().expect("six rows"));
+            let mut mjb = rows6(&mut out.mj[6 * lb * n..6 * (lb + 1) * n], n);
+            // The translation columns: M_b J_b's m e_c (its zeros never written), M_z's m I.
+            for (c, row) in mjb[..nt].iter_mut().enumerate() {
+                row[c] = body.mass;
+                out.chol[c * n + c] += body.mass;
+            }
+            // The other columns gathered (J_b and M_b J_b, six rows each) for the products.
             for (&col, gi) in cols.iter().zip(&mut out.gather) {
-                let g: [f64; 6] = std::array::from_fn(|k| jb[k * n + col]);
+                let g: [f64; 6] = std::array::from_fn(|k| jb[k][col]);
                 let w = body.inertia * Vector3::new(g[3], g[4], g[5]);
                 let m = [
                     body.mass * g[0],
@@ -1411,8 +1442,8 @@ impl Joints {
                     w[1],
                     w[2],
                 ];
-                for (k, mk) in m.iter().enumerate() {
-                    mjb[k * n + col] = *mk;
+                for (row, mk) in mjb.iter_mut().zip(m) {
+                    row[col] = mk;
                 }
                 *gi = (g, m);
             }
@@ -1420,6 +1451,10 @@ impl Joints {
             for (ii, &i) in cols.iter().enumerate() {
                 let ji = &gather[ii].0;
                 let row = &mut out.chol[i * n..(i + 1) * n];
+                // The translation columns: J_b's e_c there picks J_b's entry (c, i).
+                for (r, j) in row[..nt].iter_mut().zip(&ji[..nt]) {
+                    *r += j * body.mass;
+                }
                 // Two entries at a time (two lanes), each sum in the order of the rows k.
                 let mut pairs = cols[..=ii].chunks_exact(2).zip(gather.chunks_exact(2));
                 for (jp, gp) in &mut pairs {
@@ -1511,18 +1546,25 @@ impl Joints {
                 continue;
             }
             let massless = tree.massless[lb];
+            let jac_rows = || k.jac[6 * lb * n..6 * (lb + 1) * n].chunks_exact(n);
             if let Some(xs) = x_of(b) {
                 let bb = match bias {
                     Some(kb) if !massless => kb.bias_body(lb),
                     _ => [0.0; 6],
                 };
-                for row in 0..6 {
+                // The weights: (M_b J_b)'s rows, or J_b's for a massless body
+                // ([`TreeKin::projection_row`]).
+                let weights = if massless {
+                    jac_rows()
+                } else {
+                    k.mj[6 * lb * n..6 * (lb + 1) * n].chunks_exact(n)
+                };
+                for (row, mj) in weights.enumerate() {
                     let y: [f64; M] = std::array::from_fn(|col| xs[col][row] - bb[row]);
                     if y.iter().all(|&y| y == 0.0) {
                         continue;
                     }
-                    let mj = k.projection_row(lb, row, massless);
-                    Self::add_row(tree, lb, mj, &y, rhs);
+                    Self::add_row(tree, lb, row, mj, &y, rhs);
                 }
             }
             // The leaves' wrenches on this body: through J_b (global force, body-axes moment).
@@ -1542,27 +1584,37 @@ impl Joints {
             if !any {
                 continue;
             }
-            for (row, y) in w.iter().enumerate() {
-                let jr = &k.jac[(6 * lb + row) * n..(6 * lb + row + 1) * n];
-                Self::add_row(tree, lb, jr, y, rhs);
+            for (row, (y, jr)) in w.iter().zip(jac_rows()).enumerate() {
+                Self::add_row(tree, lb, row, jr, y, rhs);
             }
         }
     }
 
-    /// `rhs[M c + col] += weights[c] y[col]` over body `lb`'s structural columns c.
+    /// `rhs[M c + col] += weights[c] y[col]` over body `lb`'s structural columns c, `weights`
+    /// its row `row` of J_b or M_b J_b. In the root's translation columns that row is
+    /// δ_(row,c) (J_b) or m δ_(row,c) (M_b J_b, [`Joints::tree_kinematics`]): the one non-zero
+    /// product alone (`rhs` starts from +0, the exact zeros left out change nothing).
     #[inline(always)]
     fn add_row<const M: usize>(
         tree: &Tree,
         lb: usize,
+        row: usize,
         weights: &[f64],
         y: &[f64; M],
         rhs: &mut [f64],
     ) {
-        for &c in &tree.jac_cols[lb] {
+        let nt = tree.translation_cols();
+        let mut add = |c: usize| {
             let w = weights[c];
             for (r, y) in rhs[M * c..M * c + M].iter_mut().zip(y) {
                 *r += w * y;
             }
+        };
+        if row < nt {
+            add(row);
+        }
+        for &c in &tree.jac_cols[lb][nt..] {
+            add(c);
         }
     }
 
@@ -1570,6 +1622,13 @@ impl Joints {
     pub fn solve(k: &TreeKin, x: &mut [f64]) {
         cholesky_solve(&k.chol, k.n, x);
     }
+}
+
+/// The six rows of a body's block of J or M_b J_b (`6 n` entries, row-major).
+#[inline(always)]
+fn rows6(block: &mut [f64], n: usize) -> [&mut [f64]; 6] {
+    let mut rows = block.chunks_exact_mut(n);
+    std::array::from_fn(|_| rows.next().expect("six rows"))
 }
 
 /// Writes a frame into a position block (x, quaternion) and velocity block (v, ω body).
@@ -1582,38 +1641,44 @@ fn write_frame(f: &Frame, r: &mut [f64], v: &mut [f64]) {
 }
 
 /// In-place Cholesky factor of the symmetric positive definite n × n matrix `a` (lower
-/// triangle used, row-major); the index of the first non-positive pivot on failure.
+/// triangle read, row-major): L in the lower triangle and Lᵀ in the upper one (the rows the
+/// backward substitution reads, [`cholesky_solve_cols`]); the index of the first non-positive
+/// pivot on failure.
 fn cholesky(a: &mut [f64], n: usize) -> Result<(), usize> {
     for j in 0..n {
         let (row_j, below) = a[j * n..n * n].split_at_mut(n);
-        let mut d = row_j[j];
-        for &x in &row_j[..j] {
+        let (lj, upper) = row_j.split_at_mut(j);
+        let mut d = upper[0];
+        for &x in &*lj {
             d -= x * x;
         }
         if d.is_nan() || d <= 0.0 {
             return Err(j);
         }
         let d = d.sqrt();
-        row_j[j] = d;
-        let lj = &row_j[..j];
-        // Two rows at a time (two lanes), each entry's sum in the order of k.
+        upper[0] = d;
+        // Two rows at a time (two lanes), each entry's sum in the order of k; L_ij mirrored
+        // into row j.
         let mut pairs = below.chunks_exact_mut(2 * n);
-        for rows in &mut pairs {
+        let mut mirror = upper[1..].chunks_exact_mut(2);
+        for (rows, m) in (&mut pairs).zip(&mut mirror) {
             let (r0, r1) = rows.split_at_mut(n);
             let mut s = [r0[j], r1[j]];
-            for ((x0, x1), y) in r0[..j].iter().zip(&r1[..j]).zip(lj) {
+            for ((x0, x1), y) in r0[..j].iter().zip(&r1[..j]).zip(&*lj) {
                 s[0] -= x0 * y;
                 s[1] -= x1 * y;
             }
             r0[j] = s[0] / d;
             r1[j] = s[1] / d;
+            m.copy_from_slice(&[r0[j], r1[j]]);
         }
-        if let Some(r0) = pairs.into_remainder().get_mut(..n) {
+        if let (Some(r0), [m]) = (pairs.into_remainder().get_mut(..n), mirror.into_remainder()) {
             let mut s = r0[j];
-            for (x, y) in r0[..j].iter().zip(lj) {
+            for (x, y) in r0[..j].iter().zip(&*lj) {
                 s -= x * y;
             }
             r0[j] = s / d;
+            *m = r0[j];
         }
     }
     Ok(())
@@ -1627,29 +1692,35 @@ fn cholesky_solve(l: &[f64], n: usize, x: &mut [f64]) {
 /// [`cholesky_solve`] for `M` right-hand sides at once, `x[M i + col]` (n × M row-major): each
 /// column takes the same operations in the same order as alone.
 fn cholesky_solve_cols<const M: usize>(l: &[f64], n: usize, x: &mut [f64]) {
-    let row = |x: &[f64], i: usize| -> [f64; M] { std::array::from_fn(|col| x[M * i + col]) };
-    for i in 0..n {
-        let mut s = row(x, i);
-        for k in 0..i {
-            let (lik, xk) = (l[i * n + k], row(x, k));
-            for col in 0..M {
-                s[col] -= lik * xk[col];
+    let x = &mut x[..M * n];
+    let rows = || l[..n * n].chunks_exact(n).enumerate();
+    // L y = b, row by row: y_i = (b_i − Σ_(k<i) L_ik y_k) / L_ii.
+    for (i, li) in rows() {
+        let (done, rest) = x.split_at_mut(M * i);
+        let (xi, lii) = (&mut rest[..M], li[i]);
+        let mut s: [f64; M] = std::array::from_fn(|col| xi[col]);
+        for (lik, xk) in li[..i].iter().zip(done.chunks_exact(M)) {
+            for (s, xk) in s.iter_mut().zip(xk) {
+                *s -= lik * xk;
             }
         }
-        for col in 0..M {
-            x[M * i + col] = s[col] / l[i * n + i];
+        for (xi, s) in xi.iter_mut().zip(s) {
+            *xi = s / lii;
         }
     }
-    for i in (0..n).rev() {
-        let mut s = row(x, i);
-        for k in i + 1..n {
-            let (lki, xk) = (l[k * n + i], row(x, k));
-            for col in 0..M {
-                s[col] -= lki * xk[col];
+    // Lᵀ x = y from the last row, Lᵀ's rows in the upper triangle ([`cholesky`]):
+    // x_i = (y_i − Σ_(k>i) L_ki x_k) / L_ii.
+    for (i, li) in rows().rev() {
+        let (head, done) = x.split_at_mut(M * (i + 1));
+        let (xi, lii) = (&mut head[M * i..], li[i]);
+        let mut s: [f64; M] = std::array::from_fn(|col| xi[col]);
+        for (lki, xk) in li[i + 1..].iter().zip(done.chunks_exact(M)) {
+            for (s, xk) in s.iter_mut().zip(xk) {
+                *s -= lki * xk;
             }
         }
-        for col in 0..M {
-            x[M * i + col] = s[col] / l[i * n + i];
+        for (xi, s) in xi.iter_mut().zip(s) {
+            *xi = s / lii;
         }
     }
 }
