@@ -60,6 +60,9 @@ pub struct JointDef {
     pub s0: Vector3<f64>,
     /// The body's orientation relative to the parent at z = 0.
     pub rel0: Matrix3<f64>,
+    /// Whether `rel0` is the identity (a body in its parent's axes): the tabulated motion
+    /// then skips the product with it ([`JointDef::motion_from_rel`]).
+    pub rel0_identity: bool,
     /// Initial coordinate, rad or m.
     pub z0: f64,
     /// Initial rate, rad/s or m/s.
@@ -590,9 +593,9 @@ impl JointDef {
         JointMotion {
             frame: Frame {
                 x: p.x + d,
-                // (R_rel,0 = I for a body in its parent's axes: the product would only copy the
-                // matrix, up to the sign of a zero entry.)
-                rot: if self.rel0 == Matrix3::identity() {
+                // (R_rel,0 = I for a body in its parent's axes, flagged once by `Joints::new`:
+                // the product would only copy the matrix, up to the sign of a zero entry.)
+                rot: if self.rel0_identity {
                     rot
                 } else {
                     rot * self.rel0
@@ -835,6 +838,7 @@ impl Joints {
                 )
             };
             let own = j.has_own_coordinate();
+            let rel0 = rp.transpose() * rb;
             defs[i] = Some(JointDef {
                 body: i,
                 parent,
@@ -842,7 +846,8 @@ impl Joints {
                 axis,
                 point,
                 s0: rp.transpose() * (xb - xp),
-                rel0: rp.transpose() * rb,
+                rel0,
+                rel0_identity: rel0 == Matrix3::identity(),
                 z0: if own { j.z0 } else { 0.0 },
                 zd0: if own { j.zd0 } else { 0.0 },
                 spline,
