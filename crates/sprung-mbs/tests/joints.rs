@@ -128,15 +128,18 @@ joint = { type = "fixed", parent = "bob" }
     }
     assert!(worst < 1e-12, "{worst:e}");
     let big = from_toml(&src.replace("z0 = 0.1", "z0 = 2.5"));
-    let mut sys = MbsSystem::new(big.clone());
     let rows = record(&big, &settings("rk4", 1e-4, 1.0));
-    let e0 = energy(&mut sys, &rows[0].1, &rows[0].2);
-    let drift = rows
-        .iter()
-        .map(|(_, r, v)| (energy(&mut sys, r, v) - e0).abs())
-        .fold(0.0f64, f64::max);
+    let drift = energy_drift(&mut MbsSystem::new(big.clone()), &rows);
     println!("energy drift {drift:.3e} J of m g l = {mgl} J ({g})");
     assert!(drift < 1e-12 * mgl, "{drift:e}");
+}
+
+/// The largest deviation of [`energy`] over the recorded `rows` from its value at the first, J.
+fn energy_drift(sys: &mut MbsSystem, rows: &[(f64, Vec<f64>, Vec<f64>)]) -> f64 {
+    let e0 = energy(sys, &rows[0].1, &rows[0].2);
+    rows.iter()
+        .map(|(_, r, v)| (energy(sys, r, v) - e0).abs())
+        .fold(0.0f64, f64::max)
 }
 
 /// Kinetic plus potential energy of all bodies at the (reduced) state, J.
@@ -169,13 +172,8 @@ fn pendulum_large_swing_conserves_energy() {
     .unwrap()
     .replace("z0 = 0.1", "z0 = 2.5");
     let model = from_toml(&src);
-    let mut sys = MbsSystem::new(model.clone());
     let rows = record(&model, &settings("rk4", 1e-4, 3.0));
-    let e0 = energy(&mut sys, &rows[0].1, &rows[0].2);
-    let drift = rows
-        .iter()
-        .map(|(_, r, v)| (energy(&mut sys, r, v) - e0).abs())
-        .fold(0.0f64, f64::max);
+    let drift = energy_drift(&mut MbsSystem::new(model.clone()), &rows);
     let mgl = 2.0 * 9.81;
     println!("energy drift {drift:.3e} J of m g l = {mgl} J");
     assert!(drift < 1e-12 * mgl, "{drift}");
