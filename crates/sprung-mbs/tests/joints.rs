@@ -37,11 +37,13 @@ fn settings(method: &str, step: f64, t_end: f64) -> RunSettings {
     }
 }
 
-/// Times of the upward zero crossings of a sampled signal (linear interpolation).
-fn up_crossings(t: &[f64], x: &[f64]) -> Vec<f64> {
-    (1..x.len())
-        .filter(|&k| x[k - 1] < 0.0 && x[k] >= 0.0)
-        .map(|k| t[k - 1] + (t[k] - t[k - 1]) * (-x[k - 1]) / (x[k] - x[k - 1]))
+/// Times of the upward zero crossings of velocity slot `slot` over recorded `rows` (t, r, v)
+/// (linear interpolation).
+fn up_crossings(rows: &[(f64, Vec<f64>, Vec<f64>)], slot: usize) -> Vec<f64> {
+    let (t, x) = (|k: usize| rows[k].0, |k: usize| rows[k].2[slot]);
+    (1..rows.len())
+        .filter(|&k| x(k - 1) < 0.0 && x(k) >= 0.0)
+        .map(|k| t(k - 1) + (t(k) - t(k - 1)) * (-x(k - 1)) / (x(k) - x(k - 1)))
         .collect()
 }
 
@@ -62,9 +64,7 @@ fn record(model: &Arc<CompiledModel>, s: &RunSettings) -> Vec<(f64, Vec<f64>, Ve
 fn pendulum_small_swing_period_matches_the_compound_pendulum() {
     let model = load("joint_pendulum.toml");
     let rows = record(&model, &settings("lsrt2", 1e-3, 4.5));
-    let t: Vec<f64> = rows.iter().map(|x| x.0).collect();
-    let zd: Vec<f64> = rows.iter().map(|x| x.2[0]).collect();
-    let ups = up_crossings(&t, &zd);
+    let ups = up_crossings(&rows, 0);
     assert!(ups.len() >= 2, "{ups:?}");
     let period = ups[1] - ups[0];
     let (m, g, l, i_p) = (2.0f64, 9.81f64, 1.0f64, 2.02f64);
@@ -106,9 +106,7 @@ joint = { type = "fixed", parent = "bob" }
     let model = from_toml(&src);
     assert!(model.joints.defs[1].as_ref().is_some_and(|d| !d.own));
     let rows = record(&model, &settings("lsrt2", 1e-3, 6.0));
-    let t: Vec<f64> = rows.iter().map(|x| x.0).collect();
-    let zd: Vec<f64> = rows.iter().map(|x| x.2[0]).collect();
-    let ups = up_crossings(&t, &zd);
+    let ups = up_crossings(&rows, 0);
     assert!(ups.len() >= 2, "{ups:?}");
     let period = ups[1] - ups[0];
     let (g, i_p, mgl) = (9.81f64, 4.28f64, 3.5 * 9.81f64);
@@ -229,9 +227,7 @@ free_length = 1.0
     // axis at its free length in the design pose.
     let (k, m) = (1000.0f64, 2.5f64);
     let rows = record(&model, &settings("lsrt2", 5e-4, 1.0));
-    let t: Vec<f64> = rows.iter().map(|x| x.0).collect();
-    let zd: Vec<f64> = rows.iter().map(|x| x.2[0]).collect();
-    let ups = up_crossings(&t, &zd);
+    let ups = up_crossings(&rows, 0);
     let n = ups.len() - 1;
     let period = (ups[n] - ups[0]) / n as f64;
     let w = 2.0 * PI / period;
@@ -287,9 +283,7 @@ fn slider_on_a_free_carrier_conserves_momentum_and_oscillates_at_the_reduced_mas
     // The momentum is a linear invariant of the projected equations; LSRT2 keeps linear
     // invariants to round-off if its Jacobian respects them too (measured 7.5e-15).
     assert!(worst < 1e-13, "{worst:e}");
-    let t: Vec<f64> = rows.iter().map(|x| x.0).collect();
-    let zd: Vec<f64> = rows.iter().map(|x| x.2[6]).collect();
-    let ups = up_crossings(&t, &zd);
+    let ups = up_crossings(&rows, 6);
     let n = ups.len() - 1;
     let w = 2.0 * PI * n as f64 / (ups[n] - ups[0]);
     let (k, m1, m2) = (400.0f64, 3.0f64, 1.0f64);
