@@ -2395,17 +2395,13 @@ impl JointWork {
                         let m = jv.lead[lb];
                         if m > 0 {
                             let ts = slots[0].0;
-                            let brk = self.b_rk.block_mut(ts);
-                            for (b, a) in brk.chunks_exact_mut(6).zip(a_rk.chunks_exact(6)) {
-                                for (b, a) in b[..m].iter_mut().zip(&a[..m]) {
-                                    *b += 0.0 + a;
-                                }
-                            }
-                            let bv = self.b_v.block_mut(ts);
-                            for (b, a) in bv.chunks_exact_mut(6).zip(a_v.chunks_exact(6)) {
-                                for (b, a) in b[..m].iter_mut().zip(&a[..m]) {
-                                    *b += 0.0 + a;
-                                }
+                            let b = [self.b_rk.block_mut(ts), self.b_v.block_mut(ts)];
+                            // (A free root's six, a jointed body's three translation columns:
+                            // inlined with a fixed length.)
+                            match m {
+                                3 => add_lead(b, [a_rk, a_v], 3),
+                                6 => add_lead(b, [a_rk, a_v], 6),
+                                _ => add_lead(b, [a_rk, a_v], m),
                             }
                         }
                         for &(c, u) in &jv.units[units] {
@@ -2840,6 +2836,19 @@ fn block6(x: &[f64], b: usize) -> [f64; 6] {
     let mut o = [0.0; 6];
     o.copy_from_slice(&x[6 * b..6 * b + 6]);
     o
+}
+
+/// `dst[r][k] += 0 + src[r][k]` for the first `m` columns k of 6 × 6 blocks, two pairs (the
+/// leading unit columns of [`JointWork::product_aj`]).
+#[inline(always)]
+fn add_lead(dst: [&mut [f64]; 2], src: [&[f64]; 2], m: usize) {
+    for (dst, src) in dst.into_iter().zip(src) {
+        for (d, s) in dst.chunks_exact_mut(6).zip(src.chunks_exact(6)) {
+            for (d, s) in d[..m].iter_mut().zip(&s[..m]) {
+                *d += 0.0 + s;
+            }
+        }
+    }
 }
 
 /// `dst += src` for 6 × 6 blocks.
