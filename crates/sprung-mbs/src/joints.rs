@@ -1426,6 +1426,8 @@ impl Joints {
                 }
             }
         }
+        // (`out` holds M_z's partial sums only as the unperturbed kinematics below.)
+        out.mz_kept = false;
         if velocity_only {
             return Ok(());
         }
@@ -1444,7 +1446,6 @@ impl Joints {
         let nt = tree.translation_cols();
         let nn = n * n;
         let keep = all_rows && pert == Perturb::None;
-        out.mz_kept = false;
         let mut from = 0;
         match base {
             Some(bk) if bk.mz_kept && perturbed != usize::MAX => {
