@@ -671,6 +671,12 @@ pub struct TreeKin {
     chol: Vec<f64>,
     /// M_b J_b per body (scratch for M_z and the projections), same layout as `jac`.
     mj: Vec<f64>,
+    /// Per tree body with mass: M_z's partial sum before that body's terms (`n²` entries at
+    /// `lb n²`), kept by the kinematics that can be a base ([`Joints::tree_kinematics_with`]):
+    /// a position perturbation restarts M_z's sum at the first body it moves.
+    mz_before: Vec<f64>,
+    /// Whether `mz_before` holds the partial sums of this kinematics.
+    mz_kept: bool,
     /// Per spline group of the tree ([`Tree::groups`]): its evaluation, slot-major with the
     /// stride of its channels ([`sm::TableSpline::eval_slots`]).
     gev: Vec<Vec<f64>>,
@@ -714,6 +720,8 @@ impl TreeKin {
             jac,
             chol: vec![0.0; n * n],
             mj: vec![0.0; 6 * nb * n],
+            mz_before: vec![0.0; nb * n * n],
+            mz_kept: false,
             gev: tree
                 .groups
                 .iter()
@@ -1178,7 +1186,11 @@ impl Joints {
     /// [`Joints::tree_kinematics`] reusing the kinematics `base` of the unperturbed state (r, v):
     /// its spline evaluations wherever the perturbation leaves a joint's coordinates alone and,
     /// for a velocity perturbation (which changes neither J nor M_z), its M_b J_b and factor of
-    /// M_z (then not formed in `out`: [`Joints::project_leaves_cols`] takes them from `base`).
+    /// M_z (then not formed in `out`: [`Joints::project_leaves_cols`] takes them from `base`),
+    /// and the frames and J̇_b ż of the bodies the perturbation leaves alone are written only
+    /// where a child reads them (they are base's). For a position perturbation, M_z's sum
+    /// restarts from base's partial sum before the first body with mass the perturbation moves
+    /// (the same bits as formed from scratch; base's factor if it moves none).
     #[allow(clippy::too_many_arguments)] // the arguments of `tree_kinematics` plus the base
     pub fn tree_kinematics_with(
         &self,
@@ -1268,6 +1280,12 @@ impl Joints {
                 && self.defs[b].is_some()
                 && tree.jac_cols[lb].binary_search(&perturbed).is_err()
             {
+                // A velocity perturbation's J̇_b ż are read where they moved alone (the others'
+                // differences are 0): base's frame and J̇_b ż are copied only where a child's
+                // motion reads them (children come after their parent).
+                if velocity_only && !tree.parent_local[lb + 1..].contains(&Some(lb)) {
+                    continue;
+                }
                 out.frames[lb] = bk.frames[lb];
                 out.acc[lb] = bk.acc[lb];
                 out.dcols[lb] = bk.dcols[lb];
@@ -1408,6 +1426,8 @@ impl Joints {
                 }
             }
         }
+        // (`out` holds M_z's partial sums only as the unperturbed kinematics below.)
+        out.mz_kept = false;
         if velocity_only {
             return Ok(());
         }
@@ -1418,12 +1438,43 @@ impl Joints {
         // the pairs left out would add exact zeros); of those, the root's translation columns
         // 0..nt (J_b's e_c: M_b J_b's m e_c) by their one non-zero product. (Every sum starts
         // from +0 and so never is −0: adding the exact zeros left out changes nothing.)
+        // With `base` (a position perturbation), the bodies before the first body with mass
+        // whose J_b the perturbation moves ([`Tree::jac_cols`]) add base's terms: the sum
+        // restarts from base's partial sum before that body ([`TreeKin::mz_before`]) with their
+        // M_b J_b copied — the same operations on the same numbers as a formation from scratch,
+        // so the same bits; without such a body M_z and its factor are base's.
         let nt = tree.translation_cols();
-        out.chol.fill(0.0);
-        for (lb, &b) in tree.bodies.iter().enumerate() {
+        let nn = n * n;
+        let keep = all_rows && pert == Perturb::None;
+        let mut from = 0;
+        match base {
+            Some(bk) if bk.mz_kept && perturbed != usize::MAX => {
+                let moved = (0..tree.bodies.len()).find(|&lb| {
+                    !tree.massless[lb] && tree.jac_cols[lb].binary_search(&perturbed).is_ok()
+                });
+                for lb in 0..moved.unwrap_or(tree.bodies.len()) {
+                    if !tree.massless[lb] {
+                        let blk = 6 * lb * n..6 * (lb + 1) * n;
+                        out.mj[blk.clone()].copy_from_slice(&bk.mj[blk]);
+                    }
+                }
+                let Some(lb) = moved else {
+                    out.chol.copy_from_slice(&bk.chol);
+                    return Ok(());
+                };
+                out.chol
+                    .copy_from_slice(&bk.mz_before[lb * nn..(lb + 1) * nn]);
+                from = lb;
+            }
+            _ => out.chol.fill(0.0),
+        }
+        for (lb, &b) in tree.bodies.iter().enumerate().skip(from) {
             // (A massless body has no inertia either: validation.)
             if tree.massless[lb] {
                 continue;
+            }
+            if keep {
+                out.mz_before[lb * nn..(lb + 1) * nn].copy_from_slice(&out.chol);
             }
             let body = &model.bodies[b];
             let cols = &tree.jac_cols[lb][nt..];
@@ -1488,7 +1539,9 @@ impl Joints {
                 "joint tree of '{root}': the mass matrix M_z is singular at the coordinate of body '{}' (a coordinate that moves no mass: massless followers alone carry no inertia; give a body on that coordinate a mass)",
                 model.bodies[tree.coords[k] / 6].name
             )
-        })
+        })?;
+        out.mz_kept = keep;
+        Ok(())
     }
 
     /// Σ_b J_bᵀ M_b (x_b − bias·J̇_b ż) for body-row vectors x read through `x_of(b)` (the
@@ -1809,17 +1862,13 @@ pub struct JointWork {
     dbias: Vec<[[f64; 6]; C_COLUMNS]>,
     /// The evaluator's linearisation of the free bodies.
     full_lin: Linearisation,
-    /// Per tree body: the slot of its block in one block column of B ([`JointWork::project_rows`]).
-    slots: Vec<Option<usize>>,
-    /// Per tree: the last row of B whose blocks of the tree's coordinates
-    /// [`JointWork::product_aj`] zeroed (scratch, `usize::MAX` between calls).
-    zeroed_row: Vec<usize>,
-    /// Per tree and coordinate: the slot of its block in that row of B and its column there
-    /// (scratch).
-    coord_slots: Vec<Vec<(usize, usize)>>,
-    /// Per tree: per tree body and coordinate (`lb n + c`), the columns of J_b and V_z
-    /// ([`JointWork::product_aj`]).
-    jv_cols: Vec<Vec<JvCol>>,
+    /// The slots of B's and the reduced linearisation's blocks for [`JointWork::project_rows`]
+    /// (fixed by the patterns).
+    projection_slots: ProjectionSlots,
+    /// The slots of B's blocks for [`JointWork::product_aj`] (fixed by the patterns).
+    product_slots: ProductSlots,
+    /// Per tree: the columns of its bodies' J_b and V_z ([`JointWork::product_aj`]).
+    jv: Vec<JvColumns>,
     /// A · J of the projection (free-body rows, tree columns grouped; [`grouped_pattern`]).
     b_rk: BlockMatrix,
     b_v: BlockMatrix,
@@ -1874,14 +1923,9 @@ impl JointWork {
                 j.trees.iter().map(|t| t.bodies.len()).max().unwrap_or(0)
             ],
             full_lin: Linearisation::new(model.n_r(), model.pattern.clone()),
-            slots: vec![None; j.trees.iter().map(|t| t.bodies.len()).max().unwrap_or(0)],
-            zeroed_row: vec![usize::MAX; j.trees.len()],
-            coord_slots: j.trees.iter().map(|t| vec![(0, 0); t.n_coords()]).collect(),
-            jv_cols: j
-                .trees
-                .iter()
-                .map(|t| vec![JvCol::default(); t.bodies.len() * t.n_coords()])
-                .collect(),
+            projection_slots: ProjectionSlots::new(&pattern, &bpat, j, model.bodies.len()),
+            product_slots: ProductSlots::new(&model.pattern, &bpat, j, model.bodies.len()),
+            jv: j.trees.iter().map(JvColumns::new).collect(),
             b_rk: BlockMatrix::zeros(bpat.clone()),
             b_v: BlockMatrix::zeros(bpat),
             y: vec![0.0; 12 * nmax],
@@ -2155,6 +2199,15 @@ impl JointWork {
                     Joints::solve(pk, &mut rhs[..n]);
                     let vz = &mut self.vz[t];
                     for lb in 0..nbt {
+                        if tree.jac_cols[lb].binary_search(&c).is_err() {
+                            // Base's frame at both positions: a zero difference.
+                            if s == 0 {
+                                for k in 0..6 {
+                                    vz[(6 * lb + k) * n + c] = 0.0;
+                                }
+                            }
+                            continue;
+                        }
                         let vb = pk.velocity_body(lb);
                         for (k, x) in vb.iter().enumerate() {
                             let e = &mut vz[(6 * lb + k) * n + c];
@@ -2185,6 +2238,11 @@ impl JointWork {
                 }
                 for (lb, db) in self.dbias[..nbt].iter_mut().enumerate() {
                     if tree.massless[lb] || !tree.need_acc[lb] {
+                        continue;
+                    }
+                    if tree.jac_cols[lb].binary_search(&c).is_err() {
+                        // Base's J̇_b ż at both velocities: a zero difference.
+                        db[j] = [0.0; 6];
                         continue;
                     }
                     let bb = pk.bias_body(lb);
@@ -2306,43 +2364,17 @@ impl JointWork {
         let nb = model.bodies.len();
         // J_b's and V_z's columns (the others are exactly 0).
         for (t, tree) in joints.trees.iter().enumerate() {
-            let n = tree.n_coords();
-            let (kin, vz) = (&self.kin[t], &self.vz[t]);
-            for (lb, cols) in tree.jac_cols.iter().enumerate() {
-                for &c in cols {
-                    let j = std::array::from_fn(|k| kin.jac[(6 * lb + k) * n + c]);
-                    let v = std::array::from_fn(|k| vz[(6 * lb + k) * n + c]);
-                    self.jv_cols[t][lb * n + c] = JvCol::new(j, v);
-                }
-            }
+            self.jv[t].gather(tree, &self.kin[t], &self.vz[t]);
         }
         let fp = self.full_lin.j_rk.pattern().clone();
+        let ps = &self.product_slots;
+        let nt = joints.trees.len();
         for i in 0..fp.n_blocks() {
             // Zeroed: the blocks of row i this step adds to, each once (the product's other
-            // blocks are never written and stay 0); per tree, the slots of its coordinates'
-            // blocks in row i.
-            for &j in fp.row(i) {
-                match (j < nb).then(|| joints.tree_of[j]).flatten() {
-                    None => {
-                        let ts = self.b_rk.pattern().slot(i, j).expect("product block");
-                        self.b_rk.block_mut(ts).fill(0.0);
-                        self.b_v.block_mut(ts).fill(0.0);
-                    }
-                    Some((t, _)) if self.zeroed_row[t] != i => {
-                        self.zeroed_row[t] = i;
-                        let tree = &joints.trees[t];
-                        for &cb in tree.coordinate_blocks() {
-                            let ts = self.b_rk.pattern().slot(i, cb).expect("product block");
-                            self.b_rk.block_mut(ts).fill(0.0);
-                            self.b_v.block_mut(ts).fill(0.0);
-                        }
-                        for (ts, &vi) in self.coord_slots[t].iter_mut().zip(&tree.coords) {
-                            let slot = self.b_rk.pattern().slot(i, vi / 6);
-                            *ts = (slot.expect("tree coupling"), vi % 6);
-                        }
-                    }
-                    Some(_) => {}
-                }
+            // blocks are never written and stay 0).
+            for &ts in &ps.zero[i] {
+                self.b_rk.block_mut(ts).fill(0.0);
+                self.b_v.block_mut(ts).fill(0.0);
             }
             for (s, &j) in fp.row(i).iter().enumerate() {
                 let slot = fp.row_ptr()[i] + s;
@@ -2350,64 +2382,84 @@ impl JointWork {
                 let a_v = self.full_lin.j_v.block(slot);
                 match (j < nb).then(|| joints.tree_of[j]).flatten() {
                     None => {
-                        let ts = self
-                            .b_rk
-                            .pattern()
-                            .slot(i, j)
-                            .expect("the product's pattern holds the free one");
+                        let ts = ps.free[slot];
                         add6(self.b_rk.block_mut(ts), a_rk);
                         add6(self.b_v.block_mut(ts), a_v);
                     }
                     Some((t, lb)) => {
-                        let tree = &joints.trees[t];
-                        let n = tree.n_coords();
-                        for &c in &tree.jac_cols[lb] {
-                            let (ts, off) = self.coord_slots[t][c];
-                            let col = &self.jv_cols[t][lb * n + c];
-                            let (jc, vc) = (&col.j, &col.v);
-                            if let Some(u) = col.unit {
-                                // J_b's column is e_u (a root's translation, the root's own
-                                // rotation): the dense sum below is 0 + A's column u, exactly
-                                // (the other products are exact zeros).
-                                let brk = self.b_rk.block_mut(ts);
-                                for row in 0..6 {
-                                    brk[6 * row + off] += 0.0 + a_rk[6 * row + u];
-                                }
-                                let bv = self.b_v.block_mut(ts);
-                                for row in 0..6 {
-                                    bv[6 * row + off] += 0.0 + a_v[6 * row + u];
-                                }
-                                continue;
+                        let jv = &self.jv[t];
+                        let slots = &ps.coords[i * nt + t];
+                        let (pairs, units) = jv.ranges[lb].clone();
+                        // The leading unit columns e_c of coordinates 0..m in one block at
+                        // columns 0..m (a free root's): that block's columns 0..m take
+                        // 0 + A's (see below), row by row.
+                        let m = jv.lead[lb];
+                        if m > 0 {
+                            let ts = slots[0].0;
+                            let b = [self.b_rk.block_mut(ts), self.b_v.block_mut(ts)];
+                            // (A free root's six, a jointed body's three translation columns:
+                            // inlined with a fixed length.)
+                            match m {
+                                3 => add_lead(b, [a_rk, a_v], 3),
+                                6 => add_lead(b, [a_rk, a_v], 6),
+                                _ => add_lead(b, [a_rk, a_v], m),
                             }
+                        }
+                        for &(c, u) in &jv.units[units] {
+                            // J_b's column is e_u (a root's translation, the root's own
+                            // rotation): the dense sum is 0 + A's column u, exactly (the other
+                            // products are exact zeros).
+                            let (ts, off) = slots[c];
                             let brk = self.b_rk.block_mut(ts);
                             for row in 0..6 {
-                                let (ark, av) =
-                                    (&a_rk[6 * row..6 * row + 6], &a_v[6 * row..6 * row + 6]);
-                                let mut s = 0.0;
-                                for k in 0..6 {
-                                    s += if col.with_vz {
-                                        ark[k] * jc[k] + av[k] * vc[k]
-                                    } else {
-                                        ark[k] * jc[k]
-                                    };
-                                }
-                                brk[6 * row + off] += s;
+                                brk[6 * row + off] += 0.0 + a_rk[6 * row + u];
                             }
                             let bv = self.b_v.block_mut(ts);
                             for row in 0..6 {
+                                bv[6 * row + off] += 0.0 + a_v[6 * row + u];
+                            }
+                        }
+                        for p in &jv.pairs[pairs] {
+                            // Two columns in two lanes, each entry's sum from 0 in the order
+                            // of k as alone.
+                            let mut srk = [[0.0; 2]; 6];
+                            let mut sv = [[0.0; 2]; 6];
+                            for (row, (sr, sw)) in srk.iter_mut().zip(&mut sv).enumerate() {
+                                let ark = &a_rk[6 * row..6 * row + 6];
                                 let av = &a_v[6 * row..6 * row + 6];
-                                let mut s = 0.0;
-                                for k in 0..6 {
-                                    s += av[k] * jc[k];
+                                if p.with_vz {
+                                    let jv = p.j.iter().zip(&p.v);
+                                    for ((a, b), (j, v)) in ark.iter().zip(av).zip(jv) {
+                                        sr[0] += a * j[0] + b * v[0];
+                                        sr[1] += a * j[1] + b * v[1];
+                                    }
+                                } else {
+                                    for (a, j) in ark.iter().zip(&p.j) {
+                                        sr[0] += a * j[0];
+                                        sr[1] += a * j[1];
+                                    }
                                 }
-                                bv[6 * row + off] += s;
+                                for (b, j) in av.iter().zip(&p.j) {
+                                    sw[0] += b * j[0];
+                                    sw[1] += b * j[1];
+                                }
+                            }
+                            for (lane, &c) in p.cols[..p.lanes].iter().enumerate() {
+                                let (ts, off) = slots[c];
+                                let brk = self.b_rk.block_mut(ts);
+                                for (row, sr) in srk.iter().enumerate() {
+                                    brk[6 * row + off] += sr[lane];
+                                }
+                                let bv = self.b_v.block_mut(ts);
+                                for (row, sw) in sv.iter().enumerate() {
+                                    bv[6 * row + off] += sw[lane];
+                                }
                             }
                         }
                     }
                 }
             }
         }
-        self.zeroed_row.fill(usize::MAX);
     }
 
     /// Step B of the projection: the rows of `lin` — free bodies and element states: B's as
@@ -2415,28 +2467,21 @@ impl JointWork {
     #[inline(never)]
     fn project_rows(&mut self, model: &crate::CompiledModel, lin: &mut Linearisation) {
         let joints = &model.joints;
-        let nb = model.bodies.len();
         let pat = self.pattern.clone();
-        let bpat = self.b_rk.pattern().clone();
-        for i in 0..pat.n_blocks() {
-            if (i < nb).then(|| joints.tree_of[i]).flatten().is_some() {
-                continue;
-            }
-            for (s, &j) in (pat.row_ptr()[i]..).zip(pat.row(i)) {
-                match bpat.slot(i, j) {
-                    Some(bs) => {
-                        lin.j_rk.block_mut(s).copy_from_slice(self.b_rk.block(bs));
-                        lin.j_v.block_mut(s).copy_from_slice(self.b_v.block(bs));
-                    }
-                    None => {
-                        lin.j_rk.block_mut(s).fill(0.0);
-                        lin.j_v.block_mut(s).fill(0.0);
-                    }
+        let ps = &self.projection_slots;
+        for &(s, bs) in &ps.rows {
+            match bs {
+                Some(bs) => {
+                    lin.j_rk.block_mut(s).copy_from_slice(self.b_rk.block(bs));
+                    lin.j_v.block_mut(s).copy_from_slice(self.b_v.block(bs));
+                }
+                None => {
+                    lin.j_rk.block_mut(s).fill(0.0);
+                    lin.j_v.block_mut(s).fill(0.0);
                 }
             }
         }
         for (t, tree) in joints.trees.iter().enumerate() {
-            let n = tree.n_coords();
             let kin = &self.kin[t];
             for &b in &tree.bodies {
                 for s in pat.row_ptr()[b]..pat.row_ptr()[b + 1] {
@@ -2444,19 +2489,17 @@ impl JointWork {
                     lin.j_v.block_mut(s).fill(0.0);
                 }
             }
-            let Some(&first) = tree.coordinate_blocks().first() else {
+            if tree.coordinate_blocks().is_empty() {
                 continue;
-            };
-            for &k in pat.row(first) {
+            }
+            for col in &ps.cols[t] {
+                let k = col.k;
                 // Y = Σ_b (M_b J_b)ᵀ B(b, k), n × 6 per matrix (a massless leaf's rows moved onto
                 // its parent; a body that couples with nothing of block k has B(b, k) = 0), then
                 // M_z⁻¹ Y, for the columns of B_rK(·, k) and B_v(·, k) with a non-zero entry
                 // together (each column alone takes the same operations; the others give zero
                 // columns of P B, left as zeroed above).
-                let slots = &mut self.slots[..tree.bodies.len()];
-                for (s, &b) in slots.iter_mut().zip(&tree.bodies) {
-                    *s = bpat.slot(b, k);
-                }
+                let slots = &col.bodies[..];
                 // The columns: a block of the tree's coordinates has its coordinates' columns
                 // alone (those [`JointWork::product_aj`] writes), another block those with a
                 // non-zero entry (sign bits aside).
@@ -2492,33 +2535,24 @@ impl JointWork {
                     src: [&self.b_rk, &self.b_v],
                     slots,
                     sel: &sel[..m],
-                    k,
+                    dst: &col.dst,
                 };
                 let dst = [&mut lin.j_rk, &mut lin.j_v];
                 let (y, acc) = (&mut self.y, &mut self.leaf_acc);
                 match m {
                     0 => {}
-                    1 => cols.project::<1>(&pat, dst, y, acc),
-                    2 => cols.project::<2>(&pat, dst, y, acc),
-                    3 => cols.project::<3>(&pat, dst, y, acc),
-                    4 => cols.project::<4>(&pat, dst, y, acc),
-                    5..=6 => cols.project::<6>(&pat, dst, y, acc),
-                    _ => cols.project::<12>(&pat, dst, y, acc),
+                    1 => cols.project::<1>(dst, y, acc),
+                    2 => cols.project::<2>(dst, y, acc),
+                    3 => cols.project::<3>(dst, y, acc),
+                    4 => cols.project::<4>(dst, y, acc),
+                    5..=6 => cols.project::<6>(dst, y, acc),
+                    _ => cols.project::<12>(dst, y, acc),
                 }
             }
             // The differenced terms on the tree's own blocks.
-            for c in 0..n {
-                let mut last = (usize::MAX, 0);
-                for c2 in 0..n {
-                    let (vi, vj) = (tree.coords[c], tree.coords[c2]);
-                    if last.0 != vj / 6 {
-                        last = (vj / 6, pat.slot(vi / 6, vj / 6).expect("tree block"));
-                    }
-                    let s = last.1;
-                    let e = 6 * (vi % 6) + vj % 6;
-                    lin.j_rk.block_mut(s)[e] += self.geo[t][c * n + c2];
-                    lin.j_v.block_mut(s)[e] += self.cor[t][c * n + c2];
-                }
+            for (i, &(s, e)) in ps.own[t].iter().enumerate() {
+                lin.j_rk.block_mut(s)[e] += self.geo[t][i];
+                lin.j_v.block_mut(s)[e] += self.cor[t][i];
             }
         }
     }
@@ -2535,7 +2569,8 @@ struct BlockColumns<'a> {
     slots: &'a [Option<usize>],
     /// The columns: (matrix, column of the block), at most 12.
     sel: &'a [(usize, usize)],
-    k: usize,
+    /// Per tree coordinate: the slot of its block in block column k of `dst`.
+    dst: &'a [usize],
 }
 
 impl BlockColumns<'_> {
@@ -2544,7 +2579,6 @@ impl BlockColumns<'_> {
     /// projection ([`Joints::project_leaves_cols`]) and M_z⁻¹, M right-hand sides at once.
     fn project<const M: usize>(
         &self,
-        pat: &BlockPattern,
         dst: [&mut BlockMatrix; 2],
         y: &mut [f64],
         acc: &mut [(Vector3<f64>, Vector3<f64>)],
@@ -2572,8 +2606,7 @@ impl BlockColumns<'_> {
         );
         let n = self.tree.n_coords();
         cholesky_solve_cols::<M>(&self.kin.chol, n, &mut y[..M * n]);
-        for (c, &vi) in self.tree.coords.iter().enumerate() {
-            let s = pat.slot(vi / 6, self.k).expect("tree row");
+        for (c, (&vi, &s)) in self.tree.coords.iter().zip(self.dst).enumerate() {
             let e = 6 * (vi % 6);
             for (&(mat, col), x) in self.sel.iter().zip(&y[M * c..M * c + M]) {
                 dst[mat].block_mut(s)[e + col] = *x;
@@ -2582,31 +2615,218 @@ impl BlockColumns<'_> {
     }
 }
 
-/// One column of a tree body's J_b and V_z, for the products A J and J_v V_z of
-/// [`JointWork::product_aj`].
-#[derive(Debug, Clone, Copy, Default)]
-struct JvCol {
-    j: [f64; 6],
-    v: [f64; 6],
-    /// Whether V_z's column has a non-zero entry (a zero one, e.g. a root's translation, adds
-    /// exact zeros).
-    with_vz: bool,
-    /// `Some(u)`: J_b's column is the unit vector e_u (entries exactly 1 and 0) and V_z's is 0.
-    unit: Option<usize>,
+/// The slots of the projection P B of [`JointWork::project_rows`] in B's pattern `bp` and the
+/// reduced pattern `pat` ([`joint_pattern`]; fixed by the patterns, found once).
+#[derive(Debug, Clone)]
+struct ProjectionSlots {
+    /// Per stored block of `pat` in a row without a tree: its slot and that of the same block
+    /// in B, if any.
+    rows: Vec<(usize, Option<usize>)>,
+    /// Per tree: the block columns its coordinate rows couple with.
+    cols: Vec<Vec<ColumnSlots>>,
+    /// Per tree and pair of its coordinates (`c n + c2`): the slot of their block in `pat` and
+    /// the entry there.
+    own: Vec<Vec<(usize, usize)>>,
 }
 
-impl JvCol {
-    fn new(j: [f64; 6], v: [f64; 6]) -> Self {
-        let with_vz = v != [0.0; 6];
-        let unit = j
-            .iter()
-            .position(|&e| e != 0.0)
-            .filter(|&u| !with_vz && j[u] == 1.0 && j[u + 1..].iter().all(|&e| e == 0.0));
+/// Block column `k` of a tree's projection ([`ProjectionSlots`]).
+#[derive(Debug, Clone)]
+struct ColumnSlots {
+    k: usize,
+    /// Per tree body: the slot of its block (b, k) in B (`None`: B(b, k) = 0).
+    bodies: Vec<Option<usize>>,
+    /// Per tree coordinate: the slot of its block in block column k of `pat`.
+    dst: Vec<usize>,
+}
+
+impl ProjectionSlots {
+    fn new(pat: &BlockPattern, bp: &BlockPattern, joints: &Joints, n_bodies: usize) -> Self {
+        let mut rows = Vec::new();
+        for i in 0..pat.n_blocks() {
+            if (i < n_bodies)
+                .then(|| joints.tree_of[i])
+                .flatten()
+                .is_some()
+            {
+                continue;
+            }
+            for (s, &j) in (pat.row_ptr()[i]..).zip(pat.row(i)) {
+                rows.push((s, bp.slot(i, j)));
+            }
+        }
+        let mut cols = Vec::new();
+        let mut own = Vec::new();
+        for tree in &joints.trees {
+            let slot = |i: usize, j: usize| pat.slot(i, j).expect("tree block");
+            let tc = match tree.coordinate_blocks().first() {
+                Some(&first) => pat
+                    .row(first)
+                    .iter()
+                    .map(|&k| ColumnSlots {
+                        k,
+                        bodies: tree.bodies.iter().map(|&b| bp.slot(b, k)).collect(),
+                        dst: tree.coords.iter().map(|&vi| slot(vi / 6, k)).collect(),
+                    })
+                    .collect(),
+                None => Vec::new(),
+            };
+            cols.push(tc);
+            let mut to = Vec::new();
+            for &vi in &tree.coords {
+                for &vj in &tree.coords {
+                    to.push((slot(vi / 6, vj / 6), 6 * (vi % 6) + vj % 6));
+                }
+            }
+            own.push(to);
+        }
+        Self { rows, cols, own }
+    }
+}
+
+/// The slots of the product B = A J of [`JointWork::product_aj`] (B's pattern `bp`,
+/// [`grouped_pattern`]; fixed by the patterns, found once).
+#[derive(Debug, Clone)]
+struct ProductSlots {
+    /// Per row i of the free-body pattern: the blocks of B the product adds to in row i.
+    zero: Vec<Vec<usize>>,
+    /// Per stored block (i, j) of the free-body pattern (its slot) with j a body without a
+    /// tree, or a block of element states: the slot of block (i, j) in B.
+    free: Vec<usize>,
+    /// Per row i and tree t (`i n_trees + t`), if row i couples with the tree: per tree
+    /// coordinate the slot of its block in row i of B and its column there.
+    coords: Vec<Vec<(usize, usize)>>,
+}
+
+impl ProductSlots {
+    fn new(fp: &BlockPattern, bp: &BlockPattern, joints: &Joints, n_bodies: usize) -> Self {
+        let nt = joints.trees.len();
+        let mut zero = Vec::with_capacity(fp.n_blocks());
+        let mut free = vec![usize::MAX; fp.n_stored()];
+        let mut coords = vec![Vec::new(); fp.n_blocks() * nt];
+        for i in 0..fp.n_blocks() {
+            let mut z = Vec::new();
+            for (s, &j) in fp.row(i).iter().enumerate() {
+                match (j < n_bodies).then(|| joints.tree_of[j]).flatten() {
+                    None => {
+                        let ts = bp
+                            .slot(i, j)
+                            .expect("the product's pattern holds the free one");
+                        free[fp.row_ptr()[i] + s] = ts;
+                        z.push(ts);
+                    }
+                    Some((t, _)) if coords[i * nt + t].is_empty() => {
+                        let tree = &joints.trees[t];
+                        for &cb in tree.coordinate_blocks() {
+                            z.push(bp.slot(i, cb).expect("product block"));
+                        }
+                        coords[i * nt + t] = tree
+                            .coords
+                            .iter()
+                            .map(|&vi| (bp.slot(i, vi / 6).expect("tree coupling"), vi % 6))
+                            .collect();
+                    }
+                    Some(_) => {}
+                }
+            }
+            zero.push(z);
+        }
+        Self { zero, free, coords }
+    }
+}
+
+/// A tree's columns of J_b and V_z per body, for the products A J and J_v V_z of
+/// [`JointWork::product_aj`]: the unit columns apart, the others two by two (lanes).
+#[derive(Debug, Clone)]
+struct JvColumns {
+    /// Per tree body: its pairs and its other unit columns (ranges of `pairs`, `units`).
+    ranges: Vec<(std::ops::Range<usize>, std::ops::Range<usize>)>,
+    /// Per tree body: the number m of its leading columns c = 0..m that are unit columns e_c
+    /// of coordinates in one block at its columns 0..m (a free root's; not in `units`).
+    lead: Vec<usize>,
+    pairs: Vec<JvPair>,
+    /// (coordinate, u): J_b's column is the unit vector e_u (entries exactly 1 and 0) and V_z's
+    /// is 0.
+    units: Vec<(usize, usize)>,
+}
+
+/// Two columns of a tree body's J_b and V_z side by side (lane 1 zero and unused if `lanes` is
+/// 1), both with or both without a non-zero entry in V_z (a zero column of V_z adds exact
+/// zeros: left out).
+#[derive(Debug, Clone, Copy, Default)]
+struct JvPair {
+    cols: [usize; 2],
+    lanes: usize,
+    j: [[f64; 2]; 6],
+    v: [[f64; 2]; 6],
+    with_vz: bool,
+}
+
+impl JvColumns {
+    fn new(tree: &Tree) -> Self {
+        let m = tree.bodies.len() * tree.n_coords();
         Self {
-            j,
-            v,
-            with_vz,
-            unit,
+            ranges: vec![(0..0, 0..0); tree.bodies.len()],
+            lead: vec![0; tree.bodies.len()],
+            pairs: vec![JvPair::default(); m],
+            units: vec![(0, 0); m],
+        }
+    }
+
+    /// The columns of J (`kin`) and V_z (`vz`, rows as J) over [`Tree::jac_cols`] (the others
+    /// are exactly 0), in the order of the columns within each kind.
+    fn gather(&mut self, tree: &Tree, kin: &TreeKin, vz: &[f64]) {
+        let n = tree.n_coords();
+        let (mut np, mut nu) = (0, 0);
+        let block0 = tree.coords.first().map(|&vi| vi / 6);
+        for (lb, cols) in tree.jac_cols.iter().enumerate() {
+            let (p0, u0) = (np, nu);
+            let mut lead = 0;
+            // Per kind (without, with V_z): the pair waiting for its second column.
+            let mut open: [Option<usize>; 2] = [None, None];
+            for &c in cols {
+                let j: [f64; 6] = std::array::from_fn(|k| kin.jac[(6 * lb + k) * n + c]);
+                let v: [f64; 6] = std::array::from_fn(|k| vz[(6 * lb + k) * n + c]);
+                let with_vz = v != [0.0; 6];
+                let unit = j
+                    .iter()
+                    .position(|&e| e != 0.0)
+                    .filter(|&u| !with_vz && j[u] == 1.0 && j[u + 1..].iter().all(|&e| e == 0.0));
+                if let Some(u) = unit {
+                    let vi = tree.coords[c];
+                    if c == lead && u == c && vi % 6 == c && Some(vi / 6) == block0 {
+                        lead += 1;
+                    } else {
+                        self.units[nu] = (c, u);
+                        nu += 1;
+                    }
+                    continue;
+                }
+                let kind = usize::from(with_vz);
+                match open[kind].take() {
+                    Some(at) => {
+                        let p = &mut self.pairs[at];
+                        p.cols[1] = c;
+                        p.lanes = 2;
+                        for k in 0..6 {
+                            p.j[k][1] = j[k];
+                            p.v[k][1] = v[k];
+                        }
+                    }
+                    None => {
+                        self.pairs[np] = JvPair {
+                            cols: [c, c],
+                            lanes: 1,
+                            j: std::array::from_fn(|k| [j[k], 0.0]),
+                            v: std::array::from_fn(|k| [v[k], 0.0]),
+                            with_vz,
+                        };
+                        open[kind] = Some(np);
+                        np += 1;
+                    }
+                }
+            }
+            self.ranges[lb] = (p0..np, u0..nu);
+            self.lead[lb] = lead;
         }
     }
 }
@@ -2617,6 +2837,19 @@ fn block6(x: &[f64], b: usize) -> [f64; 6] {
     let mut o = [0.0; 6];
     o.copy_from_slice(&x[6 * b..6 * b + 6]);
     o
+}
+
+/// `dst[r][k] += 0 + src[r][k]` for the first `m` columns k of 6 × 6 blocks, two pairs (the
+/// leading unit columns of [`JointWork::product_aj`]).
+#[inline(always)]
+fn add_lead(dst: [&mut [f64]; 2], src: [&[f64]; 2], m: usize) {
+    for (dst, src) in dst.into_iter().zip(src) {
+        for (d, s) in dst.chunks_exact_mut(6).zip(src.chunks_exact(6)) {
+            for (d, s) in d[..m].iter_mut().zip(&s[..m]) {
+                *d += 0.0 + s;
+            }
+        }
+    }
 }
 
 /// `dst += src` for 6 × 6 blocks.
