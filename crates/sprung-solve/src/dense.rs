@@ -120,6 +120,13 @@ pub trait LinearSolver {
     fn spare(&self) -> Option<Box<dyn LinearSolver + Send>> {
         None
     }
+
+    /// The solver as a [`crate::compact::CompactInverse`], if it is one: the Rosenbrock stages
+    /// then take their stage product on the same active coordinates into its gather
+    /// ([`crate::compact::CompactInverse::solve_in_place_adding`]). Default `None`.
+    fn compact_inverse(&mut self) -> Option<&mut crate::compact::CompactInverse> {
+        None
+    }
 }
 
 /// Tolerance of the singularity test shared by both solvers: `n ε max|a_ij|`.
