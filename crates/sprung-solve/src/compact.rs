@@ -870,6 +870,93 @@ mod tests {
         }
     }
 
+    /// The AVX2 product's chunking (one pass of up to 12 registers, more passes above 48 rows)
+    /// leaves every row the same fused multiply-adds in column order: bit for bit the scalar
+    /// `mul_add` sequence, for every height up to 100 rows, with and without the second matrix.
+    #[test]
+    fn matvec_rows_are_the_column_order_fma_sequence_for_every_height() {
+        let Some(t) = crate::cpu::Avx2Fma::detect() else {
+            return;
+        };
+        for w in (4..=100).step_by(4) {
+            let (na, nb) = (w / 4 + 3, w / 8 + 1);
+            let a: Vec<f64> = (0..na * w).map(|k| (k as f64 * 0.37).sin()).collect();
+            let b: Vec<f64> = (0..nb * w).map(|k| (k as f64 * 0.11).cos()).collect();
+            let x: Vec<f64> = (0..na).map(|j| 1.0 + (j as f64).sqrt()).collect();
+            let z: Vec<f64> = (0..nb).map(|j| (j as f64 * 0.5).sin()).collect();
+            for bz in [None, Some((&b[..], &z[..]))] {
+                let mut y = vec![0.0; w];
+                Avx(t).matvec(&a, &x, bz, &mut y);
+                for (i, yi) in y.iter().enumerate() {
+                    let mut acc = 0.0f64;
+                    for (j, xj) in x.iter().enumerate() {
+                        acc = a[j * w + i].mul_add(*xj, acc);
+                    }
+                    if let Some((b, z)) = bz {
+                        for (j, zj) in z.iter().enumerate() {
+                            acc = b[j * w + i].mul_add(*zj, acc);
+                        }
+                    }
+                    assert_eq!(yi.to_bits(), acc.to_bits(), "height {w}, row {i}");
+                }
+            }
+        }
+    }
+
+    /// The product taken into the solve's gather gives the solution of adding it into the
+    /// right-hand side first, bit for bit, on both kernels.
+    #[test]
+    fn solve_in_place_adding_equals_gemv_add_then_solve() {
+        let p = Arc::new(BlockPattern::from_couplings(3, 2, &[(0, 1), (1, 2)]));
+        let inert = [false, true, false, false, true, false];
+        let mut a = BlockMatrix::zeros(p.clone());
+        let mut j = BlockMatrix::zeros(p.clone());
+        for (k, v) in a.values_mut().iter_mut().enumerate() {
+            *v = (k as f64 * 0.7).sin();
+        }
+        for (k, v) in j.values_mut().iter_mut().enumerate() {
+            *v = (k as f64 * 0.3).cos();
+        }
+        // The identity on the inert coordinates, a strong diagonal on the active ones.
+        for i in 0..6 {
+            let s = p.slot(i / 2, i / 2).unwrap();
+            for c in 0..6 {
+                if (inert[i] || inert[c]) && c != i && p.slot(i / 2, c / 2).is_some() {
+                    let sc = p.slot(i / 2, c / 2).unwrap();
+                    a.block_mut(sc)[(i % 2) * 2 + c % 2] = 0.0;
+                    j.block_mut(sc)[(i % 2) * 2 + c % 2] = 0.0;
+                }
+            }
+            a.block_mut(s)[(i % 2) * 3] = if inert[i] { 1.0 } else { 4.0 };
+            if inert[i] {
+                j.block_mut(s)[(i % 2) * 3] = 0.0;
+            }
+        }
+        let set = ActiveSet::new(p, &inert);
+        for portable in [false, true] {
+            let mut lu = CompactInverse::new(set.clone());
+            lu.force_portable_kernels(portable);
+            lu.factor(&a).unwrap();
+            let mut prod = CompactProduct::new(set.clone());
+            prod.force_portable_kernels(portable);
+            prod.load(&j, &a);
+            let x: Vec<f64> = (0..6).map(|i| 1.0 + i as f64).collect();
+            let z: Vec<f64> = (0..6).map(|i| (i as f64).cos()).collect();
+            let b0: Vec<f64> = (0..6).map(|i| 0.5 - i as f64).collect();
+            let mut b1 = b0.clone();
+            prod.gemv_add(&x, Some((0.25, &z)), &mut b1);
+            lu.solve_in_place(&mut b1);
+            let mut b2 = b0.clone();
+            lu.solve_in_place_adding(prod.product(&x, Some((0.25, &z))), &mut b2);
+            let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&b1), bits(&b2), "portable {portable}");
+            assert!(
+                set.same_as(lu.active())
+                    && set.same_as(&ActiveSet::new(set.pattern().clone(), &inert))
+            );
+        }
+    }
+
     #[test]
     fn compact_lu_reports_a_singular_active_part() {
         let p = Arc::new(BlockPattern::from_couplings(2, 2, &[(0, 1)]));
