@@ -22,7 +22,10 @@
 //! kinematic car a solve takes ≈ 2.4 k instructions instead of the block LU's ≈ 11.6 k, the two
 //! stages' products ≈ 6.9 k per step instead of ≈ 16 k (callgrind, `docs/performance.md`;
 //! on the 15-body car of session 17, with the zero columns dropped and row chunks of 32,
-//! ≈ 1.7 k per solve and ≈ 3.9 k per step, `docs/solvers.md`). The choice is made once by
+//! ≈ 1.7 k per solve and ≈ 3.9 k per step; of session 19, in one pass of up to 12 registers
+//! and with the stage product taken into the solve's gather
+//! ([`CompactInverse::solve_in_place_adding`]), ≈ 1.0 k per solve and ≈ 1.8 k per step,
+//! `docs/solvers.md`). The choice is made once by
 //! operation count ([`ActiveSet::dense_solve_flops`] against the block LU's,
 //! [`ActiveSet::dense_product_cheaper`]).
 //!
