@@ -201,6 +201,24 @@ pub(crate) fn iteration_matrix(lin: &Linearisation, hg: f64, a: &mut BlockMatrix
     }
 }
 
+/// Factors the iteration matrix of [`iteration_matrix`] into `lu`: the plain form through
+/// [`LinearSolver::factor_combination`] (a compact inverse gathers its active entries of the
+/// sum directly, without forming it in `a` over all stored blocks), the congruent form formed
+/// in `a`.
+fn factor_iteration_matrix(
+    lin: &Linearisation,
+    hg: f64,
+    a: &mut BlockMatrix,
+    lu: &mut dyn LinearSolver,
+) -> Result<(), SingularMatrix> {
+    if lin.congruent {
+        iteration_matrix(lin, hg, a);
+        lu.factor(a)
+    } else {
+        lu.factor_combination(&lin.j_v, -hg, &lin.j_rk, -hg * hg, 1.0, a)
+    }
+}
+
 /// Where one step of [`stages`] starts: time t, step h, state (r, v), q(t, r, v) if the caller
 /// has it (`fresh_q`), and whether the stages include the kinematic Jacobian.
 #[derive(Debug, Clone, Copy)]
@@ -1171,10 +1189,8 @@ impl RosenbrockStepper {
 
     /// Factors the iteration matrix of the current linearisation for step h.
     fn factor(&mut self, t: f64, h: f64) -> Result<(), StepError> {
-        iteration_matrix(&self.lin, h * self.tab.gamma, &mut self.a);
         self.factored_h = f64::NAN;
-        self.lu
-            .factor(&self.a)
+        factor_iteration_matrix(&self.lin, h * self.tab.gamma, &mut self.a, self.lu.as_mut())
             .map_err(|source| StepError::Singular { t, source })?;
         self.factored_h = h;
         self.stats.factorisations += 1;
@@ -1191,11 +1207,14 @@ impl RosenbrockStepper {
             return Ok(false);
         };
         if self.half_h != h2 {
-            iteration_matrix(&self.lin, h2 * self.tab.gamma, &mut self.a);
             self.half_h = f64::NAN;
-            lu_half
-                .factor(&self.a)
-                .map_err(|source| StepError::Singular { t, source })?;
+            factor_iteration_matrix(
+                &self.lin,
+                h2 * self.tab.gamma,
+                &mut self.a,
+                lu_half.as_mut(),
+            )
+            .map_err(|source| StepError::Singular { t, source })?;
             self.half_h = h2;
             self.stats.factorisations += 1;
         }
