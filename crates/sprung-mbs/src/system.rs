@@ -39,18 +39,23 @@ pub struct MbsSystem {
     /// The bodies without a joint, ascending (with joints: the ones with quaternion
     /// coordinates).
     free_bodies: Vec<usize>,
+    /// Per body: whether it is jointed (its slots hold a joint coordinate and rate); the
+    /// stage-level maps K and L take all bodies in one pass by it.
+    jointed: Vec<bool>,
 }
 
 impl MbsSystem {
     /// Creates the system for `model`.
     pub fn new(model: Arc<CompiledModel>) -> Self {
         let joints = (!model.joints.is_empty()).then(|| Box::new(JointWork::new(&model)));
-        let free_bodies = (0..model.bodies.len())
-            .filter(|&b| model.joints.defs.get(b).is_none_or(|d| d.is_none()))
+        let jointed: Vec<bool> = (0..model.bodies.len())
+            .map(|b| model.joints.defs.get(b).is_some_and(|d| d.is_some()))
             .collect();
+        let free_bodies = (0..model.bodies.len()).filter(|&b| !jointed[b]).collect();
         Self {
             lengths: characteristic_lengths(&model),
             free_bodies,
+            jointed,
             joints,
             eval: Evaluator::new(model),
             lin_segments: 0,
@@ -150,7 +155,7 @@ impl MbsSystem {
     /// Whether body `b` is jointed.
     #[inline]
     fn jointed(&self, b: usize) -> bool {
-        self.model().joints.defs[b].is_some()
+        self.jointed[b]
     }
 }
 
@@ -283,12 +288,12 @@ impl MechanicalSystem for MbsSystem {
         if self.joints.is_some() {
             // Free bodies as below; jointed bodies: ż in the first slot, K = I there, zeros
             // elsewhere.
-            for &b in &self.free_bodies {
-                free_body_rate(&pos[b], &vel[b], &mut out[b]);
-            }
-            for &b in &self.model().joints.order {
-                out[b] = [0.0; 7];
-                out[b][0] = vel[b][0];
+            for (((ri, vi), di), &j) in pos.iter().zip(vel).zip(out).zip(&self.jointed) {
+                if j {
+                    *di = [vi[0], 0.0, 0.0, 0.0, 0.0, 0.0, 0.0];
+                } else {
+                    free_body_rate(ri, vi, di);
+                }
             }
             return;
         }
@@ -349,12 +354,12 @@ impl MechanicalSystem for MbsSystem {
         let (pos, inc, out) = (positions(r, nb), positions(dr, nb), velocities_mut(w, nb));
         if self.joints.is_some() {
             // Free bodies as below; jointed bodies: the coordinate's increment.
-            for &b in &self.free_bodies {
-                free_body_tangent(&pos[b], &inc[b], &mut out[b]);
-            }
-            for &b in &self.model().joints.order {
-                out[b] = [0.0; 6];
-                out[b][0] = inc[b][0];
+            for (((ri, di), wi), &j) in pos.iter().zip(inc).zip(out).zip(&self.jointed) {
+                if j {
+                    *wi = [di[0], 0.0, 0.0, 0.0, 0.0, 0.0];
+                } else {
+                    free_body_tangent(ri, di, wi);
+                }
             }
         } else {
             for ((ri, di), wi) in pos.iter().zip(inc).zip(out) {

@@ -120,6 +120,31 @@ pub trait LinearSolver {
     fn spare(&self) -> Option<Box<dyn LinearSolver + Send>> {
         None
     }
+
+    /// Factors δ I + α A + β B (A, B and `scratch` of one pattern): the iteration matrix
+    /// I − hγ J_v − (hγ)² J_r K of the linear-implicit steppers. Default: the sum formed in
+    /// `scratch` ([`BlockMatrix::combination_plus_identity_into`]) and factored. A solver that
+    /// gathers the entries it needs may form them itself; they must be those of `scratch`, bit
+    /// for bit.
+    fn factor_combination(
+        &mut self,
+        a: &BlockMatrix,
+        alpha: f64,
+        b: &BlockMatrix,
+        beta: f64,
+        delta: f64,
+        scratch: &mut BlockMatrix,
+    ) -> Result<(), SingularMatrix> {
+        a.combination_plus_identity_into(alpha, b, beta, delta, scratch);
+        self.factor(scratch)
+    }
+
+    /// The solver as a [`crate::compact::CompactInverse`], if it is one: the Rosenbrock stages
+    /// then take their stage product on the same active coordinates into its gather
+    /// ([`crate::compact::CompactInverse::solve_in_place_adding`]). Default `None`.
+    fn compact_inverse(&mut self) -> Option<&mut crate::compact::CompactInverse> {
+        None
+    }
 }
 
 /// Tolerance of the singularity test shared by both solvers: `n ε max|a_ij|`.

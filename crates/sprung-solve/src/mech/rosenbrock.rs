@@ -157,10 +157,22 @@ impl StageWork {
     }
 
     /// Uses the compact stage products for `sys` if it has inert coordinates and the dense
-    /// product on its active ones is cheaper than the block product over its pattern.
-    pub fn with_compact<S: MechanicalSystem + ?Sized>(mut self, sys: &S) -> Self {
+    /// product on its active ones is cheaper than the block product over its pattern; on the
+    /// active set of `lu` where that is a [`crate::compact::CompactInverse`] on the same
+    /// coordinates (the stages then see at once that they may take the product into its
+    /// solve, [`ActiveSet::same_as`]).
+    pub fn with_compact<S: MechanicalSystem + ?Sized>(
+        mut self,
+        sys: &S,
+        lu: &mut dyn LinearSolver,
+    ) -> Self {
         if let Some(inert) = sys.inert_velocity_slots() {
-            let set = ActiveSet::new(sys.pattern(), &inert);
+            let mut set = ActiveSet::new(sys.pattern(), &inert);
+            if let Some(inv) = lu.compact_inverse()
+                && inv.active().same_as(&set)
+            {
+                set = inv.active().clone();
+            }
             if set.dense_product_cheaper() {
                 self.compact = Some(CompactProduct::new(set));
             }
@@ -186,6 +198,24 @@ pub(crate) fn iteration_matrix(lin: &Linearisation, hg: f64, a: &mut BlockMatrix
     } else {
         lin.j_v
             .combination_plus_identity_into(-hg, &lin.j_rk, -hg * hg, 1.0, a);
+    }
+}
+
+/// Factors the iteration matrix of [`iteration_matrix`] into `lu`: the plain form through
+/// [`LinearSolver::factor_combination`] (a compact inverse gathers its active entries of the
+/// sum directly, without forming it in `a` over all stored blocks), the congruent form formed
+/// in `a`.
+fn factor_iteration_matrix(
+    lin: &Linearisation,
+    hg: f64,
+    a: &mut BlockMatrix,
+    lu: &mut dyn LinearSolver,
+) -> Result<(), SingularMatrix> {
+    if lin.congruent {
+        iteration_matrix(lin, hg, a);
+        lu.factor(a)
+    } else {
+        lu.factor_combination(&lin.j_v, -hg, &lin.j_rk, -hg * hg, 1.0, a)
     }
 }
 
@@ -293,14 +323,36 @@ fn stages_impl<S: MechanicalSystem + ?Sized>(
         }
         let (r_i, v_i): (&[f64], &[f64]) = if shifted { (&w.r_st, &w.v_st) } else { (r, v) };
         let ti = t + tab.c[i] * h;
-        let q_i: &[f64] = match fresh_q {
-            Some(q) if i == 0 && !shifted => q,
-            _ => {
-                sys.accelerations(ti, r_i, v_i, &mut w.q_st);
-                stats.q_evals += 1;
-                &w.q_st
+        let hgs = h * tab.gamma_sum[i];
+        // rhs = q + hγ_i q_t, built in Δv_i; without a q_t term a stage's own evaluation of q
+        // writes Δv_i directly (no copy).
+        {
+            let (_, dv_rest) = w.dv.split_at_mut(i);
+            let rhs = &mut dv_rest[0][..n_v];
+            let q_i: Option<&[f64]> = match fresh_q {
+                Some(q) if i == 0 && !shifted => Some(q),
+                _ if hgs == 0.0 => {
+                    sys.accelerations(ti, r_i, v_i, rhs);
+                    stats.q_evals += 1;
+                    None
+                }
+                _ => {
+                    sys.accelerations(ti, r_i, v_i, &mut w.q_st);
+                    stats.q_evals += 1;
+                    Some(&w.q_st[..])
+                }
+            };
+            if let Some(q_i) = q_i {
+                let (q_i, q_t) = (&q_i[..n_v], &lin.q_t[..n_v]);
+                if hgs != 0.0 {
+                    for k in 0..n_v {
+                        rhs[k] = q_i[k] + hgs * q_t[k];
+                    }
+                } else {
+                    rhs.copy_from_slice(q_i);
+                }
             }
-        };
+        }
         sys.kinematics(r_i, v_i, &mut w.fr);
         // s_v = Σ γ_ij Δv_j, s_z = Σ γ_ij z_j; exactly zero (and skipped, together with the
         // J_v product) when no γ_ij (j < i) is set, as in the first stage.
@@ -338,12 +390,11 @@ fn stages_impl<S: MechanicalSystem + ?Sized>(
         } else {
             sys.tangent(&lin.r, &w.fr, &mut w.y);
         }
-        // rhs = q + hγ_i q_t + P (hγ y + h s_z + h²γ s_v) + h J_v s_v, built in Δv_i.
-        let (hg, hh, hhg, hgs) = (h * g, h, h * h * g, h * tab.gamma_sum[i]);
+        // rhs += P (hγ y + h s_z + h²γ s_v) + h J_v s_v, in Δv_i.
+        let (hg, hh, hhg) = (h * g, h, h * h * g);
         let (_, dv_rest) = w.dv.split_at_mut(i);
         let rhs = &mut dv_rest[0][..n_v];
-        let (tmp, y, q_t) = (&mut w.tmp[..n_v], &w.y[..n_v], &lin.q_t[..n_v]);
-        let q_i = &q_i[..n_v];
+        let (tmp, y) = (&mut w.tmp[..n_v], &w.y[..n_v]);
         if coupled {
             let sv_arg = if exact_kinematics { &w.tsv } else { &w.sv };
             let (sz, sv) = (&w.sz[..n_v], &sv_arg[..n_v]);
@@ -354,13 +405,6 @@ fn stages_impl<S: MechanicalSystem + ?Sized>(
             for k in 0..n_v {
                 tmp[k] = hg * y[k];
             }
-        }
-        if hgs != 0.0 {
-            for k in 0..n_v {
-                rhs[k] = q_i[k] + hgs * q_t[k];
-            }
-        } else {
-            rhs.copy_from_slice(q_i);
         }
         // Congruence form: D_r⁻¹ rhs = D_r⁻¹ (q + hγ_i q_t) + G_rK D_c tmp + h G_v D_c s_v, and
         // the solution of the congruent system is D_c Δv_i.
@@ -379,14 +423,24 @@ fn stages_impl<S: MechanicalSystem + ?Sized>(
             }
         };
         // The compact products need J's zero rows and columns at the inert coordinates, which
-        // the plain form has (a congruence transform may mix them within a block).
-        match w.compact.as_mut() {
-            Some(c) if !lin.congruent => {
-                c.gemv_add(&w.tmp, jv_term.map(|(_, beta, z)| (beta, z)), rhs)
+        // the plain form has (a congruence transform may mix them within a block). With a
+        // compact inverse on the same active coordinates the product enters the solve's gather
+        // (the sums rhs_i + (P x)_i as adding it into rhs would form them).
+        let bz = jv_term.map(|(_, beta, z)| (beta, z));
+        let fused = match (w.compact.as_mut(), lu.compact_inverse()) {
+            (Some(c), Some(inv)) if !lin.congruent && c.active().same_as(inv.active()) => {
+                inv.solve_in_place_adding(c.product(&w.tmp, bz), rhs);
+                true
             }
-            _ => gemv_add(w.simd, &lin.j_rk, &w.tmp, jv_term, rhs),
+            _ => false,
+        };
+        if !fused {
+            match w.compact.as_mut() {
+                Some(c) if !lin.congruent => c.gemv_add(&w.tmp, bz, rhs),
+                _ => gemv_add(w.simd, &lin.j_rk, &w.tmp, jv_term, rhs),
+            }
+            lu.solve_in_place(rhs);
         }
-        lu.solve_in_place(rhs);
         if let Some(cg) = cg {
             cg.apply_cols_inverse(rhs);
         }
@@ -582,6 +636,7 @@ unsafe fn gemv6_add_avx2_fma(
 /// max_i |(b_i − a_i) l_i| (0 for empty slices; NaN entries are skipped, as by `f64::max`):
 /// the largest scaled difference of two stage increments ([`MechanicalSystem::error_scales`]).
 /// Four independent lanes, so that the pass is not one serial dependency chain.
+#[inline(always)]
 fn max_abs_scaled_difference(a: &[f64], b: &[f64], l: &[f64]) -> f64 {
     let mut m = [0.0f64; 4];
     let (a4, a_rest) = a.as_chunks::<4>();
@@ -598,6 +653,25 @@ fn max_abs_scaled_difference(a: &[f64], b: &[f64], l: &[f64]) -> f64 {
         m[k] = if d > m[k] { d } else { m[k] };
     }
     m[0].max(m[1]).max(m[2].max(m[3]))
+}
+
+/// [`max_abs_scaled_difference`] over the entries `idx` alone (the active speeds of a system
+/// with inert ones, [`RosenbrockStepper::step`]'s screen): max_i∈idx |(b_i − a_i) l_i|.
+#[inline(always)]
+fn max_abs_scaled_difference_at(idx: &[usize], a: &[f64], b: &[f64], l: &[f64]) -> f64 {
+    let mut m = 0.0f64;
+    for &i in idx {
+        let d = ((b[i] - a[i]) * l[i]).abs();
+        m = if d > m { d } else { m };
+    }
+    m
+}
+
+/// The speeds (velocity slots below [`MechanicalSystem::n_speeds`]) of `sys` that are not
+/// inert, if some are inert.
+fn active_speeds<S: MechanicalSystem + ?Sized>(sys: &S) -> Option<Vec<usize>> {
+    let inert = sys.inert_velocity_slots()?;
+    Some((0..sys.n_speeds()).filter(|&i| !inert[i]).collect())
 }
 
 /// The system's [`MechanicalSystem::error_scales`], checked (length n_v, finite, > 0), or all 1.
@@ -657,7 +731,9 @@ pub(crate) fn axpy(a: f64, x: &[f64], y: &mut [f64]) {
 /// Index of the first non-finite entry of `r` followed by `v`. The common all-finite case is
 /// one vectorisable pass (`x·0` is ±0 for finite `x` and NaN otherwise, and a NaN sticks in
 /// the sums); the position is only searched for when that probe fails.
+#[inline(always)]
 pub(crate) fn first_non_finite(r: &[f64], v: &[f64]) -> Option<usize> {
+    #[inline(always)]
     fn probe(x: &[f64]) -> bool {
         let mut acc = [0.0f64; 4];
         let (x4, rest) = x.as_chunks::<4>();
@@ -774,6 +850,9 @@ pub struct RosenbrockStepper {
     /// Work counters.
     pub stats: Stats,
     q0: Vec<f64>,
+    /// The speeds that are not inert ([`MechanicalSystem::inert_velocity_slots`]), if some
+    /// are: the split screen takes only these (an inert Δv_i is 0 and adds nothing).
+    active_speeds: Option<Vec<usize>>,
     /// Buffers of the local error indicator (velocity and position space).
     est_v: Vec<f64>,
     est_r: Vec<f64>,
@@ -796,10 +875,12 @@ impl RosenbrockStepper {
     ) -> Self {
         let pattern = sys.pattern();
         let s = tab.stages;
+        let mut lu = lu;
         Self {
             lin: Linearisation::new(sys.n_r(), pattern.clone()),
             a: BlockMatrix::zeros(pattern),
-            work: StageWork::new(s, sys.n_r(), sys.n_v()).with_compact(sys),
+            work: StageWork::new(s, sys.n_r(), sys.n_v()).with_compact(sys, lu.as_mut()),
+            active_speeds: active_speeds(sys),
             q0: vec![0.0; sys.n_v()],
             est_v: vec![0.0; sys.n_v()],
             est_r: vec![0.0; sys.n_r()],
@@ -848,7 +929,41 @@ impl RosenbrockStepper {
     }
 
     /// Advances (r, v) from step `k` (t = t0 + k h) to step k + 1 in place.
+    ///
+    /// On CPUs with AVX2 (as the stages, [`stages`]) the step's own vector passes (the update,
+    /// the split screen, the finiteness probe) run in a copy compiled with AVX2 enabled: the
+    /// same operations, four lanes instead of two.
     pub fn step<S: MechanicalSystem + ?Sized>(
+        &mut self,
+        sys: &mut S,
+        k: u64,
+        r: &mut [f64],
+        v: &mut [f64],
+    ) -> Result<(), StepError> {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(token) = self.work.simd {
+            // SAFETY: the token exists only where AVX2 and FMA were detected.
+            return unsafe { self.step_avx2(token, sys, k, r, v) };
+        }
+        self.step_impl(sys, k, r, v)
+    }
+
+    /// [`Self::step_impl`] compiled with AVX2 enabled.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    fn step_avx2<S: MechanicalSystem + ?Sized>(
+        &mut self,
+        _token: crate::cpu::Avx2Fma,
+        sys: &mut S,
+        k: u64,
+        r: &mut [f64],
+        v: &mut [f64],
+    ) -> Result<(), StepError> {
+        self.step_impl(sys, k, r, v)
+    }
+
+    #[inline(always)]
+    fn step_impl<S: MechanicalSystem + ?Sized>(
         &mut self,
         sys: &mut S,
         k: u64,
@@ -969,6 +1084,7 @@ impl RosenbrockStepper {
     /// computed only when the bound is above `floor`, so every decision against a level of
     /// at least `floor` is the same as from the exact value (γ h² x is monotone in x also in
     /// floating point).
+    #[inline(always)]
     fn indicator_above<S: MechanicalSystem + ?Sized>(
         &mut self,
         sys: &S,
@@ -985,11 +1101,11 @@ impl RosenbrockStepper {
             // Screen: γ h² κ max |Δv₂ − Δv₁| over the speeds bounds the system's bound below,
             // so a step it passes is not split by the full test either (one pass, no stores).
             let n = self.n_speeds;
-            let m = max_abs_scaled_difference(
-                &self.work.dv[0][..n],
-                &self.work.dv[1][..n],
-                &self.error_scales[..n],
-            );
+            let (d0, d1, l) = (&self.work.dv[0], &self.work.dv[1], &self.error_scales);
+            let m = match &self.active_speeds {
+                Some(idx) => max_abs_scaled_difference_at(idx, d0, d1, l),
+                None => max_abs_scaled_difference(&d0[..n], &d1[..n], &l[..n]),
+            };
             if scale * gain * m <= floor {
                 return 0.0;
             }
@@ -1073,10 +1189,8 @@ impl RosenbrockStepper {
 
     /// Factors the iteration matrix of the current linearisation for step h.
     fn factor(&mut self, t: f64, h: f64) -> Result<(), StepError> {
-        iteration_matrix(&self.lin, h * self.tab.gamma, &mut self.a);
         self.factored_h = f64::NAN;
-        self.lu
-            .factor(&self.a)
+        factor_iteration_matrix(&self.lin, h * self.tab.gamma, &mut self.a, self.lu.as_mut())
             .map_err(|source| StepError::Singular { t, source })?;
         self.factored_h = h;
         self.stats.factorisations += 1;
@@ -1093,11 +1207,14 @@ impl RosenbrockStepper {
             return Ok(false);
         };
         if self.half_h != h2 {
-            iteration_matrix(&self.lin, h2 * self.tab.gamma, &mut self.a);
             self.half_h = f64::NAN;
-            lu_half
-                .factor(&self.a)
-                .map_err(|source| StepError::Singular { t, source })?;
+            factor_iteration_matrix(
+                &self.lin,
+                h2 * self.tab.gamma,
+                &mut self.a,
+                lu_half.as_mut(),
+            )
+            .map_err(|source| StepError::Singular { t, source })?;
             self.half_h = h2;
             self.stats.factorisations += 1;
         }
@@ -1154,6 +1271,7 @@ impl RosenbrockStepper {
     }
 
     /// (r, v) += h Σ b_i (Δr_i, Δv_i) from the stages in `work`; projects r.
+    #[inline(always)]
     fn update<S: MechanicalSystem + ?Sized>(
         &mut self,
         sys: &mut S,
