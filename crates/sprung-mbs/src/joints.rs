@@ -1669,11 +1669,14 @@ fn cholesky(a: &mut [f64], n: usize) -> Result<(), usize> {
         let d = d.sqrt();
         upper[0] = d;
         // Two rows at a time (two lanes), each entry's sum in the order of k; L_ij mirrored
-        // into row j.
-        let mut pairs = below.chunks_exact_mut(2 * n);
-        let mut mirror = upper[1..].chunks_exact_mut(2);
-        for (rows, m) in (&mut pairs).zip(&mut mirror) {
-            let (r0, r1) = rows.split_at_mut(n);
+        // into row j. (Split off pair by pair: creating a chunk iterator divides by its
+        // length, once per column.)
+        let (mut rows, mut mirror) = (below, &mut upper[1..]);
+        while rows.len() >= 2 * n {
+            let (pair, rest) = std::mem::take(&mut rows).split_at_mut(2 * n);
+            let (m, mrest) = std::mem::take(&mut mirror).split_at_mut(2);
+            (rows, mirror) = (rest, mrest);
+            let (r0, r1) = pair.split_at_mut(n);
             let mut s = [r0[j], r1[j]];
             for ((x0, x1), y) in r0[..j].iter().zip(&r1[..j]).zip(&*lj) {
                 s[0] -= x0 * y;
@@ -1683,7 +1686,7 @@ fn cholesky(a: &mut [f64], n: usize) -> Result<(), usize> {
             r1[j] = s[1] / d;
             m.copy_from_slice(&[r0[j], r1[j]]);
         }
-        if let (Some(r0), [m]) = (pairs.into_remainder().get_mut(..n), mirror.into_remainder()) {
+        if let (Some(r0), [m]) = (rows.get_mut(..n), mirror) {
             let mut s = r0[j];
             for (x, y) in r0[..j].iter().zip(&*lj) {
                 s -= x * y;
