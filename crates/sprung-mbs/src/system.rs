@@ -25,6 +25,9 @@ use crate::simulate::{Limits, Violation};
 pub struct MbsSystem {
     /// The pipeline (its tables hold the last evaluation).
     pub eval: Evaluator,
+    /// The evaluator's model, held here too: the q path borrows it beside the evaluator and
+    /// the joints' workspace without a reference-count update (two atomic operations) per call.
+    model: Arc<CompiledModel>,
     /// Segment signature of the curves at the last linearisation ([`crate::compiled`]).
     lin_segments: u64,
     /// Evaluations of q since creation whose segment signature differed from `lin_segments`
@@ -53,7 +56,8 @@ impl MbsSystem {
             lengths: characteristic_lengths(&model),
             free_bodies,
             joints,
-            eval: Evaluator::new(model),
+            eval: Evaluator::new(model.clone()),
+            model,
             lin_segments: 0,
             segment_changes: 0,
             watch_segments: true,
@@ -144,11 +148,11 @@ impl MbsSystem {
     /// kinematics from their frames and the free bodies' from the state, the projection.
     fn joint_accelerations(&mut self, t: f64, r: &[f64], v: &[f64], q: &mut [f64]) {
         let w = self.joints.as_mut().expect("joints");
-        let model = self.eval.model().clone();
-        w.kinematics(&model, r, v, &self.free_bodies, &mut self.eval.bodies);
+        let model = &*self.model;
+        w.kinematics(model, r, v, &self.free_bodies, &mut self.eval.bodies);
         self.eval
             .accelerations_with_bodies(t, &w.r_full, &w.v_full, q, &self.free_bodies);
-        w.project_q(&model, q, None);
+        w.project_q(model, q, None);
     }
 
     /// The linearisation with joints ([`JointWork::linearise`]).
