@@ -587,7 +587,14 @@ fn rotation_vector<L: Lanes>(l: L, r: &V33<L::V>) -> V3<L::V> {
     ];
     let u = dot(l, &vee, &vee);
     let Some(ratio) = asin_ratio(l, c, u) else {
-        return rotation_vector_by_lane(l, r);
+        // The lanes stored and loaded here, in the caller's instruction set ([`swing_vector_by_lane`]).
+        let mut e = [[[0.0; 4]; 3]; 3];
+        for (er, rr) in e.iter_mut().zip(r) {
+            for (x, v) in er.iter_mut().zip(rr) {
+                l.store(*v, x);
+            }
+        }
+        return load3(l, &rotation_vector_by_lane(&e));
     };
     [
         l.mul(vee[0], ratio),
@@ -636,38 +643,40 @@ fn swing_vector_lanes<L: Lanes>(l: L, a: &V3<L::V>, k: usize) -> V3<L::V> {
     s[k2] = a[k1];
     let u = l.mul_add(s[k2], s[k2], l.mul(s[k1], s[k1]));
     let Some(ratio) = asin_ratio(l, a[k], u) else {
-        return swing_vector_by_lane(l, a, k);
+        // The lanes stored and loaded here, in the caller's instruction set ([`swing_vector_by_lane`]).
+        return load3(l, &swing_vector_by_lane(&to_lanes(l, a), k));
     };
     [l.mul(s[0], ratio), l.mul(s[1], ratio), l.mul(s[2], ratio)]
 }
 
-/// [`swing_vector_lanes`] lane by lane with the one-element function (any angle).
+/// [`swing_vector_lanes`] lane by lane with the one-element function (any angle), from the
+/// lanes of the image `al[coordinate][lane]` to the lanes of the swing vector.
+///
+/// The out-of-range fallbacks (`by_lane`) take and return plain arrays: a cold, not inlined
+/// function does not inherit the AVX2 target features of the copy that calls it, so lane loads
+/// and stores in it would be calls to out-of-line intrinsics (seen in the kinematic car's turn,
+/// where a bushing leaves the series range on every evaluation of q); the callers store and
+/// load the lanes inlined.
 #[cold]
 #[inline(never)]
-fn swing_vector_by_lane<L: Lanes>(l: L, a: &V3<L::V>, k: usize) -> V3<L::V> {
-    let al = to_lanes(l, a);
+fn swing_vector_by_lane(al: &[L4; 3], k: usize) -> [L4; 3] {
     let mut e = Vector3::zeros();
     e[k] = 1.0;
     let mut th = [[0.0; 4]; 3];
     for lane_k in 0..W {
-        let t = swing_of_image(&lane(&al, lane_k), &e).0;
+        let t = swing_of_image(&lane(al, lane_k), &e).0;
         for (ax, tha) in th.iter_mut().enumerate() {
             tha[lane_k] = t[ax];
         }
     }
-    load3(l, &th)
+    th
 }
 
-/// [`rotation_vector`] lane by lane with the one-element function (any angle).
+/// [`rotation_vector`] lane by lane with the one-element function (any angle), from the lanes
+/// of R, `e[row][column][lane]` ([`swing_vector_by_lane`] on the plain arrays).
 #[cold]
 #[inline(never)]
-fn rotation_vector_by_lane<L: Lanes>(l: L, r: &V33<L::V>) -> V3<L::V> {
-    let mut e = [[[0.0; 4]; 3]; 3];
-    for (er, rr) in e.iter_mut().zip(r) {
-        for (x, v) in er.iter_mut().zip(rr) {
-            l.store(*v, x);
-        }
-    }
+fn rotation_vector_by_lane(e: &[[L4; 3]; 3]) -> [L4; 3] {
     let mut th = [[0.0; 4]; 3];
     for k in 0..W {
         let m = Matrix3::from_fn(|i, j| e[i][j][k]);
@@ -676,7 +685,7 @@ fn rotation_vector_by_lane<L: Lanes>(l: L, r: &V33<L::V>) -> V3<L::V> {
             th[a][k] = t[a];
         }
     }
-    load3(l, &th)
+    th
 }
 
 /// The characteristics of a pack's four bushings: linear ones lane-wise (k x), then the lanes

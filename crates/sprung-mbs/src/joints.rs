@@ -1577,7 +1577,8 @@ impl Joints {
         acc: &mut [(Vector3<f64>, Vector3<f64>)],
     ) {
         let n = k.n;
-        rhs[..n * M].fill(0.0);
+        let rhs = &mut rhs.as_chunks_mut::<M>().0[..n];
+        rhs.fill([0.0; M]);
         let acc = &mut acc[..tree.bodies.len() * M];
         acc.fill((Vector3::zeros(), Vector3::zeros()));
         for (lb, &b) in tree.bodies.iter().enumerate() {
@@ -1590,7 +1591,7 @@ impl Joints {
                 let fg = Vector3::new(x[0], x[1], x[2]);
                 let mg = k.frames[lb].rot * Vector3::new(x[3], x[4], x[5]);
                 for (&ci, (vc, wg)) in tree.deps[lb].iter().zip(cols) {
-                    rhs[M * ci + col] += vc.dot(&fg) + wg.dot(&mg);
+                    rhs[ci][col] += vc.dot(&fg) + wg.dot(&mg);
                 }
                 if let Some(pl) = tree.parent_local[lb] {
                     let (f, m) = &mut acc[M * pl + col];
@@ -1599,12 +1600,15 @@ impl Joints {
                 }
             }
         }
+        let nt = tree.translation_cols();
         for (lb, &b) in tree.bodies.iter().enumerate() {
             if !tree.need_acc[lb] {
                 continue;
             }
             let massless = tree.massless[lb];
-            let jac_rows = || k.jac[6 * lb * n..6 * (lb + 1) * n].chunks_exact(n);
+            // The structural columns past the root's translation ([`Joints::add_row`]).
+            let cols = &tree.jac_cols[lb][nt..];
+            let jac = &k.jac[6 * lb * n..6 * (lb + 1) * n];
             if let Some(xs) = x_of(b) {
                 let bb = match bias {
                     Some(kb) if !massless => kb.bias_body(lb),
@@ -1613,16 +1617,16 @@ impl Joints {
                 // The weights: (M_b J_b)'s rows, or J_b's for a massless body
                 // ([`TreeKin::projection_row`]).
                 let weights = if massless {
-                    jac_rows()
+                    jac
                 } else {
-                    k.mj[6 * lb * n..6 * (lb + 1) * n].chunks_exact(n)
+                    &k.mj[6 * lb * n..6 * (lb + 1) * n]
                 };
-                for (row, mj) in weights.enumerate() {
+                for (row, mj) in weights.chunks_exact(n).enumerate() {
                     let y: [f64; M] = std::array::from_fn(|col| xs[col][row] - bb[row]);
                     if y.iter().all(|&y| y == 0.0) {
                         continue;
                     }
-                    Self::add_row(tree, lb, row, mj, &y, rhs);
+                    Self::add_row(row < nt, row, cols, mj, &y, rhs);
                 }
             }
             // The leaves' wrenches on this body: through J_b (global force, body-axes moment).
@@ -1642,36 +1646,38 @@ impl Joints {
             if !any {
                 continue;
             }
-            for (row, (y, jr)) in w.iter().zip(jac_rows()).enumerate() {
-                Self::add_row(tree, lb, row, jr, y, rhs);
+            for (row, (y, jr)) in w.iter().zip(jac.chunks_exact(n)).enumerate() {
+                Self::add_row(row < nt, row, cols, jr, y, rhs);
             }
         }
     }
 
-    /// `rhs[M c + col] += weights[c] y[col]` over body `lb`'s structural columns c, `weights`
-    /// its row `row` of J_b or M_b J_b. In the root's translation columns that row is
-    /// δ_(row,c) (J_b) or m δ_(row,c) (M_b J_b, [`Joints::tree_kinematics`]): the one non-zero
-    /// product alone (`rhs` starts from +0, the exact zeros left out change nothing).
+    /// `rhs[c][col] += weights[c] y[col]` over a tree body's structural columns c, `weights`
+    /// its row `row` of J_b or M_b J_b (length n) and `cols` its structural columns past the
+    /// root's translation ([`Tree::jac_cols`]). In the root's translation columns that row is
+    /// δ_(row,c) (J_b) or m δ_(row,c) (M_b J_b, [`Joints::tree_kinematics`]): with
+    /// `translation` (row < 3 of a free root's tree) the one non-zero product alone, else none
+    /// (`rhs` starts from +0, the exact zeros left out change nothing).
     #[inline(always)]
     fn add_row<const M: usize>(
-        tree: &Tree,
-        lb: usize,
+        translation: bool,
         row: usize,
+        cols: &[usize],
         weights: &[f64],
         y: &[f64; M],
-        rhs: &mut [f64],
+        rhs: &mut [[f64; M]],
     ) {
-        let nt = tree.translation_cols();
+        let weights = &weights[..rhs.len()];
         let mut add = |c: usize| {
             let w = weights[c];
-            for (r, y) in rhs[M * c..M * c + M].iter_mut().zip(y) {
+            for (r, y) in rhs[c].iter_mut().zip(y) {
                 *r += w * y;
             }
         };
-        if row < nt {
+        if translation {
             add(row);
         }
-        for &c in &tree.jac_cols[lb][nt..] {
+        for &c in cols {
             add(c);
         }
     }
@@ -1716,11 +1722,14 @@ fn cholesky(a: &mut [f64], n: usize) -> Result<(), usize> {
         let d = d.sqrt();
         upper[0] = d;
         // Two rows at a time (two lanes), each entry's sum in the order of k; L_ij mirrored
-        // into row j.
-        let mut pairs = below.chunks_exact_mut(2 * n);
-        let mut mirror = upper[1..].chunks_exact_mut(2);
-        for (rows, m) in (&mut pairs).zip(&mut mirror) {
-            let (r0, r1) = rows.split_at_mut(n);
+        // into row j. (Split off pair by pair: creating a chunk iterator divides by its
+        // length, once per column.)
+        let (mut rows, mut mirror) = (below, &mut upper[1..]);
+        while rows.len() >= 2 * n {
+            let (pair, rest) = std::mem::take(&mut rows).split_at_mut(2 * n);
+            let (m, mrest) = std::mem::take(&mut mirror).split_at_mut(2);
+            (rows, mirror) = (rest, mrest);
+            let (r0, r1) = pair.split_at_mut(n);
             let mut s = [r0[j], r1[j]];
             for ((x0, x1), y) in r0[..j].iter().zip(&r1[..j]).zip(&*lj) {
                 s[0] -= x0 * y;
@@ -1730,7 +1739,7 @@ fn cholesky(a: &mut [f64], n: usize) -> Result<(), usize> {
             r1[j] = s[1] / d;
             m.copy_from_slice(&[r0[j], r1[j]]);
         }
-        if let (Some(r0), [m]) = (pairs.into_remainder().get_mut(..n), mirror.into_remainder()) {
+        if let (Some(r0), [m]) = (rows.get_mut(..n), mirror) {
             let mut s = r0[j];
             for (x, y) in r0[..j].iter().zip(&*lj) {
                 s -= x * y;
@@ -1750,36 +1759,34 @@ fn cholesky_solve(l: &[f64], n: usize, x: &mut [f64]) {
 /// [`cholesky_solve`] for `M` right-hand sides at once, `x[M i + col]` (n × M row-major): each
 /// column takes the same operations in the same order as alone.
 fn cholesky_solve_cols<const M: usize>(l: &[f64], n: usize, x: &mut [f64]) {
-    let x = &mut x[..M * n];
-    let rows = || l[..n * n].chunks_exact(n).enumerate();
+    let x = &mut x.as_chunks_mut::<M>().0[..n];
+    // Row i of the factor, by index (a reversed iterator over chunks would divide).
+    let l = &l[..n * n];
+    let row = |i: usize| &l[i * n..i * n + n];
     // L y = b, row by row: y_i = (b_i − Σ_(k<i) L_ik y_k) / L_ii.
-    for (i, li) in rows() {
-        let (done, rest) = x.split_at_mut(M * i);
-        let (xi, lii) = (&mut rest[..M], li[i]);
-        let mut s: [f64; M] = std::array::from_fn(|col| xi[col]);
-        for (lik, xk) in li[..i].iter().zip(done.chunks_exact(M)) {
+    for i in 0..n {
+        let li = row(i);
+        let (done, rest) = x.split_at_mut(i);
+        let mut s = rest[0];
+        for (lik, xk) in li[..i].iter().zip(&*done) {
             for (s, xk) in s.iter_mut().zip(xk) {
                 *s -= lik * xk;
             }
         }
-        for (xi, s) in xi.iter_mut().zip(s) {
-            *xi = s / lii;
-        }
+        rest[0] = s.map(|s| s / li[i]);
     }
     // Lᵀ x = y from the last row, Lᵀ's rows in the upper triangle ([`cholesky`]):
     // x_i = (y_i − Σ_(k>i) L_ki x_k) / L_ii.
-    for (i, li) in rows().rev() {
-        let (head, done) = x.split_at_mut(M * (i + 1));
-        let (xi, lii) = (&mut head[M * i..], li[i]);
-        let mut s: [f64; M] = std::array::from_fn(|col| xi[col]);
-        for (lki, xk) in li[i + 1..].iter().zip(done.chunks_exact(M)) {
+    for i in (0..n).rev() {
+        let li = row(i);
+        let (head, done) = x.split_at_mut(i + 1);
+        let mut s = head[i];
+        for (lki, xk) in li[i + 1..].iter().zip(&*done) {
             for (s, xk) in s.iter_mut().zip(xk) {
                 *s -= lki * xk;
             }
         }
-        for (xi, s) in xi.iter_mut().zip(s) {
-            *xi = s / lii;
-        }
+        head[i] = s.map(|s| s / li[i]);
     }
 }
 
@@ -1975,6 +1982,13 @@ impl JointWork {
                 bodies[b] = BodyKin::from_frame(f.x, f.rot, f.v, f.w);
             }
         }
+    }
+
+    /// Whether the jointed bodies' blocks of [`JointWork::r_full`], [`JointWork::v_full`] wait
+    /// for the frames of the last [`JointWork::kinematics`] ([`JointWork::write_poses`]): the
+    /// last evaluation of the workspace was one of q.
+    pub fn poses_pending(&self) -> bool {
+        self.poses_pending
     }
 
     /// Writes the jointed bodies' poses and velocities of the last [`JointWork::kinematics`]

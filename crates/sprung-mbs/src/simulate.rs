@@ -28,7 +28,7 @@
 //! loop runs the check too), adaptive and first-order runs at every output time (one pass over the
 //! bodies, no allocation); the rows before the failing state are kept. With ideal joints a
 //! fixed-step run checks the full body states of the step's last evaluation
-//! ([`MbsSystem::last_evaluated`]) instead of expanding the reduced state once more. Defaults
+//! ([`MbsSystem::check_last_evaluated`]) instead of expanding the reduced state once more. Defaults
 //! derived from the model ([`Bounds::resolve`]):
 //! * displacement bound = [`DISPLACEMENT_EXTENT_FACTOR`] (10) × the model extent
 //!   ([`model_extent`]: diagonal of the bounding box of the design positions of the bodies, of
@@ -452,10 +452,21 @@ impl Limits {
     /// Non-finite values are left to the integrators' own checks.
     #[inline]
     pub fn check(&self, r: &[f64], v: &[f64]) -> Option<Violation> {
+        self.check_motion(|i| {
+            let (p, w) = (&r[7 * i..7 * i + 3], &v[6 * i..6 * i + 3]);
+            ([p[0], p[1], p[2]], [w[0], w[1], w[2]])
+        })
+    }
+
+    /// [`Limits::check`] on each body's centre of mass and its velocity as `body(i)` gives them
+    /// (global; a state's blocks, or the evaluator's body table,
+    /// [`MbsSystem::check_last_evaluated`]).
+    #[inline]
+    pub fn check_motion(&self, body: impl Fn(usize) -> ([f64; 3], [f64; 3])) -> Option<Violation> {
         let d2max = self.max_displacement * self.max_displacement;
         let v2max = self.max_velocity * self.max_velocity;
         for (i, p0) in self.design.iter().enumerate() {
-            let p = &r[7 * i..7 * i + 3];
+            let (p, w) = body(i);
             let d2 = (p[0] - p0[0]).powi(2) + (p[1] - p0[1]).powi(2) + (p[2] - p0[2]).powi(2);
             if d2 > d2max && self.bounded[i] {
                 return Some(Violation {
@@ -466,7 +477,6 @@ impl Limits {
                     element: None,
                 });
             }
-            let w = &v[6 * i..6 * i + 3];
             let s2 = w[0] * w[0] + w[1] * w[1] + w[2] * w[2];
             if s2 > v2max {
                 return Some(Violation {
@@ -1066,9 +1076,8 @@ fn run_inner(
                     return Err(RunError::CurveOutOfRange { t });
                 }
                 // The state and forces checked are those of the step's last evaluation with
-                // joints (module docs, [`MbsSystem::last_evaluated`]).
-                let (eval, rf, vf) = sys.last_evaluated(r, v);
-                match limits.check_state(eval, t, rf, vf) {
+                // joints (module docs, [`MbsSystem::check_last_evaluated`]).
+                match sys.check_last_evaluated(&limits, t, r, v) {
                     Some(x) => Err(RunError::Implausible(limits.message(sys.model(), t, &x))),
                     None => Ok(()),
                 }

@@ -18,12 +18,16 @@ use crate::compiled::CompiledModel;
 use crate::joints::JointWork;
 use crate::pipeline::Evaluator;
 use crate::rotation::{quat_increment_to_body_rotation, quat_normalise, quat_rate};
+use crate::simulate::{Limits, Violation};
 
 /// A compiled model plus its evaluation workspace.
 #[derive(Debug, Clone)]
 pub struct MbsSystem {
     /// The pipeline (its tables hold the last evaluation).
     pub eval: Evaluator,
+    /// The evaluator's model, held here too: the q path borrows it beside the evaluator and
+    /// the joints' workspace without a reference-count update (two atomic operations) per call.
+    model: Arc<CompiledModel>,
     /// Segment signature of the curves at the last linearisation ([`crate::compiled`]).
     lin_segments: u64,
     /// Evaluations of q since creation whose segment signature differed from `lin_segments`
@@ -57,7 +61,8 @@ impl MbsSystem {
             free_bodies,
             jointed,
             joints,
-            eval: Evaluator::new(model),
+            eval: Evaluator::new(model.clone()),
+            model,
             lin_segments: 0,
             segment_changes: 0,
             watch_segments: true,
@@ -109,37 +114,50 @@ impl MbsSystem {
         }
     }
 
-    /// The full poses and velocities the plausibility check reads after a step, without
-    /// expanding again: with joints those of the last evaluation of q (the frames
+    /// The plausibility check after a step ([`Limits::check_state`]) without expanding again:
+    /// with joints on the body states of the last evaluation of q (the frames
     /// [`crate::joints::JointWork::kinematics`] left: LSRT2's second stage, the partly implicit
     /// Euler's predictor), the evaluation whose resultant forces the check reads too; without
-    /// joints (r, v), the state reached. The expansion costs about a fifth of a step of the
+    /// joints on (r, v), the state reached. The expansion costs about a fifth of a step of the
     /// kinematic reduced car; a diverging run passes the bounds one evaluation later at most.
-    pub fn last_evaluated<'a>(
-        &'a mut self,
-        r: &'a [f64],
-        v: &'a [f64],
-    ) -> (&'a mut Evaluator, &'a [f64], &'a [f64]) {
-        match &mut self.joints {
-            None => (&mut self.eval, r, v),
-            Some(w) => {
-                // The jointed bodies' blocks from the frames of that evaluation, written now
-                // (once per step) rather than at each evaluation of q.
-                w.write_poses(&self.eval.model().joints);
-                (&mut self.eval, &w.r_full, &w.v_full)
+    ///
+    /// With joints, while that evaluation's jointed poses are not written into the expanded
+    /// state ([`crate::joints::JointWork::write_poses`]), the motion bounds read the
+    /// evaluator's body table instead: every body's centre of mass and velocity of that
+    /// evaluation, the values the expanded state would hold bit for bit (the free bodies' from
+    /// their state blocks, the jointed bodies' from their frames); the poses (quaternion and
+    /// body-axis ω from each frame) are written only for a force violation, whose search for
+    /// the largest element force evaluates the elements at the expanded state.
+    pub fn check_last_evaluated(
+        &mut self,
+        limits: &Limits,
+        t: f64,
+        r: &[f64],
+        v: &[f64],
+    ) -> Option<Violation> {
+        let Some(w) = &mut self.joints else {
+            return limits.check_state(&mut self.eval, t, r, v);
+        };
+        if w.poses_pending() {
+            let bodies = &self.eval.bodies;
+            if let Some(x) = limits.check_motion(|i| (bodies[i].x.into(), bodies[i].v.into())) {
+                return Some(x);
             }
+            limits.check_force(&self.eval)?;
         }
+        w.write_poses(&self.eval.model().joints);
+        limits.check_state(&mut self.eval, t, &w.r_full, &w.v_full)
     }
 
     /// q with joints: the trees' kinematics, the evaluator with the jointed bodies'
     /// kinematics from their frames and the free bodies' from the state, the projection.
     fn joint_accelerations(&mut self, t: f64, r: &[f64], v: &[f64], q: &mut [f64]) {
         let w = self.joints.as_mut().expect("joints");
-        let model = self.eval.model().clone();
-        w.kinematics(&model, r, v, &self.free_bodies, &mut self.eval.bodies);
+        let model = &*self.model;
+        w.kinematics(model, r, v, &self.free_bodies, &mut self.eval.bodies);
         self.eval
             .accelerations_with_bodies(t, &w.r_full, &w.v_full, q, &self.free_bodies);
-        w.project_q(&model, q, None);
+        w.project_q(model, q, None);
     }
 
     /// The linearisation with joints ([`JointWork::linearise`]).

@@ -547,3 +547,67 @@ euler_zyx_deg = [30.0, 0.0, 0.0]
     println!("largest placement difference {worst:.2e} m");
     assert!(worst < 1e-12, "{worst:e}");
 }
+
+/// The plausibility check after a step with joints reads the body states of the last q
+/// evaluation from the evaluator's body table (`MbsSystem::check_last_evaluated`, no pose
+/// write): the same violations, body, value and element, as the check of that evaluation's
+/// expanded state — for a displacement, a velocity and a force bound that every moved body
+/// passes.
+#[test]
+fn the_check_of_the_last_evaluation_reads_the_states_of_its_expansion() {
+    use sprung_mbs::simulate::Bounds;
+    for name in [
+        "joint_slider.toml",
+        "joint_tabulated.toml",
+        "joint_pendulum.toml",
+    ] {
+        let model = load(name);
+        let mut sys = MbsSystem::new(model.clone());
+        let (mut r, mut v) = model.design_state();
+        // Every jointed body off its design pose and moving, the free bodies moving too.
+        for (b, d) in model.joints.defs.iter().enumerate() {
+            if d.is_some() {
+                r[7 * b] += 0.05;
+                v[6 * b] += 0.3;
+            } else {
+                v[6 * b..6 * b + 6].copy_from_slice(&[0.2, -0.1, 0.05, 0.3, -0.2, 0.1]);
+            }
+        }
+        let mut q = vec![0.0; model.n_v()];
+        let tiny = Some(1e-9);
+        for bounds in [
+            Bounds {
+                max_displacement: tiny,
+                ..Bounds::default()
+            },
+            Bounds {
+                max_displacement: Some(f64::INFINITY),
+                max_velocity: tiny,
+                ..Bounds::default()
+            },
+            Bounds {
+                max_displacement: Some(f64::INFINITY),
+                max_velocity: Some(f64::INFINITY),
+                max_force: tiny,
+            },
+        ] {
+            let limits = bounds.resolve(&model);
+            sys.accelerations(0.1, &r, &v, &mut q);
+            let got = sys.check_last_evaluated(&limits, 0.1, &r, &v);
+            let (eval, rf, vf) = sys.expanded(&r, &v);
+            let want = limits.check_state(eval, 0.1, rf, vf);
+            let (got, want) = (got.expect(name), want.expect(name));
+            assert_eq!(
+                (got.body, got.quantity, got.element.map(|e| e.0)),
+                (want.body, want.quantity, want.element.map(|e| e.0)),
+                "{name}"
+            );
+            assert!(
+                (got.value - want.value).abs() <= 1e-12 * want.value,
+                "{name}: {} vs {}",
+                got.value,
+                want.value
+            );
+        }
+    }
+}

@@ -415,8 +415,10 @@ impl Simulation {
                 // The forces checked are those of the step's last evaluation, with joints the
                 // body states too (`sprung_mbs::simulate` module docs).
                 let t1 = self.time();
-                let (eval, rf, vf) = self.sys.last_evaluated(&self.r, &self.v);
-                if let Some(x) = self.limits.check_state(eval, t1, rf, vf) {
+                if let Some(x) = self
+                    .sys
+                    .check_last_evaluated(&self.limits, t1, &self.r, &self.v)
+                {
                     return Err(Error::Step {
                         t,
                         message: self.limits.message(cm, self.time(), &x),
