@@ -283,24 +283,32 @@ pub struct TableSpline {
     /// (`rows = 4 n1 n2`): a node's four rows of one body are contiguous ([`NODE_ROWS`]
     /// values, one bounds check per node and body in [`TableSpline::eval_slots`]).
     node: Vec<f64>,
+    /// Values of one channel block of `node` (`rows` × six).
+    block: usize,
     /// Per axis: the smallest and largest coordinate evaluated outside the grid (f64 bits;
     /// +∞ / −∞ while in range).
     seen: [[std::sync::atomic::AtomicU64; 2]; 2],
+    /// Per axis: the cell of the last search, where the next one starts
+    /// ([`TableSpline::basis`]; a hint only: every cell it can hold gives the same result).
+    cell: [std::sync::atomic::AtomicUsize; 2],
 }
 
 impl Clone for TableSpline {
     fn clone(&self) -> Self {
-        use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+        use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
         let c = |a: &AtomicU64| AtomicU64::new(a.load(Relaxed));
+        let i = |a: &AtomicUsize| AtomicUsize::new(a.load(Relaxed));
         Self {
             grid: self.grid.clone(),
             dims: self.dims,
             channels: self.channels,
             node: self.node.clone(),
+            block: self.block,
             seen: [
                 [c(&self.seen[0][0]), c(&self.seen[0][1])],
                 [c(&self.seen[1][0]), c(&self.seen[1][1])],
             ],
+            cell: [i(&self.cell[0]), i(&self.cell[1])],
         }
     }
 }
@@ -448,10 +456,12 @@ impl TableSpline {
             dims,
             channels,
             node: blocks,
+            block: rows * POSE_COMPONENTS,
             seen: [
                 [inf(f64::INFINITY), inf(f64::NEG_INFINITY)],
                 [inf(f64::INFINITY), inf(f64::NEG_INFINITY)],
             ],
+            cell: Default::default(),
         }
     }
 
@@ -509,8 +519,13 @@ impl TableSpline {
     /// The cell of axis `k` containing `x` (clamped), the local coordinate's basis weights
     /// `w[order][hermite slot]` (slot 0, 1: values at the cell's ends, 2, 3: slopes) with the
     /// linear extension outside the grid folded in.
+    ///
+    /// The search starts from the last call's cell ([`TableSpline::cell`]): a caller that moves
+    /// little between calls stays in it, and a bisection finds any other. Both give the last
+    /// `i ≤ n − 2` with `g[i] ≤ x`, so the hint changes nothing but the cost.
     #[inline]
     fn basis(&self, k: usize, x: f64) -> (usize, [[f64; 4]; 3]) {
+        use std::sync::atomic::Ordering::Relaxed;
         let g = &self.grid[k];
         let n = g.len();
         if n == 1 {
@@ -527,11 +542,20 @@ impl TableSpline {
         } else {
             (x, 0.0)
         };
-        // Bisection: the last i with g[i] <= xc, at most n − 2.
-        let i = g
-            .partition_point(|&gi| gi <= xc)
-            .saturating_sub(1)
-            .min(n - 2);
+        // The last i with g[i] <= xc, at most n − 2: the hinted cell if it holds xc (its upper
+        // end included for the last cell), else by bisection.
+        let hint = self.cell[k].load(Relaxed);
+        let i = match g.get(hint..hint + 2) {
+            Some(&[a, b]) if a <= xc && (xc < b || hint + 2 == n) => hint,
+            _ => {
+                let i = g
+                    .partition_point(|&gi| gi <= xc)
+                    .saturating_sub(1)
+                    .min(n - 2);
+                self.cell[k].store(i, Relaxed);
+                i
+            }
+        };
         let h = g[i + 1] - g[i];
         let t = (xc - g[i]) / h;
         // Cubic Hermite basis on [0, 1] and its derivatives (slopes scaled by h).
@@ -564,16 +588,25 @@ impl TableSpline {
     }
 
     /// The evaluation weights at coordinates `c` (length [`TableSpline::dims`]; a missing
-    /// second coordinate reads 0): where the cell's nodes are and, per output slot
-    /// ([`SPLINE_SLOTS`]), the weight of each of its node rows (the product of the axes' Hermite
-    /// weights, the linear extension outside the grid folded in; excursions recorded).
+    /// second coordinate reads 0), with the second-derivative slots: [`TableSpline::basis_into`]
+    /// into a new [`SplineBasis`].
     pub fn basis_at(&self, c: &[f64]) -> SplineBasis {
+        let mut b = SplineBasis::default();
+        self.basis_into(c, true, &mut b);
+        b
+    }
+
+    /// The evaluation weights at coordinates `c` (length [`TableSpline::dims`]; a missing
+    /// second coordinate reads 0) into `b`: where the cell's nodes are and, per output slot
+    /// ([`SPLINE_SLOTS`]), the weight of each of its node rows (the product of the axes' Hermite
+    /// weights, the linear extension outside the grid folded in; excursions recorded). The
+    /// second-derivative slots only with `second` ([`TableSpline::eval_slots`] asks for them
+    /// only then). `b` is scratch: every weight an evaluation reads is written, nothing else
+    /// (no allocation, no clearing).
+    pub fn basis_into(&self, c: &[f64], second: bool, b: &mut SplineBasis) {
         let (i1, w1) = self.basis(0, c[0]);
-        let mut b = SplineBasis {
-            node: [0; 4],
-            w: [[[0.0; 2]; 16]; SPLINE_SLOTS],
-            dims: self.dims,
-        };
+        b.dims = self.dims;
+        b.second = second;
         // First-axis Hermite slot of node (i1 + a), derivative dx: a (value) or 2 + a (slope).
         let slot = |a: usize, d: usize| if d == 0 { a } else { 2 + a };
         if self.dims == 1 {
@@ -583,37 +616,43 @@ impl TableSpline {
                     let (j, sx) = (2 * a + dx, slot(a, dx));
                     b.w[0][j] = [w1[0][sx]; 2];
                     b.w[1][j] = [w1[1][sx]; 2];
-                    b.w[3][j] = [w1[2][sx]; 2];
-                }
-            }
-            return b;
-        }
-        let (i2, w2) = self.basis(1, c[1]);
-        let n2 = self.grid[1].len();
-        // Output slot s = ∂^o1/∂c1 ∂^o2/∂c2.
-        const ORDERS: [(usize, usize); SPLINE_SLOTS] =
-            [(0, 0), (1, 0), (0, 1), (2, 0), (1, 1), (0, 2)];
-        for a in 0..2 {
-            for dx in 0..2 {
-                for bb in 0..2 {
-                    b.node[2 * a + bb] = 4 * ((i1 + a) * n2 + i2 + bb) * POSE_COMPONENTS;
-                    for dy in 0..2 {
-                        let (j, sx, sy) = (8 * a + 4 * dx + 2 * bb + dy, slot(a, dx), slot(bb, dy));
-                        for (s, &(o1, o2)) in ORDERS.iter().enumerate() {
-                            b.w[s][j] = [w1[o1][sx] * w2[o2][sy]; 2];
-                        }
+                    if second {
+                        b.w[3][j] = [w1[2][sx]; 2];
                     }
                 }
             }
+            return;
         }
-        b
+        let (i2, w2) = self.basis(1, c[1]);
+        let n2 = self.grid[1].len();
+        for a in 0..2 {
+            for bb in 0..2 {
+                b.node[2 * a + bb] = 4 * ((i1 + a) * n2 + i2 + bb) * POSE_COMPONENTS;
+            }
+        }
+        // Output slot s = ∂^o1/∂c1 ∂^o2/∂c2; row (a, dx, b, dy) at 4 (2 a + dx) + 2 b + dy,
+        // weight w1[o1][slot(a, dx)] w2[o2][slot(b, dy)]: per first-axis row, one first-axis
+        // weight times the four second-axis ones (as pairs).
+        const ORDERS: [(usize, usize); SPLINE_SLOTS] =
+            [(0, 0), (1, 0), (0, 1), (2, 0), (1, 1), (0, 2)];
+        let w2p: [[[f64; 2]; 4]; 3] =
+            std::array::from_fn(|o| std::array::from_fn(|k| [w2[o][slot(k / 2, k % 2)]; 2]));
+        let slots = if second { SPLINE_SLOTS } else { 3 };
+        for (ws, &(o1, o2)) in b.w.iter_mut().zip(&ORDERS).take(slots) {
+            for (r, row) in ws.chunks_exact_mut(4).enumerate() {
+                let x = w1[o1][slot(r / 2, r % 2)];
+                for (wj, y) in row.iter_mut().zip(&w2p[o2]) {
+                    *wj = [x * y[0], x * y[1]];
+                }
+            }
+        }
     }
 
-    /// Value and derivatives of the channels `chans` at the point of `b` ([`TableSpline::basis_at`])
+    /// Value and derivatives of the channels `chans` at the point of `b` ([`TableSpline::basis_into`])
     /// into `out[slot * stride + (ch − chans.start)]` for the slots of [`SPLINE_SLOTS`]: value,
-    /// ∂/∂c1, ∂/∂c2 and, with `second`, ∂²/∂c1², ∂²/∂c1∂c2, ∂²/∂c2² (left as they are without;
-    /// a missing second axis's slots are written 0). One pass over the cell's 4 (1D) or 16
-    /// (2D) node rows per body (vectorisable over its six channels). No allocation.
+    /// ∂/∂c1, ∂/∂c2 and, with `second` (`b` must have them), ∂²/∂c1², ∂²/∂c1∂c2, ∂²/∂c2² (left
+    /// as they are without; a missing second axis's slots are written 0). Per body (six
+    /// channels) and slot, one pass over the cell's 4 (1D) or 16 (2D) node rows. No allocation.
     pub fn eval_slots(
         &self,
         b: &SplineBasis,
@@ -629,59 +668,56 @@ impl TableSpline {
             "whole bodies' channels"
         );
         assert_eq!(b.dims, self.dims, "a basis of a spline with as many axes");
-        let len = chans.len();
-        if self.dims == 1 {
-            self.contract::<_, 1>(b, [0, 1], chans.clone(), out, stride);
-            out[2 * stride..2 * stride + len].fill(0.0);
-            if second {
-                self.contract::<_, 1>(b, [3], chans, out, stride);
-                out[4 * stride..4 * stride + len].fill(0.0);
-                out[5 * stride..5 * stride + len].fill(0.0);
-            }
-        } else {
-            self.contract::<_, 2>(b, [0, 1, 2], chans.clone(), out, stride);
-            if second {
-                self.contract::<_, 2>(b, [3, 4, 5], chans, out, stride);
-            }
+        assert!(
+            !second || b.second,
+            "a basis with the second-derivative weights"
+        );
+        match (self.dims, second) {
+            (1, false) => self.contract::<2, 1, 1>(b, [0, 1], [2], chans, out, stride),
+            (1, true) => self.contract::<3, 3, 1>(b, [0, 1, 3], [2, 4, 5], chans, out, stride),
+            (_, false) => self.contract::<3, 0, 2>(b, [0, 1, 2], [], chans, out, stride),
+            (_, true) => self.contract::<6, 0, 2>(b, [0, 1, 2, 3, 4, 5], [], chans, out, stride),
         }
     }
 
     /// The slots `slots` of [`TableSpline::eval_slots`] of a spline with `NB` = 1 (1D) or 2
-    /// (2D) second-axis nodes per cell: per body (six channels), the weighted sum over the
-    /// cell's node rows in registers, node (i1 + a, i2 + b), row k = dx + 2 dy in the order a,
-    /// dx, b, dy (each output is 0 + w₀ f₀ + w₁ f₁ + …).
+    /// (2D) second-axis nodes per cell, and 0 in the slots `zeros`: per body (six channels) and
+    /// slot, the weighted sum over the cell's node rows in registers, node (i1 + a, i2 + b), row
+    /// k = dx + 2 dy in the order a, dx, b, dy (each output is 0 + w₀ f₀ + w₁ f₁ + …).
     #[inline(always)]
-    fn contract<const S: usize, const NB: usize>(
+    fn contract<const S: usize, const Z: usize, const NB: usize>(
         &self,
         b: &SplineBasis,
         slots: [usize; S],
+        zeros: [usize; Z],
         chans: std::ops::Range<usize>,
         out: &mut [f64],
         stride: usize,
     ) {
         const C: usize = POSE_COMPONENTS;
-        let block = self.node.len() / (self.channels / C);
-        let w: [&[[f64; 2]; 16]; S] = std::array::from_fn(|k| &b.w[slots[k]]);
         for blk in chans.start / C..chans.end / C {
             // The cell's nodes' rows (one bounds check each), node (a, b) at a NB + b.
             let node: [&[f64; NODE_ROWS]; 4] = std::array::from_fn(|k| {
-                let s = blk * block + b.node[k.min(2 * NB - 1)];
+                let s = blk * self.block + b.node[k.min(2 * NB - 1)];
                 self.node[s..s + NODE_ROWS]
                     .try_into()
                     .expect("a node's rows")
             });
-            let mut acc = [[0.0; C]; S];
-            for a in 0..2 {
-                for dx in 0..2 {
-                    for bb in 0..NB {
-                        for dy in 0..NB {
-                            let j = ((2 * a + dx) * NB + bb) * NB + dy;
-                            let r = (dx + 2 * dy) * C;
-                            let f = &node[a * NB + bb][r..r + C];
-                            for (am, wk) in acc.iter_mut().zip(&w) {
+            let o = blk * C - chans.start;
+            // One slot at a time: six accumulators, each row's weight pair loaded once.
+            for s in slots {
+                let w = &b.w[s];
+                let mut acc = [0.0; C];
+                for a in 0..2 {
+                    for dx in 0..2 {
+                        for bb in 0..NB {
+                            for dy in 0..NB {
+                                let j = ((2 * a + dx) * NB + bb) * NB + dy;
+                                let r = (dx + 2 * dy) * C;
+                                let f = &node[a * NB + bb][r..r + C];
                                 // The weight as a pair: one load per pair of channels.
-                                let wj = &wk[j];
-                                for (x, fm) in am.chunks_exact_mut(2).zip(f.chunks_exact(2)) {
+                                let wj = &w[j];
+                                for (x, fm) in acc.chunks_exact_mut(2).zip(f.chunks_exact(2)) {
                                     x[0] += wj[0] * fm[0];
                                     x[1] += wj[1] * fm[1];
                                 }
@@ -689,10 +725,10 @@ impl TableSpline {
                         }
                     }
                 }
+                out[s * stride + o..s * stride + o + C].copy_from_slice(&acc);
             }
-            let o = blk * C - chans.start;
-            for (a, &s) in acc.iter().zip(&slots) {
-                out[s * stride + o..s * stride + o + C].copy_from_slice(a);
+            for s in zeros {
+                out[s * stride + o..s * stride + o + C].copy_from_slice(&[0.0; C]);
             }
         }
     }
@@ -743,17 +779,21 @@ pub const SPLINE_SLOTS: usize = 6;
 /// ([`TableSpline::node`]).
 const NODE_ROWS: usize = 4 * POSE_COMPONENTS;
 
-/// The evaluation weights of a [`TableSpline`] at one point ([`TableSpline::basis_at`]).
-#[derive(Debug, Clone, Copy)]
+/// The evaluation weights of a [`TableSpline`] at one point ([`TableSpline::basis_into`]);
+/// `Default` is an empty one to fill.
+#[derive(Debug, Clone, Copy, Default)]
 pub struct SplineBasis {
     /// Start of the rows of the cell's nodes within a channel block ([`TableSpline::node`]):
     /// node (i1 + a, i2 + b) at a NB + b (NB = 1 in 1D, 2 in 2D).
     node: [usize; 4],
     /// Per output slot, the weight of each node row of the cell, rows (a, dx, b, dy) at
     /// ((2 a + dx) NB + b) NB + dy (row k = dx + 2 dy of node (i1 + a, i2 + b)); each weight
-    /// twice (a pair of SIMD lanes, for two channels at a time in the contraction).
+    /// twice (a pair of SIMD lanes, for two channels at a time in the contraction). Only the
+    /// slots and rows of the last [`TableSpline::basis_into`] are current.
     w: [[[f64; 2]; 16]; SPLINE_SLOTS],
     dims: usize,
+    /// Whether the second-derivative slots are current.
+    second: bool,
 }
 
 impl SplineBasis {
@@ -1138,6 +1178,46 @@ mod tests {
                         assert_eq!(all[36 + m], own.d2[0][0][m]);
                     }
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn the_cell_hint_and_a_first_derivative_basis_change_nothing() {
+        // One spline carried through points that stay in a cell, jump, land on nodes and on
+        // the ends, and leave the grid, against a new spline (no hint) per point; the basis
+        // without the second-derivative weights gives the same value and slopes.
+        let f = |x: f64, y: f64| [(2.0 * x).sin() + 0.3 * y * y * x; POSE_COMPONENTS];
+        let points = [
+            (0.05, 0.1),
+            (0.06, 0.1),
+            (0.2, -0.2),
+            (-0.9, 0.9),
+            (1.0, 1.0),
+            (1.0, -1.0),
+            (0.8, 0.4),
+            (-1.0, -1.0),
+            (1.2, -1.3),
+            (0.0, 0.0),
+            (-0.2, 0.6),
+            (-0.2, 0.6),
+        ];
+        for dims in [1usize, 2] {
+            let s = spline_of(&f, dims, 11, (-1.0, 1.0));
+            let mut b = SplineBasis::default();
+            for &(x, y) in &points {
+                let c = &[x, y][..dims];
+                let fresh = spline_of(&f, dims, 11, (-1.0, 1.0)).eval(c);
+                assert_eq!(s.eval(c), fresh, "dims {dims} ({x}, {y})");
+                s.basis_into(c, false, &mut b);
+                let mut got = [0.0; SPLINE_SLOTS * POSE_COMPONENTS];
+                s.eval_slots(&b, 0..POSE_COMPONENTS, false, &mut got, POSE_COMPONENTS);
+                let want: Vec<f64> = [fresh.value, fresh.d1[0], fresh.d1[1]].concat();
+                assert_eq!(
+                    got[..3 * POSE_COMPONENTS],
+                    want[..],
+                    "dims {dims} ({x}, {y})"
+                );
             }
         }
     }
