@@ -597,53 +597,34 @@ impl TableSpline {
     }
 
     /// The evaluation weights at coordinates `c` (length [`TableSpline::dims`]; a missing
-    /// second coordinate reads 0) into `b`: where the cell's nodes are and, per output slot
-    /// ([`SPLINE_SLOTS`]), the weight of each of its node rows (the product of the axes' Hermite
-    /// weights, the linear extension outside the grid folded in; excursions recorded). The
-    /// second-derivative slots only with `second` ([`TableSpline::eval_slots`] asks for them
-    /// only then). `b` is scratch: every weight an evaluation reads is written, nothing else
-    /// (no allocation, no clearing).
+    /// second coordinate reads 0) into `b`: where the cell's nodes are and, per axis and
+    /// derivative order, the Hermite weights of the cell's rows along the axis (the linear
+    /// extension outside the grid folded in; excursions recorded). The second-derivative
+    /// weights only with `second` ([`TableSpline::eval_slots`] asks for them only then). `b` is
+    /// scratch: every weight an evaluation reads is written (no allocation, no clearing).
     pub fn basis_into(&self, c: &[f64], second: bool, b: &mut SplineBasis) {
-        let (i1, w1) = self.basis(0, c[0]);
         b.dims = self.dims;
         b.second = second;
-        // First-axis Hermite slot of node (i1 + a), derivative dx: a (value) or 2 + a (slope).
-        let slot = |a: usize, d: usize| if d == 0 { a } else { 2 + a };
-        if self.dims == 1 {
-            for a in 0..2 {
-                b.node[a] = 4 * (i1 + a) * POSE_COMPONENTS;
-                for dx in 0..2 {
-                    let (j, sx) = (2 * a + dx, slot(a, dx));
-                    b.w[0][j] = [w1[0][sx]; 2];
-                    b.w[1][j] = [w1[1][sx]; 2];
-                    if second {
-                        b.w[3][j] = [w1[2][sx]; 2];
-                    }
+        let orders = if second { 3 } else { 2 };
+        // Row r = 2 a + d of an axis: node (i + a), derivative d; its Hermite slot a (value)
+        // or 2 + a (slope).
+        let slot = |r: usize| r / 2 + 2 * (r % 2);
+        let mut cells = [0; 2];
+        for (k, (cell, wk)) in cells.iter_mut().zip(&mut b.w).enumerate().take(self.dims) {
+            let (i, w) = self.basis(k, c[k]);
+            *cell = i;
+            for (wo, hermite) in wk.iter_mut().zip(&w).take(orders) {
+                for (r, wr) in wo.iter_mut().enumerate() {
+                    *wr = [hermite[slot(r)]; 2];
                 }
             }
-            return;
         }
-        let (i2, w2) = self.basis(1, c[1]);
-        let n2 = self.grid[1].len();
+        // Node (i1 + a, i2 + b) at a NB + b (NB = 1 in 1D, 2 in 2D).
+        let [i1, i2] = cells;
+        let (n2, nb) = (self.grid[1].len(), self.dims);
         for a in 0..2 {
-            for bb in 0..2 {
-                b.node[2 * a + bb] = 4 * ((i1 + a) * n2 + i2 + bb) * POSE_COMPONENTS;
-            }
-        }
-        // Output slot s = ∂^o1/∂c1 ∂^o2/∂c2; row (a, dx, b, dy) at 4 (2 a + dx) + 2 b + dy,
-        // weight w1[o1][slot(a, dx)] w2[o2][slot(b, dy)]: per first-axis row, one first-axis
-        // weight times the four second-axis ones (as pairs).
-        const ORDERS: [(usize, usize); SPLINE_SLOTS] =
-            [(0, 0), (1, 0), (0, 1), (2, 0), (1, 1), (0, 2)];
-        let w2p: [[[f64; 2]; 4]; 3] =
-            std::array::from_fn(|o| std::array::from_fn(|k| [w2[o][slot(k / 2, k % 2)]; 2]));
-        let slots = if second { SPLINE_SLOTS } else { 3 };
-        for (ws, &(o1, o2)) in b.w.iter_mut().zip(&ORDERS).take(slots) {
-            for (r, row) in ws.chunks_exact_mut(4).enumerate() {
-                let x = w1[o1][slot(r / 2, r % 2)];
-                for (wj, y) in row.iter_mut().zip(&w2p[o2]) {
-                    *wj = [x * y[0], x * y[1]];
-                }
+            for bb in 0..nb {
+                b.node[nb * a + bb] = 4 * ((i1 + a) * n2 + i2 + bb) * POSE_COMPONENTS;
             }
         }
     }
@@ -652,7 +633,8 @@ impl TableSpline {
     /// into `out[slot * stride + (ch − chans.start)]` for the slots of [`SPLINE_SLOTS`]: value,
     /// ∂/∂c1, ∂/∂c2 and, with `second` (`b` must have them), ∂²/∂c1², ∂²/∂c1∂c2, ∂²/∂c2² (left
     /// as they are without; a missing second axis's slots are written 0). Per body (six
-    /// channels) and slot, one pass over the cell's 4 (1D) or 16 (2D) node rows. No allocation.
+    /// channels), the tensor product one axis at a time ([`TableSpline::contract`]). No
+    /// allocation.
     pub fn eval_slots(
         &self,
         b: &SplineBasis,
@@ -681,9 +663,12 @@ impl TableSpline {
     }
 
     /// The slots `slots` of [`TableSpline::eval_slots`] of a spline with `NB` = 1 (1D) or 2
-    /// (2D) second-axis nodes per cell, and 0 in the slots `zeros`: per body (six channels) and
-    /// slot, the weighted sum over the cell's node rows in registers, node (i1 + a, i2 + b), row
-    /// k = dx + 2 dy in the order a, dx, b, dy (each output is 0 + w₀ f₀ + w₁ f₁ + …).
+    /// (2D) second-axis nodes per cell, and 0 in the slots `zeros`. Per body (six channels):
+    /// in 2D first along the second axis, per first-axis row r = 2 a + dx (node i1 + a,
+    /// derivative dx) and second-axis order o2, g = Σ w2[o2][2 b + dy] f(i1 + a, i2 + b)[dx + 2 dy];
+    /// then along the first axis, slot s = (o1, o2): Σ_r w1[o1][r] g[o2][r] (in 1D over the
+    /// node rows themselves). 44 multiply-adds per channel for the value and first
+    /// derivatives, 72 with the second (48 and 96 for the 16 product weights per slot).
     #[inline(always)]
     fn contract<const S: usize, const Z: usize, const NB: usize>(
         &self,
@@ -695,6 +680,23 @@ impl TableSpline {
         stride: usize,
     ) {
         const C: usize = POSE_COMPONENTS;
+        // The second-axis orders the slots need (1 in 1D: the node rows).
+        let o2n = if NB == 1 {
+            1
+        } else {
+            slots
+                .iter()
+                .map(|&s| SLOT_ORDERS[s].1 + 1)
+                .max()
+                .unwrap_or(0)
+        };
+        let mul_add = |acc: &mut [f64; C], w: &[f64; 2], f: &[f64]| {
+            // The weight as a pair: one load per pair of channels.
+            for (x, fm) in acc.chunks_exact_mut(2).zip(f.chunks_exact(2)) {
+                x[0] += w[0] * fm[0];
+                x[1] += w[1] * fm[1];
+            }
+        };
         for blk in chans.start / C..chans.end / C {
             // The cell's nodes' rows (one bounds check each), node (a, b) at a NB + b.
             let node: [&[f64; NODE_ROWS]; 4] = std::array::from_fn(|k| {
@@ -704,28 +706,35 @@ impl TableSpline {
                     .expect("a node's rows")
             });
             let o = blk * C - chans.start;
-            // One slot at a time: six accumulators, each row's weight pair loaded once.
-            for s in slots {
-                let w = &b.w[s];
-                let mut acc = [0.0; C];
-                for a in 0..2 {
-                    for dx in 0..2 {
-                        for bb in 0..NB {
-                            for dy in 0..NB {
-                                let j = ((2 * a + dx) * NB + bb) * NB + dy;
-                                let r = (dx + 2 * dy) * C;
-                                let f = &node[a * NB + bb][r..r + C];
-                                // The weight as a pair: one load per pair of channels.
-                                let wj = &w[j];
-                                for (x, fm) in acc.chunks_exact_mut(2).zip(f.chunks_exact(2)) {
-                                    x[0] += wj[0] * fm[0];
-                                    x[1] += wj[1] * fm[1];
-                                }
-                            }
+            for o2 in 0..o2n {
+                // Along the second axis: per first-axis row r = 2 a + dx, g[r] (1D: the node
+                // rows themselves).
+                let g: [[f64; C]; 4] = std::array::from_fn(|r| {
+                    let (a, dx) = (r / 2, r % 2);
+                    let mut acc = [0.0; C];
+                    if NB == 1 {
+                        acc.copy_from_slice(&node[a][dx * C..(dx + 1) * C]);
+                    } else {
+                        for (k, wk) in b.w[1][o2].iter().enumerate() {
+                            let (bb, dy) = (k / 2, k % 2);
+                            let row = (dx + 2 * dy) * C;
+                            mul_add(&mut acc, wk, &node[2 * a + bb][row..row + C]);
                         }
                     }
+                    acc
+                });
+                // Along the first axis: the slots of this second-axis order.
+                for s in slots {
+                    let (o1, so2) = SLOT_ORDERS[s];
+                    if so2 != o2 {
+                        continue;
+                    }
+                    let mut acc = [0.0; C];
+                    for (wr, gr) in b.w[0][o1].iter().zip(&g) {
+                        mul_add(&mut acc, wr, gr);
+                    }
+                    out[s * stride + o..s * stride + o + C].copy_from_slice(&acc);
                 }
-                out[s * stride + o..s * stride + o + C].copy_from_slice(&acc);
             }
             for s in zeros {
                 out[s * stride + o..s * stride + o + C].copy_from_slice(&[0.0; C]);
@@ -775,6 +784,10 @@ impl TableSpline {
 /// ∂²/∂c2².
 pub const SPLINE_SLOTS: usize = 6;
 
+/// The derivative orders (∂c1, ∂c2) of each output slot of [`TableSpline::eval_slots`].
+const SLOT_ORDERS: [(usize, usize); SPLINE_SLOTS] =
+    [(0, 0), (1, 0), (0, 1), (2, 0), (1, 1), (0, 2)];
+
 /// Values of a node's rows in a channel block: f, ∂₁f, ∂₂f, ∂₁∂₂f of six channels
 /// ([`TableSpline::node`]).
 const NODE_ROWS: usize = 4 * POSE_COMPONENTS;
@@ -786,11 +799,11 @@ pub struct SplineBasis {
     /// Start of the rows of the cell's nodes within a channel block ([`TableSpline::node`]):
     /// node (i1 + a, i2 + b) at a NB + b (NB = 1 in 1D, 2 in 2D).
     node: [usize; 4],
-    /// Per output slot, the weight of each node row of the cell, rows (a, dx, b, dy) at
-    /// ((2 a + dx) NB + b) NB + dy (row k = dx + 2 dy of node (i1 + a, i2 + b)); each weight
-    /// twice (a pair of SIMD lanes, for two channels at a time in the contraction). Only the
-    /// slots and rows of the last [`TableSpline::basis_into`] are current.
-    w: [[[f64; 2]; 16]; SPLINE_SLOTS],
+    /// Per axis and derivative order, the Hermite weight of each of the cell's rows along the
+    /// axis, row r = 2 a + d (node i + a, derivative d); each weight twice (a pair of SIMD
+    /// lanes, for two channels at a time in the contraction). Only the axes and orders of the
+    /// last [`TableSpline::basis_into`] are current.
+    w: [[[[f64; 2]; 4]; 3]; 2],
     dims: usize,
     /// Whether the second-derivative slots are current.
     second: bool,
