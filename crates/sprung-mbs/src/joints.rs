@@ -1239,6 +1239,8 @@ impl Joints {
         // The spline groups: evaluated where the coordinates moved (or without a base);
         // base's evaluation where a member recomputes its relative motion at the same
         // coordinates (a velocity perturbation of a coordinate of the group); else not read.
+        // One basis scratch for the tree's groups (filled in place, cleared once if used).
+        let mut scratch: Option<sm::SplineBasis> = None;
         for (g, grp) in tree.groups.iter().enumerate() {
             let moved = grp.deps.contains(&dp.0);
             match base {
@@ -1257,10 +1259,12 @@ impl Joints {
                     }
                     let sp = &grp.spline;
                     let nc = sp.channels();
-                    let bs = sp.basis_at(&c[..grp.sources.len()]);
+                    let bs = scratch.get_or_insert_with(Default::default);
+                    let second = grp.second > 0;
+                    sp.basis_into(&c[..grp.sources.len()], second, bs);
                     let buf = &mut out.gev[g];
-                    sp.eval_slots(&bs, 0..grp.second, true, buf, nc);
-                    sp.eval_slots(&bs, grp.second..nc, false, &mut buf[grp.second..], nc);
+                    sp.eval_slots(bs, 0..grp.second, second, buf, nc);
+                    sp.eval_slots(bs, grp.second..nc, false, &mut buf[grp.second..], nc);
                 }
             }
         }

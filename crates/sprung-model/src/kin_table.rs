@@ -283,24 +283,32 @@ pub struct TableSpline {
     /// (`rows = 4 n1 n2`): a node's four rows of one body are contiguous ([`NODE_ROWS`]
     /// values, one bounds check per node and body in [`TableSpline::eval_slots`]).
     node: Vec<f64>,
+    /// Values of one channel block of `node` (`rows` × six).
+    block: usize,
     /// Per axis: the smallest and largest coordinate evaluated outside the grid (f64 bits;
     /// +∞ / −∞ while in range).
     seen: [[std::sync::atomic::AtomicU64; 2]; 2],
+    /// Per axis: the cell of the last search, where the next one starts
+    /// ([`TableSpline::basis`]; a hint only: every cell it can hold gives the same result).
+    cell: [std::sync::atomic::AtomicUsize; 2],
 }
 
 impl Clone for TableSpline {
     fn clone(&self) -> Self {
-        use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+        use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
         let c = |a: &AtomicU64| AtomicU64::new(a.load(Relaxed));
+        let i = |a: &AtomicUsize| AtomicUsize::new(a.load(Relaxed));
         Self {
             grid: self.grid.clone(),
             dims: self.dims,
             channels: self.channels,
             node: self.node.clone(),
+            block: self.block,
             seen: [
                 [c(&self.seen[0][0]), c(&self.seen[0][1])],
                 [c(&self.seen[1][0]), c(&self.seen[1][1])],
             ],
+            cell: [i(&self.cell[0]), i(&self.cell[1])],
         }
     }
 }
@@ -448,10 +456,12 @@ impl TableSpline {
             dims,
             channels,
             node: blocks,
+            block: rows * POSE_COMPONENTS,
             seen: [
                 [inf(f64::INFINITY), inf(f64::NEG_INFINITY)],
                 [inf(f64::INFINITY), inf(f64::NEG_INFINITY)],
             ],
+            cell: Default::default(),
         }
     }
 
@@ -509,8 +519,13 @@ impl TableSpline {
     /// The cell of axis `k` containing `x` (clamped), the local coordinate's basis weights
     /// `w[order][hermite slot]` (slot 0, 1: values at the cell's ends, 2, 3: slopes) with the
     /// linear extension outside the grid folded in.
+    ///
+    /// The search starts from the last call's cell ([`TableSpline::cell`]): a caller that moves
+    /// little between calls stays in it, and a bisection finds any other. Both give the last
+    /// `i ≤ n − 2` with `g[i] ≤ x`, so the hint changes nothing but the cost.
     #[inline]
     fn basis(&self, k: usize, x: f64) -> (usize, [[f64; 4]; 3]) {
+        use std::sync::atomic::Ordering::Relaxed;
         let g = &self.grid[k];
         let n = g.len();
         if n == 1 {
@@ -527,11 +542,20 @@ impl TableSpline {
         } else {
             (x, 0.0)
         };
-        // Bisection: the last i with g[i] <= xc, at most n − 2.
-        let i = g
-            .partition_point(|&gi| gi <= xc)
-            .saturating_sub(1)
-            .min(n - 2);
+        // The last i with g[i] <= xc, at most n − 2: the hinted cell if it holds xc (its upper
+        // end included for the last cell), else by bisection.
+        let hint = self.cell[k].load(Relaxed);
+        let i = match g.get(hint..hint + 2) {
+            Some(&[a, b]) if a <= xc && (xc < b || hint + 2 == n) => hint,
+            _ => {
+                let i = g
+                    .partition_point(|&gi| gi <= xc)
+                    .saturating_sub(1)
+                    .min(n - 2);
+                self.cell[k].store(i, Relaxed);
+                i
+            }
+        };
         let h = g[i + 1] - g[i];
         let t = (xc - g[i]) / h;
         // Cubic Hermite basis on [0, 1] and its derivatives (slopes scaled by h).
@@ -564,56 +588,53 @@ impl TableSpline {
     }
 
     /// The evaluation weights at coordinates `c` (length [`TableSpline::dims`]; a missing
-    /// second coordinate reads 0): where the cell's nodes are and, per output slot
-    /// ([`SPLINE_SLOTS`]), the weight of each of its node rows (the product of the axes' Hermite
-    /// weights, the linear extension outside the grid folded in; excursions recorded).
+    /// second coordinate reads 0), with the second-derivative slots: [`TableSpline::basis_into`]
+    /// into a new [`SplineBasis`].
     pub fn basis_at(&self, c: &[f64]) -> SplineBasis {
-        let (i1, w1) = self.basis(0, c[0]);
-        let mut b = SplineBasis {
-            node: [0; 4],
-            w: [[[0.0; 2]; 16]; SPLINE_SLOTS],
-            dims: self.dims,
-        };
-        // First-axis Hermite slot of node (i1 + a), derivative dx: a (value) or 2 + a (slope).
-        let slot = |a: usize, d: usize| if d == 0 { a } else { 2 + a };
-        if self.dims == 1 {
-            for a in 0..2 {
-                b.node[a] = 4 * (i1 + a) * POSE_COMPONENTS;
-                for dx in 0..2 {
-                    let (j, sx) = (2 * a + dx, slot(a, dx));
-                    b.w[0][j] = [w1[0][sx]; 2];
-                    b.w[1][j] = [w1[1][sx]; 2];
-                    b.w[3][j] = [w1[2][sx]; 2];
-                }
-            }
-            return b;
-        }
-        let (i2, w2) = self.basis(1, c[1]);
-        let n2 = self.grid[1].len();
-        // Output slot s = ∂^o1/∂c1 ∂^o2/∂c2.
-        const ORDERS: [(usize, usize); SPLINE_SLOTS] =
-            [(0, 0), (1, 0), (0, 1), (2, 0), (1, 1), (0, 2)];
-        for a in 0..2 {
-            for dx in 0..2 {
-                for bb in 0..2 {
-                    b.node[2 * a + bb] = 4 * ((i1 + a) * n2 + i2 + bb) * POSE_COMPONENTS;
-                    for dy in 0..2 {
-                        let (j, sx, sy) = (8 * a + 4 * dx + 2 * bb + dy, slot(a, dx), slot(bb, dy));
-                        for (s, &(o1, o2)) in ORDERS.iter().enumerate() {
-                            b.w[s][j] = [w1[o1][sx] * w2[o2][sy]; 2];
-                        }
-                    }
-                }
-            }
-        }
+        let mut b = SplineBasis::default();
+        self.basis_into(c, true, &mut b);
         b
     }
 
-    /// Value and derivatives of the channels `chans` at the point of `b` ([`TableSpline::basis_at`])
+    /// The evaluation weights at coordinates `c` (length [`TableSpline::dims`]; a missing
+    /// second coordinate reads 0) into `b`: where the cell's nodes are and, per axis and
+    /// derivative order, the Hermite weights of the cell's rows along the axis (the linear
+    /// extension outside the grid folded in; excursions recorded). The second-derivative
+    /// weights only with `second` ([`TableSpline::eval_slots`] asks for them only then). `b` is
+    /// scratch: every weight an evaluation reads is written (no allocation, no clearing).
+    pub fn basis_into(&self, c: &[f64], second: bool, b: &mut SplineBasis) {
+        b.dims = self.dims;
+        b.second = second;
+        let orders = if second { 3 } else { 2 };
+        // Row r = 2 a + d of an axis: node (i + a), derivative d; its Hermite slot a (value)
+        // or 2 + a (slope).
+        let slot = |r: usize| r / 2 + 2 * (r % 2);
+        let mut cells = [0; 2];
+        for (k, (cell, wk)) in cells.iter_mut().zip(&mut b.w).enumerate().take(self.dims) {
+            let (i, w) = self.basis(k, c[k]);
+            *cell = i;
+            for (wo, hermite) in wk.iter_mut().zip(&w).take(orders) {
+                for (r, wr) in wo.iter_mut().enumerate() {
+                    *wr = [hermite[slot(r)]; 2];
+                }
+            }
+        }
+        // Node (i1 + a, i2 + b) at a NB + b (NB = 1 in 1D, 2 in 2D).
+        let [i1, i2] = cells;
+        let (n2, nb) = (self.grid[1].len(), self.dims);
+        for a in 0..2 {
+            for bb in 0..nb {
+                b.node[nb * a + bb] = 4 * ((i1 + a) * n2 + i2 + bb) * POSE_COMPONENTS;
+            }
+        }
+    }
+
+    /// Value and derivatives of the channels `chans` at the point of `b` ([`TableSpline::basis_into`])
     /// into `out[slot * stride + (ch − chans.start)]` for the slots of [`SPLINE_SLOTS`]: value,
-    /// ∂/∂c1, ∂/∂c2 and, with `second`, ∂²/∂c1², ∂²/∂c1∂c2, ∂²/∂c2² (left as they are without;
-    /// a missing second axis's slots are written 0). One pass over the cell's 4 (1D) or 16
-    /// (2D) node rows per body (vectorisable over its six channels). No allocation.
+    /// ∂/∂c1, ∂/∂c2 and, with `second` (`b` must have them), ∂²/∂c1², ∂²/∂c1∂c2, ∂²/∂c2² (left
+    /// as they are without; a missing second axis's slots are written 0). Per body (six
+    /// channels), the tensor product one axis at a time ([`TableSpline::contract`]). No
+    /// allocation.
     pub fn eval_slots(
         &self,
         b: &SplineBasis,
@@ -629,70 +650,94 @@ impl TableSpline {
             "whole bodies' channels"
         );
         assert_eq!(b.dims, self.dims, "a basis of a spline with as many axes");
-        let len = chans.len();
-        if self.dims == 1 {
-            self.contract::<_, 1>(b, [0, 1], chans.clone(), out, stride);
-            out[2 * stride..2 * stride + len].fill(0.0);
-            if second {
-                self.contract::<_, 1>(b, [3], chans, out, stride);
-                out[4 * stride..4 * stride + len].fill(0.0);
-                out[5 * stride..5 * stride + len].fill(0.0);
-            }
-        } else {
-            self.contract::<_, 2>(b, [0, 1, 2], chans.clone(), out, stride);
-            if second {
-                self.contract::<_, 2>(b, [3, 4, 5], chans, out, stride);
-            }
+        assert!(
+            !second || b.second,
+            "a basis with the second-derivative weights"
+        );
+        match (self.dims, second) {
+            (1, false) => self.contract::<2, 1, 1>(b, [0, 1], [2], chans, out, stride),
+            (1, true) => self.contract::<3, 3, 1>(b, [0, 1, 3], [2, 4, 5], chans, out, stride),
+            (_, false) => self.contract::<3, 0, 2>(b, [0, 1, 2], [], chans, out, stride),
+            (_, true) => self.contract::<6, 0, 2>(b, [0, 1, 2, 3, 4, 5], [], chans, out, stride),
         }
     }
 
     /// The slots `slots` of [`TableSpline::eval_slots`] of a spline with `NB` = 1 (1D) or 2
-    /// (2D) second-axis nodes per cell: per body (six channels), the weighted sum over the
-    /// cell's node rows in registers, node (i1 + a, i2 + b), row k = dx + 2 dy in the order a,
-    /// dx, b, dy (each output is 0 + w₀ f₀ + w₁ f₁ + …).
+    /// (2D) second-axis nodes per cell, and 0 in the slots `zeros`. Per body (six channels):
+    /// in 2D first along the second axis, per first-axis row r = 2 a + dx (node i1 + a,
+    /// derivative dx) and second-axis order o2, g = Σ w2[o2][2 b + dy] f(i1 + a, i2 + b)[dx + 2 dy];
+    /// then along the first axis, slot s = (o1, o2): Σ_r w1[o1][r] g[o2][r] (in 1D over the
+    /// node rows themselves). 44 multiply-adds per channel for the value and first
+    /// derivatives, 72 with the second (48 and 96 for the 16 product weights per slot).
     #[inline(always)]
-    fn contract<const S: usize, const NB: usize>(
+    fn contract<const S: usize, const Z: usize, const NB: usize>(
         &self,
         b: &SplineBasis,
         slots: [usize; S],
+        zeros: [usize; Z],
         chans: std::ops::Range<usize>,
         out: &mut [f64],
         stride: usize,
     ) {
         const C: usize = POSE_COMPONENTS;
-        let block = self.node.len() / (self.channels / C);
-        let w: [&[[f64; 2]; 16]; S] = std::array::from_fn(|k| &b.w[slots[k]]);
+        // The second-axis orders the slots need (1 in 1D: the node rows).
+        let o2n = if NB == 1 {
+            1
+        } else {
+            slots
+                .iter()
+                .map(|&s| SLOT_ORDERS[s].1 + 1)
+                .max()
+                .unwrap_or(0)
+        };
+        let mul_add = |acc: &mut [f64; C], w: &[f64; 2], f: &[f64]| {
+            // The weight as a pair: one load per pair of channels.
+            for (x, fm) in acc.chunks_exact_mut(2).zip(f.chunks_exact(2)) {
+                x[0] += w[0] * fm[0];
+                x[1] += w[1] * fm[1];
+            }
+        };
         for blk in chans.start / C..chans.end / C {
             // The cell's nodes' rows (one bounds check each), node (a, b) at a NB + b.
             let node: [&[f64; NODE_ROWS]; 4] = std::array::from_fn(|k| {
-                let s = blk * block + b.node[k.min(2 * NB - 1)];
+                let s = blk * self.block + b.node[k.min(2 * NB - 1)];
                 self.node[s..s + NODE_ROWS]
                     .try_into()
                     .expect("a node's rows")
             });
-            let mut acc = [[0.0; C]; S];
-            for a in 0..2 {
-                for dx in 0..2 {
-                    for bb in 0..NB {
-                        for dy in 0..NB {
-                            let j = ((2 * a + dx) * NB + bb) * NB + dy;
-                            let r = (dx + 2 * dy) * C;
-                            let f = &node[a * NB + bb][r..r + C];
-                            for (am, wk) in acc.iter_mut().zip(&w) {
-                                // The weight as a pair: one load per pair of channels.
-                                let wj = &wk[j];
-                                for (x, fm) in am.chunks_exact_mut(2).zip(f.chunks_exact(2)) {
-                                    x[0] += wj[0] * fm[0];
-                                    x[1] += wj[1] * fm[1];
-                                }
-                            }
+            let o = blk * C - chans.start;
+            for o2 in 0..o2n {
+                // Along the second axis: per first-axis row r = 2 a + dx, g[r] (1D: the node
+                // rows themselves).
+                let g: [[f64; C]; 4] = std::array::from_fn(|r| {
+                    let (a, dx) = (r / 2, r % 2);
+                    let mut acc = [0.0; C];
+                    if NB == 1 {
+                        acc.copy_from_slice(&node[a][dx * C..(dx + 1) * C]);
+                    } else {
+                        for (k, wk) in b.w[1][o2].iter().enumerate() {
+                            let (bb, dy) = (k / 2, k % 2);
+                            let row = (dx + 2 * dy) * C;
+                            mul_add(&mut acc, wk, &node[2 * a + bb][row..row + C]);
                         }
                     }
+                    acc
+                });
+                // Along the first axis: the slots of this second-axis order.
+                for s in slots {
+                    let (o1, so2) = SLOT_ORDERS[s];
+                    if so2 != o2 {
+                        continue;
+                    }
+                    let mut acc = [0.0; C];
+                    for (wr, gr) in b.w[0][o1].iter().zip(&g) {
+                        mul_add(&mut acc, wr, gr);
+                    }
+                    out[s * stride + o..s * stride + o + C].copy_from_slice(&acc);
                 }
             }
-            let o = blk * C - chans.start;
-            for (a, &s) in acc.iter().zip(&slots) {
-                out[s * stride + o..s * stride + o + C].copy_from_slice(a);
+            for s in zeros {
+                out[s * stride + o..s * stride + o + C].copy_from_slice(&[0.0; C]);
             }
         }
     }
@@ -739,21 +784,29 @@ impl TableSpline {
 /// ∂²/∂c2².
 pub const SPLINE_SLOTS: usize = 6;
 
+/// The derivative orders (∂c1, ∂c2) of each output slot of [`TableSpline::eval_slots`].
+const SLOT_ORDERS: [(usize, usize); SPLINE_SLOTS] =
+    [(0, 0), (1, 0), (0, 1), (2, 0), (1, 1), (0, 2)];
+
 /// Values of a node's rows in a channel block: f, ∂₁f, ∂₂f, ∂₁∂₂f of six channels
 /// ([`TableSpline::node`]).
 const NODE_ROWS: usize = 4 * POSE_COMPONENTS;
 
-/// The evaluation weights of a [`TableSpline`] at one point ([`TableSpline::basis_at`]).
-#[derive(Debug, Clone, Copy)]
+/// The evaluation weights of a [`TableSpline`] at one point ([`TableSpline::basis_into`]);
+/// `Default` is an empty one to fill.
+#[derive(Debug, Clone, Copy, Default)]
 pub struct SplineBasis {
     /// Start of the rows of the cell's nodes within a channel block ([`TableSpline::node`]):
     /// node (i1 + a, i2 + b) at a NB + b (NB = 1 in 1D, 2 in 2D).
     node: [usize; 4],
-    /// Per output slot, the weight of each node row of the cell, rows (a, dx, b, dy) at
-    /// ((2 a + dx) NB + b) NB + dy (row k = dx + 2 dy of node (i1 + a, i2 + b)); each weight
-    /// twice (a pair of SIMD lanes, for two channels at a time in the contraction).
-    w: [[[f64; 2]; 16]; SPLINE_SLOTS],
+    /// Per axis and derivative order, the Hermite weight of each of the cell's rows along the
+    /// axis, row r = 2 a + d (node i + a, derivative d); each weight twice (a pair of SIMD
+    /// lanes, for two channels at a time in the contraction). Only the axes and orders of the
+    /// last [`TableSpline::basis_into`] are current.
+    w: [[[[f64; 2]; 4]; 3]; 2],
     dims: usize,
+    /// Whether the second-derivative slots are current.
+    second: bool,
 }
 
 impl SplineBasis {
@@ -1138,6 +1191,46 @@ mod tests {
                         assert_eq!(all[36 + m], own.d2[0][0][m]);
                     }
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn the_cell_hint_and_a_first_derivative_basis_change_nothing() {
+        // One spline carried through points that stay in a cell, jump, land on nodes and on
+        // the ends, and leave the grid, against a new spline (no hint) per point; the basis
+        // without the second-derivative weights gives the same value and slopes.
+        let f = |x: f64, y: f64| [(2.0 * x).sin() + 0.3 * y * y * x; POSE_COMPONENTS];
+        let points = [
+            (0.05, 0.1),
+            (0.06, 0.1),
+            (0.2, -0.2),
+            (-0.9, 0.9),
+            (1.0, 1.0),
+            (1.0, -1.0),
+            (0.8, 0.4),
+            (-1.0, -1.0),
+            (1.2, -1.3),
+            (0.0, 0.0),
+            (-0.2, 0.6),
+            (-0.2, 0.6),
+        ];
+        for dims in [1usize, 2] {
+            let s = spline_of(&f, dims, 11, (-1.0, 1.0));
+            let mut b = SplineBasis::default();
+            for &(x, y) in &points {
+                let c = &[x, y][..dims];
+                let fresh = spline_of(&f, dims, 11, (-1.0, 1.0)).eval(c);
+                assert_eq!(s.eval(c), fresh, "dims {dims} ({x}, {y})");
+                s.basis_into(c, false, &mut b);
+                let mut got = [0.0; SPLINE_SLOTS * POSE_COMPONENTS];
+                s.eval_slots(&b, 0..POSE_COMPONENTS, false, &mut got, POSE_COMPONENTS);
+                let want: Vec<f64> = [fresh.value, fresh.d1[0], fresh.d1[1]].concat();
+                assert_eq!(
+                    got[..3 * POSE_COMPONENTS],
+                    want[..],
+                    "dims {dims} ({x}, {y})"
+                );
             }
         }
     }
