@@ -1401,7 +1401,11 @@ impl Joints {
                 out.dcols[lb] = (jm.d, cols);
             }
             let f = &mut frames_rest[0];
-            *f = jm.frame;
+            // (Field by field: the whole frame, 144 bytes, would be copied by a call of memcpy.)
+            f.x = jm.frame.x;
+            f.rot = jm.frame.rot;
+            f.v = jm.frame.v;
+            f.w = jm.frame.w;
             if !rows {
                 continue;
             }
@@ -1412,8 +1416,8 @@ impl Joints {
             if let Some(pl) = tree.parent_local[lb] {
                 let jp = &jac_done[6 * pl * n..6 * (pl + 1) * n];
                 let mut put = |col: usize, (vb, wb): (Vector3<f64>, Vector3<f64>)| {
-                    for (row, x) in jr.iter_mut().zip(vb.iter().chain(&wb)) {
-                        row[col] = *x;
+                    for (row, x) in jr.iter_mut().zip([vb.x, vb.y, vb.z, wb.x, wb.y, wb.z]) {
+                        row[col] = x;
                     }
                 };
                 if self.defs[tree.bodies[pl]].is_none() {
@@ -1442,7 +1446,7 @@ impl Joints {
             // the parent moves with the coordinate too (a follower on its carrier), else to 0.
             for ((&ci, (vc, wg)), &shared) in deps.iter().zip(&cols).zip(&tree.shared[lb]) {
                 let wc = rbt * wg;
-                for (row, x) in jr.iter_mut().zip(vc.iter().chain(&wc)) {
+                for (row, x) in jr.iter_mut().zip([vc.x, vc.y, vc.z, wc.x, wc.y, wc.z]) {
                     let x0 = if shared { row[ci] } else { 0.0 };
                     row[ci] = x0 + x;
                 }
