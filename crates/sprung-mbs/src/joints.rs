@@ -1392,13 +1392,10 @@ impl Joints {
             } else {
                 (zero, zero)
             };
-            let cols = if d.kind == sm::JointKind::Prismatic {
-                [(jm.cols[0].0, zero), jm.cols[1]]
-            } else {
-                jm.cols
-            };
+            // (A prismatic joint's rotation column is 0: `JointDef::motion_with`.)
+            let cols = &jm.cols;
             if !need_acc {
-                out.dcols[lb] = (jm.d, cols);
+                out.dcols[lb] = (jm.d, *cols);
             }
             let f = &mut frames_rest[0];
             // (Field by field: the whole frame, 144 bytes, would be copied by a call of memcpy.)
@@ -1444,7 +1441,7 @@ impl Joints {
             }
             // The joint's columns (own and input coordinates), added to the parent's where
             // the parent moves with the coordinate too (a follower on its carrier), else to 0.
-            for ((&ci, (vc, wg)), &shared) in deps.iter().zip(&cols).zip(&tree.shared[lb]) {
+            for ((&ci, (vc, wg)), &shared) in deps.iter().zip(cols).zip(&tree.shared[lb]) {
                 let wc = rbt * wg;
                 for (row, x) in jr.iter_mut().zip([vc.x, vc.y, vc.z, wc.x, wc.y, wc.z]) {
                     let x0 = if shared { row[ci] } else { 0.0 };
