@@ -112,6 +112,9 @@ pub struct Tree {
     /// ancestors' and its own joint's), ascending — the columns of J_b that can be non-zero;
     /// the others stay exactly 0.
     pub jac_cols: Vec<Vec<usize>>,
+    /// Per entry of `bodies`, per coordinate of its `deps`: whether its parent's J_p has that
+    /// column too (a follower on its carrier; the joint's column then adds to the parent's).
+    pub shared: Vec<[bool; 2]>,
     /// Per entry of `bodies`: whether its J̇_b ż is used (a body with mass or inertia, or
     /// with children); a massless leaf's is not (its projection is Jᵀ W alone, and the
     /// evaluation path forms no J_b for it: [`JointWork::project_q`] moves its wrench onto the
@@ -223,6 +226,9 @@ impl Frame {
 pub struct JointMotion {
     /// The body's frame.
     pub frame: Frame,
+    /// The body's orientation relative to the parent's, R_rel = R_pᵀ R_b (`frame.rot` is the
+    /// rounded product R_p R_rel).
+    pub rel: Matrix3<f64>,
     /// Centre of mass minus the parent's, global.
     pub d: Vector3<f64>,
     /// Relative velocity of the centre of mass in the parent frame's motion, global
@@ -497,6 +503,7 @@ impl JointDef {
                         v: p.v + p.w.cross(&d) + s_dot,
                         w,
                     },
+                    rel,
                     d,
                     s_dot,
                     cols: [col, (zero, zero)],
@@ -590,19 +597,21 @@ impl JointDef {
         let s_dot = p.rot * rel.sd;
         let w_rel = p.rot * rel.w_rel;
         let rot = p.rot * rel.rot;
+        // (R_rel,0 = I for a body in its parent's axes, flagged once by `Joints::new`: the
+        // products would only copy the matrix, up to the sign of a zero entry.)
+        let (rot, rel_rot) = if self.rel0_identity {
+            (rot, rel.rot)
+        } else {
+            (rot * self.rel0, rel.rot * self.rel0)
+        };
         JointMotion {
             frame: Frame {
                 x: p.x + d,
-                // (R_rel,0 = I for a body in its parent's axes, flagged once by `Joints::new`:
-                // the product would only copy the matrix, up to the sign of a zero entry.)
-                rot: if self.rel0_identity {
-                    rot
-                } else {
-                    rot * self.rel0
-                },
+                rot,
                 v: p.v + p.w.cross(&d) + s_dot,
                 w: p.w + w_rel,
             },
+            rel: rel_rot,
             d,
             s_dot,
             cols: [
@@ -1012,6 +1021,14 @@ impl Joints {
                 cols.dedup();
                 jac_cols.push(cols);
             }
+            let shared: Vec<[bool; 2]> = (0..bodies.len())
+                .map(|lb| {
+                    std::array::from_fn(|k| match (deps[lb].get(k), parent_local[lb]) {
+                        (Some(ci), Some(pl)) => jac_cols[pl].binary_search(ci).is_ok(),
+                        _ => false,
+                    })
+                })
+                .collect();
             let need_acc: Vec<bool> = (0..bodies.len())
                 .map(|lb| !massless[lb] || parent_local.contains(&Some(lb)))
                 .collect();
@@ -1054,6 +1071,7 @@ impl Joints {
                 massless,
                 coord_blocks,
                 jac_cols,
+                shared,
                 need_acc,
                 groups,
                 group_of,
@@ -1374,16 +1392,17 @@ impl Joints {
             } else {
                 (zero, zero)
             };
-            let cols = if d.kind == sm::JointKind::Prismatic {
-                [(jm.cols[0].0, zero), jm.cols[1]]
-            } else {
-                jm.cols
-            };
+            // (A prismatic joint's rotation column is 0: `JointDef::motion_with`.)
+            let cols = &jm.cols;
             if !need_acc {
-                out.dcols[lb] = (jm.d, cols);
+                out.dcols[lb] = (jm.d, *cols);
             }
             let f = &mut frames_rest[0];
-            *f = jm.frame;
+            // (Field by field: the whole frame, 144 bytes, would be copied by a call of memcpy.)
+            f.x = jm.frame.x;
+            f.rot = jm.frame.rot;
+            f.v = jm.frame.v;
+            f.w = jm.frame.w;
             if !rows {
                 continue;
             }
@@ -1394,16 +1413,18 @@ impl Joints {
             if let Some(pl) = tree.parent_local[lb] {
                 let jp = &jac_done[6 * pl * n..6 * (pl + 1) * n];
                 let mut put = |col: usize, (vb, wb): (Vector3<f64>, Vector3<f64>)| {
-                    for (row, x) in jr.iter_mut().zip(vb.iter().chain(&wb)) {
-                        row[col] = *x;
+                    for (row, x) in jr.iter_mut().zip([vb.x, vb.y, vb.z, wb.x, wb.y, wb.z]) {
+                        row[col] = x;
                     }
                 };
                 if self.defs[tree.bodies[pl]].is_none() {
                     // A free root's J is the identity on its six coordinates: for its rotation
-                    // column 3 + k, ω_p = R_p e_k is R_p's column k.
+                    // column 3 + k, ω_p = R_p e_k is R_p's column k, and ω_b = R_bᵀ R_p e_k
+                    // = R_relᵀ e_k is R_rel's row k (in exact arithmetic: R_b is the rounded
+                    // R_p R_rel; no product per column).
                     for k in 0..3 {
                         let wp: Vector3<f64> = p.rot.column(k).into_owned();
-                        put(3 + k, (zero + wp.cross(&jm.d), rbt * wp));
+                        put(3 + k, (zero + wp.cross(&jm.d), jm.rel.row(k).transpose()));
                     }
                 } else {
                     for &col in &tree.jac_cols[pl][tree.translation_cols()..] {
@@ -1420,11 +1441,9 @@ impl Joints {
             }
             // The joint's columns (own and input coordinates), added to the parent's where
             // the parent moves with the coordinate too (a follower on its carrier), else to 0.
-            let pcols = tree.parent_local[lb].map_or(&[][..], |pl| &tree.jac_cols[pl]);
-            for (&ci, (vc, wg)) in deps.iter().zip(&cols) {
+            for ((&ci, (vc, wg)), &shared) in deps.iter().zip(cols).zip(&tree.shared[lb]) {
                 let wc = rbt * wg;
-                let shared = pcols.binary_search(&ci).is_ok();
-                for (row, x) in jr.iter_mut().zip(vc.iter().chain(&wc)) {
+                for (row, x) in jr.iter_mut().zip([vc.x, vc.y, vc.z, wc.x, wc.y, wc.z]) {
                     let x0 = if shared { row[ci] } else { 0.0 };
                     row[ci] = x0 + x;
                 }
