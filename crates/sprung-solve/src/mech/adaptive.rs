@@ -21,7 +21,8 @@ use crate::block::BlockMatrix;
 use crate::dense::LinearSolver;
 
 use super::rosenbrock::{
-    StageWork, Stats, StepError, StepStart, axpy, first_non_finite, iteration_matrix, stages,
+    StageWork, Stats, StepError, StepStart, axpy, factor_iteration_matrix, first_non_finite,
+    iteration_matrix, stages,
 };
 use super::{Linearisation, MechanicalSystem, Tableau};
 
@@ -208,10 +209,18 @@ impl AdaptiveRosenbrock {
                 std::mem::swap(&mut self.lin.j_rk, &mut self.pt);
                 iteration_matrix(&self.lin, h * self.tab.gamma, &mut self.a);
                 std::mem::swap(&mut self.lin.j_rk, &mut self.pt);
-            } else {
-                iteration_matrix(&self.lin, h * self.tab.gamma, &mut self.a);
             }
-            if let Err(source) = self.lu.factor(&self.a) {
+            let factored = if self.exact_kinematics {
+                self.lu.factor(&self.a)
+            } else {
+                factor_iteration_matrix(
+                    &self.lin,
+                    h * self.tab.gamma,
+                    &mut self.a,
+                    self.lu.as_mut(),
+                )
+            };
+            if let Err(source) = factored {
                 // A singular iteration matrix for this h: try a smaller step.
                 self.stats.rejected += 1;
                 h *= 0.25;

@@ -205,7 +205,7 @@ pub(crate) fn iteration_matrix(lin: &Linearisation, hg: f64, a: &mut BlockMatrix
 /// [`LinearSolver::factor_combination`] (a compact inverse gathers its active entries of the
 /// sum directly, without forming it in `a` over all stored blocks), the congruent form formed
 /// in `a`.
-fn factor_iteration_matrix(
+pub(crate) fn factor_iteration_matrix(
     lin: &Linearisation,
     hg: f64,
     a: &mut BlockMatrix,
