@@ -87,7 +87,7 @@ impl MbsSystem {
 
     /// The compiled model.
     pub fn model(&self) -> &Arc<CompiledModel> {
-        self.eval.model()
+        &self.model
     }
 
     /// Whether the model has ideal joints (then r and v hold joint coordinates for jointed
@@ -108,7 +108,7 @@ impl MbsSystem {
         match &mut self.joints {
             None => (&mut self.eval, r, v),
             Some(w) => {
-                w.expand(&self.eval.model().joints, r, v);
+                w.expand(&self.model.joints, r, v);
                 (&mut self.eval, &w.r_full, &w.v_full)
             }
         }
@@ -145,7 +145,7 @@ impl MbsSystem {
             }
             limits.check_force(&self.eval)?;
         }
-        w.write_poses(&self.eval.model().joints);
+        w.write_poses(&self.model.joints);
         limits.check_state(&mut self.eval, t, &w.r_full, &w.v_full)
     }
 
@@ -163,11 +163,9 @@ impl MbsSystem {
     /// The linearisation with joints ([`JointWork::linearise`]).
     fn joint_linearise(&mut self, t: f64, r: &[f64], v: &[f64], lin: &mut Linearisation) {
         let w = self.joints.as_mut().expect("joints");
-        let model = self.eval.model().clone();
+        let model = &*self.model;
         let eval = &mut self.eval;
-        w.linearise(&model, r, v, lin, |rf, vf, fl| {
-            eval.linearise(t, rf, vf, fl)
-        });
+        w.linearise(model, r, v, lin, |rf, vf, fl| eval.linearise(t, rf, vf, fl));
     }
 
     /// Whether body `b` is jointed.
