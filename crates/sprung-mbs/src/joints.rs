@@ -42,6 +42,7 @@ use sprung_solve::mech::Linearisation;
 
 use crate::kinematics::BodyKin;
 use crate::rotation::{matrix_to_quat, quat_to_matrix};
+use crate::tree_kernel::{FlatLayout, TreeKernel};
 
 /// One joint, in the parent's design body frame (the ground's frame is the global one).
 #[derive(Debug, Clone)]
@@ -672,14 +673,14 @@ pub struct TreeKin {
     pub frames: Vec<Frame>,
     /// Per tree body: J̇ ż, linear part global, angular part global (α) — converted to body axes
     /// by [`TreeKin::bias_body`].
-    acc: Vec<(Vector3<f64>, Vector3<f64>)>,
+    pub(crate) acc: Vec<(Vector3<f64>, Vector3<f64>)>,
     /// J, row-major per body: `jac[(6 b + k) n + c]`.
     pub jac: Vec<f64>,
     /// M_z (lower triangle), then its Cholesky factor L (lower triangle, row-major n × n) with
     /// Lᵀ in the upper triangle ([`cholesky`]).
-    chol: Vec<f64>,
+    pub(crate) chol: Vec<f64>,
     /// M_b J_b per body (scratch for M_z and the projections), same layout as `jac`.
-    mj: Vec<f64>,
+    pub(crate) mj: Vec<f64>,
     /// Per tree body with mass: M_z's partial sum before that body's terms (`n²` entries at
     /// `lb n²`), kept by the kinematics that can be a base ([`Joints::tree_kinematics_with`]):
     /// a position perturbation restarts M_z's sum at the first body it moves.
@@ -688,11 +689,11 @@ pub struct TreeKin {
     mz_kept: bool,
     /// Per spline group of the tree ([`Tree::groups`]): its evaluation, slot-major with the
     /// stride of its channels ([`sm::TableSpline::eval_slots`]).
-    gev: Vec<Vec<f64>>,
+    pub(crate) gev: Vec<Vec<f64>>,
     /// Per massless leaf ([`Tree::need_acc`] false; the others' entries are not written): centre
     /// of mass minus the parent's and its joint's columns (global; the angular part 0 for a
     /// prismatic joint), for the projection of its wrench.
-    dcols: Vec<(Vector3<f64>, JointCols)>,
+    pub(crate) dcols: Vec<(Vector3<f64>, JointCols)>,
     /// Scratch: per column of a body, its J_b and M_b J_b entries (M_z's products).
     gather: Vec<([f64; 6], [f64; 6])>,
     /// Per tree body: its tabulated joint's relative motion ([`JointDef::tabulated_rel`]).
@@ -1221,6 +1222,19 @@ impl Joints {
         out: &mut TreeKin,
     ) -> Result<(), String> {
         self.tree_kinematics_rows(model, t, r, v, pert, base, true, out)
+            .map_err(|k| self.singular_message(model, t, k))
+    }
+
+    /// The message of a singular M_z of tree `t` at tree coordinate `k`.
+    pub fn singular_message(&self, model: &crate::CompiledModel, t: usize, k: usize) -> String {
+        let tree = &self.trees[t];
+        let root = tree.root.map_or(model.ground_name.as_str(), |r| {
+            model.bodies[r].name.as_str()
+        });
+        format!(
+            "joint tree of '{root}': the mass matrix M_z is singular at the coordinate of body '{}' (a coordinate that moves no mass: massless followers alone carry no inertia; give a body on that coordinate a mass)",
+            model.bodies[tree.coords[k] / 6].name
+        )
     }
 
     /// [`Joints::tree_kinematics_with`]; without `all_rows` the J_b rows of the massless
@@ -1228,8 +1242,9 @@ impl Joints {
     /// [`JointWork::project_q`], moves their wrenches onto the parents instead) and keep what
     /// they held, and the relative motions are not kept (`out` then cannot be the base of
     /// perturbed kinematics).
+    /// `Err(k)`: M_z is singular at tree coordinate k ([`Joints::singular_message`]).
     #[allow(clippy::too_many_arguments)] // the arguments of `tree_kinematics_with` plus one
-    fn tree_kinematics_rows(
+    pub(crate) fn tree_kinematics_rows(
         &self,
         model: &crate::CompiledModel,
         t: usize,
@@ -1239,7 +1254,7 @@ impl Joints {
         base: Option<&TreeKin>,
         all_rows: bool,
         out: &mut TreeKin,
-    ) -> Result<(), String> {
+    ) -> Result<(), usize> {
         let tree = &self.trees[t];
         let n = tree.n_coords();
         let (dp, dv) = match pert {
@@ -1268,21 +1283,14 @@ impl Joints {
                     }
                 }
                 _ => {
-                    let mut c = [0.0; 2];
-                    for (k, (&src, &ci)) in grp.sources.iter().zip(&grp.deps).enumerate() {
-                        c[k] = r[7 * src];
+                    let mut c = grp.coordinates(r);
+                    for (ck, &ci) in c.iter_mut().zip(&grp.deps) {
                         if ci == dp.0 {
-                            c[k] += dp.1;
+                            *ck += dp.1;
                         }
                     }
-                    let sp = &grp.spline;
-                    let nc = sp.channels();
                     let bs = scratch.get_or_insert_with(Default::default);
-                    let second = grp.second > 0;
-                    sp.basis_into(&c[..grp.sources.len()], second, bs);
-                    let buf = &mut out.gev[g];
-                    sp.eval_slots(bs, 0..grp.second, second, buf, nc);
-                    sp.eval_slots(bs, grp.second..nc, false, &mut buf[grp.second..], nc);
+                    grp.eval_into(c, bs, &mut out.gev[g]);
                 }
             }
         }
@@ -1556,13 +1564,7 @@ impl Joints {
                 }
             }
         }
-        cholesky(&mut out.chol, n).map_err(|k| {
-            let root = tree.root.map_or(model.ground_name.as_str(), |r| model.bodies[r].name.as_str());
-            format!(
-                "joint tree of '{root}': the mass matrix M_z is singular at the coordinate of body '{}' (a coordinate that moves no mass: massless followers alone carry no inertia; give a body on that coordinate a mass)",
-                model.bodies[tree.coords[k] / 6].name
-            )
-        })?;
+        cholesky(&mut out.chol, n)?;
         out.mz_kept = keep;
         Ok(())
     }
@@ -1708,6 +1710,29 @@ impl Joints {
     /// Solves M_z x = rhs in place with the factor of the last [`Joints::tree_kinematics`].
     pub fn solve(k: &TreeKin, x: &mut [f64]) {
         cholesky_solve(&k.chol, k.n, x);
+    }
+
+    /// Projects the free-body accelerations `q` (evaluator layout; with `bias` 1 minus J̇_b ż,
+    /// with 0 an explicit time derivative) onto tree `tree`'s coordinates in place
+    /// ([`Joints::project_rhs_leaves`], [`Joints::solve`]): its jointed bodies' blocks get 0
+    /// but the coordinates' slots, which get z̈. `rhs` (≥ n) and `acc` are scratch.
+    pub fn project_tree(
+        tree: &Tree,
+        kin: &TreeKin,
+        bias: f64,
+        q: &mut [f64],
+        rhs: &mut [f64],
+        acc: &mut [(Vector3<f64>, Vector3<f64>)],
+    ) {
+        let n = tree.n_coords();
+        Joints::project_rhs_leaves(tree, kin, bias, |b| block6(q, b), rhs, acc);
+        Joints::solve(kin, &mut rhs[..n]);
+        for &b in &tree.bodies[usize::from(tree.root.is_some())..] {
+            q[6 * b..6 * b + 6].fill(0.0);
+        }
+        for (c, &vi) in tree.coords.iter().enumerate() {
+            q[vi] = rhs[c];
+        }
     }
 }
 
@@ -1911,6 +1936,17 @@ pub struct JointWork {
     /// Whether the jointed bodies' blocks of [`JointWork::r_full`], [`JointWork::v_full`] still
     /// wait for the frames of the last [`JointWork::kinematics`] ([`JointWork::write_poses`]).
     poses_pending: bool,
+    /// A model-specific implementation of the evaluation path ([`crate::tree_kernel`]), if set.
+    kernel: Option<Arc<dyn TreeKernel>>,
+    /// Per tree: the kernel's flat buffer ([`FlatLayout`]; empty without a kernel).
+    flat: Vec<Vec<f64>>,
+    /// Per tree: the layout of its flat buffer.
+    layouts: Vec<FlatLayout>,
+    /// The spline basis scratch of the kernel path.
+    basis: sm::SplineBasis,
+    /// Whether the last [`JointWork::kinematics`] ran the kernel (its flat buffers are current
+    /// and [`JointWork::project_q`] projects through it).
+    kernel_kin: bool,
 }
 
 impl JointWork {
@@ -1966,7 +2002,34 @@ impl JointWork {
             pattern,
             singular: false,
             poses_pending: false,
+            kernel: None,
+            flat: Vec::new(),
+            layouts: j.trees.iter().map(FlatLayout::of).collect(),
+            basis: sm::SplineBasis::default(),
+            kernel_kin: false,
         }
+    }
+
+    /// Sets (or with `None` removes) the model-specific implementation of the evaluation path
+    /// ([`crate::tree_kernel`]): [`JointWork::kinematics`] and [`JointWork::project_q`] (without
+    /// `q_t`) then run it; the linearisation keeps the generic code.
+    pub fn set_kernel(&mut self, joints: &Joints, kernel: Option<Arc<dyn TreeKernel>>) {
+        self.flat = match &kernel {
+            Some(_) => joints
+                .trees
+                .iter()
+                .zip(&self.layouts)
+                .map(|(tree, l)| l.initial(tree))
+                .collect(),
+            None => Vec::new(),
+        };
+        self.kernel = kernel;
+        self.kernel_kin = false;
+    }
+
+    /// Whether a model-specific implementation of the evaluation path is set.
+    pub fn has_kernel(&self) -> bool {
+        self.kernel.is_some()
     }
 
     /// Expands (r, v) into [`JointWork::r_full`], [`JointWork::v_full`].
@@ -2058,13 +2121,39 @@ impl JointWork {
     fn tree_frames(&mut self, model: &crate::CompiledModel, r: &[f64], v: &[f64], all_rows: bool) {
         let joints = &model.joints;
         self.singular = false;
+        self.kernel_kin = false;
+        if let Some(kernel) = self.kernel.as_ref().filter(|_| !all_rows) {
+            for (t, ((tree, flat), layout)) in joints
+                .trees
+                .iter()
+                .zip(&mut self.flat)
+                .zip(&self.layouts)
+                .enumerate()
+            {
+                for (g, grp) in tree.groups.iter().enumerate() {
+                    let o = layout.gev[g];
+                    let len = sm::SPLINE_SLOTS * grp.spline.channels();
+                    grp.eval_into(grp.coordinates(r), &mut self.basis, &mut flat[o..o + len]);
+                }
+                if let Err(e) = kernel.kinematics(t, r, v, flat) {
+                    debug_assert!(false, "{}", joints.singular_message(model, t, e));
+                    self.singular = true;
+                }
+                // (The frames alone: the expansion and the poses read them.)
+                for (lb, f) in self.kin[t].frames.iter_mut().enumerate() {
+                    *f = layout.frame(flat, lb);
+                }
+            }
+            self.kernel_kin = true;
+            return;
+        }
         for (t, kin) in self.kin.iter_mut().enumerate() {
             if let Err(e) =
                 joints.tree_kinematics_rows(model, t, r, v, Perturb::None, None, all_rows, kin)
             {
                 // A singular joint mass matrix: NaN accelerations make the integrator stop
                 // with its own non-finite-state error naming the time.
-                debug_assert!(false, "{e}");
+                debug_assert!(false, "{}", joints.singular_message(model, t, e));
                 self.singular = true;
             }
         }
@@ -2085,28 +2174,21 @@ impl JointWork {
             return;
         }
         let joints = &model.joints;
+        if let (Some(kernel), None) = (&self.kernel, &q_t)
+            && self.kernel_kin
+        {
+            for (t, flat) in self.flat.iter().enumerate() {
+                kernel.project(t, flat, q);
+            }
+            return;
+        }
         for (t, tree) in joints.trees.iter().enumerate() {
             let kin = &self.kin[t];
-            let n = tree.n_coords();
             let acc = &mut self.leaf_acc;
-            Joints::project_rhs_leaves(tree, kin, 1.0, |b| block6(q, b), &mut self.rhs, acc);
-            Joints::solve(kin, &mut self.rhs[..n]);
             if let Some(qt) = q_t.as_deref_mut() {
-                Joints::project_rhs_leaves(tree, kin, 0.0, |b| block6(qt, b), &mut self.rhs2, acc);
-                Joints::solve(kin, &mut self.rhs2[..n]);
+                Joints::project_tree(tree, kin, 0.0, qt, &mut self.rhs2, acc);
             }
-            for &b in &tree.bodies[usize::from(tree.root.is_some())..] {
-                q[6 * b..6 * b + 6].fill(0.0);
-                if let Some(qt) = q_t.as_deref_mut() {
-                    qt[6 * b..6 * b + 6].fill(0.0);
-                }
-            }
-            for (c, &vi) in tree.coords.iter().enumerate() {
-                q[vi] = self.rhs[c];
-                if let Some(qt) = q_t.as_deref_mut() {
-                    qt[vi] = self.rhs2[c];
-                }
-            }
+            Joints::project_tree(tree, kin, 1.0, q, &mut self.rhs, acc);
         }
     }
 

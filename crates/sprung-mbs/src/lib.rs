@@ -39,6 +39,7 @@ pub mod pipeline;
 pub mod rotation;
 pub mod simulate;
 pub mod system;
+pub mod tree_kernel;
 
 pub use compile::{CompileError, compile, compile_with};
 pub use compiled::CompiledModel;
