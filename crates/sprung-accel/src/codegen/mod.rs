@@ -15,6 +15,7 @@
 //! those constant lengths, so every index in the generated code is checked at compile time.
 
 pub mod kinematics;
+pub mod mass_matrix;
 pub mod projection;
 
 use std::fmt::Write;
