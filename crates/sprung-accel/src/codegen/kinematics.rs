@@ -156,7 +156,10 @@ fn cross(a: &V3, b: &V3) -> V3 {
 }
 
 fn dot(a: &V3, b: &V3) -> E {
-    add(&add(&mul(&a[0], &b[0]), &mul(&a[1], &b[1])), &mul(&a[2], &b[2]))
+    add(
+        &add(&mul(&a[0], &b[0]), &mul(&a[1], &b[1])),
+        &mul(&a[2], &b[2]),
+    )
 }
 
 /// nalgebra's Matrix3 * Vector3: column by column.
@@ -302,7 +305,9 @@ pub fn emit(model: &CompiledModel, t: usize, out: &mut String) -> Result<(), Acc
     let l = FlatLayout::of(tree);
     let n = tree.n_coords();
     let nt = tree.translation_cols();
-    let root = tree.root.map_or(model.ground_name.clone(), |r| name_of(model, r));
+    let root = tree
+        .root
+        .map_or(model.ground_name.clone(), |r| name_of(model, r));
     let _ = writeln!(
         out,
         "\n/// Tree {t} (root '{root}', {} bodies, {n} coordinates): frames, J̇_b ż, the massless \
@@ -394,7 +399,10 @@ fn unsupported(model: &CompiledModel, b: usize, what: &str) -> AccelError {
 /// A free root's frame ([`sprung_mbs::joints::Frame::of_free`], the quaternion's matrix of
 /// `rotation::quat_to_matrix`); J̇ ż = 0 and its J rows are constant.
 fn free_root(g: &mut Gen, model: &CompiledModel, lb: usize, b: usize, n: usize) -> Body {
-    g.line(&format!("// Free root '{}' (block {b}).", name_of(model, b)));
+    g.line(&format!(
+        "// Free root '{}' (block {b}).",
+        name_of(model, b)
+    ));
     let q = |k: usize| E::atom(format!("r[{}]", 7 * b + 3 + k));
     let (qw, qx, qy, qz) = (q(0), q(1), q(2), q(3));
     let p = format!("b{lb}_");
@@ -402,7 +410,10 @@ fn free_root(g: &mut Gen, model: &CompiledModel, lb: usize, b: usize, n: usize) 
         &add(&add(&mul(&qw, &qw), &mul(&qx, &qx)), &mul(&qy, &qy)),
         &mul(&qz, &qz),
     );
-    let sc = g.scalar(&format!("{p}qs"), E::X(format!("2.0f64 / ({})", norm2.text()), 1));
+    let sc = g.scalar(
+        &format!("{p}qs"),
+        E::X(format!("2.0f64 / ({})", norm2.text()), 1),
+    );
     let mut f = |name: &str, a: &E, b2: &E| {
         let e = mul(&mul(&sc, a), b2);
         g.scalar(&format!("{p}{name}"), e)
@@ -528,16 +539,17 @@ fn jointed(
     if let Some(pl) = pl {
         if model.joints.defs[tree.bodies[pl]].is_none() {
             // A free root's J = I: ω_p = R_p e_k, ω_b = R_rel's row k.
-            for k in 0..3 {
+            let rel = g.mat(&format!("{pre}rel"), m.rel.clone());
+            for (k, relk) in rel.iter().enumerate() {
                 let wp: V3 = std::array::from_fn(|i| p.rot[i][k].clone());
                 let vb = cross(&wp, &m.d);
                 let col = [
                     vb[0].clone(),
                     vb[1].clone(),
                     vb[2].clone(),
-                    m.rel[k][0].clone(),
-                    m.rel[k][1].clone(),
-                    m.rel[k][2].clone(),
+                    relk[0].clone(),
+                    relk[1].clone(),
+                    relk[2].clone(),
                 ];
                 body.jac[3 + k] = Some(col);
             }
@@ -609,7 +621,10 @@ fn elementary(g: &mut Gen, pre: &str, d: &JointDef, p: &Body) -> Motion {
     let u = g.vec(&format!("{pre}u"), mv(&p.rot, &axis));
     if d.kind == sm::JointKind::Revolute {
         // Q(z) = I + sin z [a]× + (1 − cos z) [a]×² (axis_rotation).
-        g.line(&format!("let ({pre}sin, {pre}cos) = {}.sin_cos();", z.text()));
+        g.line(&format!(
+            "let ({pre}sin, {pre}cos) = {}.sin_cos();",
+            z.text()
+        ));
         let (sn, cs) = (E::atom(format!("{pre}sin")), E::atom(format!("{pre}cos")));
         let (ax, ay, az) = (&axis[0], &axis[1], &axis[2]);
         let k: M3 = [
@@ -638,14 +653,30 @@ fn elementary(g: &mut Gen, pre: &str, d: &JointDef, p: &Body) -> Motion {
         let w = vadd(&p.w, &vscale(&u, &zd));
         let bias_a = vscale(&vscale(&cross(&u, &uxe), &zd), &zd);
         let bias_al = vscale(&cross(&p.w, &u), &zd);
-        finish(p, dd, rel, s_dot, w, [(uxe, u), (zero3(), zero3())], Some((bias_a, bias_al)))
+        finish(
+            p,
+            dd,
+            rel,
+            s_dot,
+            w,
+            [(uxe, u), (zero3(), zero3())],
+            Some((bias_a, bias_al)),
+        )
     } else {
         let sp = vadd(&s0, &vscale(&axis, &z));
         let dd = g.vec(&format!("{pre}d"), mv(&p.rot, &sp));
         let s_dot = g.vec(&format!("{pre}sd"), vscale(&u, &zd));
         let w = p.w.clone();
         let bias = (d.kind == sm::JointKind::Fixed).then(|| (zero3(), zero3()));
-        finish(p, dd, rel0, s_dot, w, [(u, zero3()), (zero3(), zero3())], bias)
+        finish(
+            p,
+            dd,
+            rel0,
+            s_dot,
+            w,
+            [(u, zero3()), (zero3(), zero3())],
+            bias,
+        )
     }
 }
 
@@ -804,7 +835,10 @@ fn tabulated(
     };
     let mut cols = [(zero3(), zero3()), (zero3(), zero3())];
     for k in 0..n {
-        cols[k] = (mv(&p.rot, &ds[k]), mv(&p.rot, &wcols[k]));
+        cols[k] = (
+            g.vec(&format!("{pre}dsg{k}"), mv(&p.rot, &ds[k])),
+            g.vec(&format!("{pre}wcolg{k}"), mv(&p.rot, &wcols[k])),
+        );
     }
     let bias = bias.then(|| {
         (
@@ -831,9 +865,10 @@ const ROT_TERMS: usize = 10;
 /// The generic `ROT_SERIES` (coefficients of θ^2k of S, A, B, A'/θ, B'/θ), formed by the same
 /// operations (so the same bits).
 fn rot_series() -> [[f64; ROT_TERMS]; 5] {
-    let mut c = [[0.0; ROT_TERMS]; 5];
-    for k in 0..ROT_TERMS {
-        let sign = if k % 2 == 0 { 1.0 } else { -1.0 };
+    // The five coefficients of θ^2k.
+    let term = |k: usize| -> [f64; 5] {
+        let sign = if k.is_multiple_of(2) { 1.0 } else { -1.0 };
+        // 1/(2k+m)! for m = 1..5.
         let mut f = [1.0; 6];
         for (m, fm) in f.iter_mut().enumerate().skip(1) {
             let mut x = 1.0;
@@ -843,13 +878,16 @@ fn rot_series() -> [[f64; ROT_TERMS]; 5] {
             *fm = 1.0 / x;
         }
         let kk = 2.0 * (k + 1) as f64;
-        c[0][k] = sign * f[1];
-        c[1][k] = sign * f[2];
-        c[2][k] = sign * f[3];
-        c[3][k] = -sign * kk * f[4];
-        c[4][k] = -sign * kk * f[5];
-    }
-    c
+        [
+            sign * f[1],
+            sign * f[2],
+            sign * f[3],
+            -sign * kk * f[4],
+            -sign * kk * f[5],
+        ]
+    };
+    let terms: [[f64; 5]; ROT_TERMS] = std::array::from_fn(term);
+    std::array::from_fn(|m| std::array::from_fn(|k| terms[k][m]))
 }
 
 /// The prelude: `rot_coeffs` (the generic `rotation_coeffs`).
