@@ -99,7 +99,11 @@ pub fn build(src: &Generated, opts: &AccelOptions) -> Result<Built, AccelError> 
     // of the same key (two runs or threads at once) never reads a half-written file, and the
     // last rename wins with identical content.
     static BUILDS: AtomicU64 = AtomicU64::new(0);
-    let unique = format!("{}.{}", std::process::id(), BUILDS.fetch_add(1, Ordering::Relaxed));
+    let unique = format!(
+        "{}.{}",
+        std::process::id(),
+        BUILDS.fetch_add(1, Ordering::Relaxed)
+    );
     let src_tmp = dir.join(format!("model.rs.{unique}.tmp"));
     std::fs::write(&src_tmp, &src.text).map_err(io(&src_tmp))?;
     std::fs::rename(&src_tmp, &source).map_err(io(&source))?;

@@ -88,10 +88,20 @@ pub fn install(
         );
     }
     let built = sim
-        .accelerate(&AccelOptions::default())
+        .accelerate(&run_options())
         .with_context(|| format!("--accelerate {}", file.display()))?;
     if !quiet {
         report(&built);
     }
     Ok(built)
+}
+
+/// The options of `--accelerate` (`sprung run`, `sprung bench`): the defaults, but code for the
+/// target's baseline CPU where SPRUNG_PORTABLE asks for the portable code paths (profiling tools
+/// that do not decode every instruction of this machine's CPU).
+pub fn run_options() -> AccelOptions {
+    AccelOptions {
+        native: !super::portable_requested(),
+        ..AccelOptions::default()
+    }
 }

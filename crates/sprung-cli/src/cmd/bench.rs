@@ -350,7 +350,7 @@ impl Case {
             .with_context(context)?;
         sim.force_portable(super::portable_requested());
         if accelerate {
-            sim.accelerate(&sprung::AccelOptions::default())
+            sim.accelerate(&super::accelerate::run_options())
                 .with_context(|| format!("--accelerate {}", self.file.display()))?;
         }
         if self.model.initial_state.kind == InitialStateKind::Equilibrium {
