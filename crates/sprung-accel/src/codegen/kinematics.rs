@@ -923,3 +923,50 @@ fn prelude(out: &mut String) {
         horner(&c[4]),
     );
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn x(s: &str) -> E {
+        E::atom(s)
+    }
+
+    #[test]
+    fn exact_zeros_and_ones_fold_and_the_order_of_operations_is_kept() {
+        let (a, b, c) = (x("a"), x("b"), x("c"));
+        assert_eq!(mul(&E::Lit(0.0), &a), E::Lit(0.0));
+        assert_eq!(mul(&a, &E::Lit(1.0)), a);
+        assert_eq!(mul(&E::Lit(-1.0), &a).text(), "-a");
+        assert_eq!(add(&E::Lit(0.0), &a), a);
+        assert_eq!(sub(&a, &E::Lit(0.0)), a);
+        assert_eq!(mul(&E::Lit(2.0), &E::Lit(0.25)), E::Lit(0.5));
+        // Left-associated sums need no parentheses, right-nested ones keep theirs.
+        assert_eq!(add(&add(&a, &b), &c).text(), "a + b + c");
+        assert_eq!(add(&a, &add(&b, &c)).text(), "a + (b + c)");
+        assert_eq!(sub(&a, &sub(&b, &c)).text(), "a - (b - c)");
+        assert_eq!(mul(&a, &mul(&b, &c)).text(), "a * (b * c)");
+        assert_eq!(mul(&add(&a, &b), &c).text(), "(a + b) * c");
+        assert_eq!(mul(&a, &E::Lit(-0.5)).text(), "a * (-0.5f64)");
+        // nalgebra's Matrix3 * Vector3: column by column, the zero columns left out.
+        let m: M3 = [
+            [x("m00"), E::Lit(0.0), x("m02")],
+            [x("m10"), x("m11"), x("m12")],
+            [E::Lit(0.0), E::Lit(0.0), E::Lit(1.0)],
+        ];
+        let y = mv(&m, &[x("v0"), x("v1"), x("v2")]);
+        assert_eq!(y[0].text(), "m00 * v0 + m02 * v2");
+        assert_eq!(y[1].text(), "m10 * v0 + m11 * v1 + m12 * v2");
+        assert_eq!(y[2], x("v2"));
+    }
+
+    #[test]
+    fn the_rotation_series_start_as_the_closed_forms() {
+        let c = rot_series();
+        assert_eq!(c[0][0], 1.0);
+        assert_eq!(c[1][0], 0.5);
+        assert_eq!(c[2][0], 1.0 / 6.0);
+        assert_eq!(c[3][0], -2.0 / 24.0);
+        assert_eq!(c[4][0], -2.0 / 120.0);
+    }
+}
