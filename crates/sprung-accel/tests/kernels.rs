@@ -75,7 +75,8 @@ fn worst_part(l: &FlatLayout, a: &[f64], b: &[f64]) -> (f64, &'static str) {
             .zip(&b[from..to])
             .fold(0.0f64, |m, (x, y)| m.max((x - y).abs()));
         let rel = if scale > 0.0 { d / scale } else { d };
-        if !(rel <= worst.0) {
+        // (A NaN difference counts as the worst.)
+        if rel > worst.0 || rel.is_nan() {
             worst = (rel, name);
         }
     }

@@ -139,20 +139,6 @@ pub fn source(model: &CompiledModel) -> Result<Generated, AccelError> {
     })
 }
 
-#[cfg(test)]
-mod tests {
-    use super::lit;
-
-    #[test]
-    fn literals_read_back_to_the_same_bits() {
-        for x in [0.0, -0.0, 1.0, 0.1, -1e-300, 1.0 / 3.0, f64::MAX, 5e-324] {
-            let s = lit(x);
-            let y: f64 = s.trim_end_matches("f64").parse().expect("a float");
-            assert_eq!(x.to_bits(), y.to_bits(), "{x} -> {s}");
-        }
-    }
-}
-
 /// The structural non-zeros of tree `t`'s Cholesky factor L of M_z (`pat[i][j]`, j ≤ i):
 /// M_z's entries (i, j) with a body with mass whose J_b has both columns
 /// ([`sprung_mbs::joints::Tree::jac_cols`]), and the fill-in of the elimination. Every entry
@@ -182,4 +168,18 @@ pub fn factor_pattern(model: &CompiledModel, t: usize) -> Vec<Vec<bool>> {
         }
     }
     pat
+}
+
+#[cfg(test)]
+mod tests {
+    use super::lit;
+
+    #[test]
+    fn literals_read_back_to_the_same_bits() {
+        for x in [0.0, -0.0, 1.0, 0.1, -1e-300, 1.0 / 3.0, f64::MAX, 5e-324] {
+            let s = lit(x);
+            let y: f64 = s.trim_end_matches("f64").parse().expect("a float");
+            assert_eq!(x.to_bits(), y.to_bits(), "{x} -> {s}");
+        }
+    }
 }

@@ -118,11 +118,10 @@ pub fn emit(model: &CompiledModel, t: usize, out: &mut String) -> Result<(), Acc
         let _ = writeln!(w, "    }}");
     }
     // The bodies with J̇_b ż (the root, bodies with mass, bodies with children).
-    for lb in 0..nb {
+    for (lb, &b) in tree.bodies.iter().enumerate() {
         if !tree.need_acc[lb] {
             continue;
         }
-        let b = tree.bodies[lb];
         let body = &model.bodies[b];
         let massless = tree.massless[lb];
         let cols = &tree.jac_cols[lb][nt..];
@@ -215,19 +214,17 @@ pub fn emit(model: &CompiledModel, t: usize, out: &mut String) -> Result<(), Acc
     // L Lᵀ z̈ = rhs over the factor's structural non-zeros.
     let pat = factor_pattern(model, t);
     let ch = |i: usize, j: usize| format!("s[{}]", l.chol + i * n + j);
-    for i in 0..n {
+    for (i, row) in pat.iter().enumerate() {
         let mut e = format!("z[{i}]");
-        for k in 0..i {
-            if pat[i][k] {
-                let _ = write!(e, " - {} * z[{k}]", ch(i, k));
-            }
+        for (k, _) in row[..i].iter().enumerate().filter(|(_, nz)| **nz) {
+            let _ = write!(e, " - {} * z[{k}]", ch(i, k));
         }
         let _ = writeln!(w, "    z[{i}] = ({e}) / {};", ch(i, i));
     }
     for i in (0..n).rev() {
         let mut e = format!("z[{i}]");
-        for k in i + 1..n {
-            if pat[k][i] {
+        for (k, row) in pat.iter().enumerate().skip(i + 1) {
+            if row[i] {
                 // Lᵀ's row i in the upper triangle: L_ki at (i, k).
                 let _ = write!(e, " - {} * z[{k}]", ch(i, k));
             }
