@@ -62,8 +62,9 @@ fn accelerate_caches_and_run_accelerate_matches_the_generic_run() {
     }
     let (a, b) = (&results[0], &results[1]);
     assert_eq!(a.len(), b.len());
-    // Per channel: the largest difference relative to the channel's range (round-off of the
-    // evaluations over 1000 LSRT2 steps).
+    // Per channel: the same values (the generated code performs the generic operations in the
+    // generic order; docs/accelerate.md); the message gives the difference relative to the
+    // channel's range.
     for c in 1..a[0].len() {
         let (lo, hi) = a
             .iter()
@@ -75,9 +76,9 @@ fn accelerate_caches_and_run_accelerate_matches_the_generic_run() {
             .zip(b)
             .fold(0.0f64, |m, (x, y)| m.max((x[c] - y[c]).abs()));
         assert!(
-            d <= 1e-9 * (hi - lo).max(1e-12),
-            "channel {c}: {d:e} of range {:e}",
-            hi - lo
+            d == 0.0,
+            "channel {c}: {:e} of its range",
+            d / (hi - lo).max(1e-300)
         );
     }
 }
