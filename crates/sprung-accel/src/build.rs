@@ -8,6 +8,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 use crate::AccelError;
@@ -94,10 +95,15 @@ pub fn build(src: &Generated, opts: &AccelOptions) -> Result<Built, AccelError> 
         });
     }
     std::fs::create_dir_all(&dir).map_err(io(&dir))?;
-    std::fs::write(&source, &src.text).map_err(io(&source))?;
-    // Compiled under a name of this process and renamed: a concurrent build of the same key
-    // (two runs at once) never loads a half-written library.
-    let tmp = dir.join(format!("{name}.{}.tmp", std::process::id()));
+    // Written and compiled under names of this build and renamed into place: a concurrent build
+    // of the same key (two runs or threads at once) never reads a half-written file, and the
+    // last rename wins with identical content.
+    static BUILDS: AtomicU64 = AtomicU64::new(0);
+    let unique = format!("{}.{}", std::process::id(), BUILDS.fetch_add(1, Ordering::Relaxed));
+    let src_tmp = dir.join(format!("model.rs.{unique}.tmp"));
+    std::fs::write(&src_tmp, &src.text).map_err(io(&src_tmp))?;
+    std::fs::rename(&src_tmp, &source).map_err(io(&source))?;
+    let tmp = dir.join(format!("{name}.{unique}.tmp"));
     let rustc = std::env::var("SPRUNG_RUSTC").unwrap_or_else(|_| "rustc".to_string());
     let mut cmd = Command::new(&rustc);
     cmd.args([

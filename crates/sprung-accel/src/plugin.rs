@@ -26,7 +26,12 @@ pub struct Plugin {
 
 impl std::fmt::Debug for Plugin {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Plugin(key {:016x}, {} trees)", self.key, self.flat_lens.len())
+        write!(
+            f,
+            "Plugin(key {:016x}, {} trees)",
+            self.key,
+            self.flat_lens.len()
+        )
     }
 }
 

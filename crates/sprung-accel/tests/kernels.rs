@@ -25,7 +25,9 @@ const MODELS: [&str; 3] = [
 ];
 
 fn load(name: &str) -> Arc<CompiledModel> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models").join(name);
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../models")
+        .join(name);
     let m = sprung_model::load(&path).unwrap_or_else(|e| panic!("{e}"));
     Arc::new(compile(&m).unwrap_or_else(|e| panic!("{e}")))
 }
@@ -101,16 +103,28 @@ fn generated_kinematics_and_projection_match_the_generic_code() {
                 }
                 kernel.kinematics(t, &r, &v, &mut got).expect("regular");
                 let (rel, part) = worst_part(&l, &got, &want);
-                assert!(rel <= 1e-13, "{name} tree {t} at {s}: {part} differs by {rel:e} of its scale");
+                assert!(
+                    rel <= 1e-13,
+                    "{name} tree {t} at {s}: {part} differs by {rel:e} of its scale"
+                );
                 // The projection of some free-body accelerations.
                 let n_v = model.n_v();
-                let q0: Vec<f64> = (0..n_v).map(|i| ((i * 7919) % 113) as f64 / 17.0 - 3.0).collect();
+                let q0: Vec<f64> = (0..n_v)
+                    .map(|i| ((i * 7919) % 113) as f64 / 17.0 - 3.0)
+                    .collect();
                 let (mut qa, mut qb) = (q0.clone(), q0);
                 reference.project(t, &want, &mut qa);
                 kernel.project(t, &want, &mut qb);
                 let scale = qa.iter().fold(0.0f64, |m, x| m.max(x.abs()));
-                let d = qa.iter().zip(&qb).fold(0.0f64, |m, (x, y)| m.max((x - y).abs()));
-                assert!(d <= 1e-13 * scale, "{name} tree {t} at {s}: projection differs by {:e}", d / scale);
+                let d = qa
+                    .iter()
+                    .zip(&qb)
+                    .fold(0.0f64, |m, (x, y)| m.max((x - y).abs()));
+                assert!(
+                    d <= 1e-13 * scale,
+                    "{name} tree {t} at {s}: projection differs by {:e}",
+                    d / scale
+                );
             }
         }
     }
@@ -131,12 +145,17 @@ fn runs_with_the_plugin_follow_the_generic_runs() {
         let mut ends = Vec::new();
         for sys in [&mut plain, &mut fast] {
             let (mut r, mut v) = moving_state(&model, 1.0);
-            run(sys, &settings, &mut r, &mut v, &mut |_, _, _| Control::Continue)
-                .unwrap_or_else(|e| panic!("{name}: {e}"));
+            run(sys, &settings, &mut r, &mut v, &mut |_, _, _| {
+                Control::Continue
+            })
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
             ends.push([r, v].concat());
         }
         let scale = ends[0].iter().fold(0.0f64, |m, x| m.max(x.abs()));
-        let d = ends[0].iter().zip(&ends[1]).fold(0.0f64, |m, (x, y)| m.max((x - y).abs()));
+        let d = ends[0]
+            .iter()
+            .zip(&ends[1])
+            .fold(0.0f64, |m, (x, y)| m.max((x - y).abs()));
         assert!(d <= 1e-10 * scale, "{name}: {:e}", d / scale);
         // q at the end state agrees too.
         let (r, v) = ends[1].split_at(model.n_r());
@@ -144,7 +163,10 @@ fn runs_with_the_plugin_follow_the_generic_runs() {
         plain.accelerations(0.3, r, v, &mut qa);
         fast.accelerations(0.3, r, v, &mut qb);
         let scale = qa.iter().fold(0.0f64, |m, x| m.max(x.abs()));
-        let d = qa.iter().zip(&qb).fold(0.0f64, |m, (x, y)| m.max((x - y).abs()));
+        let d = qa
+            .iter()
+            .zip(&qb)
+            .fold(0.0f64, |m, (x, y)| m.max((x - y).abs()));
         assert!(d <= 1e-12 * scale, "{name}: q differs by {:e}", d / scale);
     }
 }
@@ -158,6 +180,7 @@ fn the_cache_is_keyed_by_the_model() {
     let (_, again) = accelerate(&a, &options()).unwrap_or_else(|e| panic!("{e}"));
     assert!(!again.compiled && again.library == first.library);
     let src_b = sprung_accel::codegen::source(&b).expect("source");
-    let err = sprung_accel::Plugin::load(&first.library, &src_b).expect_err("another model's plugin");
+    let err =
+        sprung_accel::Plugin::load(&first.library, &src_b).expect_err("another model's plugin");
     assert!(err.to_string().contains("another model"), "{err}");
 }

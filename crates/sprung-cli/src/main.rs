@@ -110,6 +110,10 @@ enum Command {
     /// Macro-joint reduction (document 004): replace each corner's links by one `macro_joint`
     /// element and write the reduced model file (docs/macro-joint.md).
     Reduce(cmd::reduce::ReduceArgs),
+    /// Generate, compile (with the toolchain's rustc) and cache the accelerated evaluation path
+    /// of a model with joints (document 004's symbolic accelerator; docs/accelerate.md);
+    /// `sprung run --accelerate` uses it.
+    Accelerate(cmd::accelerate::AccelerateArgs),
     /// Kinematic tables (document 004's kinematic corner: ideal joints in place of the link
     /// bushings) on a grid of wheel and rack travel -> TOML tables, CSV, PNG (docs/macro-joint.md).
     Kinematics(cmd::kinematics::KinematicsArgs),
@@ -159,6 +163,7 @@ fn main() -> ExitCode {
         Command::Fmu(args) => cmd::fmu::run(&args),
         Command::Sweep(args) => cmd::sweep::run(&args),
         Command::Reduce(args) => cmd::reduce::run(&args),
+        Command::Accelerate(args) => cmd::accelerate::run(&args),
         Command::Kinematics(args) => cmd::kinematics::run(&args),
         Command::Template(args) => cmd::template::run(&args),
     };

@@ -33,4 +33,7 @@ pub enum Error {
     /// A benchmark could not run (files, settings).
     #[error("{0}")]
     Bench(String),
+    /// The model could not be accelerated ([`crate::Simulation::accelerate`]).
+    #[error("{0}")]
+    Accelerate(String),
 }

@@ -47,6 +47,7 @@ pub mod sweep;
 pub mod workprecision;
 
 pub use error::Error;
+pub use sprung_accel::{AccelOptions, Built as AcceleratorBuild};
 
 /// The Rust examples of `docs/parameters.md` run as doctests.
 #[cfg(doctest)]

@@ -244,6 +244,37 @@ impl Simulation {
         self.sys.eval.force_portable(portable);
     }
 
+    /// Runs the joint trees' evaluation path (their kinematics and the projection of q) through
+    /// Rust code generated for this model and compiled by the toolchain's `rustc` into a plugin
+    /// (document 004's symbolic accelerator; `docs/accelerate.md`), found in the cache if it was
+    /// built before: the same results to round-off, less work per step. The linearisation keeps
+    /// the generic code. Fails with a clear message where rustc is missing or the model has no
+    /// joints; the simulation is then unchanged.
+    pub fn accelerate(
+        &mut self,
+        opts: &sprung_accel::AccelOptions,
+    ) -> Result<sprung_accel::Built, Error> {
+        let (kernel, built) = sprung_accel::accelerate(self.model.compiled(), opts)
+            .map_err(|e| Error::Accelerate(e.to_string()))?;
+        self.sys.set_tree_kernel(Some(kernel));
+        Ok(built)
+    }
+
+    /// Installs (or with `None` removes) a model-specific evaluation path of the joint trees
+    /// ([`sprung_mbs::tree_kernel::TreeKernel`]; [`Simulation::accelerate`] installs the
+    /// generated one).
+    pub fn set_tree_kernel(
+        &mut self,
+        kernel: Option<Arc<dyn sprung_mbs::tree_kernel::TreeKernel>>,
+    ) {
+        self.sys.set_tree_kernel(kernel);
+    }
+
+    /// Whether a model-specific evaluation path is installed.
+    pub fn is_accelerated(&self) -> bool {
+        self.sys.has_tree_kernel()
+    }
+
     /// The shared model.
     pub fn model(&self) -> &Arc<Model> {
         &self.model

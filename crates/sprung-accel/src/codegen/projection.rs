@@ -37,7 +37,8 @@ pub fn emit(model: &CompiledModel, t: usize, out: &mut String) -> Result<(), Acc
         l.len
     );
     // R (column-major) entry (i, j) of body lb's frame.
-    let rot = |lb: usize, i: usize, j: usize| format!("s[{}]", l.frames + FRAME_LEN * lb + 3 + 3 * j + i);
+    let rot =
+        |lb: usize, i: usize, j: usize| format!("s[{}]", l.frames + FRAME_LEN * lb + 3 + 3 * j + i);
     // Per body: whether leaves hang on it (their wrench accumulators).
     let mut has_leaves = vec![false; nb];
     for lb in 0..nb {
@@ -49,7 +50,10 @@ pub fn emit(model: &CompiledModel, t: usize, out: &mut String) -> Result<(), Acc
     }
     for (lb, &h) in has_leaves.iter().enumerate() {
         if h {
-            let _ = writeln!(w, "    let mut lf{lb} = [0.0f64; 3];\n    let mut lm{lb} = [0.0f64; 3];");
+            let _ = writeln!(
+                w,
+                "    let mut lf{lb} = [0.0f64; 3];\n    let mut lm{lb} = [0.0f64; 3];"
+            );
         }
     }
     // The massless leaves.
@@ -58,7 +62,11 @@ pub fn emit(model: &CompiledModel, t: usize, out: &mut String) -> Result<(), Acc
             continue;
         }
         let b = tree.bodies[lb];
-        let _ = writeln!(w, "    {{ // leaf '{}'", model.bodies[b].name.replace('\n', " "));
+        let _ = writeln!(
+            w,
+            "    {{ // leaf '{}'",
+            model.bodies[b].name.replace('\n', " ")
+        );
         let _ = writeln!(
             w,
             "        let fg = [q[{}], q[{}], q[{}]];\n        let x = [q[{}], q[{}], q[{}]];",

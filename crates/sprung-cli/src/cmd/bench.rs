@@ -113,6 +113,10 @@ pub struct BenchArgs {
     /// step STEP in s, e.g. lsrt2:1e-4, for models on which RODAS4 takes tiny steps).
     #[arg(long, default_value = "rodas4", value_parser = parse_reference)]
     pub reference: Reference,
+    /// Benchmark the runs with the accelerator plugin of each model (`sprung accelerate`,
+    /// docs/accelerate.md; built and cached on first use); the reference runs the generic code.
+    #[arg(long)]
+    pub accelerate: bool,
 }
 
 /// A linear solver of the benchmark table.
@@ -223,6 +227,9 @@ struct Case {
     relinearise_stale: Option<f64>,
     /// Names of the two compared channels.
     names: [String; 2],
+    /// Whether the benchmarked runs (not the reference) use the accelerator plugin
+    /// (`--accelerate`, docs/accelerate.md).
+    accelerate: bool,
 }
 
 /// Sampled channels of one run.
@@ -302,6 +309,7 @@ impl Case {
             breakpoints: Default::default(),
             relinearise_stale: None,
             names,
+            accelerate: false,
         })
     }
 
@@ -335,11 +343,16 @@ impl Case {
     fn simulate(
         &self,
         settings: &RunSettings,
+        accelerate: bool,
     ) -> anyhow::Result<(simulate::RunSummary, Trace, Vec<Vec<f64>>)> {
         let context = || format!("{} with {}", self.file.display(), settings.method);
         let mut sim = sprung::Simulation::with_settings(self.sim_model.clone(), settings.clone())
             .with_context(context)?;
         sim.force_portable(super::portable_requested());
+        if accelerate {
+            sim.accelerate(&sprung::AccelOptions::default())
+                .with_context(|| format!("--accelerate {}", self.file.display()))?;
+        }
         if self.model.initial_state.kind == InitialStateKind::Equilibrium {
             sim.equilibrium().with_context(|| {
                 format!("initial static equilibrium of {}", self.file.display())
@@ -429,7 +442,7 @@ impl Case {
                 s
             }
         };
-        let (summary, trace, all) = self.simulate(&settings)?;
+        let (summary, trace, all) = self.simulate(&settings, false)?;
         if summary.t_reached < t_end - 1e-9 {
             bail!(
                 "{}: {} reference stopped at t = {} s",
@@ -548,6 +561,7 @@ pub fn run(a: &BenchArgs) -> anyhow::Result<()> {
     for file in &models {
         let mut case = Case::load(file, names)?;
         case.breakpoints = a.breakpoints;
+        case.accelerate = a.accelerate;
         case.relinearise_stale = a.relinearise_stale.or(case.model.solver.relinearise_stale);
         let reference = case.reference(&a.out, a.t_end, a.reference, quiet)?;
         let mut rows = Vec::new();
@@ -573,7 +587,7 @@ pub fn run(a: &BenchArgs) -> anyhow::Result<()> {
                 let mut counts = (0, 0);
                 for rep in 0..a.repeat {
                     let cpu0 = thread_cpu_time();
-                    let (summary, trace, _) = case.simulate(&settings)?;
+                    let (summary, trace, _) = case.simulate(&settings, case.accelerate)?;
                     let cpu = thread_cpu_time() - cpu0;
                     let simulated = summary.t_reached - settings.t0;
                     rtf.push(summary.compute_time / simulated);

@@ -117,6 +117,7 @@ fn run_one(
         quiet: true,
         inputs: None,
         set: Vec::new(),
+        accelerate: false,
     };
     super::run::run(&args)?;
     Ok(out.join(format!("{name}.csv")))

@@ -1,5 +1,6 @@
 //! Subcommands of the `sprung` binary, one file each.
 
+pub mod accelerate;
 pub mod bench;
 pub mod bench_solvers;
 pub mod check;

@@ -116,6 +116,11 @@ pub struct RunArgs {
     /// docs/parameters.md).
     #[arg(long = "set", value_name = "NAME=VALUE", value_parser = super::parse_set)]
     pub set: Vec<(String, f64)>,
+    /// Run the joint trees' evaluation path through code generated and compiled for this model
+    /// (`sprung accelerate`, docs/accelerate.md; needs rustc, the plugin is cached): the same
+    /// results to round-off, less work per step.
+    #[arg(long)]
+    pub accelerate: bool,
 }
 
 fn settings(m: &sprung_model::Model, a: &RunArgs) -> anyhow::Result<RunSettings> {
@@ -277,6 +282,12 @@ pub fn run(a: &RunArgs) -> anyhow::Result<()> {
     }
     let mut sim = sprung::Simulation::with_settings(model.clone(), s.clone())?;
     sim.force_portable(super::portable_requested());
+    let accelerated = if a.accelerate {
+        let built = super::accelerate::install(&mut sim, &a.model, a.quiet)?;
+        Some(built.library.display().to_string())
+    } else {
+        None
+    };
     let table = match &a.inputs {
         Some(file) => Some(super::inputs_table::InputTable::load(file, &model)?),
         None => None,
@@ -325,6 +336,8 @@ pub fn run(a: &RunArgs) -> anyhow::Result<()> {
                     "max_force_n": finite_or_null(sim.limits().max_force),
                     "model_extent_m": sim.limits().extent },
         "inputs_file": a.inputs.as_ref().map(|p| p.display().to_string()),
+        // The accelerator plugin the run used (docs/accelerate.md), null for the generic code.
+        "accelerated": accelerated,
         "parameters": model.parameters().iter().map(|p| (p.name.clone(), json!(p.value)))
             .chain(a.set.iter().map(|(n, v)| (n.clone(), json!(v))))
             .collect::<serde_json::Map<_, _>>(),

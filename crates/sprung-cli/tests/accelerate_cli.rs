@@ -1,0 +1,95 @@
+//! `sprung accelerate` and `sprung run --accelerate` (docs/accelerate.md): the plugin of a model
+//! with joints is compiled once and then found in the cache, a run with it writes the generic
+//! run's results to round-off and records the plugin in its metadata, and a model without joints
+//! is refused with the reason.
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+
+use common::{read_csv, root, text};
+
+fn sprung(args: &[&str], cache: &Path) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_sprung"))
+        .args(args)
+        .current_dir(root())
+        .env("SPRUNG_ACCEL_DIR", cache)
+        .output()
+        .expect("sprung runs")
+}
+
+#[test]
+fn accelerate_caches_and_run_accelerate_matches_the_generic_run() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("accelerate_cli");
+    let _ = std::fs::remove_dir_all(&dir);
+    let cache = dir.join("cache");
+    let o = sprung(&["accelerate", "models/joint_tabulated.toml"], &cache);
+    let t = text(&o);
+    assert!(o.status.success(), "{t}");
+    assert!(
+        t.contains("generated") && t.contains("compiled with rustc"),
+        "{t}"
+    );
+    let o = sprung(&["accelerate", "models/joint_tabulated.toml"], &cache);
+    let t = text(&o);
+    assert!(
+        o.status.success() && t.contains("found in the cache"),
+        "{t}"
+    );
+    let library = String::from_utf8_lossy(&o.stdout).trim().to_string();
+    assert!(Path::new(&library).is_file(), "{library}");
+
+    let mut results = Vec::new();
+    for (name, extra) in [("generic", None), ("accelerated", Some("--accelerate"))] {
+        let out = dir.join(name);
+        let out_s = out.to_string_lossy().into_owned();
+        let mut args = vec![
+            "run",
+            "models/joint_tabulated.toml",
+            "--t-end",
+            "1",
+            "-q",
+            "--out",
+            &out_s,
+        ];
+        args.extend(extra);
+        let o = sprung(&args, &cache);
+        assert!(o.status.success(), "{}", text(&o));
+        let meta = std::fs::read_to_string(out.join("results.csv.meta.json")).expect("meta");
+        assert_eq!(meta.contains(&library), extra.is_some(), "{meta}");
+        results.push(read_csv(&out.join("results.csv")).1);
+    }
+    let (a, b) = (&results[0], &results[1]);
+    assert_eq!(a.len(), b.len());
+    // Per channel: the largest difference relative to the channel's range (round-off of the
+    // evaluations over 1000 LSRT2 steps).
+    for c in 1..a[0].len() {
+        let (lo, hi) = a
+            .iter()
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), r| {
+                (l.min(r[c]), h.max(r[c]))
+            });
+        let d = a
+            .iter()
+            .zip(b)
+            .fold(0.0f64, |m, (x, y)| m.max((x[c] - y[c]).abs()));
+        assert!(
+            d <= 1e-9 * (hi - lo).max(1e-12),
+            "channel {c}: {d:e} of range {:e}",
+            hi - lo
+        );
+    }
+}
+
+#[test]
+fn a_model_without_joints_is_refused_with_the_reason() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("accelerate_cli_refused");
+    let o = sprung(
+        &["accelerate", "models/double_wishbone.toml"],
+        &dir.join("cache"),
+    );
+    let t = text(&o);
+    assert!(!o.status.success(), "{t}");
+    assert!(t.contains("has no joints") && t.contains("generic"), "{t}");
+}
