@@ -3,14 +3,17 @@
 //! fragment on a flat buffer that [`ReferenceKernel`] filled (so the frames and J_b rows it
 //! reads are the generic ones) with the M_b J_b and factor parts zeroed; both parts must then
 //! equal the reference's. The fragment performs the generic operations in their order
-//! (products with exact zeros left out), so they are compared for equality, not to round-off.
+//! (products with exact zeros left out, constants folded by the same operations), so they are
+//! compared for equality, not to round-off.
 //! A model whose coordinate moves no mass must give the generic code's singular coordinate.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use nalgebra::Vector3;
 use sprung_accel::AccelOptions;
 use sprung_accel::codegen::{Generated, mass_matrix};
+use sprung_mbs::joints::axis_rotation;
 use sprung_mbs::tree_kernel::{FlatLayout, ReferenceKernel, TreeKernel};
 use sprung_mbs::{CompiledModel, compile};
 
@@ -123,14 +126,29 @@ fn both(
     ((want, res_want), (got, res_got))
 }
 
+/// The slider with its body turned against the carrier (a design rotation R_rel ≠ I: the
+/// fragment's constant J_b entries of a prismatic joint on the root are R_relᵀ e_k).
+fn turned_slider() -> CompiledModel {
+    let mut m = load("joint_slider.toml");
+    for d in m.joints.defs.iter_mut().flatten() {
+        d.rel0 = axis_rotation(&Vector3::new(0.3, -0.5, 0.8).normalize(), 0.7) * d.rel0;
+        d.rel0_identity = false;
+    }
+    m.name = "joint_slider (turned)".into();
+    m
+}
+
 #[test]
 fn the_fragment_gives_the_generic_mass_matrix_and_factor() {
-    for name in [
-        "joint_pendulum.toml",
-        "joint_slider.toml",
-        "joint_tabulated.toml",
-    ] {
-        let model = Arc::new(load(name));
+    let models = [
+        load("joint_pendulum.toml"),
+        load("joint_slider.toml"),
+        load("joint_tabulated.toml"),
+        turned_slider(),
+    ];
+    for model in models {
+        let name = model.name.clone();
+        let model = Arc::new(model);
         let plugin = MzPlugin::build(&model);
         for (t, tree) in model.joints.trees.iter().enumerate() {
             let l = FlatLayout::of(tree);

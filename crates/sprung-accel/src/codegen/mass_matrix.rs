@@ -17,7 +17,11 @@
 //! generated is folded by the same IEEE operations: the masses and inertia tensors (literals),
 //! a free root's J_root = I and every body's root-translation columns e_c (constant, see
 //! [`sprung_mbs::tree_kernel::FlatLayout::initial`]), so the root's M_b J_b and its block of
-//! M_z are literals, the translation block of M_z is Σ m I, and its pivots are constants.
+//! M_z are literals, the translation block of M_z is Σ m I, and its pivots are constants; and
+//! the J_b entries the generic code makes constants whatever the state (`known_jac`: the
+//! rotation rows of a fixed or prismatic joint on the free root, R_relᵀ e_k, and of a prismatic
+//! joint's own column, 0), which the fragment takes as those constants instead of reading
+//! them.
 //! Products with an exact constant 0 are left out and so are sums that stay exactly 0 (adding
 //! an exact zero to a running sum changes nothing but, at most, the sign of a zero): what the
 //! code writes is a subset of [`super::factor_pattern`], every other entry of `s[chol..]` and
@@ -28,6 +32,7 @@ use std::fmt::Write;
 
 use sprung_mbs::CompiledModel;
 use sprung_mbs::tree_kernel::FlatLayout;
+use sprung_model as sm;
 
 use super::{factor_pattern, lit};
 use crate::AccelError;
@@ -126,6 +131,34 @@ impl Emitter<'_> {
     }
 }
 
+/// Entry (k, col) of J_b of tree `t`'s body `lb` where the generic code makes it a constant
+/// (else `None`: read from the buffer): a free root's J_root = I; a fixed or prismatic joint
+/// on the free root, its rotation rows of the root's rotation columns (R_relᵀ e_k, R_rel its
+/// constant design rotation); a prismatic joint's own column, its rotation rows (0).
+/// (The root translation's columns are constant too but never read here.)
+fn known_jac(model: &CompiledModel, t: usize, lb: usize, k: usize, col: usize) -> Option<f64> {
+    let tree = &model.joints.trees[t];
+    let Some(d) = model.joints.defs[tree.bodies[lb]].as_ref() else {
+        // The free root (the only tree body without a joint).
+        return Some(if k == col { 1.0 } else { 0.0 });
+    };
+    let on_root = tree.root.is_some() && tree.parent_local[lb] == Some(0);
+    let rotation = k >= 3;
+    match d.kind {
+        sm::JointKind::Fixed | sm::JointKind::Prismatic
+            if on_root && rotation && (3..6).contains(&col) =>
+        {
+            Some(d.rel0[(col - 3, k - 3)])
+        }
+        sm::JointKind::Prismatic
+            if rotation && tree.joint_coord[lb] == Some(col) && !tree.shared[lb][0] =>
+        {
+            Some(0.0)
+        }
+        _ => None,
+    }
+}
+
 /// Writes the statements (inside `tree{t}_kinematics`, after every J_b row it reads is in the
 /// flat buffer `s`) that form M_b J_b (`s[mj..]`) and M_z's Cholesky factor (`s[chol..]`) of
 /// `model`'s tree `t`, and `return Err(k)` at a non-positive (or NaN) pivot k. One block: its
@@ -142,7 +175,9 @@ pub fn emit(model: &CompiledModel, t: usize, out: &mut String) -> Result<(), Acc
         e.w,
         "    // M_b J_b, M_z = Σ J_bᵀ M_b J_b and M_z = L Lᵀ (Joints::tree_kinematics_rows, cholesky).\n    {{"
     );
-    // Per entry (i, j ≤ i) of M_z: its products in the generic order.
+    // Per entry (i, j ≤ i) of M_z: its running sum, from +0, and the current body's products
+    // in the generic order.
+    let mut z: Vec<Sum> = (0..n * n).map(|_| Sum::from(&Val::C(0.0))).collect();
     let mut terms: Vec<Vec<Option<Val>>> = vec![Vec::new(); n * n];
     for (lb, &b) in tree.bodies.iter().enumerate() {
         if tree.massless[lb] {
@@ -150,7 +185,6 @@ pub fn emit(model: &CompiledModel, t: usize, out: &mut String) -> Result<(), Acc
         }
         let body = &model.bodies[b];
         let mass = Val::C(body.mass);
-        let root = lb == 0 && tree.root.is_some();
         e.line(&format!(
             "// body '{}' (m = {} kg): M_b J_b",
             body.name.replace('\n', " "),
@@ -165,15 +199,19 @@ pub fn emit(model: &CompiledModel, t: usize, out: &mut String) -> Result<(), Acc
         let cols = &tree.jac_cols[lb][nt..];
         let mut gathered: Vec<([Val; 6], [Val; 6])> = Vec::with_capacity(cols.len());
         for &col in cols {
-            let g: [Val; 6] = if root {
-                std::array::from_fn(|k| Val::C(if k == col { 1.0 } else { 0.0 }))
+            let known: [Option<f64>; 6] = std::array::from_fn(|k| known_jac(model, t, lb, k, col));
+            let g: [Val; 6] = if known.iter().all(Option::is_some) {
+                known.map(|x| Val::C(x.unwrap_or_default()))
             } else {
                 let name = format!("j{lb}_{col}");
                 let rows: Vec<String> = (0..6)
                     .map(|k| format!("s[{}]", jac + (6 * lb + k) * n + col))
                     .collect();
                 e.line(&format!("let {name} = [{}];", rows.join(", ")));
-                std::array::from_fn(|k| Val::E(format!("{name}[{k}]")))
+                std::array::from_fn(|k| match known[k] {
+                    Some(x) => Val::C(x),
+                    None => Val::E(format!("{name}[{k}]")),
+                })
             };
             // m g_v, then I_b g_ω as nalgebra's product: column by column.
             let m: [Val; 6] = std::array::from_fn(|k| {
@@ -217,19 +255,27 @@ pub fn emit(model: &CompiledModel, t: usize, out: &mut String) -> Result<(), Acc
                 }
             }
         }
-    }
-    // M_z's entries: the running sums from +0.
-    e.line("// M_z (lower triangle)");
-    let mut a: Vec<Val> = vec![Val::C(0.0); n * n];
-    for i in 0..n {
-        for j in 0..=i {
-            let mut s = Sum::from(&Val::C(0.0));
-            for p in std::mem::take(&mut terms[i * n + j]) {
-                s.add('+', p.filter(|p| !p.is_zero()));
+        // Its part of M_z's sums (the entries it adds to, the others unchanged).
+        e.line("// M_z += J_bᵀ M_b J_b");
+        for i in 0..n {
+            for j in 0..=i {
+                let pending = std::mem::take(&mut terms[i * n + j]);
+                if pending.is_empty() {
+                    continue;
+                }
+                let s = &mut z[i * n + j];
+                for p in pending {
+                    s.add('+', p);
+                }
+                if let Val::E(text) = &s.acc
+                    && text.contains(' ')
+                {
+                    s.acc = e.bind(format!("z{i}_{j}"), s.acc.clone());
+                }
             }
-            a[i * n + j] = e.bind(format!("z{i}_{j}"), s.acc);
         }
     }
+    let a: Vec<Val> = z.into_iter().map(|s| s.acc).collect();
     // The factor, column by column as `cholesky`.
     e.line("// M_z = L Lᵀ (L below the diagonal, Lᵀ above)");
     let mut lf: Vec<Val> = vec![Val::C(0.0); n * n];
