@@ -175,8 +175,21 @@ pub fn to_toml(r: &sprung_reduce::Reduction, source: &Path) -> anyhow::Result<St
             r.dropped_parameters.join(", ")
         ));
     }
-    Ok(format!("{head}\n{body}"))
+    Ok(format!(
+        "{head}\n{}",
+        sprung::kin_reduce::with_solver_comment(&body, MACRO_JOINT_SOLVER_COMMENT)
+    ))
 }
+
+/// Why the macro-joint variants keep the source's `[solver]` (the kinematic variant re-uses
+/// LSRT2's Jacobian, `sprung::kin_reduce::lagged_jacobian`).
+const MACRO_JOINT_SOLVER_COMMENT: &str = "\
+# [solver] as in the source model: the link bushings stay (stiff modes), so a lagged Jacobian is not
+# accurate enough to be the default here. Measured on the elastokinematic reference car (10 s turn
+# entry, against LSRT2 at 0.25 ms): re-linearised every step 0.5 um of path apart, every 50 steps or
+# when stale (--relinearise-every 50 --relinearise-stale 5e-8) 47 um, 1.6x faster
+# (docs/macro-joint.md, \"The reduced models' solver settings\").
+";
 
 /// The kinematic variant: tables and the reduced model written, loaded back, statistics printed.
 fn run_kinematic(args: &ReduceArgs, full: sprung_model::Model) -> anyhow::Result<()> {
