@@ -53,7 +53,7 @@
 //!   re-linearisation*) — where the source re-linearises more often and sets no level of its
 //!   own. The reduced car is the non-stiff ODE of document 004 (no bushing modes left): over
 //!   the 10 s turn entry of the reference car this follows LSRT2 re-linearised every step to a
-//!   path 0.11 µm apart, NMSE a_y 7e-17, at a sixth of the cost per step
+//!   path 0.11 µm apart, NMSE a_y 7e-17, at a seventh of the cost per step
 //!   (`docs/macro-joint.md`, "The reduced models' solver settings, session 20").
 //!
 //! The tables are returned with their file names; [`KinReduction::write`] writes them next to
@@ -639,9 +639,10 @@ impl KinReduction {
             "# LSRT2 re-uses its Jacobian: re-linearised every {} steps and after a step whose error indicator\n\
              # says it is stale (relinearise_stale = {:e} m). The kinematic reduced car is a non-stiff ODE\n\
              # (document 004: ideal joints, massless links, no bushing modes). Measured on the reference car's\n\
-             # 10 s turn entry against the run re-linearised every step: path 0.11 um apart, NMSE a_y 7e-17,\n\
-             # about 1/6 of the time per step (docs/macro-joint.md, \"The reduced models' solver settings\").\n\
-             # Every step again: `sprung run THIS.toml --relinearise-every 1` (or relinearise_every = 1 here).\n",
+             # 10 s turn entry against the run re-linearised every step: path 0.11 um apart, NMSE a_y 7e-17\n\
+             # (both 0.5 um from RODAS4), at 1/7 of the time per step (docs/macro-joint.md, \"The reduced\n\
+             # models' solver settings\"). Every step again: `sprung run <this file> --relinearise-every 1`\n\
+             # (or relinearise_every = 1 here).\n",
             s.relinearise_every,
             s.relinearise_stale.unwrap_or(f64::INFINITY)
         )
