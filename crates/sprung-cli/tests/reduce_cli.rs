@@ -85,7 +85,9 @@ fn reduce_writes_a_model_that_runs() {
 /// re-hosted, the subframe fixed); `run` with LSRT2 and with
 /// re-linearising every 20 steps over 0.2 s (it stopped at 0.02 s while the wheels started at
 /// rest) and with explicit Euler (`ode1`) at 1 ms over 0.1 s (it runs the whole turn entry:
-/// docs/macro-joint.md, "Explicit Euler at 1 ms"); `check --reduce kinematic` prints the same
+/// docs/macro-joint.md, "Explicit Euler at 1 ms"), and with the file's own settings (LSRT2
+/// every 50 steps or when stale, "The reduced models' solver settings, session 20");
+/// `check --reduce kinematic` prints the same
 /// columns; the old variant name in the macro-joint API gives a hint.
 #[test]
 fn reduce_kinematic_writes_the_tables_and_a_car_that_runs() {
@@ -142,6 +144,29 @@ fn reduce_kinematic_writes_the_tables_and_a_car_that_runs() {
     assert!(out.contains("tabulated"), "{out}");
     assert!(
         out.contains("fixed on 'chassis' (rigid at the design pose, no coordinate)"),
+        "{out}"
+    );
+    // The reduced car re-uses LSRT2's Jacobian by default (every 50 steps or when stale), with a
+    // comment saying why; `run` without options uses it, `--solver ode1` (no error indicator)
+    // runs without the stale level.
+    assert!(
+        text.contains("relinearise_every = 50\nrelinearise_stale = 0.00000005\n"),
+        "{text}"
+    );
+    assert!(text.contains("non-stiff ODE"), "{text}");
+    let (ok, out, err) = sprung(&[
+        "run",
+        file.to_str().unwrap(),
+        "--t-end",
+        "0.1",
+        "--out",
+        dir.join("default").to_str().unwrap(),
+    ]);
+    assert!(ok, "{out}\n{err}");
+    assert!(
+        out.contains(
+            "re-linearise every 50 or when the error indicator of a lagged Jacobian exceeds 5e-8 m"
+        ),
         "{out}"
     );
     for (solver, t_end) in [("lsrt2", "0.2"), ("ode1", "0.1")] {

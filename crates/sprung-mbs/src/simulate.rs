@@ -109,6 +109,17 @@ impl Route {
             }
         }
     }
+
+    /// Whether the route takes [`RunSettings::relinearise_stale`] (the Rosenbrock methods and
+    /// the adaptive first-order ones; [`check_relinearise_stale`] rejects a level elsewhere).
+    pub fn takes_relinearise_stale(&self) -> bool {
+        match self {
+            Route::Rk4 | Route::Pie(_) | Route::FirstOrder(_, true) => false,
+            Route::RosenbrockFixed(_)
+            | Route::RosenbrockAdaptive(_)
+            | Route::FirstOrder(_, false) => true,
+        }
+    }
 }
 
 /// Checks [`RunSettings::relinearise_stale`] for the run's route: a positive level (not NaN;
@@ -124,16 +135,13 @@ pub fn check_relinearise_stale(s: &RunSettings, route: &Route) -> Result<(), Run
             "relinearise_stale = {level} must be a positive error-indicator level in m (e.g. 5e-8; inf = the fixed schedule alone)"
         )));
     }
-    match route {
-        Route::Rk4 | Route::Pie(_) | Route::FirstOrder(_, true) => {
-            Err(RunError::Settings(format!(
-                "relinearise_stale applies to the fixed-step Rosenbrock methods (lsrt2, lie, ros2, ...), whose local error indicator it reads; {} has none: leave relinearise_stale out (use relinearise_every alone)",
-                s.method
-            )))
-        }
-        Route::RosenbrockFixed(_) | Route::RosenbrockAdaptive(_) | Route::FirstOrder(_, false) => {
-            Ok(())
-        }
+    if route.takes_relinearise_stale() {
+        Ok(())
+    } else {
+        Err(RunError::Settings(format!(
+            "relinearise_stale applies to the fixed-step Rosenbrock methods (lsrt2, lie, ros2, ...), whose local error indicator it reads; {} has none: leave relinearise_stale out (use relinearise_every alone)",
+            s.method
+        )))
     }
 }
 

@@ -47,6 +47,14 @@
 //!   Other parameters stay when every target still resolves and the mode is `set` (re-applying
 //!   a `scale` would scale twice); the rest are dropped and listed, as are outputs of removed
 //!   items.
+//! * **Solver settings** ([`lagged_jacobian`]): the source's `[solver]` stays, except that LSRT2
+//!   re-uses its Jacobian — every [`RELINEARISE_EVERY`] steps and when a lagged step's error
+//!   indicator exceeds [`RELINEARISE_STALE`] m (`docs/solvers.md`, *Adaptive
+//!   re-linearisation*) — where the source re-linearises more often and sets no level of its
+//!   own. The reduced car is the non-stiff ODE of document 004 (no bushing modes left): over
+//!   the 10 s turn entry of the reference car this follows LSRT2 re-linearised every step to a
+//!   path 0.11 µm apart, NMSE a_y 7e-17, at a seventh of the cost per step
+//!   (`docs/macro-joint.md`, "The reduced models' solver settings, session 20").
 //!
 //! The tables are returned with their file names; [`KinReduction::write`] writes them next to
 //! the model (`<stem>_tables/<corner>.toml`, paths in the model relative to it). The returned
@@ -91,6 +99,27 @@ pub struct KinCorner {
 /// joint's point (the residual compliance of the bushings it is solved with, ≤ 0.34 µm on the
 /// reference car) and the motion of any other point relative to the body (≥ 13 mm there).
 pub const DEFAULT_REHOST_TOLERANCE: f64 = 1e-6;
+
+/// The kinematic reduced model's Jacobian age bound, steps ([`lagged_jacobian`]).
+pub const RELINEARISE_EVERY: u32 = 50;
+
+/// The kinematic reduced model's stale-Jacobian level, m ([`lagged_jacobian`]): the level
+/// `docs/solvers.md` recommends (half the LSRT2 split tolerance).
+pub const RELINEARISE_STALE: f64 = 5e-8;
+
+/// Makes LSRT2 settings `s` re-use the Jacobian (module docs, "Solver settings"): at least
+/// `every` steps between re-linearisations on the fixed schedule, and re-linearised after a
+/// lagged step whose error indicator exceeds `stale` m unless `s` has a level already. Other
+/// methods are left as they are (no other was measured). Returns whether `s` changed.
+pub fn lagged_jacobian(s: &mut sm::SolverSettings, every: u32, stale: f64) -> bool {
+    if !s.method.eq_ignore_ascii_case("lsrt2") {
+        return false;
+    }
+    let before = (s.relinearise_every, s.relinearise_stale);
+    s.relinearise_every = s.relinearise_every.max(every);
+    s.relinearise_stale = s.relinearise_stale.or(Some(stale));
+    before != (s.relinearise_every, s.relinearise_stale)
+}
 
 /// An element end moved onto another body by the kinematic reduction (module docs).
 #[derive(Debug, Clone, PartialEq)]
@@ -137,6 +166,8 @@ pub struct KinReduction {
     pub dropped_parameters: Vec<String>,
     /// Parameter targets rewritten (old → new) for the jointed bodies' velocities.
     pub rewritten_targets: Vec<(String, Vec<String>)>,
+    /// Whether the source's `[solver]` was changed to re-use the Jacobian ([`lagged_jacobian`]).
+    pub lagged_jacobian: bool,
 }
 
 /// Folder of the tables for the reduced model file `output`: `<stem>_tables` beside it.
@@ -507,6 +538,7 @@ pub fn reduce_with_tables(
         desc.push_str(" -- reduced (kinematic: tabulated joints in relative coordinates)");
     }
     m.model.name = format!("{}_kinematic", d.model.name);
+    let lagged = lagged_jacobian(&mut m.solver, RELINEARISE_EVERY, RELINEARISE_STALE);
     Ok(KinReduction {
         model: m,
         corners,
@@ -517,6 +549,7 @@ pub fn reduce_with_tables(
         dropped_outputs,
         dropped_parameters,
         rewritten_targets,
+        lagged_jacobian: lagged,
     })
 }
 
@@ -591,7 +624,28 @@ impl KinReduction {
                 new.join(", ")
             ));
         }
+        let body = if self.lagged_jacobian {
+            with_solver_comment(&body, &self.solver_comment())
+        } else {
+            body
+        };
         Ok(format!("{head}\n{body}"))
+    }
+
+    /// Why the written `[solver]` re-uses the Jacobian (module docs, "Solver settings").
+    fn solver_comment(&self) -> String {
+        let s = &self.model.solver;
+        format!(
+            "# LSRT2 re-uses its Jacobian: re-linearised every {} steps and after a step whose error indicator\n\
+             # says it is stale (relinearise_stale = {:e} m). The kinematic reduced car is a non-stiff ODE\n\
+             # (document 004: ideal joints, massless links, no bushing modes). Measured on the reference car's\n\
+             # 10 s turn entry against the run re-linearised every step: path 0.11 um apart, NMSE a_y 7e-17\n\
+             # (both 0.5 um from RODAS4), at 1/7 of the time per step (docs/macro-joint.md, \"The reduced\n\
+             # models' solver settings\"). Every step again: `sprung run <this file> --relinearise-every 1`\n\
+             # (or relinearise_every = 1 here).\n",
+            s.relinearise_every,
+            s.relinearise_stale.unwrap_or(f64::INFINITY)
+        )
     }
 
     /// Writes the model file `output` and its tables (in the folder named by the joints' table
@@ -615,6 +669,15 @@ impl KinReduction {
             .iter()
             .find(|t| t.corner.name == name)
             .map(|t| &t.table)
+    }
+}
+
+/// `body` (a model file's TOML) with `comment` (whole `#` lines) above its `[solver]` table, or
+/// at its top when it has none.
+pub fn with_solver_comment(body: &str, comment: &str) -> String {
+    match body.find("\n[solver]\n") {
+        Some(k) => format!("{}\n{comment}{}", &body[..k], &body[k + 1..]),
+        None => format!("{comment}{body}"),
     }
 }
 

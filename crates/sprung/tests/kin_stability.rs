@@ -9,7 +9,7 @@
 
 use std::sync::Arc;
 
-use sprung::kin_reduce::kinematic_reduction;
+use sprung::kin_reduce::{RELINEARISE_EVERY, RELINEARISE_STALE, kinematic_reduction};
 use sprung::kin_tables::KinOptions;
 use sprung::{Model, RunSettings, Simulation, StopReason};
 use sprung_test_support::model_path;
@@ -130,19 +130,20 @@ fn the_kinematic_cars_wheels_start_free_rolling_as_the_full_cars() {
 }
 
 /// LSRT2 at 1 ms re-linearising every 20 steps, every 50 steps, every 50 or when a lagged
-/// step's error indicator exceeds 1e-7 or 1e-8 m (`--relinearise-stale`), and every 1000 steps,
-/// against LSRT2 re-linearising every step: 1.2 s of the turn entry with the steering ramp at
-/// 0.2 → 0.7 s (the ramp's transient inside the span). All complete; measured (session 19) NMSE
-/// of a_y 3.1e-14 / 1.3e-13 / 2.1e-15 (2 stale re-linearisations) / 2.0e-15 (12) / 1.6e-11,
-/// paths 0.074 / 0.29 / 0.019 / 0.0067 / 4.2 µm apart; bounds ≈ 3× the measured (a lagged
-/// Jacobian changes the W-method's error constant, not its order; the adaptive level trades
-/// linearisations for accuracy).
+/// step's error indicator exceeds 1e-7, 1e-8 or 5e-8 m (`--relinearise-stale`; the last is the
+/// reduced model's own setting since session 20), and every 1000 steps, against LSRT2
+/// re-linearising every step (set explicitly): 1.2 s of the turn entry with the steering ramp
+/// at 0.2 → 0.7 s (the ramp's transient inside the span). All complete; measured (session 19,
+/// unchanged in 20) NMSE of a_y 3.1e-14 / 1.3e-13 / 2.1e-15 (2 stale re-linearisations) /
+/// 2.0e-15 (12) / 2.1e-15 (4, session 20) / 1.6e-11, paths 0.074 / 0.29 / 0.019 / 0.0067 /
+/// 0.019 / 4.2 µm apart; bounds ≈ 3× the measured (a lagged Jacobian changes the W-method's
+/// error constant, not its order; the adaptive level trades linearisations for accuracy).
 #[test]
 fn lsrt2_with_a_lagged_jacobian_follows_the_run_re_linearised_every_step() {
     let full = full_car(0.2, 0.7);
     let kin = kinematic_car(&full, None, None);
     let t_end = 1.2;
-    let lsrt2 = |every: u64, stale: Option<f64>| {
+    let lagged = |every: u64, stale: Option<f64>| {
         let mut s = kin.default_settings();
         s.output_interval = 0.01;
         s.relinearise_every = every;
@@ -157,23 +158,27 @@ fn lsrt2_with_a_lagged_jacobian_follows_the_run_re_linearised_every_step() {
     };
     let reference = run(
         &mut Simulation::new(kin.clone()).unwrap(),
-        &{
-            let mut s = kin.default_settings();
-            s.output_interval = 0.01;
-            s
-        },
+        &lsrt2(&kin),
         t_end,
+    );
+    // The reduced model's own settings are the row (50, stale 5e-8) below.
+    let own = kin.default_settings();
+    assert_eq!(
+        (own.relinearise_every, own.relinearise_stale),
+        (RELINEARISE_EVERY as u64, Some(RELINEARISE_STALE))
     );
     for (every, stale, ay_bound, path_bound) in [
         (20, None, 1e-13, 2.2e-7),
         (50, None, 4e-13, 9e-7),
         (50, Some(1e-7), 6.5e-15, 6e-8),
         (50, Some(1e-8), 6e-15, 2e-8),
+        // The reduced model's own settings (`sprung::kin_reduce::lagged_jacobian`).
+        (50, Some(5e-8), 6.5e-15, 6e-8),
         // The reduced car is a non-stiff ODE: a Jacobian up to 1000 steps old (re-linearised
         // at the ramp's breakpoints besides) stays close to one formed every step.
         (1000, None, 5e-11, 1.3e-5),
     ] {
-        let (out, stats) = lsrt2(every, stale);
+        let (out, stats) = lagged(every, stale);
         let ay = nmse(col(&out, "ay"), col(&reference, "ay"));
         let dev = path_deviation(&out, &reference);
         eprintln!(
@@ -221,17 +226,24 @@ fn run_from(
     (report, names.into_iter().zip(cols).collect())
 }
 
+/// Explicit Euler at 1 ms (it reads no error indicator: the reduced model's stale level is
+/// left out).
 fn ode1(m: &Arc<Model>) -> RunSettings {
     let mut s = m.default_settings();
     s.method = "ode1".into();
     s.step = 1e-3;
     s.output_interval = 0.01;
+    s.relinearise_stale = None;
     s
 }
 
+/// The reference: LSRT2 at 1 ms re-linearised every step (the reduced model's own settings
+/// re-use the Jacobian, `sprung::kin_reduce::lagged_jacobian`).
 fn lsrt2(m: &Arc<Model>) -> RunSettings {
     let mut s = m.default_settings();
     s.output_interval = 0.01;
+    s.relinearise_every = 1;
+    s.relinearise_stale = None;
     s
 }
 

@@ -548,8 +548,9 @@ pub fn run(a: &BenchArgs) -> anyhow::Result<()> {
     }
     let quiet = false;
     let method = a.solver.trim().to_ascii_lowercase();
+    let route = simulate::route(&method, Some(false)).context("--solver")?;
     if !matches!(
-        simulate::route(&method, Some(false)).context("--solver")?,
+        route,
         simulate::Route::RosenbrockFixed(_) | simulate::Route::Rk4 | simulate::Route::Pie(_)
     ) {
         bail!(
@@ -562,7 +563,12 @@ pub fn run(a: &BenchArgs) -> anyhow::Result<()> {
         let mut case = Case::load(file, names)?;
         case.breakpoints = a.breakpoints;
         case.accelerate = a.accelerate;
-        case.relinearise_stale = a.relinearise_stale.or(case.model.solver.relinearise_stale);
+        // The model file's level applies where the benchmarked method reads it (not pie, rk4).
+        case.relinearise_stale = a.relinearise_stale.or(case
+            .model
+            .solver
+            .relinearise_stale
+            .filter(|_| route.takes_relinearise_stale()));
         let reference = case.reference(&a.out, a.t_end, a.reference, quiet)?;
         let mut rows = Vec::new();
         for (lu, lu_name) in [

@@ -227,8 +227,14 @@ pub fn run(a: &RunArgs) -> anyhow::Result<()> {
     // command line and the model file go through one validation.
     sprung_io::validate_result_name(&a.name)?;
     let (m, _) = load_model_with(&a.model, &a.set)?;
-    let s = settings(&m, a)?;
+    let mut s = settings(&m, a)?;
     let route = simulate::route(&s.method, s.adaptive)?;
+    // A stale level of the model file belongs to the file's method: a method chosen with
+    // --solver that reads no error indicator (ode1, pie, rk4) runs without it. (A reduced
+    // model's `[solver]` carries one, `sprung reduce`.)
+    if a.solver.is_some() && a.relinearise_stale.is_none() && !route.takes_relinearise_stale() {
+        s.relinearise_stale = None;
+    }
     super::settings_check::validate(a, &m, &s, &route)?;
     simulate::check_relinearise_stale(&s, &route).map_err(|e| {
         let source = if a.relinearise_stale.is_some() {
