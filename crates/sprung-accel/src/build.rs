@@ -107,7 +107,10 @@ pub fn build(src: &Generated, opts: &AccelOptions) -> Result<Built, AccelError> 
     let src_tmp = dir.join(format!("model.rs.{unique}.tmp"));
     std::fs::write(&src_tmp, &src.text).map_err(io(&src_tmp))?;
     std::fs::rename(&src_tmp, &source).map_err(io(&source))?;
-    let tmp = dir.join(format!("{name}.{unique}.tmp"));
+    // rustc's intermediate files go next to its output: a directory of this build alone.
+    let work = dir.join(format!("build.{unique}.tmp"));
+    std::fs::create_dir_all(&work).map_err(io(&work))?;
+    let tmp = work.join(&name);
     let rustc = std::env::var("SPRUNG_RUSTC").unwrap_or_else(|_| "rustc".to_string());
     let mut cmd = Command::new(&rustc);
     cmd.args([
@@ -131,16 +134,18 @@ pub fn build(src: &Generated, opts: &AccelOptions) -> Result<Built, AccelError> 
     }
     cmd.arg("-o").arg(&tmp).arg(&source);
     let start = Instant::now();
-    let out = cmd
-        .output()
-        .map_err(|source| AccelError::NoCompiler { rustc, source })?;
-    if !out.status.success() {
-        return Err(AccelError::Compile {
-            path: source,
+    let out = cmd.output();
+    let renamed = match out {
+        Err(source) => Err(AccelError::NoCompiler { rustc, source }),
+        Ok(out) if !out.status.success() => Err(AccelError::Compile {
+            path: source.clone(),
             stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        });
-    }
-    std::fs::rename(&tmp, &library).map_err(io(&library))?;
+        }),
+        Ok(_) => std::fs::rename(&tmp, &library).map_err(io(&library)),
+    };
+    // (A leftover directory would only take space; the result above is what matters.)
+    let _ = std::fs::remove_dir_all(&work);
+    renamed?;
     Ok(Built {
         library,
         source,
