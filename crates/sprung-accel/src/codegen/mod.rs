@@ -87,7 +87,10 @@ pub fn source(model: &CompiledModel) -> Result<Generated, AccelError> {
         env!("CARGO_PKG_VERSION"),
         model.name.replace('\n', " ")
     );
-    let _ = writeln!(w, "#![allow(unused, double_negations, clippy::all, non_snake_case)]\n");
+    let _ = writeln!(
+        w,
+        "#![allow(unused, double_negations, clippy::all, non_snake_case)]\n"
+    );
     let _ = writeln!(w, "const NR: usize = {n_r};\nconst NV: usize = {n_v};");
     w.push_str(&body);
     let _ = writeln!(
