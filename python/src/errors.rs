@@ -62,6 +62,7 @@ pub fn to_py(e: sprung::Error) -> PyErr {
         sprung::Error::Equilibrium(_) => EquilibriumError::new_err(msg),
         sprung::Error::Modes(_) => ModesError::new_err(msg),
         sprung::Error::Bench(_) => Error::new_err(msg),
+        sprung::Error::Accelerate(_) => Error::new_err(msg),
     }
 }
 

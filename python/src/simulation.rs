@@ -353,6 +353,30 @@ impl PySimulation {
         py.detach(|| sim.set_state(&s)).py()
     }
 
+    /// Runs the joint trees' evaluation path through Rust code generated and compiled for this
+    /// model (the toolchain's ``rustc`` builds a plugin, cached; docs/accelerate.md): the same
+    /// results, less work per step. ``cache_dir`` defaults to ``SPRUNG_ACCEL_DIR``, else the
+    /// user's cache directory. Returns ``{"library", "compiled", "seconds"}``; raises
+    /// ``sprung.Error`` with the reason (no joints, no rustc).
+    #[pyo3(signature = (*, cache_dir = None))]
+    fn accelerate<'py>(
+        &mut self,
+        py: Python<'py>,
+        cache_dir: Option<std::path::PathBuf>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let sim = self.sim();
+        let opts = sprung::AccelOptions {
+            cache_dir,
+            ..sprung::AccelOptions::default()
+        };
+        let built = py.detach(|| sim.accelerate(&opts)).py()?;
+        let d = PyDict::new(py);
+        d.set_item("library", built.library.display().to_string())?;
+        d.set_item("compiled", built.compiled)?;
+        d.set_item("seconds", built.seconds)?;
+        Ok(d)
+    }
+
     /// Static equilibrium at the current time and inputs (positions and element states moved
     /// there, body velocities zero). Returns ``{"iterations", "relative_residual",
     /// "load_scale"}`` (load scale in N).

@@ -96,3 +96,25 @@ def test_settings_keywords(double_wishbone):
     ad = sprung.Simulation(double_wishbone, method="rodas4", rtol=1e-6, atol=1e-8)
     df = ad.run(0.05)
     assert df.index[-1] == pytest.approx(0.05)
+
+
+def test_accelerate_gives_the_generic_run(tmp_path):
+    """Simulation.accelerate (docs/accelerate.md): the plugin of a model with joints is built
+    into the given cache and the run is the generic one to the bit; a model without joints is
+    refused with the reason."""
+    from conftest import model_path
+
+    path = model_path("joint_tabulated.toml")
+    plain = sprung.Simulation(path)
+    fast = sprung.Simulation(path)
+    built = fast.accelerate(cache_dir=str(tmp_path / "cache"))
+    assert built["library"].startswith(str(tmp_path / "cache"))
+    assert built["compiled"] is True
+    a, b = plain.run(1.0), fast.run(1.0)
+    assert np.array_equal(a.to_numpy(), b.to_numpy())
+    again = sprung.Simulation(path).accelerate(cache_dir=str(tmp_path / "cache"))
+    assert again["compiled"] is False and again["library"] == built["library"]
+    with pytest.raises(sprung.Error, match="has no joints"):
+        sprung.Simulation(model_path("double_wishbone.toml")).accelerate(
+            cache_dir=str(tmp_path / "cache")
+        )
