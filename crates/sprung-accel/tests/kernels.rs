@@ -75,7 +75,7 @@ fn worst_part(l: &FlatLayout, a: &[f64], b: &[f64]) -> (f64, &'static str) {
             .zip(&b[from..to])
             .fold(0.0f64, |m, (x, y)| m.max((x - y).abs()));
         let rel = if scale > 0.0 { d / scale } else { d };
-        if !(rel <= worst.0) {
+        if rel.is_nan() || rel > worst.0 {
             worst = (rel, name);
         }
     }

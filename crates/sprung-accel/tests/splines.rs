@@ -1,0 +1,158 @@
+//! The generated spline groups' evaluation (`tree{t}_splines`, [`TreeKernel::spline_groups`])
+//! against the generic code ([`sprung_mbs::joints::SplineGroup::eval_into`]) on
+//! models/joint_tabulated.toml (a 2D table with a follower): bit-identical slots at many
+//! coordinates inside the grid (on every node, the last one included, just above and below
+//! nodes, between them), and every coordinate outside the grid left to the host, whose generic
+//! path extrapolates and records the excursion (through [`MbsSystem`] with the plugin).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use sprung_accel::{AccelOptions, accelerate};
+use sprung_mbs::tree_kernel::FlatLayout;
+use sprung_mbs::{CompiledModel, MbsSystem, compile};
+use sprung_model::{SPLINE_SLOTS, SplineBasis};
+use sprung_solve::mech::MechanicalSystem;
+
+fn load(name: &str) -> Arc<CompiledModel> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../models")
+        .join(name);
+    let m = sprung_model::load(&path).unwrap_or_else(|e| panic!("{e}"));
+    Arc::new(compile(&m).unwrap_or_else(|e| panic!("{e}")))
+}
+
+fn options() -> AccelOptions {
+    AccelOptions {
+        cache_dir: Some(PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("accel")),
+        ..AccelOptions::default()
+    }
+}
+
+/// Coordinates of an axis with grid `g` inside its range: every node, its neighbours one ulp
+/// away (inside), the midpoints and some points at irregular fractions of each cell.
+fn inside_points(g: &[f64]) -> Vec<f64> {
+    let mut xs = Vec::new();
+    for (i, &gi) in g.iter().enumerate() {
+        xs.push(gi);
+        if i > 0 {
+            xs.push(gi.next_down());
+        }
+        if i + 1 < g.len() {
+            xs.push(gi.next_up());
+            let h = g[i + 1] - gi;
+            for f in [0.5, 0.137, 0.911] {
+                xs.push(gi + f * h);
+            }
+        }
+    }
+    xs
+}
+
+#[test]
+fn generated_groups_are_bit_identical_to_the_generic_evaluation_inside_the_grid() {
+    let model = load("joint_tabulated.toml");
+    let (kernel, _) = accelerate(&model, &options()).unwrap_or_else(|e| panic!("{e}"));
+    let (r0, _) = model.design_state();
+    let mut checked = 0;
+    for (t, tree) in model.joints.trees.iter().enumerate() {
+        let l = FlatLayout::of(tree);
+        for (gi, grp) in tree.groups.iter().enumerate() {
+            let sp = &grp.spline;
+            let axes: Vec<Vec<f64>> = (0..sp.dims())
+                .map(|k| inside_points(&sp.raw().0[k]))
+                .collect();
+            let second_axis = axes.get(1).cloned().unwrap_or_else(|| vec![0.0]);
+            let (o, len) = (l.gev[gi], SPLINE_SLOTS * sp.channels());
+            for &c1 in &axes[0] {
+                for &c2 in &second_axis {
+                    let mut r = r0.clone();
+                    for (k, &src) in grp.sources.iter().enumerate() {
+                        r[7 * src] = [c1, c2][k];
+                    }
+                    // Both from the same buffer of sentinels: the slots neither writes stay.
+                    let mut want = vec![7.25; l.len];
+                    let mut got = want.clone();
+                    let mut bs = SplineBasis::default();
+                    grp.eval_into(grp.coordinates(&r), &mut bs, &mut want[o..o + len]);
+                    let host = kernel.spline_groups(t, &r, &mut got);
+                    assert_eq!(host & (1 << gi), 0, "group {gi} at ({c1}, {c2}) is inside");
+                    for (s, (a, b)) in got[o..o + len].iter().zip(&want[o..o + len]).enumerate() {
+                        assert_eq!(
+                            a.to_bits(),
+                            b.to_bits(),
+                            "tree {t} group {gi} at ({c1:e}, {c2:e}): slot entry {s}: {a:e} vs {b:e}"
+                        );
+                    }
+                    checked += 1;
+                }
+            }
+            assert!(sp.excursion(0).is_none(), "no excursion inside the grid");
+        }
+    }
+    assert!(checked > 1000, "{checked} points");
+}
+
+#[test]
+fn coordinates_outside_the_grid_are_left_to_the_host_which_records_the_excursion() {
+    let model = load("joint_tabulated.toml");
+    let (kernel, _) = accelerate(&model, &options()).unwrap_or_else(|e| panic!("{e}"));
+    let (r0, v0) = model.design_state();
+    let tree = &model.joints.trees[0];
+    let l = FlatLayout::of(tree);
+    let (gi, grp) = tree
+        .groups
+        .iter()
+        .enumerate()
+        .find(|(_, g)| g.spline.dims() == 2)
+        .expect("a 2D group");
+    let sp = &grp.spline;
+    // Just outside each end of each axis (one ulp, and far).
+    for k in 0..sp.dims() {
+        let (lo, hi) = sp.range(k);
+        for x in [
+            lo.next_down(),
+            lo - 0.3 * (hi - lo),
+            hi.next_up(),
+            hi + 0.01,
+        ] {
+            let mut r = r0.clone();
+            r[7 * grp.sources[k]] = x;
+            let mut flat = vec![7.25; l.len];
+            let host = kernel.spline_groups(0, &r, &mut flat);
+            assert_ne!(host & (1 << gi), 0, "axis {k} at {x:e} is outside");
+            let o = l.gev[gi];
+            assert!(
+                flat[o..o + SPLINE_SLOTS * sp.channels()]
+                    .iter()
+                    .all(|&y| y == 7.25),
+                "a group left to the host is not written"
+            );
+        }
+    }
+    // Through the system with the plugin installed: inside, nothing recorded; outside, the
+    // host's path records the excursion, and the accelerations equal the generic system's
+    // (to round-off of the generated kinematics).
+    let mut fast = MbsSystem::new(model.clone());
+    fast.set_tree_kernel(Some(kernel));
+    let mut plain = MbsSystem::new(model.clone());
+    sp.reset_excursions();
+    let mut q = vec![0.0; fast.n_v()];
+    fast.accelerations(0.0, &r0, &v0, &mut q);
+    assert!(sp.excursion(0).is_none() && sp.excursion(1).is_none());
+    let (lo, hi) = sp.range(1);
+    let mut r = r0.clone();
+    let x = hi + 0.25 * (hi - lo);
+    r[7 * grp.sources[1]] = x;
+    fast.accelerations(0.0, &r, &v0, &mut q);
+    assert_eq!(sp.excursion(1), Some((f64::INFINITY, x)));
+    assert!(sp.excursion(0).is_none());
+    let mut qp = vec![0.0; plain.n_v()];
+    plain.accelerations(0.0, &r, &v0, &mut qp);
+    let scale = qp.iter().fold(0.0f64, |m, y| m.max(y.abs()));
+    let d = q
+        .iter()
+        .zip(&qp)
+        .fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
+    assert!(d <= 1e-12 * scale, "outside: q differs by {:e}", d / scale);
+}
