@@ -107,7 +107,11 @@ pub fn build(src: &Generated, opts: &AccelOptions) -> Result<Built, AccelError> 
     let src_tmp = dir.join(format!("model.rs.{unique}.tmp"));
     std::fs::write(&src_tmp, &src.text).map_err(io(&src_tmp))?;
     std::fs::rename(&src_tmp, &source).map_err(io(&source))?;
-    let tmp = dir.join(format!("{name}.{unique}.tmp"));
+    // rustc writes its intermediate objects next to the output, named by the crate: a directory
+    // per build keeps concurrent builds of one key from overwriting each other's.
+    let work = dir.join(format!("build.{unique}.tmp"));
+    std::fs::create_dir_all(&work).map_err(io(&work))?;
+    let tmp = work.join(name);
     let rustc = std::env::var("SPRUNG_RUSTC").unwrap_or_else(|_| "rustc".to_string());
     let mut cmd = Command::new(&rustc);
     cmd.args([
@@ -135,12 +139,14 @@ pub fn build(src: &Generated, opts: &AccelOptions) -> Result<Built, AccelError> 
         .output()
         .map_err(|source| AccelError::NoCompiler { rustc, source })?;
     if !out.status.success() {
+        let _ = std::fs::remove_dir_all(&work);
         return Err(AccelError::Compile {
             path: source,
             stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
         });
     }
     std::fs::rename(&tmp, &library).map_err(io(&library))?;
+    let _ = std::fs::remove_dir_all(&work);
     Ok(Built {
         library,
         source,

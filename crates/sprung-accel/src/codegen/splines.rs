@@ -58,10 +58,21 @@ fn cell_uniform<const N: usize>(g: &[f64; N], x: f64, inv_h: f64) -> usize {
     i
 }
 
-/// The cubic Hermite weights of cell i at x per derivative order (0, 1, and 2 with `second`)
-/// and cell row r = 2 a + d (node i + a, derivative d): TableSpline::basis's formulas.
+/// A weight twice, or two channels' values: one SIMD pair (the generic code's SplineBasis).
+type Pair = [f64; 2];
+
+/// acc += w f for a pair of channels.
 #[inline(always)]
-fn hermite<const N: usize>(g: &[f64; N], i: usize, x: f64, second: bool) -> [[f64; 4]; 3] {
+fn mul_add(acc: &mut Pair, w: &Pair, f: &[f64]) {
+    acc[0] += w[0] * f[0];
+    acc[1] += w[1] * f[1];
+}
+
+/// The cubic Hermite weights of cell i at x per derivative order (0, 1, and 2 with `second`)
+/// and cell row r = 2 a + d (node i + a, derivative d), each twice: TableSpline::basis's
+/// formulas.
+#[inline(always)]
+fn hermite<const N: usize>(g: &[f64; N], i: usize, x: f64, second: bool) -> [[Pair; 4]; 3] {
     let h = g[i + 1] - g[i];
     let t = (x - g[i]) / h;
     let (t2, t3) = (t * t, t * t * t);
@@ -88,7 +99,7 @@ fn hermite<const N: usize>(g: &[f64; N], i: usize, x: f64, second: bool) -> [[f6
         [0.0; 4]
     };
     // Row r = 2 a + d: Hermite slot a (value) or 2 + a (slope).
-    let rows = |b: [f64; 4]| [b[0], b[2], b[1], b[3]];
+    let rows = |b: [f64; 4]| [[b[0]; 2], [b[2]; 2], [b[1]; 2], [b[3]; 2]];
     [rows(b0), rows(b1), rows(b2)]
 }
 
@@ -96,28 +107,31 @@ fn hermite<const N: usize>(g: &[f64; N], i: usize, x: f64, second: bool) -> [[f6
 type Node = [f64; 24];
 
 /// Slots of TableSpline::eval_slots with their derivative orders (slot, ∂c1, ∂c2).
-const SLOTS: [(usize, usize, usize); 6] = [(0, 0, 0), (1, 1, 0), (2, 0, 1), (3, 2, 0), (4, 1, 1), (5, 0, 2)];
+const SLOTS: [(usize, usize, usize); 6] =
+    [(0, 0, 0), (1, 1, 0), (2, 0, 1), (3, 2, 0), (4, 1, 1), (5, 0, 2)];
 
-/// One body's six channels of a 1D group into out[s * STRIDE + o + m]: slots 0, 1 (and 3 with
-/// `second`) over the node rows; slot 2 (and 4, 5) written 0.
+/// One body's six channels of a 1D group into out[s * STRIDE + o + m], a pair of channels at a
+/// time: slots 0, 1 (and 3 with `second`) over the node rows; slot 2 (and 4, 5) written 0.
 #[inline(always)]
-fn body_1d<const L: usize, const STRIDE: usize>(n: [&Node; 2], w: &[[f64; 4]; 3], second: bool, out: &mut [f64; L], o: usize) {
-    let mut g = [[0.0f64; 6]; 4];
-    for r in 0..4 {
-        let (a, dx) = (r / 2, r % 2);
-        g[r].copy_from_slice(&n[a][6 * dx..6 * dx + 6]);
-    }
-    for (s, o1) in [(0, 0), (1, 1), (3, 2)] {
-        if o1 == 2 && !second {
-            continue;
-        }
-        let mut acc = [0.0f64; 6];
-        for r in 0..4 {
-            for m in 0..6 {
-                acc[m] += w[o1][r] * g[r][m];
+fn body_1d<const L: usize, const STRIDE: usize>(
+    n: [&Node; 2],
+    w: &[[Pair; 4]; 3],
+    second: bool,
+    out: &mut [f64; L],
+    o: usize,
+) {
+    for p in (0..6).step_by(2) {
+        for (s, o1) in [(0, 0), (1, 1), (3, 2)] {
+            if o1 == 2 && !second {
+                continue;
             }
+            let mut acc = [0.0f64; 2];
+            for r in 0..4 {
+                let (a, dx) = (r / 2, r % 2);
+                mul_add(&mut acc, &w[o1][r], &n[a][6 * dx + p..6 * dx + p + 2]);
+            }
+            out[s * STRIDE + o + p..s * STRIDE + o + p + 2].copy_from_slice(&acc);
         }
-        out[s * STRIDE + o..s * STRIDE + o + 6].copy_from_slice(&acc);
     }
     for s in [2, 4, 5] {
         if s != 2 && !second {
@@ -127,37 +141,43 @@ fn body_1d<const L: usize, const STRIDE: usize>(n: [&Node; 2], w: &[[f64; 4]; 3]
     }
 }
 
-/// One body's six channels of a 2D group into out[s * STRIDE + o + m]: slots 0, 1, 2 (and 3,
-/// 4, 5 with `second`); nodes (i1 + a, i2 + b) at 2 a + b; weights w1 (first axis), w2.
+/// One body's six channels of a 2D group into out[s * STRIDE + o + m], a pair of channels at a
+/// time: slots 0, 1, 2 (and 3, 4, 5 with `second`); nodes (i1 + a, i2 + b) at 2 a + b; weights
+/// w1 (first axis), w2 (second).
 #[inline(always)]
-fn body_2d<const L: usize, const STRIDE: usize>(n: [&Node; 4], w1: &[[f64; 4]; 3], w2: &[[f64; 4]; 3], second: bool, out: &mut [f64; L], o: usize) {
+fn body_2d<const L: usize, const STRIDE: usize>(
+    n: [&Node; 4],
+    w1: &[[Pair; 4]; 3],
+    w2: &[[Pair; 4]; 3],
+    second: bool,
+    out: &mut [f64; L],
+    o: usize,
+) {
     let o2n = if second { 3 } else { 2 };
     let ns = if second { 6 } else { 3 };
-    for o2 in 0..o2n {
-        // Along the second axis: per first-axis row r = 2 a + dx.
-        let mut g = [[0.0f64; 6]; 4];
-        for r in 0..4 {
-            let (a, dx) = (r / 2, r % 2);
-            for k in 0..4 {
-                let (b, dy) = (k / 2, k % 2);
-                let row = 6 * (dx + 2 * dy);
-                for m in 0..6 {
-                    g[r][m] += w2[o2][k] * n[2 * a + b][row + m];
-                }
-            }
-        }
-        // Along the first axis: the slots of this second-axis order.
-        for &(s, o1, so2) in &SLOTS[..ns] {
-            if so2 != o2 {
-                continue;
-            }
-            let mut acc = [0.0f64; 6];
+    for p in (0..6).step_by(2) {
+        for o2 in 0..o2n {
+            // Along the second axis: per first-axis row r = 2 a + dx.
+            let mut g = [[0.0f64; 2]; 4];
             for r in 0..4 {
-                for m in 0..6 {
-                    acc[m] += w1[o1][r] * g[r][m];
+                let (a, dx) = (r / 2, r % 2);
+                for k in 0..4 {
+                    let (b, dy) = (k / 2, k % 2);
+                    let row = 6 * (dx + 2 * dy) + p;
+                    mul_add(&mut g[r], &w2[o2][k], &n[2 * a + b][row..row + 2]);
                 }
             }
-            out[s * STRIDE + o..s * STRIDE + o + 6].copy_from_slice(&acc);
+            // Along the first axis: the slots of this second-axis order.
+            for &(s, o1, so2) in &SLOTS[..ns] {
+                if so2 != o2 {
+                    continue;
+                }
+                let mut acc = [0.0f64; 2];
+                for r in 0..4 {
+                    mul_add(&mut acc, &w1[o1][r], &g[r]);
+                }
+                out[s * STRIDE + o + p..s * STRIDE + o + p + 2].copy_from_slice(&acc);
+            }
         }
     }
 }
