@@ -1,6 +1,6 @@
 //! The generated spline groups' evaluation (`tree{t}_splines`, [`TreeKernel::spline_groups`])
 //! against the generic code ([`sprung_mbs::joints::SplineGroup::eval_into`]) on
-//! models/joint_tabulated.toml (a 2D table with a follower): bit-identical slots at many
+//! models/joint_tabulated.toml (a 2D table with a follower) and a 1D variant of it: bit-identical slots at many
 //! coordinates inside the grid (on every node, the last one included, just above and below
 //! nodes, between them), and every coordinate outside the grid left to the host, whose generic
 //! path extrapolates and records the excursion (through [`MbsSystem`] with the plugin).
@@ -11,7 +11,7 @@ use std::sync::Arc;
 use sprung_accel::{AccelOptions, accelerate};
 use sprung_mbs::tree_kernel::FlatLayout;
 use sprung_mbs::{CompiledModel, MbsSystem, compile};
-use sprung_model::{SPLINE_SLOTS, SplineBasis};
+use sprung_model::{KinematicTable, SPLINE_SLOTS, SplineBasis};
 use sprung_solve::mech::MechanicalSystem;
 
 fn load(name: &str) -> Arc<CompiledModel> {
@@ -49,16 +49,61 @@ fn inside_points(g: &[f64]) -> Vec<f64> {
     xs
 }
 
+/// joint_tabulated.toml with a 1D table: the arm's and the link's poses at the slider's
+/// design travel (slider grid index 5) over the swing angle, the arm on its own coordinate, the
+/// link following it.
+fn one_axis_model() -> Arc<CompiledModel> {
+    let models = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models");
+    let table_path = models.join("tables/joint_tabulated_arm.toml");
+    let mut table = KinematicTable::load(&table_path).unwrap_or_else(|e| panic!("{e}"));
+    let n2 = table.axes[1].grid.len();
+    let i1 = 5;
+    assert_eq!(table.axes[0].grid[i1], 0.0);
+    table.axes.remove(0);
+    for b in &mut table.bodies {
+        b.position = b.position[i1 * n2..(i1 + 1) * n2].to_vec();
+        b.rotation = b.rotation[i1 * n2..(i1 + 1) * n2].to_vec();
+    }
+    let path = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("splines_arm_1d.toml");
+    std::fs::write(&path, table.to_toml_string()).expect("write the table");
+    let src = std::fs::read_to_string(models.join("joint_tabulated.toml"))
+        .expect("the model")
+        .replace(
+            "tables/joint_tabulated_arm.toml",
+            &path.display().to_string(),
+        )
+        .replace(
+            r#"coordinates = ["slider", "self"]"#,
+            r#"coordinates = ["self"]"#,
+        )
+        .replace(
+            r#"coordinates = ["slider", "arm"]"#,
+            r#"coordinates = ["arm"]"#,
+        );
+    let m = sprung_model::from_toml_str(&src, "joint_tabulated_1d.toml")
+        .unwrap_or_else(|e| panic!("{e}"));
+    Arc::new(compile(&m).unwrap_or_else(|e| panic!("{e}")))
+}
+
 #[test]
 fn generated_groups_are_bit_identical_to_the_generic_evaluation_inside_the_grid() {
-    let model = load("joint_tabulated.toml");
-    let (kernel, _) = accelerate(&model, &options()).unwrap_or_else(|e| panic!("{e}"));
+    let two = bit_identical_inside(&load("joint_tabulated.toml"));
+    let one = bit_identical_inside(&one_axis_model());
+    assert_eq!((two, one), ([1, 0], [0, 1]), "the tables' axes");
+}
+
+/// The bit-identity check on every group of `model`; the number of groups with 2 and 1 axes.
+fn bit_identical_inside(model: &Arc<CompiledModel>) -> [usize; 2] {
+    let (kernel, _) = accelerate(model, &options()).unwrap_or_else(|e| panic!("{e}"));
+    let mut dims = [0; 2];
     let (r0, _) = model.design_state();
     let mut checked = 0;
     for (t, tree) in model.joints.trees.iter().enumerate() {
         let l = FlatLayout::of(tree);
         for (gi, grp) in tree.groups.iter().enumerate() {
             let sp = &grp.spline;
+            dims[2 - sp.dims()] += 1;
+            assert!(grp.second > 0 && grp.second < sp.channels(), "mixed group");
             let axes: Vec<Vec<f64>> = (0..sp.dims())
                 .map(|k| inside_points(&sp.raw().0[k]))
                 .collect();
@@ -90,7 +135,8 @@ fn generated_groups_are_bit_identical_to_the_generic_evaluation_inside_the_grid(
             assert!(sp.excursion(0).is_none(), "no excursion inside the grid");
         }
     }
-    assert!(checked > 1000, "{checked} points");
+    assert!(checked > 100, "{checked} points");
+    dims
 }
 
 #[test]
