@@ -1,18 +1,22 @@
-//! The generated spline groups' evaluation (`tree{t}_splines`, [`TreeKernel::spline_groups`])
-//! against the generic code ([`sprung_mbs::joints::SplineGroup::eval_into`]) on
-//! models/joint_tabulated.toml (a 2D table with a follower) and a 1D variant of it: bit-identical slots at many
-//! coordinates inside the grid (on every node, the last one included, just above and below
-//! nodes, between them), and every coordinate outside the grid left to the host, whose generic
-//! path extrapolates and records the excursion (through [`MbsSystem`] with the plugin).
+//! The generated spline groups' evaluation (`tree{t}_splines`,
+//! [`sprung_mbs::tree_kernel::TreeKernel::spline_groups`]) against the generic code
+//! ([`sprung_mbs::joints::SplineGroup::eval_into`]) on models/joint_tabulated.toml (a 2D table
+//! with a follower) and a 1D variant of it: bit-identical slots at many coordinates inside the
+//! grid (on every node, the last one included, one ulp beside nodes, between them); every
+//! coordinate outside the grid left to the host, whose generic path extrapolates and records
+//! the excursion (through [`MbsSystem`] with the plugin, and a whole run: the same messages as
+//! the generic run's).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use sprung_accel::{AccelOptions, accelerate};
+use sprung_mbs::simulate::{RunSettings, run};
 use sprung_mbs::tree_kernel::FlatLayout;
 use sprung_mbs::{CompiledModel, MbsSystem, compile};
 use sprung_model::{KinematicTable, SPLINE_SLOTS, SplineBasis};
 use sprung_solve::mech::MechanicalSystem;
+use sprung_solve::mech::adaptive::Control;
 
 fn load(name: &str) -> Arc<CompiledModel> {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -201,4 +205,44 @@ fn coordinates_outside_the_grid_are_left_to_the_host_which_records_the_excursion
         .zip(&qp)
         .fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
     assert!(d <= 1e-12 * scale, "outside: q differs by {:e}", d / scale);
+}
+
+/// A run started with the slider outside the table's travel: with the plugin installed the
+/// run reports the same excursions as the generic run (the messages `sprung run` prints), and
+/// the same final state (q's generated kinematics to round-off).
+#[test]
+fn a_run_outside_the_table_reports_the_same_excursions_with_the_plugin() {
+    let mut msgs = Vec::new();
+    let mut ends = Vec::new();
+    for plugin in [false, true] {
+        let model = load("joint_tabulated.toml");
+        let mut sys = MbsSystem::new(model.clone());
+        if plugin {
+            let (kernel, _) = accelerate(&model, &options()).unwrap_or_else(|e| panic!("{e}"));
+            sys.set_tree_kernel(Some(kernel));
+        }
+        let slider = model
+            .bodies
+            .iter()
+            .position(|b| b.name == "slider")
+            .expect("the slider");
+        let (mut r, mut v) = model.design_state();
+        r[7 * slider] = 0.3; // the table's slider axis ends at 0.25
+        let settings = RunSettings::fixed_step("lsrt2", 1e-3, 0.2);
+        run(&mut sys, &settings, &mut r, &mut v, &mut |_, _, _| {
+            Control::Continue
+        })
+        .unwrap_or_else(|e| panic!("{e}"));
+        let m = model.joints.table_excursions(&model);
+        assert!(!m.is_empty(), "the run left the table");
+        msgs.push(m);
+        ends.push([r, v].concat());
+    }
+    assert_eq!(msgs[0], msgs[1]);
+    let scale = ends[0].iter().fold(0.0f64, |m, x| m.max(x.abs()));
+    let d = ends[0]
+        .iter()
+        .zip(&ends[1])
+        .fold(0.0f64, |m, (x, y)| m.max((x - y).abs()));
+    assert!(d <= 1e-10 * scale, "{:e}", d / scale);
 }
