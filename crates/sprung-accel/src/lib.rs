@@ -7,10 +7,11 @@
 //! seconds with explicit Euler at 1 ms): code written for the one model, its structure unrolled
 //! and its constants folded, instead of the generic, data-driven evaluation. This crate does
 //! the same for the part of the evaluation of q that costs most in a reduced model, the joint
-//! trees' kinematics (frames, J_b, J̇_b ż, M_z and its Cholesky factor) and the projection of
-//! the free-body accelerations onto the tree coordinates ([`sprung_mbs::joints`]); the spline
-//! tables stay evaluated by the engine (so excursions are recorded as before), the force
-//! elements, tires and the linearisation run the generic code.
+//! trees' kinematics (spline groups, frames, J_b, J̇_b ż, M_z and its Cholesky factor) and the
+//! projection of the free-body accelerations onto the tree coordinates ([`sprung_mbs::joints`]);
+//! a spline group with a coordinate outside its table's grid stays evaluated by the engine (so
+//! excursions are extrapolated and recorded as before), the force elements, tires and the
+//! linearisation run the generic code.
 //!
 //! The pieces: [`codegen`] writes the source from the compiled model (one function per tree and
 //! task, through the flat buffer of [`sprung_mbs::tree_kernel::FlatLayout`]); [`build`] runs

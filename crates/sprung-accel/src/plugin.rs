@@ -9,10 +9,12 @@ use crate::AccelError;
 use crate::codegen::{ABI_VERSION, Generated};
 
 type KinematicsFn = unsafe extern "C" fn(usize, *const f64, *const f64, *mut f64) -> i64;
+type SplinesFn = unsafe extern "C" fn(usize, *const f64, *mut f64) -> u64;
 type ProjectFn = unsafe extern "C" fn(usize, *const f64, *mut f64) -> i64;
 
 /// A loaded plugin: the accelerated evaluation path of one model ([`TreeKernel`]).
 pub struct Plugin {
+    splines: SplinesFn,
     kinematics: KinematicsFn,
     project: ProjectFn,
     n_r: usize,
@@ -49,7 +51,7 @@ impl Plugin {
         let lib = unsafe { Library::new(path) }.map_err(|e| err(e.to_string()))?;
         // SAFETY: the symbols are the generated source's exports, with these signatures for
         // ABI_VERSION (checked first, through a function that takes nothing).
-        let (abi, key, kinematics, project) = unsafe {
+        let (abi, key, splines, kinematics, project) = unsafe {
             let abi = lib
                 .get::<unsafe extern "C" fn() -> u64>(b"sprung_accel_abi")
                 .map_err(|e| err(format!("not a sprung accelerator plugin ({e})")))?;
@@ -62,13 +64,16 @@ impl Plugin {
             let key = lib
                 .get::<unsafe extern "C" fn() -> u64>(b"sprung_accel_key")
                 .map_err(|e| err(e.to_string()))?();
+            let s = *lib
+                .get::<SplinesFn>(b"sprung_accel_spline_groups")
+                .map_err(|e| err(e.to_string()))?;
             let k = *lib
                 .get::<KinematicsFn>(b"sprung_accel_kinematics")
                 .map_err(|e| err(e.to_string()))?;
             let p = *lib
                 .get::<ProjectFn>(b"sprung_accel_project")
                 .map_err(|e| err(e.to_string()))?;
-            (abi, key, k, p)
+            (abi, key, s, k, p)
         };
         debug_assert_eq!(abi, ABI_VERSION);
         if key != src.key {
@@ -78,6 +83,7 @@ impl Plugin {
             )));
         }
         Ok(Self {
+            splines,
             kinematics,
             project,
             n_r: src.n_r,
@@ -104,6 +110,16 @@ impl TreeKernel for Plugin {
         // (checked above); the buffers do not overlap (two shared, one exclusive borrow).
         let k = unsafe { (self.kinematics)(t, r.as_ptr(), v.as_ptr(), flat.as_mut_ptr()) };
         if k < 0 { Ok(()) } else { Err(k as usize) }
+    }
+
+    fn spline_groups(&self, t: usize, r: &[f64], flat: &mut [f64]) -> u64 {
+        assert!(
+            r.len() == self.n_r && flat.len() == self.flat_lens[t],
+            "accelerator plugin called with buffers of another model"
+        );
+        // SAFETY: the lengths are the ones the generated function views the pointers as
+        // (checked above); the buffers do not overlap (one shared, one exclusive borrow).
+        unsafe { (self.splines)(t, r.as_ptr(), flat.as_mut_ptr()) }
     }
 
     fn project(&self, t: usize, flat: &[f64], q: &mut [f64]) {

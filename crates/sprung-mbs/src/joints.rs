@@ -2130,7 +2130,12 @@ impl JointWork {
                 .zip(&self.layouts)
                 .enumerate()
             {
+                // The groups the kernel left to the host (bit g; from 64 on, all).
+                let host = kernel.spline_groups(t, r, flat);
                 for (g, grp) in tree.groups.iter().enumerate() {
+                    if host.checked_shr(g as u32).is_some_and(|m| m & 1 == 0) {
+                        continue;
+                    }
                     let o = layout.gev[g];
                     let len = sm::SPLINE_SLOTS * grp.spline.channels();
                     grp.eval_into(grp.coordinates(r), &mut self.basis, &mut flat[o..o + len]);

@@ -7,10 +7,11 @@
 //!
 //! A kernel works on one flat `f64` buffer per tree ([`FlatLayout`]) that holds what the generic
 //! code keeps in a [`TreeKin`]: the bodies' frames, J̇_b ż, the massless leaves' columns, J_b,
-//! M_b J_b, M_z's Cholesky factor, and the tree's spline-group evaluations. The host evaluates
-//! the spline groups into the buffer ([`SplineGroup::eval_into`], the same code as the generic
-//! path, so excursions outside a table are recorded as before), then calls
-//! [`TreeKernel::kinematics`]; after the evaluator has computed the free-body accelerations,
+//! M_b J_b, M_z's Cholesky factor, and the tree's spline-group evaluations. The kernel
+//! evaluates the spline groups it can ([`TreeKernel::spline_groups`]: generated code does the
+//! groups whose coordinates lie inside their grids) and the host the others
+//! ([`SplineGroup::eval_into`], the generic path, so excursions outside a table are extrapolated
+//! and recorded as before), then the host calls [`TreeKernel::kinematics`]; after the evaluator has computed the free-body accelerations,
 //! [`TreeKernel::project`] turns them into the tree coordinates' accelerations. Entries a
 //! kernel does not write keep the values the buffer was created with ([`FlatLayout::initial`]:
 //! the constant entries of J and zeros), so a kernel writes only what can change.
@@ -46,7 +47,7 @@ pub const DCOLS_LEN: usize = 15;
 /// jac    + (6 lb + k) n + c : J_b row k, column c        (bodies with Tree::need_acc)
 /// mj     + (6 lb + k) n + c : M_b J_b, same layout       (bodies with mass)
 /// chol   + i n + j : M_z's Cholesky factor L (j ≤ i) with Lᵀ above the diagonal
-/// gev[g] + s C + m : spline group g's slot s, channel m (C channels; host-filled)
+/// gev[g] + s C + m : spline group g's slot s, channel m (C channels; TreeKernel::spline_groups or the host)
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FlatLayout {
@@ -196,6 +197,18 @@ pub trait TreeKernel: Send + Sync + fmt::Debug {
     /// groups' evaluations at (r, v) are in place. `Err(k)`: M_z is singular at tree
     /// coordinate k (its Cholesky factor met a non-positive pivot there).
     fn kinematics(&self, t: usize, r: &[f64], v: &[f64], flat: &mut [f64]) -> Result<(), usize>;
+
+    /// Tree `t`'s spline groups at the reduced positions `r` into their slots of `flat`
+    /// ([`FlatLayout::gev`]), as [`SplineGroup::eval_into`] writes them, for the groups it
+    /// chooses to evaluate; returns the bit mask of the groups it did **not** evaluate (bit g
+    /// for group g; groups from 64 on are always the host's), which the host then evaluates
+    /// with the generic code. A kernel must leave to the host every group with a coordinate
+    /// outside its grid: the generic code extrapolates and records the excursion in the
+    /// table's spline ([`sm::TableSpline::excursion`]). The default evaluates none.
+    fn spline_groups(&self, t: usize, r: &[f64], flat: &mut [f64]) -> u64 {
+        let _ = (t, r, flat);
+        u64::MAX
+    }
 
     /// Projects the free-body accelerations `q` (evaluator layout, at the state of the last
     /// [`TreeKernel::kinematics`] of `flat`) onto tree `t`'s coordinates in place: the tree's

@@ -475,6 +475,16 @@ impl TableSpline {
         self.dims
     }
 
+    /// The spline's data as stored, for code generation (the model accelerator writes it into
+    /// generated source and evaluates it as [`TableSpline::basis_into`] and
+    /// [`TableSpline::eval_slots`] do): the grid per axis (a 1D table's second is `[0]`), the
+    /// number of axes, the Hermite node data in blocks of six channels (`node[(blk * rows + r)
+    /// * 6 + m]`, node row `r = (i1 * n2 + i2) * 4 + k`, k: f, ∂₁f, ∂₂f, ∂₁∂₂f) and the length
+    /// of one block (`6 * rows`, `rows = 4 n1 n2`).
+    pub fn raw(&self) -> (&[Vec<f64>; 2], usize, &[f64], usize) {
+        (&self.grid, self.dims, &self.node, self.block)
+    }
+
     /// The grid range of axis `k`.
     pub fn range(&self, k: usize) -> (f64, f64) {
         let g = &self.grid[k];

@@ -1,11 +1,12 @@
 //! The generated source of one model's accelerated evaluation path: per joint tree t a function
-//! `tree{t}_kinematics` ([`kinematics`]) and `tree{t}_project` ([`projection`]) on the tree's
-//! flat buffer ([`sprung_mbs::tree_kernel::FlatLayout`], its offsets folded into the code), and
+//! `tree{t}_splines` ([`splines`]), `tree{t}_kinematics` ([`kinematics`]) and `tree{t}_project`
+//! ([`projection`]) on the tree's flat buffer ([`sprung_mbs::tree_kernel::FlatLayout`], its offsets folded into the code), and
 //! the plugin's C ABI around them:
 //!
 //! ```text
 //! sprung_accel_abi() -> u64                       ABI_VERSION
 //! sprung_accel_key() -> u64                       the source's key (Generated::key)
+//! sprung_accel_spline_groups(t, r, flat) -> u64  bits of the groups left to the host (all: unknown tree)
 //! sprung_accel_kinematics(t, r, v, flat) -> i64   −1, or the coordinate of a singular M_z
 //! sprung_accel_project(t, flat, q) -> i64         0, or −2 for an unknown tree
 //! ```
@@ -17,6 +18,7 @@
 pub mod kinematics;
 pub mod mass_matrix;
 pub mod projection;
+pub mod splines;
 
 use std::fmt::Write;
 
@@ -27,7 +29,7 @@ use sprung_mbs::tree_kernel::FlatLayout;
 use crate::AccelError;
 
 /// Version of the plugin ABI ([`mod@self`]); part of every key.
-pub const ABI_VERSION: u64 = 1;
+pub const ABI_VERSION: u64 = 2;
 
 /// The generated source of one model and what the host checks against the plugin.
 #[derive(Debug, Clone)]
@@ -66,8 +68,9 @@ pub fn source(model: &CompiledModel) -> Result<Generated, AccelError> {
     }
     let (n_r, n_v) = (model.n_r(), model.n_v());
     let layouts: Vec<FlatLayout> = trees.iter().map(FlatLayout::of).collect();
-    let mut body = String::new();
+    let mut body = String::from(splines::HELPERS);
     for t in 0..trees.len() {
+        splines::emit(model, t, &mut body);
         kinematics::emit(model, t, &mut body)?;
         projection::emit(model, t, &mut body)?;
     }
@@ -98,6 +101,21 @@ pub fn source(model: &CompiledModel) -> Result<Generated, AccelError> {
         "\n#[unsafe(no_mangle)]\npub extern \"C\" fn sprung_accel_abi() -> u64 {{ {ABI_VERSION} }}\n\n\
          #[unsafe(no_mangle)]\npub extern \"C\" fn sprung_accel_key() -> u64 {{ {key:#018x} }}\n"
     );
+    let _ = writeln!(
+        w,
+        "/// # Safety\n/// `r`, `flat` address NR and tree t's flat length of values.\n\
+         #[unsafe(no_mangle)]\npub unsafe extern \"C\" fn sprung_accel_spline_groups(t: usize, r: *const f64, flat: *mut f64) -> u64 {{\n    \
+         let r = unsafe {{ &*(r as *const [f64; NR]) }};\n    \
+         match t {{"
+    );
+    for (t, l) in layouts.iter().enumerate() {
+        let _ = writeln!(
+            w,
+            "        {t} => tree{t}_splines(r, unsafe {{ &mut *(flat as *mut [f64; {}]) }}),",
+            l.len
+        );
+    }
+    let _ = writeln!(w, "        _ => u64::MAX,\n    }}\n}}\n");
     let _ = writeln!(
         w,
         "/// # Safety\n/// `r`, `v`, `flat` address NR, NV and tree t's flat length of values.\n\

@@ -22,6 +22,9 @@ use super::{factor_pattern, lit};
 use crate::AccelError;
 
 /// Writes `tree{t}_project` of `model`'s tree `t` into `out`.
+// (Index loops over the tree's bodies and the factor's pattern: the indices are the generated
+// code's.)
+#[allow(clippy::needless_range_loop)]
 pub fn emit(model: &CompiledModel, t: usize, out: &mut String) -> Result<(), AccelError> {
     let tree = &model.joints.trees[t];
     let l = FlatLayout::of(tree);
