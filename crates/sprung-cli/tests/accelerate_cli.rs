@@ -94,3 +94,55 @@ fn a_model_without_joints_is_refused_with_the_reason() {
     assert!(!o.status.success(), "{t}");
     assert!(t.contains("has no joints") && t.contains("generic"), "{t}");
 }
+
+/// `sprung bench --accelerate`: the rows run with the plugin (marked in the JSON) and measure
+/// the generic rows' errors to the bit (the same runs); the reference stays generic.
+#[test]
+fn bench_accelerate_marks_its_rows_and_measures_the_same_errors() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("accelerate_cli_bench");
+    let _ = std::fs::remove_dir_all(&dir);
+    let cache = dir.join("cache");
+    let out = dir.join("bench");
+    let out_s = out.to_string_lossy().into_owned();
+    let mut docs = Vec::new();
+    for extra in [None, Some("--accelerate")] {
+        let mut args = vec![
+            "bench",
+            "--models",
+            "models/joint_tabulated.toml",
+            "--displacement",
+            "slider_x",
+            "--force",
+            "arm_x",
+            "--t-end",
+            "1",
+            "--window",
+            "0.2:1.0",
+            "--reference",
+            "lsrt2:1e-4",
+            "--repeat",
+            "1",
+            "--linear-solvers",
+            "dense",
+            "--relinearise",
+            "1,5",
+            "--out",
+            &out_s,
+            "--json",
+        ];
+        args.extend(extra);
+        let o = sprung(&args, &cache);
+        assert!(o.status.success(), "{}", text(&o));
+        let doc: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
+        assert_eq!(doc["models"][0]["accelerated"], extra.is_some(), "{doc}");
+        docs.push(doc);
+    }
+    for k in 0..2 {
+        let (a, b) = (
+            &docs[0]["models"][0]["rows"][k],
+            &docs[1]["models"][0]["rows"][k],
+        );
+        assert_eq!(a["nmse"], b["nmse"], "row {k}: {a} vs {b}");
+        assert_eq!(a["linearisations"], b["linearisations"], "row {k}");
+    }
+}
