@@ -145,3 +145,42 @@ fn bench_accelerate_marks_its_rows_and_measures_the_same_errors() {
         assert_eq!(a["linearisations"], b["linearisations"], "row {k}");
     }
 }
+
+/// A coordinate leaving its kinematic table with `--accelerate`: the generated spline groups leave
+/// the excursion to the engine's generic code, so the run reports it exactly as without the plugin
+/// (the arm of models/joint_tabulated.toml started at 20 rad/s swings beyond the table's ±1 rad),
+/// and the results are the generic run's.
+#[test]
+fn a_coordinate_leaving_its_table_is_reported_with_the_plugin_too() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("accelerate_cli_excursion");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let table = root().join("models/tables/joint_tabulated_arm.toml");
+    let src = std::fs::read_to_string(root().join("models/joint_tabulated.toml"))
+        .unwrap()
+        .replace(
+            "tables/joint_tabulated_arm.toml",
+            table.canonicalize().unwrap().to_str().unwrap(),
+        )
+        .replace("z0 = 0.4 }", "z0 = 0.4, zd0 = 20.0 }");
+    let model = dir.join("fast_swing.toml");
+    std::fs::write(&model, src).unwrap();
+    let mut results = Vec::new();
+    for (name, extra) in [("generic", None), ("accelerated", Some("--accelerate"))] {
+        let out = dir.join(name);
+        let (m, o) = (model.to_string_lossy(), out.to_string_lossy());
+        let mut args = vec!["run", &m, "--t-end", "0.5", "--out", &o, "-q"];
+        args.extend(extra);
+        let r = sprung(&args, &dir.join("cache"));
+        let t = text(&r);
+        assert!(r.status.success(), "{name}: {t}");
+        assert!(
+            t.contains(
+                "warning: body 'arm': its own coordinate (table axis 2) left the table's range [-1, 1]"
+            ),
+            "{name}: {t}"
+        );
+        results.push(read_csv(&out.join("results.csv")).1);
+    }
+    assert_eq!(results[0], results[1]);
+}
