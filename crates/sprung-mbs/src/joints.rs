@@ -2062,11 +2062,23 @@ impl JointWork {
         self.v_full[nbv..].copy_from_slice(&v[nbv..]);
         self.poses_pending = true;
         self.tree_frames(model, r, v, false);
-        for (tree, kin) in model.joints.trees.iter().zip(&self.kin) {
+        for (t, tree) in model.joints.trees.iter().enumerate() {
             let jointed = usize::from(tree.root.is_some());
-            for (f, &b) in kin.frames.iter().zip(&tree.bodies).skip(jointed) {
+            for (lb, &b) in tree.bodies.iter().enumerate().skip(jointed) {
+                let f = self.frame(t, lb);
                 bodies[b] = BodyKin::from_frame(f.x, f.rot, f.v, f.w);
             }
+        }
+    }
+
+    /// Tree `t`'s body `lb`'s frame of the last kinematics: from the kernel's flat buffer if
+    /// the kernel ran it (its frames are not copied into [`TreeKin`]), else the generic one.
+    #[inline]
+    fn frame(&self, t: usize, lb: usize) -> Frame {
+        if self.kernel_kin {
+            self.layouts[t].frame(&self.flat[t], lb)
+        } else {
+            self.kin[t].frames[lb]
         }
     }
 
@@ -2085,11 +2097,12 @@ impl JointWork {
         if !self.poses_pending {
             return;
         }
-        for (tree, kin) in joints.trees.iter().zip(&self.kin) {
+        for (t, tree) in joints.trees.iter().enumerate() {
             let jointed = usize::from(tree.root.is_some());
-            for (f, &b) in kin.frames.iter().zip(&tree.bodies).skip(jointed) {
+            for (lb, &b) in tree.bodies.iter().enumerate().skip(jointed) {
+                let f = self.frame(t, lb);
                 write_frame(
-                    f,
+                    &f,
                     &mut self.r_full[7 * b..7 * b + 7],
                     &mut self.v_full[6 * b..6 * b + 6],
                 );
@@ -2144,10 +2157,7 @@ impl JointWork {
                     debug_assert!(false, "{}", joints.singular_message(model, t, e));
                     self.singular = true;
                 }
-                // (The frames alone: the expansion and the poses read them.)
-                for (lb, f) in self.kin[t].frames.iter_mut().enumerate() {
-                    *f = layout.frame(flat, lb);
-                }
+                // (The frames stay in `flat`: JointWork::frame reads them there.)
             }
             self.kernel_kin = true;
             return;
