@@ -8,51 +8,15 @@
 //! difference is a generator bug. The failure messages give the largest difference relative to
 //! the magnitude of the part of the buffer it is in.
 
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
-
-use sprung_accel::{AccelOptions, accelerate};
+use sprung_accel::accelerate;
+use sprung_mbs::MbsSystem;
 use sprung_mbs::simulate::{RunSettings, run};
 use sprung_mbs::tree_kernel::{FlatLayout, ReferenceKernel, TreeKernel};
-use sprung_mbs::{CompiledModel, MbsSystem, compile};
 use sprung_solve::mech::MechanicalSystem;
 use sprung_solve::mech::adaptive::Control;
 
-const MODELS: [&str; 3] = [
-    "joint_pendulum.toml",
-    "joint_slider.toml",
-    "joint_tabulated.toml",
-];
-
-fn load(name: &str) -> Arc<CompiledModel> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../models")
-        .join(name);
-    let m = sprung_model::load(&path).unwrap_or_else(|e| panic!("{e}"));
-    Arc::new(compile(&m).unwrap_or_else(|e| panic!("{e}")))
-}
-
-/// The tests' plugin cache (inside the build's target directory).
-fn options() -> AccelOptions {
-    AccelOptions {
-        cache_dir: Some(PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("accel")),
-        ..AccelOptions::default()
-    }
-}
-
-/// Every jointed body off its design pose and moving, the free bodies moving too.
-fn moving_state(model: &CompiledModel, s: f64) -> (Vec<f64>, Vec<f64>) {
-    let (mut r, mut v) = model.design_state();
-    for (b, d) in model.joints.defs.iter().enumerate() {
-        if d.is_some() {
-            r[7 * b] += 0.05 * s;
-            v[6 * b] += 0.3 * s;
-        } else {
-            v[6 * b..6 * b + 6].copy_from_slice(&[0.2 * s, -0.1, 0.05, 0.3, -0.2 * s, 0.1]);
-        }
-    }
-    (r, v)
-}
+mod common;
+use common::{JOINT_MODELS, load, moving_state, options};
 
 /// The largest difference of `a` and `b` over each part of the layout relative to the part's
 /// largest magnitude in `b`, with the part's name.
@@ -85,7 +49,7 @@ fn worst_part(l: &FlatLayout, a: &[f64], b: &[f64]) -> (f64, &'static str) {
 
 #[test]
 fn generated_kinematics_and_projection_match_the_generic_code() {
-    for name in MODELS {
+    for name in JOINT_MODELS {
         let model = load(name);
         let (kernel, built) = accelerate(&model, &options()).unwrap_or_else(|e| panic!("{e}"));
         assert!(built.library.is_file() && built.source.is_file());
@@ -135,7 +99,7 @@ fn generated_kinematics_and_projection_match_the_generic_code() {
 /// are the generic system's: 0.3 s, the same final state and q there (module docs: exact).
 #[test]
 fn runs_with_the_plugin_follow_the_generic_runs() {
-    for name in MODELS {
+    for name in JOINT_MODELS {
         let model = load(name);
         let (kernel, _) = accelerate(&model, &options()).unwrap_or_else(|e| panic!("{e}"));
         let mut plain = MbsSystem::new(model.clone());

@@ -6,12 +6,14 @@
 //! zeros and ones and keeps the generic order of operations; `==` leaves the sign of a zero
 //! open), and the generated function is straight-line code up to the mass matrix.
 
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use sprung_accel::{AccelOptions, accelerate};
+use sprung_accel::accelerate;
+use sprung_mbs::CompiledModel;
 use sprung_mbs::tree_kernel::{FlatLayout, ReferenceKernel, TreeKernel};
-use sprung_mbs::{CompiledModel, compile};
+
+mod common;
+use common::{from_toml, load, moving_state, options};
 
 /// A free carrier with a three-joint chain and a fixed weight, and a two-link pendulum on the
 /// ground (assumed test values, no vehicle data).
@@ -72,38 +74,18 @@ inertia = { principal = [0.01, 0.01, 0.005] }
 joint = { type = "revolute", parent = "upper", axis = [0.3, 1.0, 0.2], point = [2.0, 0.0, -1.0], z0 = -0.4 }
 "#;
 
-fn example(name: &str) -> Arc<CompiledModel> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../models")
-        .join(name);
-    let m = sprung_model::load(&path).unwrap_or_else(|e| panic!("{e}"));
-    Arc::new(compile(&m).unwrap_or_else(|e| panic!("{e}")))
-}
-
 fn deep() -> Arc<CompiledModel> {
-    let m = sprung_model::from_toml_str(DEEP, "deep_chain.toml").unwrap_or_else(|e| panic!("{e}"));
-    Arc::new(compile(&m).unwrap_or_else(|e| panic!("{e}")))
-}
-
-fn options() -> AccelOptions {
-    AccelOptions {
-        cache_dir: Some(PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("accel")),
-        ..AccelOptions::default()
-    }
+    from_toml(DEEP, "deep_chain.toml")
 }
 
 /// Every jointed body off its design pose and moving, the free bodies moving and turned
 /// (a quaternion off unit length).
-fn moving_state(model: &CompiledModel, s: f64) -> (Vec<f64>, Vec<f64>) {
-    let (mut r, mut v) = model.design_state();
+fn turned_state(model: &CompiledModel, s: f64) -> (Vec<f64>, Vec<f64>) {
+    let (mut r, v) = moving_state(model, s);
     for (b, d) in model.joints.defs.iter().enumerate() {
-        if d.is_some() {
-            r[7 * b] += 0.05 * s;
-            v[6 * b] += 0.3 * s;
-        } else {
+        if d.is_none() {
             r[7 * b + 4] += 0.03 * s;
             r[7 * b + 6] -= 0.02;
-            v[6 * b..6 * b + 6].copy_from_slice(&[0.2 * s, -0.1, 0.05, 0.3, -0.2 * s, 0.1]);
         }
     }
     (r, v)
@@ -127,7 +109,7 @@ fn check(model: &Arc<CompiledModel>) {
         );
         let l = FlatLayout::of(tree);
         for s in [1.0, -0.7, 2.0, 25.0] {
-            let (r, v) = moving_state(model, s);
+            let (r, v) = turned_state(model, s);
             let mut want = l.initial(tree);
             reference.kinematics(t, &r, &v, &mut want).expect("regular");
             let mut got = l.initial(tree);
@@ -153,7 +135,7 @@ fn the_generated_kinematics_are_the_generic_ones_to_the_bit() {
         "joint_slider.toml",
         "joint_tabulated.toml",
     ] {
-        check(&example(name));
+        check(&load(name));
     }
     let model = deep();
     assert_eq!(model.joints.trees.len(), 2);

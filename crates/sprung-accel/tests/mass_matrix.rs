@@ -7,37 +7,22 @@
 //! compared for equality, not to round-off.
 //! A model whose coordinate moves no mass must give the generic code's singular coordinate.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use nalgebra::Vector3;
 use sprung_accel::AccelOptions;
 use sprung_accel::codegen::{Generated, mass_matrix};
+use sprung_mbs::CompiledModel;
 use sprung_mbs::joints::axis_rotation;
 use sprung_mbs::tree_kernel::{FlatLayout, ReferenceKernel, TreeKernel};
-use sprung_mbs::{CompiledModel, compile};
 
-fn load(name: &str) -> CompiledModel {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../models")
-        .join(name);
-    let m = sprung_model::load(&path).unwrap_or_else(|e| panic!("{e}"));
-    compile(&m).unwrap_or_else(|e| panic!("{e}"))
-}
+mod common;
+use common::{load, moving_state};
 
-/// Every jointed body off its design pose and moving, the free bodies moving too (as in
-/// `tests/kernels.rs`).
-fn moving_state(model: &CompiledModel, s: f64) -> (Vec<f64>, Vec<f64>) {
-    let (mut r, mut v) = model.design_state();
-    for (b, d) in model.joints.defs.iter().enumerate() {
-        if d.is_some() {
-            r[7 * b] += 0.05 * s;
-            v[6 * b] += 0.3 * s;
-        } else {
-            v[6 * b..6 * b + 6].copy_from_slice(&[0.2 * s, -0.1, 0.05, 0.3, -0.2 * s, 0.1]);
-        }
-    }
-    (r, v)
+/// An owned copy of the example model `name` (the tests change it).
+fn owned(name: &str) -> CompiledModel {
+    CompiledModel::clone(&load(name))
 }
 
 /// The test plugin of `model`: per tree t an export `mz{t}(flat) -> i64` (−1, or the singular
@@ -129,7 +114,7 @@ fn both(
 /// The slider with its body turned against the carrier (a design rotation R_rel ≠ I: the
 /// fragment's constant J_b entries of a prismatic joint on the root are R_relᵀ e_k).
 fn turned_slider() -> CompiledModel {
-    let mut m = load("joint_slider.toml");
+    let mut m = owned("joint_slider.toml");
     for d in m.joints.defs.iter_mut().flatten() {
         d.rel0 = axis_rotation(&Vector3::new(0.3, -0.5, 0.8).normalize(), 0.7) * d.rel0;
         d.rel0_identity = false;
@@ -141,9 +126,9 @@ fn turned_slider() -> CompiledModel {
 #[test]
 fn the_fragment_gives_the_generic_mass_matrix_and_factor() {
     let models = [
-        load("joint_pendulum.toml"),
-        load("joint_slider.toml"),
-        load("joint_tabulated.toml"),
+        owned("joint_pendulum.toml"),
+        owned("joint_slider.toml"),
+        owned("joint_tabulated.toml"),
         turned_slider(),
     ];
     for model in models {
@@ -179,12 +164,12 @@ fn the_fragment_gives_the_generic_mass_matrix_and_factor() {
 /// carried by its free root with no mass on its coordinate (the fragment returns at once).
 #[test]
 fn a_coordinate_without_mass_is_singular_where_the_generic_code_says() {
-    let mut pendulum = load("joint_pendulum.toml");
+    let mut pendulum = owned("joint_pendulum.toml");
     let b = pendulum.joints.trees[0].bodies[0];
     let def = pendulum.joints.defs[b].as_mut().expect("jointed");
     def.s0 = def.point;
     pendulum.bodies[b].inertia.fill(0.0);
-    let mut slider = load("joint_slider.toml");
+    let mut slider = owned("joint_slider.toml");
     let tree = &slider.joints.trees[0];
     let lb = tree
         .joint_coord

@@ -10,28 +10,16 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use sprung_accel::{AccelOptions, accelerate};
+use sprung_accel::accelerate;
 use sprung_mbs::simulate::{RunSettings, run};
 use sprung_mbs::tree_kernel::FlatLayout;
-use sprung_mbs::{CompiledModel, MbsSystem, compile};
+use sprung_mbs::{CompiledModel, MbsSystem};
 use sprung_model::{KinematicTable, SPLINE_SLOTS, SplineBasis};
 use sprung_solve::mech::MechanicalSystem;
 use sprung_solve::mech::adaptive::Control;
 
-fn load(name: &str) -> Arc<CompiledModel> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../models")
-        .join(name);
-    let m = sprung_model::load(&path).unwrap_or_else(|e| panic!("{e}"));
-    Arc::new(compile(&m).unwrap_or_else(|e| panic!("{e}")))
-}
-
-fn options() -> AccelOptions {
-    AccelOptions {
-        cache_dir: Some(PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("accel")),
-        ..AccelOptions::default()
-    }
-}
+mod common;
+use common::{from_toml, load, options};
 
 /// Coordinates of an axis with grid `g` inside its range: every node, its neighbours one ulp
 /// away (inside), the midpoints and some points at irregular fractions of each cell.
@@ -84,9 +72,7 @@ fn one_axis_model() -> Arc<CompiledModel> {
             r#"coordinates = ["slider", "arm"]"#,
             r#"coordinates = ["arm"]"#,
         );
-    let m = sprung_model::from_toml_str(&src, "joint_tabulated_1d.toml")
-        .unwrap_or_else(|e| panic!("{e}"));
-    Arc::new(compile(&m).unwrap_or_else(|e| panic!("{e}")))
+    from_toml(&src, "joint_tabulated_1d.toml")
 }
 
 #[test]
