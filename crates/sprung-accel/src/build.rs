@@ -67,9 +67,9 @@ pub struct Built {
 }
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> AccelError + '_ {
-    move |source| AccelError::Io {
+    move |error| AccelError::Io {
         path: path.to_path_buf(),
-        source,
+        error,
     }
 }
 
@@ -136,7 +136,7 @@ pub fn build(src: &Generated, opts: &AccelOptions) -> Result<Built, AccelError> 
     let start = Instant::now();
     let out = cmd.output();
     let renamed = match out {
-        Err(source) => Err(AccelError::NoCompiler { rustc, source }),
+        Err(error) => Err(AccelError::NoCompiler { rustc, error }),
         Ok(out) if !out.status.success() => Err(AccelError::Compile {
             path: source.clone(),
             stderr: String::from_utf8_lossy(&out.stderr).into_owned(),

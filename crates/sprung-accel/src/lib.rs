@@ -56,13 +56,13 @@ pub enum AccelError {
     },
     /// `rustc` could not be started.
     #[error(
-        "the accelerator needs the Rust compiler to build the model's plugin: `{rustc}` could not be run ({source}); install the Rust toolchain (https://rustup.rs) or set SPRUNG_RUSTC to rustc's path"
+        "the accelerator needs the Rust compiler to build the model's plugin: `{rustc}` could not be run ({error}); install the Rust toolchain (https://rustup.rs) or set SPRUNG_RUSTC to rustc's path"
     )]
     NoCompiler {
         /// The command tried.
         rustc: String,
-        /// The error of starting it.
-        source: std::io::Error,
+        /// The error of starting it (in the message, not a source: printed once).
+        error: std::io::Error,
     },
     /// `rustc` failed on the generated source.
     #[error("rustc failed to compile the generated source {}:\n{stderr}", path.display())]
@@ -73,12 +73,12 @@ pub enum AccelError {
         stderr: String,
     },
     /// The cache directory could not be written or read.
-    #[error("accelerator cache {}: {source}", path.display())]
+    #[error("accelerator cache {}: {error}", path.display())]
     Io {
         /// The file or directory.
         path: PathBuf,
-        /// The error.
-        source: std::io::Error,
+        /// The error (in the message, not a source: printed once).
+        error: std::io::Error,
     },
     /// The plugin could not be loaded or does not match.
     #[error("accelerator plugin {}: {message}", path.display())]

@@ -184,3 +184,40 @@ fn a_coordinate_leaving_its_table_is_reported_with_the_plugin_too() {
     }
     assert_eq!(results[0], results[1]);
 }
+
+/// Without a usable compiler `sprung accelerate` and `sprung run --accelerate` fail with the
+/// reason and the fix (SPRUNG_RUSTC), the OS error said once, and the run writes nothing.
+#[test]
+fn a_missing_compiler_is_reported_with_the_fix() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("accelerate_cli_no_rustc");
+    let _ = std::fs::remove_dir_all(&dir);
+    let out = dir.join("run");
+    let out_s = out.to_string_lossy().into_owned();
+    for args in [
+        vec!["accelerate", "models/joint_slider.toml"],
+        vec![
+            "run",
+            "models/joint_slider.toml",
+            "--accelerate",
+            "-q",
+            "--out",
+            &out_s,
+        ],
+    ] {
+        let o = Command::new(env!("CARGO_BIN_EXE_sprung"))
+            .args(&args)
+            .current_dir(root())
+            .env("SPRUNG_ACCEL_DIR", dir.join("cache"))
+            .env("SPRUNG_RUSTC", dir.join("no-such-rustc"))
+            .output()
+            .expect("sprung runs");
+        let t = text(&o);
+        assert!(!o.status.success(), "{t}");
+        assert!(
+            t.contains("needs the Rust compiler") && t.contains("SPRUNG_RUSTC"),
+            "{t}"
+        );
+        assert_eq!(t.matches("os error").count(), 1, "{t}");
+    }
+    assert!(!out.join("results.csv").exists());
+}

@@ -46,10 +46,11 @@ pub fn run(a: &AccelerateArgs) -> anyhow::Result<()> {
         .with_context(|| format!("accelerating {}", a.model.display()))?;
     let c = model.compiled();
     eprintln!(
-        "generated {} lines of Rust for model '{}' ({} joint trees, {} tree coordinates) in {:.1} ms",
+        "generated {} lines of Rust for model '{}' ({} joint tree{}, {} tree coordinates) in {:.1} ms",
         src.text.lines().count(),
         c.name,
         c.joints.trees.len(),
+        if c.joints.trees.len() == 1 { "" } else { "s" },
         c.joints.trees.iter().map(|t| t.n_coords()).sum::<usize>(),
         start.elapsed().as_secs_f64() * 1e3
     );
