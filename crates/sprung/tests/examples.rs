@@ -12,6 +12,10 @@ mod closed_loop_pd;
 #[path = "../examples/snapshot_restore.rs"]
 mod snapshot_restore;
 
+#[allow(dead_code)]
+#[path = "../examples/accelerate.rs"]
+mod accelerate;
+
 use sprung::{Model, Simulation};
 use sprung_model::Signal;
 
@@ -76,4 +80,15 @@ fn closed_loop_example_holds_the_target_as_predicted() {
         "settled: {:e} m over the last 0.2 s",
         o.late_variation
     );
+}
+
+/// The accelerator example: the plugin is built into the given cache, and the accelerated run's
+/// channels are the generic run's to the bit (the generated code performs the generic operations
+/// in the generic order, docs/accelerate.md).
+#[test]
+fn accelerate_example_runs_the_generic_numbers() {
+    let cache = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("accel-example");
+    let (largest, built) = accelerate::run(1.0, Some(cache.clone())).unwrap();
+    assert_eq!(largest, 0.0);
+    assert!(built.library.starts_with(&cache) && built.library.is_file());
 }
