@@ -144,6 +144,33 @@ pub struct SplineGroup {
     pub second: usize,
 }
 
+impl SplineGroup {
+    /// The coordinates of the group's spline at the reduced positions `r` (per source, the
+    /// first slot of its block; a 1D group's second is 0).
+    #[inline]
+    pub fn coordinates(&self, r: &[f64]) -> [f64; 2] {
+        let mut c = [0.0; 2];
+        for (k, &src) in self.sources.iter().enumerate() {
+            c[k] = r[7 * src];
+        }
+        c
+    }
+
+    /// The group's evaluation at coordinates `c` into `buf` (slot-major with the stride of its
+    /// channels, [`sm::TableSpline::eval_slots`]): value and first derivatives of every
+    /// channel, second derivatives of the leading [`SplineGroup::second`] ones; `bs` is the
+    /// basis scratch (filled in place).
+    #[inline]
+    pub fn eval_into(&self, c: [f64; 2], bs: &mut sm::SplineBasis, buf: &mut [f64]) {
+        let sp = &self.spline;
+        let nc = sp.channels();
+        let second = self.second > 0;
+        sp.basis_into(&c[..self.sources.len()], second, bs);
+        sp.eval_slots(bs, 0..self.second, second, buf, nc);
+        sp.eval_slots(bs, self.second..nc, false, &mut buf[self.second..], nc);
+    }
+}
+
 impl Tree {
     /// Number of velocity coordinates.
     pub fn n_coords(&self) -> usize {

@@ -10,7 +10,7 @@
 //! M_b J_b, M_z's Cholesky factor, and the tree's spline-group evaluations. The kernel
 //! evaluates the spline groups it can ([`TreeKernel::spline_groups`]: generated code does the
 //! groups whose coordinates lie inside their grids) and the host the others
-//! ([`SplineGroup::eval_into`], the generic path, so excursions outside a table are extrapolated
+//! ([`crate::joints::SplineGroup::eval_into`], the generic path, so excursions outside a table are extrapolated
 //! and recorded as before), then the host calls [`TreeKernel::kinematics`]; after the evaluator has computed the free-body accelerations,
 //! [`TreeKernel::project`] turns them into the tree coordinates' accelerations. Entries a
 //! kernel does not write keep the values the buffer was created with ([`FlatLayout::initial`]:
@@ -27,7 +27,7 @@ use nalgebra::{Matrix3, Vector3};
 use sprung_model as sm;
 
 use crate::CompiledModel;
-use crate::joints::{Frame, Joints, Perturb, SplineGroup, Tree, TreeKin};
+use crate::joints::{Frame, Joints, Perturb, Tree, TreeKin};
 
 /// Values per body frame in the flat buffer: x (3), R column-major (9), v (3), ω global (3).
 pub const FRAME_LEN: usize = 18;
@@ -199,7 +199,7 @@ pub trait TreeKernel: Send + Sync + fmt::Debug {
     fn kinematics(&self, t: usize, r: &[f64], v: &[f64], flat: &mut [f64]) -> Result<(), usize>;
 
     /// Tree `t`'s spline groups at the reduced positions `r` into their slots of `flat`
-    /// ([`FlatLayout::gev`]), as [`SplineGroup::eval_into`] writes them, for the groups it
+    /// ([`FlatLayout::gev`]), as [`crate::joints::SplineGroup::eval_into`] writes them, for the groups it
     /// chooses to evaluate; returns the bit mask of the groups it did **not** evaluate (bit g
     /// for group g; groups from 64 on are always the host's), which the host then evaluates
     /// with the generic code. A kernel must leave to the host every group with a coordinate
@@ -260,32 +260,5 @@ impl TreeKernel for ReferenceKernel {
         let mut rhs = vec![0.0; n];
         let mut acc = vec![(Vector3::zeros(), Vector3::zeros()); tree.bodies.len()];
         Joints::project_tree(tree, &kin, 1.0, q, &mut rhs, &mut acc);
-    }
-}
-
-impl SplineGroup {
-    /// The coordinates of the group's spline at the reduced positions `r` (per source, the
-    /// first slot of its block; a 1D group's second is 0).
-    #[inline]
-    pub fn coordinates(&self, r: &[f64]) -> [f64; 2] {
-        let mut c = [0.0; 2];
-        for (k, &src) in self.sources.iter().enumerate() {
-            c[k] = r[7 * src];
-        }
-        c
-    }
-
-    /// The group's evaluation at coordinates `c` into `buf` (slot-major with the stride of its
-    /// channels, [`sm::TableSpline::eval_slots`]): value and first derivatives of every
-    /// channel, second derivatives of the leading [`SplineGroup::second`] ones; `bs` is the
-    /// basis scratch (filled in place).
-    #[inline]
-    pub fn eval_into(&self, c: [f64; 2], bs: &mut sm::SplineBasis, buf: &mut [f64]) {
-        let sp = &self.spline;
-        let nc = sp.channels();
-        let second = self.second > 0;
-        sp.basis_into(&c[..self.sources.len()], second, bs);
-        sp.eval_slots(bs, 0..self.second, second, buf, nc);
-        sp.eval_slots(bs, self.second..nc, false, &mut buf[self.second..], nc);
     }
 }

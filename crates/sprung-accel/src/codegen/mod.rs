@@ -108,13 +108,9 @@ pub fn source(model: &CompiledModel) -> Result<Generated, AccelError> {
          let r = unsafe {{ &*(r as *const [f64; NR]) }};\n    \
          match t {{"
     );
-    for (t, l) in layouts.iter().enumerate() {
-        let _ = writeln!(
-            w,
-            "        {t} => tree{t}_splines(r, unsafe {{ &mut *(flat as *mut [f64; {}]) }}),",
-            l.len
-        );
-    }
+    tree_arms(w, &layouts, |t, len| {
+        format!("tree{t}_splines(r, unsafe {{ &mut *(flat as *mut [f64; {len}]) }})")
+    });
     let _ = writeln!(w, "        _ => u64::MAX,\n    }}\n}}\n");
     let _ = writeln!(
         w,
@@ -124,13 +120,9 @@ pub fn source(model: &CompiledModel) -> Result<Generated, AccelError> {
          let v = unsafe {{ &*(v as *const [f64; NV]) }};\n    \
          let res = match t {{"
     );
-    for (t, l) in layouts.iter().enumerate() {
-        let _ = writeln!(
-            w,
-            "        {t} => tree{t}_kinematics(r, v, unsafe {{ &mut *(flat as *mut [f64; {}]) }}),",
-            l.len
-        );
-    }
+    tree_arms(w, &layouts, |t, len| {
+        format!("tree{t}_kinematics(r, v, unsafe {{ &mut *(flat as *mut [f64; {len}]) }})")
+    });
     let _ = writeln!(
         w,
         "        _ => return -2,\n    }};\n    match res {{ Ok(()) => -1, Err(k) => k as i64 }}\n}}\n"
@@ -142,13 +134,9 @@ pub fn source(model: &CompiledModel) -> Result<Generated, AccelError> {
          let q = unsafe {{ &mut *(q as *mut [f64; NV]) }};\n    \
          match t {{"
     );
-    for (t, l) in layouts.iter().enumerate() {
-        let _ = writeln!(
-            w,
-            "        {t} => tree{t}_project(unsafe {{ &*(flat as *const [f64; {}]) }}, q),",
-            l.len
-        );
-    }
+    tree_arms(w, &layouts, |t, len| {
+        format!("tree{t}_project(unsafe {{ &*(flat as *const [f64; {len}]) }}, q)")
+    });
     let _ = writeln!(w, "        _ => return -2,\n    }}\n    0\n}}");
     Ok(Generated {
         model: model.name.clone(),
@@ -158,6 +146,13 @@ pub fn source(model: &CompiledModel) -> Result<Generated, AccelError> {
         n_v,
         flat_lens: layouts.iter().map(|l| l.len).collect(),
     })
+}
+
+/// The match arms of an export's dispatch by tree: `t => call(t, flat length of tree t),`.
+fn tree_arms(w: &mut String, layouts: &[FlatLayout], call: impl Fn(usize, usize) -> String) {
+    for (t, l) in layouts.iter().enumerate() {
+        let _ = writeln!(w, "        {t} => {},", call(t, l.len));
+    }
 }
 
 /// The structural non-zeros of tree `t`'s Cholesky factor L of M_z (`pat[i][j]`, j ≤ i):
