@@ -36,99 +36,13 @@ use sprung_mbs::joints::{JointDef, Tree};
 use sprung_mbs::tree_kernel::{ACC_LEN, DCOLS_LEN, FRAME_LEN, FlatLayout};
 use sprung_model as sm;
 
+use super::expr::{E, add, mul, neg, sub};
 use super::lit;
 use crate::AccelError;
-
-/// A scalar of the generated code: a literal (folded at generation time) or an expression over
-/// the generated locals, r, v and the buffer, with its precedence (0 sum, 1 product, 2 atom).
-#[derive(Debug, Clone, PartialEq)]
-enum E {
-    Lit(f64),
-    X(String, u8),
-}
 
 type V3 = [E; 3];
 /// Row-major: `m[i][j]`.
 type M3 = [[E; 3]; 3];
-
-impl E {
-    fn atom(s: impl Into<String>) -> E {
-        E::X(s.into(), 2)
-    }
-
-    fn zero() -> E {
-        E::Lit(0.0)
-    }
-
-    fn is_lit(&self, x: f64) -> bool {
-        matches!(self, E::Lit(y) if *y == x)
-    }
-
-    fn prec(&self) -> u8 {
-        match self {
-            E::Lit(x) if *x < 0.0 || (*x == 0.0 && x.is_sign_negative()) => 1,
-            _ => match self {
-                E::X(_, p) => *p,
-                E::Lit(_) => 2,
-            },
-        }
-    }
-
-    /// The text as a statement's value.
-    fn text(&self) -> String {
-        match self {
-            E::Lit(x) => lit(*x),
-            E::X(s, _) => s.clone(),
-        }
-    }
-
-    /// The text as an operand that needs precedence at least `p`.
-    fn operand(&self, p: u8) -> String {
-        if self.prec() >= p {
-            self.text()
-        } else {
-            format!("({})", self.text())
-        }
-    }
-}
-
-fn add(a: &E, b: &E) -> E {
-    match (a, b) {
-        (E::Lit(x), E::Lit(y)) => E::Lit(x + y),
-        _ if a.is_lit(0.0) => b.clone(),
-        _ if b.is_lit(0.0) => a.clone(),
-        _ => E::X(format!("{} + {}", a.operand(0), b.operand(1)), 0),
-    }
-}
-
-fn sub(a: &E, b: &E) -> E {
-    match (a, b) {
-        (E::Lit(x), E::Lit(y)) => E::Lit(x - y),
-        _ if b.is_lit(0.0) => a.clone(),
-        _ if a.is_lit(0.0) => neg(b),
-        _ => E::X(format!("{} - {}", a.operand(0), b.operand(1)), 0),
-    }
-}
-
-fn neg(a: &E) -> E {
-    match a {
-        E::Lit(x) => E::Lit(-x),
-        E::X(s, 2) => E::X(format!("-{s}"), 2),
-        E::X(s, _) => E::X(format!("-({s})"), 2),
-    }
-}
-
-fn mul(a: &E, b: &E) -> E {
-    match (a, b) {
-        (E::Lit(x), E::Lit(y)) => E::Lit(x * y),
-        _ if a.is_lit(0.0) || b.is_lit(0.0) => E::zero(),
-        _ if a.is_lit(1.0) => b.clone(),
-        _ if b.is_lit(1.0) => a.clone(),
-        _ if a.is_lit(-1.0) => neg(b),
-        _ if b.is_lit(-1.0) => neg(a),
-        _ => E::X(format!("{} * {}", a.operand(1), b.operand(2)), 1),
-    }
-}
 
 fn lits(x: [f64; 3]) -> V3 {
     x.map(E::Lit)

@@ -34,66 +34,9 @@ use sprung_mbs::CompiledModel;
 use sprung_mbs::tree_kernel::FlatLayout;
 use sprung_model as sm;
 
-use super::{factor_pattern, lit};
+use super::expr::{E, add, div, mul, sub};
+use super::factor_pattern;
 use crate::AccelError;
-
-/// A value of the generated code: known at generation (`C`) or an atom of the generated code
-/// (`E`: a local or an array element, never an operator expression).
-#[derive(Debug, Clone)]
-enum Val {
-    C(f64),
-    E(String),
-}
-
-impl Val {
-    fn is_zero(&self) -> bool {
-        matches!(self, Val::C(x) if *x == 0.0)
-    }
-
-    fn text(&self) -> String {
-        match self {
-            Val::C(x) => lit(*x),
-            Val::E(e) => e.clone(),
-        }
-    }
-}
-
-/// The product a · b, folded: `None` for an exact zero (a constant 0 times a finite value),
-/// `Some(C)` for two constants, else its text (a factor 1 left out).
-fn product(a: &Val, b: &Val) -> Option<Val> {
-    match (a, b) {
-        _ if a.is_zero() || b.is_zero() => None,
-        (Val::C(x), Val::C(y)) => Some(Val::C(x * y)),
-        (Val::C(x), e) | (e, Val::C(x)) if *x == 1.0 => Some(e.clone()),
-        _ => Some(Val::E(format!("{} * {}", a.text(), b.text()))),
-    }
-}
-
-/// A running sum `s = init; s += p; s -= p; …` as one left-to-right expression: constant while
-/// only constants entered (folded as the generic code would add them), then text.
-struct Sum {
-    acc: Val,
-}
-
-impl Sum {
-    fn from(init: &Val) -> Self {
-        Self { acc: init.clone() }
-    }
-
-    /// s += p (`sign` '+') or s −= p (`sign` '-'); `p` from [`product`].
-    fn add(&mut self, sign: char, p: Option<Val>) {
-        let Some(p) = p else { return };
-        self.acc = match (&self.acc, p) {
-            (Val::C(x), Val::C(y)) => Val::C(if sign == '+' { x + y } else { x - y }),
-            // (+0 + p is p, +0 − p is −p: at most the sign of a zero differs.)
-            (Val::C(x), Val::E(e)) if *x == 0.0 => {
-                Val::E(if sign == '+' { e } else { format!("-({e})") })
-            }
-            (a, p) if p.is_zero() => a.clone(),
-            (a, p) => Val::E(format!("{} {sign} {}", a.text(), p.text())),
-        };
-    }
-}
 
 /// Where the fragment writes, and its output.
 struct Emitter<'a> {
@@ -107,21 +50,20 @@ impl Emitter<'_> {
         let _ = writeln!(self.w, "        {text}");
     }
 
-    /// `let name = value;` for an expression (a constant stays a constant): the atom to use.
-    fn bind(&mut self, name: String, v: Val) -> Val {
+    /// `let name = value;` for a value that is not a literal: the local to use.
+    fn bind(&mut self, name: String, v: E) -> E {
         match v {
-            Val::C(_) => v,
-            Val::E(e) if e == name => Val::E(e),
-            Val::E(e) => {
+            E::Lit(_) => v,
+            E::X(e, _) => {
                 self.line(&format!("let {name} = {e};"));
-                Val::E(name)
+                E::atom(name)
             }
         }
     }
 
     /// `s[idx] = v;` unless v is an exact zero (the buffer's entry is one already).
-    fn store(&mut self, idx: usize, v: &Val) {
-        if !v.is_zero() {
+    fn store(&mut self, idx: usize, v: &E) {
+        if !v.is_lit(0.0) {
             self.line(&format!("s[{idx}] = {};", v.text()));
         }
     }
@@ -177,14 +119,14 @@ pub fn emit(model: &CompiledModel, t: usize, out: &mut String) -> Result<(), Acc
     );
     // Per entry (i, j ≤ i) of M_z: its running sum, from +0, and the current body's products
     // in the generic order.
-    let mut z: Vec<Sum> = (0..n * n).map(|_| Sum::from(&Val::C(0.0))).collect();
-    let mut terms: Vec<Vec<Option<Val>>> = vec![Vec::new(); n * n];
+    let mut z: Vec<E> = vec![E::zero(); n * n];
+    let mut terms: Vec<Vec<E>> = vec![Vec::new(); n * n];
     for (lb, &b) in tree.bodies.iter().enumerate() {
         if tree.massless[lb] {
             continue;
         }
         let body = &model.bodies[b];
-        let mass = Val::C(body.mass);
+        let mass = E::Lit(body.mass);
         e.line(&format!(
             "// body '{}' (m = {} kg): M_b J_b",
             body.name.replace('\n', " "),
@@ -193,15 +135,15 @@ pub fn emit(model: &CompiledModel, t: usize, out: &mut String) -> Result<(), Acc
         // The root translation's columns: M_b J_b's m e_c, M_z's m I.
         for c in 0..nt {
             e.store(mj + (6 * lb + c) * n + c, &mass);
-            terms[c * n + c].push(Some(mass.clone()));
+            terms[c * n + c].push(mass.clone());
         }
         // The other structural columns: J_b's six rows (a free root's are I's) and M_b J_b's.
         let cols = &tree.jac_cols[lb][nt..];
-        let mut gathered: Vec<([Val; 6], [Val; 6])> = Vec::with_capacity(cols.len());
+        let mut gathered: Vec<([E; 6], [E; 6])> = Vec::with_capacity(cols.len());
         for &col in cols {
             let known: [Option<f64>; 6] = std::array::from_fn(|k| known_jac(model, t, lb, k, col));
-            let g: [Val; 6] = if known.iter().all(Option::is_some) {
-                known.map(|x| Val::C(x.unwrap_or_default()))
+            let g: [E; 6] = if known.iter().all(Option::is_some) {
+                known.map(|x| E::Lit(x.unwrap_or_default()))
             } else {
                 let name = format!("j{lb}_{col}");
                 let rows: Vec<String> = (0..6)
@@ -209,31 +151,29 @@ pub fn emit(model: &CompiledModel, t: usize, out: &mut String) -> Result<(), Acc
                     .collect();
                 e.line(&format!("let {name} = [{}];", rows.join(", ")));
                 std::array::from_fn(|k| match known[k] {
-                    Some(x) => Val::C(x),
-                    None => Val::E(format!("{name}[{k}]")),
+                    Some(x) => E::Lit(x),
+                    None => E::atom(format!("{name}[{k}]")),
                 })
             };
             // m g_v, then I_b g_ω as nalgebra's product: column by column.
-            let m: [Val; 6] = std::array::from_fn(|k| {
+            let m: [E; 6] = std::array::from_fn(|k| {
                 if k < 3 {
-                    product(&mass, &g[k]).unwrap_or(Val::C(0.0))
+                    mul(&mass, &g[k])
                 } else {
-                    let mut s = Sum::from(&Val::C(0.0));
-                    for a in 0..3 {
-                        s.add('+', product(&Val::C(body.inertia[(k - 3, a)]), &g[3 + a]));
-                    }
-                    s.acc
+                    (0..3).fold(E::zero(), |s, a| {
+                        add(&s, &mul(&E::Lit(body.inertia[(k - 3, a)]), &g[3 + a]))
+                    })
                 }
             });
-            let m = if m.iter().all(|v| matches!(v, Val::C(_))) {
+            let m = if m.iter().all(|v| matches!(v, E::Lit(_))) {
                 m
             } else {
                 let name = format!("m{lb}_{col}");
-                let texts: Vec<String> = m.iter().map(Val::text).collect();
+                let texts: Vec<String> = m.iter().map(E::text).collect();
                 e.line(&format!("let {name} = [{}];", texts.join(", ")));
                 std::array::from_fn(|k| match &m[k] {
-                    Val::C(x) => Val::C(*x),
-                    Val::E(_) => Val::E(format!("{name}[{k}]")),
+                    E::Lit(x) => E::Lit(*x),
+                    E::X(..) => E::atom(format!("{name}[{k}]")),
                 })
             };
             for (k, v) in m.iter().enumerate() {
@@ -246,12 +186,14 @@ pub fn emit(model: &CompiledModel, t: usize, out: &mut String) -> Result<(), Acc
         for (ii, &i) in cols.iter().enumerate() {
             let (gi, mi) = &gathered[ii];
             for c in 0..nt {
-                terms[i * n + c].push((!gi[c].is_zero()).then(|| mi[c].clone()));
+                if !gi[c].is_lit(0.0) {
+                    terms[i * n + c].push(mi[c].clone());
+                }
             }
             for (jj, &j) in cols[..=ii].iter().enumerate() {
                 let mjj = &gathered[jj].1;
                 for k in 0..6 {
-                    terms[i * n + j].push(product(&gi[k], &mjj[k]));
+                    terms[i * n + j].push(mul(&gi[k], &mjj[k]));
                 }
             }
         }
@@ -263,62 +205,51 @@ pub fn emit(model: &CompiledModel, t: usize, out: &mut String) -> Result<(), Acc
                 if pending.is_empty() {
                     continue;
                 }
-                let s = &mut z[i * n + j];
-                for p in pending {
-                    s.add('+', p);
-                }
-                if let Val::E(text) = &s.acc
-                    && text.contains(' ')
-                {
-                    s.acc = e.bind(format!("z{i}_{j}"), s.acc.clone());
-                }
+                let s = pending.iter().fold(z[i * n + j].clone(), |s, p| add(&s, p));
+                z[i * n + j] = if s.prec() < 2 {
+                    e.bind(format!("z{i}_{j}"), s)
+                } else {
+                    s
+                };
             }
         }
     }
-    let a: Vec<Val> = z.into_iter().map(|s| s.acc).collect();
+    let a = z;
     // The factor, column by column as `cholesky`.
     e.line("// M_z = L Lᵀ (L below the diagonal, Lᵀ above)");
-    let mut lf: Vec<Val> = vec![Val::C(0.0); n * n];
+    let mut lf: Vec<E> = vec![E::zero(); n * n];
     for j in 0..n {
-        let mut d = Sum::from(&a[j * n + j]);
-        for k in 0..j {
-            d.add('-', product(&lf[j * n + k], &lf[j * n + k]));
-        }
-        let ljj = match d.acc {
-            Val::C(x) if x.is_nan() || x <= 0.0 => {
+        let d = (0..j).fold(a[j * n + j].clone(), |d, k| {
+            sub(&d, &mul(&lf[j * n + k], &lf[j * n + k]))
+        });
+        let ljj = match d {
+            E::Lit(x) if x.is_nan() || x <= 0.0 => {
                 // Singular whatever the state (no mass on the coordinate).
                 e.line(&format!("return Err({j});"));
                 let _ = writeln!(e.w, "    }}");
                 return Ok(());
             }
-            Val::C(x) => Val::C(x.sqrt()),
-            Val::E(expr) => {
+            E::Lit(x) => E::Lit(x.sqrt()),
+            E::X(expr, _) => {
                 e.line(&format!("let d{j} = {expr};"));
                 e.line(&format!(
                     "if d{j}.is_nan() || d{j} <= 0.0 {{ return Err({j}); }}"
                 ));
-                e.bind(format!("l{j}_{j}"), Val::E(format!("d{j}.sqrt()")))
+                e.bind(format!("l{j}_{j}"), E::X(format!("d{j}.sqrt()"), 2))
             }
         };
         let at = e.chol(j, j);
         e.store(at, &ljj);
         for i in j + 1..n {
-            let mut s = Sum::from(&a[i * n + j]);
-            for k in 0..j {
-                s.add('-', product(&lf[i * n + k], &lf[j * n + k]));
-            }
-            let lij = match (&s.acc, &ljj) {
-                (v, _) if v.is_zero() => Val::C(0.0),
-                (Val::C(x), Val::C(y)) => Val::C(x / y),
-                (v, l) => {
-                    let num = match v {
-                        Val::E(t) if t.contains(' ') => format!("({t})"),
-                        v => v.text(),
-                    };
-                    e.bind(format!("l{i}_{j}"), Val::E(format!("{num} / {}", l.text())))
-                }
+            let s = (0..j).fold(a[i * n + j].clone(), |s, k| {
+                sub(&s, &mul(&lf[i * n + k], &lf[j * n + k]))
+            });
+            let lij = if s.is_lit(0.0) {
+                E::zero()
+            } else {
+                e.bind(format!("l{i}_{j}"), div(&s, &ljj))
             };
-            if !lij.is_zero() {
+            if !lij.is_lit(0.0) {
                 debug_assert!(
                     pat[i][j],
                     "tree {t}: L({i}, {j}) outside the factor pattern"

@@ -15,6 +15,7 @@
 //! ([`crate::Plugin`] checks the lengths before each call); the functions view them as arrays of
 //! those constant lengths, so every index in the generated code is checked at compile time.
 
+pub mod expr;
 pub mod kinematics;
 pub mod mass_matrix;
 pub mod projection;
