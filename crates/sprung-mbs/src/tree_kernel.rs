@@ -12,7 +12,10 @@
 //! groups whose coordinates lie inside their grids) and the host the others
 //! ([`crate::joints::SplineGroup::eval_into`], the generic path, so excursions outside a table are extrapolated
 //! and recorded as before), then the host calls [`TreeKernel::kinematics`]; after the evaluator has computed the free-body accelerations,
-//! [`TreeKernel::project`] turns them into the tree coordinates' accelerations. Entries a
+//! [`TreeKernel::project`] turns them into the tree coordinates' accelerations. A kernel may
+//! also evaluate point-to-point force elements on the trees' bodies from the frames in the
+//! buffers ([`TreeKernel::force_elements`], [`TreeKernel::forces`]; the evaluator's packs keep
+//! the others, `crate::pipeline::Evaluator::set_force_kernel`). Entries a
 //! kernel does not write keep the values the buffer was created with ([`FlatLayout::initial`]:
 //! the constant entries of J and zeros), so a kernel writes only what can change.
 //!

@@ -465,6 +465,8 @@ pub fn emit(model: &CompiledModel, layouts: &[FlatLayout], out: &mut String) -> 
             names.join(", ")
         );
         let _ = writeln!(w, "    {{");
+        // The pair's block, written at one indentation level and indented once more below.
+        let outer = std::mem::take(w);
         let mi = marker(w, model, layouts, el0.marker_i, "i");
         let mj = marker(w, model, layouts, el0.marker_j, "j");
         for a in 0..3 {
@@ -529,6 +531,10 @@ pub fn emit(model: &CompiledModel, layouts: &[FlatLayout], out: &mut String) -> 
                     arm[j],
                 );
             }
+        }
+        let block = std::mem::replace(w, outer);
+        for line in block.lines() {
+            let _ = writeln!(w, "    {line}");
         }
         let _ = writeln!(w, "    }}");
     }

@@ -1,7 +1,8 @@
 //! The generated source of one model's accelerated evaluation path: per joint tree t a function
 //! `tree{t}_splines` ([`splines`]), `tree{t}_kinematics` ([`kinematics`]) and `tree{t}_project`
-//! ([`projection`]) on the tree's flat buffer ([`sprung_mbs::tree_kernel::FlatLayout`], its offsets folded into the code), and
-//! the plugin's C ABI around them:
+//! ([`projection`]) on the tree's flat buffer ([`sprung_mbs::tree_kernel::FlatLayout`], its offsets folded into the code),
+//! one function `forces` for the point-to-point force elements on the trees' bodies
+//! ([`forces`]), and the plugin's C ABI around them:
 //!
 //! ```text
 //! sprung_accel_abi() -> u64                       ABI_VERSION
