@@ -485,9 +485,9 @@ pub fn emit(model: &CompiledModel, layouts: &[FlatLayout], out: &mut String) -> 
             w,
             "    // L, 1/L, L' (p2p::length; no direction below {MIN_LENGTH:e} m)\n    \
              let len = (dx0 * dx0 + dx1 * dx1 + dx2 * dx2).sqrt();\n    \
-             let engaged = len > {};\n    \
-             let inv = if engaged {{ 1.0 / len }} else {{ 0.0 }};\n    \
-             let lr = if engaged {{ (dx0 * dv0 + dx1 * dv1 + dx2 * dv2) * inv }} else {{ 0.0 }};",
+             let has_dir = len > {};\n    \
+             let inv = if has_dir {{ 1.0 / len }} else {{ 0.0 }};\n    \
+             let lr = if has_dir {{ (dx0 * dv0 + dx1 * dv1 + dx2 * dv2) * inv }} else {{ 0.0 }};",
             lit(MIN_LENGTH)
         );
         for (n, &k) in g.iter().enumerate() {
@@ -500,14 +500,14 @@ pub fn emit(model: &CompiledModel, layouts: &[FlatLayout], out: &mut String) -> 
             let _ = writeln!(w, "    // '{}': {what}", clean(&el.name));
             let _ = writeln!(
                 w,
-                "    let f{n}: f64 = if engaged {{ {code} }} else {{ 0.0 }};\n    \
-                 out[{}] = f{n};\n    out[{}] = len;\n    out[{}] = lr;",
+                "    let fe{n}: f64 = if has_dir {{ {code} }} else {{ 0.0 }};\n    \
+                 out[{}] = fe{n};\n    out[{}] = len;\n    out[{}] = lr;",
                 3 * slot,
                 3 * slot + 1,
                 3 * slot + 2
             );
         }
-        let sum: Vec<String> = (0..g.len()).map(|n| format!("f{n}")).collect();
+        let sum: Vec<String> = (0..g.len()).map(|n| format!("fe{n}")).collect();
         let _ = writeln!(
             w,
             "    // The pair's force F = −(Σ f)/L Δx on body i, −F on body j; torque arm × F.\n    \
