@@ -1,6 +1,6 @@
 //! `forces`: the model's point-to-point force elements (spring, damper, bump and rebound stops;
-//! document 000, section 2, ../shared/seeds/000 — the scalar law f(L, L̇) along the marker
-//! line) as straight-line code on the trees' flat buffers, the accelerator's step beyond the
+//! document 000, ../shared/seeds/000_8175e629bee5f91e.txt, section 2 — the scalar law f(L, L̇)
+//! along the marker line) as straight-line code on the trees' flat buffers, the accelerator's step beyond the
 //! joint trees (document 004, ../shared/seeds/004_bf53df81c0e560f5.txt, sec. 5: the model's
 //! force elements written out with their constants folded instead of the generic,
 //! data-driven evaluation).
