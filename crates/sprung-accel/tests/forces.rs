@@ -3,8 +3,9 @@
 //! model with joints and of a test model with every law and curve kind the generator writes
 //! (odd curve with constant extrapolation, curves with breakpoints, bilinear damper, bump and
 //! rebound stops with damping, springs with preload and damping, ground markers, two trees and
-//! an element between them) next to the elements it leaves to the packs (a bushing, an element on a body outside the trees, a smooth
-//! curve); the segment signature (breakpoint detection of the lagged Jacobian); LSRT2 runs.
+//! an element between them) next to the elements it leaves to the packs (a bushing, an element
+//! on a body outside the trees, a smooth curve); and the segment signature (the breakpoint
+//! detection of the lagged Jacobian). Runs with the plugin: tests/kernels.rs.
 //!
 //! Not `==`: the packs add one wrench per element and fuse some multiply-adds in AVX2 lanes, the
 //! generated code adds one wrench per marker pair (Σ f of its elements) in plain products, so
