@@ -8,10 +8,11 @@
 //! and its constants folded, instead of the generic, data-driven evaluation. This crate does
 //! the same for the part of the evaluation of q that costs most in a reduced model, the joint
 //! trees' kinematics (spline groups, frames, J_b, J̇_b ż, M_z and its Cholesky factor) and the
-//! projection of the free-body accelerations onto the tree coordinates ([`sprung_mbs::joints`]);
-//! a spline group with a coordinate outside its table's grid stays evaluated by the engine (so
-//! excursions are extrapolated and recorded as before), the force elements, tires and the
-//! linearisation run the generic code.
+//! projection of the free-body accelerations onto the tree coordinates ([`sprung_mbs::joints`]),
+//! and the point-to-point force elements acting on tree bodies ([`codegen::forces`]); a spline
+//! group with a coordinate outside its table's grid stays evaluated by the engine (so
+//! excursions are extrapolated and recorded as before), the bushings, tires, open elements and
+//! the linearisation run the generic code.
 //!
 //! The pieces: [`codegen`] writes the source from the compiled model (one function per tree and
 //! task, through the flat buffer of [`sprung_mbs::tree_kernel::FlatLayout`]); [`build`] runs

@@ -3,20 +3,33 @@
 use std::path::Path;
 
 use libloading::Library;
+use nalgebra::Vector3;
 use sprung_mbs::tree_kernel::TreeKernel;
 
 use crate::AccelError;
+use crate::codegen::forces::MAX_TREES;
 use crate::codegen::{ABI_VERSION, Generated};
 
 type KinematicsFn = unsafe extern "C" fn(usize, *const f64, *const f64, *mut f64) -> i64;
 type SplinesFn = unsafe extern "C" fn(usize, *const f64, *mut f64) -> u64;
 type ProjectFn = unsafe extern "C" fn(usize, *const f64, *mut f64) -> i64;
+type ForcesFn = unsafe extern "C" fn(*const *const f64, *mut f64, *mut f64, *mut f64, u64) -> u64;
+
+// The force and torque arrays are passed as 3 f64 per body: nalgebra's Vector3<f64> is a
+// `repr(C)` matrix over a `[[f64; 3]; 1]` array (no padding), checked here at compile time.
+const _: () = assert!(
+    std::mem::size_of::<Vector3<f64>>() == 3 * std::mem::size_of::<f64>()
+        && std::mem::align_of::<Vector3<f64>>() == std::mem::align_of::<f64>()
+);
 
 /// A loaded plugin: the accelerated evaluation path of one model ([`TreeKernel`]).
 pub struct Plugin {
     splines: SplinesFn,
     kinematics: KinematicsFn,
     project: ProjectFn,
+    forces: ForcesFn,
+    force_elements: Vec<usize>,
+    n_bodies: usize,
     n_r: usize,
     n_v: usize,
     flat_lens: Vec<usize>,
@@ -51,7 +64,7 @@ impl Plugin {
         let lib = unsafe { Library::new(path) }.map_err(|e| err(e.to_string()))?;
         // SAFETY: the symbols are the generated source's exports, with these signatures for
         // ABI_VERSION (checked first, through a function that takes nothing).
-        let (abi, key, splines, kinematics, project) = unsafe {
+        let (abi, key, splines, kinematics, project, forces) = unsafe {
             let abi = lib
                 .get::<unsafe extern "C" fn() -> u64>(b"sprung_accel_abi")
                 .map_err(|e| err(format!("not a sprung accelerator plugin ({e})")))?;
@@ -73,7 +86,10 @@ impl Plugin {
             let p = *lib
                 .get::<ProjectFn>(b"sprung_accel_project")
                 .map_err(|e| err(e.to_string()))?;
-            (abi, key, s, k, p)
+            let f = *lib
+                .get::<ForcesFn>(b"sprung_accel_forces")
+                .map_err(|e| err(e.to_string()))?;
+            (abi, key, s, k, p, f)
         };
         debug_assert_eq!(abi, ABI_VERSION);
         if key != src.key {
@@ -86,6 +102,9 @@ impl Plugin {
             splines,
             kinematics,
             project,
+            forces,
+            force_elements: src.force_elements.clone(),
+            n_bodies: src.n_bodies,
             n_r: src.n_r,
             n_v: src.n_v,
             flat_lens: src.flat_lens.clone(),
@@ -130,5 +149,47 @@ impl TreeKernel for Plugin {
         // SAFETY: as in `kinematics`.
         let rc = unsafe { (self.project)(t, flat.as_ptr(), q.as_mut_ptr()) };
         debug_assert_eq!(rc, 0);
+    }
+
+    fn force_elements(&self) -> &[usize] {
+        &self.force_elements
+    }
+
+    fn forces(
+        &self,
+        flats: &[Vec<f64>],
+        force: &mut [Vector3<f64>],
+        torque: &mut [Vector3<f64>],
+        out: &mut [f64],
+        watch: bool,
+    ) -> u64 {
+        assert!(
+            flats.len() == self.flat_lens.len()
+                && flats.len() <= MAX_TREES
+                && flats
+                    .iter()
+                    .zip(&self.flat_lens)
+                    .all(|(f, &n)| f.len() == n)
+                && force.len() == self.n_bodies
+                && torque.len() == self.n_bodies
+                && out.len() == 3 * self.force_elements.len(),
+            "accelerator plugin called with buffers of another model"
+        );
+        let mut ptrs = [std::ptr::null::<f64>(); MAX_TREES];
+        for (p, f) in ptrs.iter_mut().zip(flats) {
+            *p = f.as_ptr();
+        }
+        // SAFETY: the lengths are the ones the generated function views the pointers as
+        // (checked above; a Vector3<f64> is 3 f64, checked at compile time); the buffers do not
+        // overlap (shared borrows of the flats, exclusive ones of force, torque and out).
+        unsafe {
+            (self.forces)(
+                ptrs.as_ptr(),
+                force.as_mut_ptr().cast::<f64>(),
+                torque.as_mut_ptr().cast::<f64>(),
+                out.as_mut_ptr(),
+                u64::from(watch),
+            )
+        }
     }
 }

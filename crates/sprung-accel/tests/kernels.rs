@@ -2,11 +2,15 @@
 //! with joints: the kinematics' flat buffer and the projected accelerations at moving states to
 //! round-off, and LSRT2 runs with the plugin installed against the generic system's.
 //!
-//! Equality is exact (`==`, so only the sign of a zero may differ): the generated code performs
-//! the generic code's floating-point operations in the generic order (only products with exact
-//! zeros and ones are left out; Rust contracts no multiply-add into an FMA unless asked), so any
-//! difference is a generator bug. The failure messages give the largest difference relative to
-//! the magnitude of the part of the buffer it is in.
+//! The kinematics and the projection are exactly equal (`==`, so only the sign of a zero may
+//! differ): the generated code performs the generic code's floating-point operations in the
+//! generic order (only products with exact zeros and ones are left out; Rust contracts no
+//! multiply-add into an FMA unless asked), so any difference is a generator bug. The failure
+//! messages give the largest difference relative to the magnitude of the part of the buffer it
+//! is in. Runs with the plugin agree to round-off only: its point-to-point force elements
+//! (`codegen/forces.rs`, tests/forces.rs) add one wrench per marker pair where the packs add one
+//! per element and fuse multiply-adds in AVX2 lanes (measured: 3e-16 of the state's magnitude
+//! after 0.3 s; asserted ≤ 1e-12).
 
 use sprung_accel::accelerate;
 use sprung_mbs::MbsSystem;
@@ -96,7 +100,8 @@ fn generated_kinematics_and_projection_match_the_generic_code() {
 }
 
 /// LSRT2 runs (re-linearised every step through the generic code) with the plugin installed
-/// are the generic system's: 0.3 s, the same final state and q there (module docs: exact).
+/// are the generic system's: 0.3 s, the same final state and q there to round-off (module
+/// docs).
 #[test]
 fn runs_with_the_plugin_follow_the_generic_runs() {
     for name in JOINT_MODELS {
@@ -120,7 +125,7 @@ fn runs_with_the_plugin_follow_the_generic_runs() {
             .iter()
             .zip(&ends[1])
             .fold(0.0f64, |m, (x, y)| m.max((x - y).abs()));
-        assert!(d == 0.0, "{name}: {:e}", d / scale);
+        assert!(d <= 1e-12 * scale, "{name}: {:e}", d / scale);
         // q at the end state agrees too.
         let (r, v) = ends[1].split_at(model.n_r());
         let (mut qa, mut qb) = (vec![0.0; plain.n_v()], vec![0.0; fast.n_v()]);
@@ -131,7 +136,7 @@ fn runs_with_the_plugin_follow_the_generic_runs() {
             .iter()
             .zip(&qb)
             .fold(0.0f64, |m, (x, y)| m.max((x - y).abs()));
-        assert!(d == 0.0, "{name}: q differs by {:e}", d / scale);
+        assert!(d <= 1e-12 * scale, "{name}: q differs by {:e}", d / scale);
     }
 }
 

@@ -60,6 +60,8 @@ impl MzPlugin {
             n_r: model.n_r(),
             n_v: model.n_v(),
             flat_lens: lens,
+            force_elements: vec![],
+            n_bodies: model.bodies.len(),
         };
         let opts = AccelOptions {
             cache_dir: Some(PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("accel-mz")),

@@ -62,9 +62,10 @@ fn accelerate_caches_and_run_accelerate_matches_the_generic_run() {
     }
     let (a, b) = (&results[0], &results[1]);
     assert_eq!(a.len(), b.len());
-    // Per channel: the same values (the generated code performs the generic operations in the
-    // generic order; docs/accelerate.md); the message gives the difference relative to the
-    // channel's range.
+    // Per channel: the same values to round-off (the generated tree kinematics perform the
+    // generic operations in the generic order, the generated point-to-point elements agree with
+    // the packs to round-off; docs/accelerate.md); the message gives the difference relative to
+    // the channel's range.
     for c in 1..a[0].len() {
         let (lo, hi) = a
             .iter()
@@ -76,7 +77,7 @@ fn accelerate_caches_and_run_accelerate_matches_the_generic_run() {
             .zip(b)
             .fold(0.0f64, |m, (x, y)| m.max((x[c] - y[c]).abs()));
         assert!(
-            d == 0.0,
+            d <= 1e-10 * (hi - lo),
             "channel {c}: {:e} of its range",
             d / (hi - lo).max(1e-300)
         );
@@ -141,15 +142,38 @@ fn bench_accelerate_marks_its_rows_and_measures_the_same_errors() {
     let (ra, rb) = (rows(&docs[0]), rows(&docs[1]));
     assert_eq!(ra.len(), 2);
     for (k, (a, b)) in ra.iter().zip(&rb).enumerate() {
-        assert_eq!(a["nmse"], b["nmse"], "row {k}: {a} vs {b}");
+        // (The runs agree to round-off: the errors against the reference to far more digits
+        // than they have.)
+        assert!(close(&a["nmse"], &b["nmse"]), "row {k}: {a} vs {b}");
         assert_eq!(a["linearisations"], b["linearisations"], "row {k}");
+    }
+}
+
+/// Whether two JSON values are equal but for numbers, which agree to 1e-6 of their magnitude.
+fn close(a: &serde_json::Value, b: &serde_json::Value) -> bool {
+    use serde_json::Value as V;
+    match (a, b) {
+        (V::Number(x), V::Number(y)) => {
+            let (x, y) = (
+                x.as_f64().unwrap_or(f64::NAN),
+                y.as_f64().unwrap_or(f64::NAN),
+            );
+            x == y || (x - y).abs() <= 1e-6 * x.abs().max(y.abs())
+        }
+        (V::Array(x), V::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| close(p, q))
+        }
+        (V::Object(x), V::Object(y)) => {
+            x.len() == y.len() && x.iter().all(|(k, p)| y.get(k).is_some_and(|q| close(p, q)))
+        }
+        _ => a == b,
     }
 }
 
 /// A coordinate leaving its kinematic table with `--accelerate`: the generated spline groups leave
 /// the excursion to the engine's generic code, so the run reports it exactly as without the plugin
 /// (the arm of models/joint_tabulated.toml started at 20 rad/s swings beyond the table's ±1 rad),
-/// and the results are the generic run's.
+/// and the results are the generic run's (to round-off: the point-to-point elements).
 #[test]
 fn a_coordinate_leaving_its_table_is_reported_with_the_plugin_too() {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("accelerate_cli_excursion");
@@ -182,7 +206,15 @@ fn a_coordinate_leaving_its_table_is_reported_with_the_plugin_too() {
         );
         results.push(read_csv(&out.join("results.csv")).1);
     }
-    assert_eq!(results[0], results[1]);
+    let (a, b) = (&results[0], &results[1]);
+    assert_eq!(a.len(), b.len());
+    let scale = a.iter().flatten().fold(0.0f64, |m, x| m.max(x.abs()));
+    let d = a
+        .iter()
+        .flatten()
+        .zip(b.iter().flatten())
+        .fold(0.0f64, |m, (x, y)| m.max((x - y).abs()));
+    assert!(d <= 1e-10 * scale, "{:e} of the largest value", d / scale);
 }
 
 /// Without a usable compiler `sprung accelerate` and `sprung run --accelerate` fail with the

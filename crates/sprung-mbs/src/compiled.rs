@@ -160,6 +160,30 @@ pub fn without_segment_signature<R>(f: impl FnOnce() -> R) -> R {
     r
 }
 
+/// Whether [`eval_curve`] adds to this thread's segment signature (off inside
+/// [`without_segment_watch`]): what a model-specific force kernel
+/// ([`crate::tree_kernel::TreeKernel::forces`]) is told, so that it computes its share of the
+/// signature only when it is read.
+#[inline(always)]
+pub(crate) fn watching_segments() -> bool {
+    WATCHING.get()
+}
+
+/// Adds `sum` — a wrapping sum of [`segment_pair_hash`]es of (curve, segment) pairs, e.g. what
+/// a force kernel returns for its curve evaluations — to this thread's segment signature, as
+/// if each pair had been noted by [`eval_curve`].
+#[inline(always)]
+pub(crate) fn add_segment_signature(sum: u64) {
+    SEGMENTS.with(|s| s.set(s.get().wrapping_add(sum)));
+}
+
+/// The hash one evaluation of curve `i` in its segment `seg` ([`Curve::segment`] at
+/// [`BREAKPOINT_SLOPE_RATIO`]) adds to the segment signature (see [`eval_curve`]); generated
+/// force kernels (`sprung accelerate`) compute the same value.
+pub fn segment_pair_hash(i: usize, seg: u32) -> u64 {
+    mix64(((i as u64) << 32) | u64::from(seg))
+}
+
 /// Returns this thread's segment signature accumulated since the last call and resets it.
 pub(crate) fn take_segment_signature() -> u64 {
     SEGMENTS.with(|s| s.replace(0))

@@ -2059,6 +2059,12 @@ impl JointWork {
         self.kernel.is_some()
     }
 
+    /// The trees' flat buffers ([`FlatLayout`]) if the last [`JointWork::kinematics`] ran the
+    /// kernel (its frames are current there), else `None`.
+    pub fn kernel_flats(&self) -> Option<&[Vec<f64>]> {
+        self.kernel_kin.then_some(&self.flat[..])
+    }
+
     /// Expands (r, v) into [`JointWork::r_full`], [`JointWork::v_full`].
     pub fn expand(&mut self, joints: &Joints, r: &[f64], v: &[f64]) {
         joints.expand(r, v, &mut self.r_full, &mut self.v_full);

@@ -111,10 +111,17 @@ impl ElementPacks {
     /// each in element order, four to a pack; point-to-point elements by marker pair, four
     /// pairs to a pack ([`p2p_packs`]: the elements acting at one pair share its kinematics).
     pub fn new(model: &CompiledModel) -> Self {
+        Self::of(model, &(0..model.elements.len()).collect::<Vec<_>>())
+    }
+
+    /// [`ElementPacks::new`] for the elements `elements` (ascending) only: the others are
+    /// evaluated elsewhere (a model-specific force kernel, [`crate::tree_kernel::TreeKernel::forces`]).
+    pub fn of(model: &CompiledModel, elements: &[usize]) -> Self {
         // [spin axis: none, x, y, z][linear, with curves]
         let mut bushings: [[Vec<usize>; 2]; 4] = Default::default();
         let mut p2p = vec![];
-        for (k, el) in model.elements.iter().enumerate() {
+        for &k in elements {
+            let el = &model.elements[k];
             match &el.kind {
                 ElementKind::Bushing(b) => {
                     let spin = b.spin_axis.map_or(0, |a| a + 1);

@@ -40,6 +40,7 @@ use crate::kinematics::{BodyKin, MarkerKin};
 use crate::m3::Avx2;
 use crate::m3::{Lanes, M3, Portable};
 use crate::pack::ElementPacks;
+use crate::tree_kernel::TreeKernel;
 use crate::{bushing, open_chain, p2p};
 
 /// Workspace and entry point of the pipeline; all storage is allocated in [`Evaluator::new`].
@@ -111,6 +112,10 @@ pub struct Evaluator {
     packs: ElementPacks,
     /// Whether [`Evaluator::accelerations`] uses the packs (else every element one by one).
     use_packs: bool,
+    /// A model-specific force kernel ([`TreeKernel::forces`]) with the packs of the elements
+    /// it leaves to the generic code; the path of q runs it when the trees' buffers are current
+    /// ([`Evaluator::accelerations_with_trees`]).
+    force_kernel: Option<ForceKernel>,
     /// Per marker of the model: whether its axes are its body's
     /// ([`crate::kinematics::has_body_axes`]: no frame product).
     body_axes: Vec<bool>,
@@ -199,6 +204,7 @@ impl Evaluator {
             unclaimed_slots: firsts.unclaimed,
             packs: ElementPacks::new(&model),
             use_packs: true,
+            force_kernel: None,
             body_axes: model
                 .markers
                 .iter()
@@ -307,7 +313,7 @@ impl Evaluator {
     /// Like [`Evaluator::linearise`], this runs an AVX2 compiled copy with 256-bit lanes for the
     /// marker frames and bushing kinematics where the CPU has AVX2 (same results to round-off).
     pub fn accelerations(&mut self, t: f64, r: &[f64], v: &[f64], q: &mut [f64]) {
-        self.accelerations_from(t, r, v, q, None);
+        self.accelerations_from(t, r, v, q, None, None);
     }
 
     /// [`Evaluator::accelerations`] with the kinematics of some bodies given: only the bodies
@@ -323,7 +329,57 @@ impl Evaluator {
         q: &mut [f64],
         from_state: &[usize],
     ) {
-        self.accelerations_from(t, r, v, q, Some(from_state));
+        self.accelerations_from(t, r, v, q, Some(from_state), None);
+    }
+
+    /// [`Evaluator::accelerations_with_bodies`] with the joint trees' flat buffers of the last
+    /// kernel kinematics (`flats`, [`crate::joints::JointWork::kernel_flats`]): the elements of
+    /// the force kernel set by [`Evaluator::set_force_kernel`] are then evaluated by it, from
+    /// the frames there, the others by the packs. Without `flats` or a force kernel, as
+    /// [`Evaluator::accelerations_with_bodies`].
+    pub fn accelerations_with_trees(
+        &mut self,
+        t: f64,
+        r: &[f64],
+        v: &[f64],
+        q: &mut [f64],
+        from_state: &[usize],
+        flats: Option<&[Vec<f64>]>,
+    ) {
+        self.accelerations_from(t, r, v, q, Some(from_state), flats);
+    }
+
+    /// Sets (or with `None` removes) the model-specific force kernel: the point-to-point
+    /// elements `kernel` evaluates ([`TreeKernel::force_elements`]; none: no force kernel)
+    /// leave the packs, and [`Evaluator::accelerations_with_trees`] evaluates them with
+    /// [`TreeKernel::forces`]. The linearisation keeps the one-element path (with partials).
+    /// On that path the table [`Evaluator::elements`] is not written for the kernel's
+    /// elements (their scalar force, length and length rate are in
+    /// [`Evaluator::kernel_element_outputs`]); every reader of the table in the engine (output
+    /// channels, the force-bound check) evaluates the elements it reads first
+    /// ([`Evaluator::evaluate_elements`]).
+    pub fn set_force_kernel(&mut self, kernel: Option<Arc<dyn TreeKernel>>) {
+        self.force_kernel = kernel
+            .filter(|k| !k.force_elements().is_empty())
+            .map(|kernel| {
+                let covered = kernel.force_elements();
+                let rest: Vec<usize> = (0..self.model.elements.len())
+                    .filter(|k| covered.binary_search(k).is_err())
+                    .collect();
+                ForceKernel {
+                    packs: ElementPacks::of(&self.model, &rest),
+                    out: vec![0.0; 3 * covered.len()],
+                    kernel,
+                }
+            });
+    }
+
+    /// The elements of the force kernel ([`Evaluator::set_force_kernel`]) and their outputs of
+    /// its last evaluation: per element f (tension-positive, N), L (m), L̇ (m/s).
+    pub fn kernel_element_outputs(&self) -> Option<(&[usize], &[f64])> {
+        self.force_kernel
+            .as_ref()
+            .map(|k| (k.kernel.force_elements(), &k.out[..]))
     }
 
     /// q with the bodies `from_state` (`None`: all) computed from the state.
@@ -335,19 +391,21 @@ impl Evaluator {
         v: &[f64],
         q: &mut [f64],
         from_state: Option<&[usize]>,
+        flats: Option<&[Vec<f64>]>,
     ) {
         #[cfg(target_arch = "x86_64")]
         if let Some(avx) = self.avx2 {
             // SAFETY: the token exists only on CPUs with AVX2 and FMA.
-            unsafe { self.accelerations_avx2(avx, t, r, v, q, from_state) };
+            unsafe { self.accelerations_avx2(avx, t, r, v, q, from_state, flats) };
             return;
         }
-        self.forces(Portable, t, r, v, from_state, None);
+        self.forces(Portable, t, r, v, from_state, flats, None);
         self.newton_euler(Portable, q);
     }
 
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2,fma")]
+    #[allow(clippy::too_many_arguments)]
     fn accelerations_avx2(
         &mut self,
         avx: Avx2,
@@ -356,8 +414,9 @@ impl Evaluator {
         v: &[f64],
         q: &mut [f64],
         from_state: Option<&[usize]>,
+        flats: Option<&[Vec<f64>]>,
     ) {
-        self.forces(avx, t, r, v, from_state, None);
+        self.forces(avx, t, r, v, from_state, flats, None);
         self.newton_euler(avx, q);
     }
 
@@ -500,6 +559,7 @@ impl Evaluator {
             r,
             v,
             None,
+            None,
             Some((lin.j_rk.values_mut(), lin.j_v.values_mut())),
         );
         self.newton_euler(l, &mut lin.q);
@@ -549,8 +609,10 @@ impl Evaluator {
     /// `acc` (the values of G_rK and G_v), the partials of the global wrenches with respect to
     /// the global perturbations (module docs) are accumulated in place per block. The body
     /// kinematics of the bodies `from_state` (`None`: all) from (r, v), the others' as given
-    /// ([`Evaluator::accelerations_with_bodies`]).
+    /// ([`Evaluator::accelerations_with_bodies`]); with the trees' buffers `flats` and a force
+    /// kernel, its elements by the kernel ([`Evaluator::accelerations_with_trees`]).
     #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
     fn forces<L: Lanes>(
         &mut self,
         l: L,
@@ -558,6 +620,7 @@ impl Evaluator {
         r: &[f64],
         v: &[f64],
         from_state: Option<&[usize]>,
+        flats: Option<&[Vec<f64>]>,
         mut acc: Option<(&mut [f64], &mut [f64])>,
     ) {
         let want = acc.is_some();
@@ -568,8 +631,27 @@ impl Evaluator {
         }
         self.force.copy_from_slice(&self.weight);
         self.torque.fill(Vector3::zeros());
-        // The q-only path evaluates the elements four at a time, the linearisation one by one.
-        if !want && self.use_packs {
+        // The q-only path evaluates the elements four at a time (or those of a force kernel in
+        // its generated code), the linearisation one by one.
+        if let (false, true, Some(flats), Some(fk)) =
+            (want, self.use_packs, flats, self.force_kernel.as_mut())
+        {
+            fk.packs.forces(
+                l,
+                &model.curves,
+                &self.bodies,
+                &mut self.force,
+                &mut self.torque,
+                &mut self.elements,
+            );
+            let watch = crate::compiled::watching_segments();
+            let sig =
+                fk.kernel
+                    .forces(flats, &mut self.force, &mut self.torque, &mut fk.out, watch);
+            if watch {
+                crate::compiled::add_segment_signature(sig);
+            }
+        } else if !want && self.use_packs {
             self.packs.forces(
                 l,
                 &model.curves,
@@ -1024,6 +1106,16 @@ fn fill_marker_states(frames: &[MarkerFrame], bodies: &[BodyKin], out: &mut [Mar
 /// What the kinematics of a marker read from its definition ([`crate::compiled::Marker`]),
 /// kept per open element next to its marker states: one compact record per marker instead of
 /// a look-up in the model's marker table (whose records carry the name between these fields).
+/// A force kernel on the evaluator ([`Evaluator::set_force_kernel`]).
+#[derive(Debug, Clone)]
+struct ForceKernel {
+    kernel: Arc<dyn TreeKernel>,
+    /// The packs of the elements the kernel does not evaluate.
+    packs: ElementPacks,
+    /// Per kernel element: f, L, L̇ of the last evaluation ([`TreeKernel::forces`]).
+    out: Vec<f64>,
+}
+
 #[derive(Debug, Clone, Copy)]
 struct MarkerFrame {
     body: Option<usize>,

@@ -85,6 +85,7 @@ impl MbsSystem {
     /// generic code. A model without joints ignores it.
     pub fn set_tree_kernel(&mut self, kernel: Option<Arc<dyn crate::tree_kernel::TreeKernel>>) {
         if let Some(w) = self.joints.as_mut() {
+            self.eval.set_force_kernel(kernel.clone());
             w.set_kernel(&self.model.joints, kernel);
         }
     }
@@ -170,8 +171,14 @@ impl MbsSystem {
         let w = self.joints.as_mut().expect("joints");
         let model = &*self.model;
         w.kinematics(model, r, v, &self.free_bodies, &mut self.eval.bodies);
-        self.eval
-            .accelerations_with_bodies(t, &w.r_full, &w.v_full, q, &self.free_bodies);
+        self.eval.accelerations_with_trees(
+            t,
+            &w.r_full,
+            &w.v_full,
+            q,
+            &self.free_bodies,
+            w.kernel_flats(),
+        );
         w.project_q(model, q, None);
     }
 

@@ -12,7 +12,10 @@
 //! groups whose coordinates lie inside their grids) and the host the others
 //! ([`crate::joints::SplineGroup::eval_into`], the generic path, so excursions outside a table are extrapolated
 //! and recorded as before), then the host calls [`TreeKernel::kinematics`]; after the evaluator has computed the free-body accelerations,
-//! [`TreeKernel::project`] turns them into the tree coordinates' accelerations. Entries a
+//! [`TreeKernel::project`] turns them into the tree coordinates' accelerations. A kernel may
+//! also evaluate point-to-point force elements on the trees' bodies from the frames in the
+//! buffers ([`TreeKernel::force_elements`], [`TreeKernel::forces`]; the evaluator's packs keep
+//! the others, `crate::pipeline::Evaluator::set_force_kernel`). Entries a
 //! kernel does not write keep the values the buffer was created with ([`FlatLayout::initial`]:
 //! the constant entries of J and zeros), so a kernel writes only what can change.
 //!
@@ -215,6 +218,35 @@ pub trait TreeKernel: Send + Sync + fmt::Debug {
     /// jointed bodies' blocks get 0 but the coordinates' slots, which get z̈ (the root's
     /// block its six).
     fn project(&self, t: usize, flat: &[f64], q: &mut [f64]);
+
+    /// The built-in force elements [`TreeKernel::forces`] evaluates (indices into
+    /// [`CompiledModel::elements`], ascending): point-to-point elements whose markers lie on
+    /// tree bodies or the ground. Empty (the default): the kernel evaluates no force element and
+    /// [`TreeKernel::forces`] is never called.
+    fn force_elements(&self) -> &[usize] {
+        &[]
+    }
+
+    /// The wrenches of the elements [`TreeKernel::force_elements`] on the path of q, from the
+    /// bodies' frames in the trees' buffers `flats` (one per tree, at the state of their last
+    /// [`TreeKernel::kinematics`]): adds each element's force to `force[b]` and its torque about
+    /// the body's centre of mass (lever arm × force, global) to `torque[b]` of both its bodies
+    /// (none for the ground), as [`crate::p2p`]'s packs do, and writes per element (in the
+    /// order of [`TreeKernel::force_elements`]) its scalar force f, length L and length rate L̇
+    /// to `out` (3 values each). With `watch`, returns the wrapping sum of
+    /// [`crate::compiled::segment_pair_hash`] over its curve evaluations (what
+    /// `crate::compiled::eval_curve` would have added to the segment signature), else 0.
+    fn forces(
+        &self,
+        flats: &[Vec<f64>],
+        force: &mut [Vector3<f64>],
+        torque: &mut [Vector3<f64>],
+        out: &mut [f64],
+        watch: bool,
+    ) -> u64 {
+        let _ = (flats, force, torque, out, watch);
+        0
+    }
 }
 
 /// [`TreeKernel`] by the generic code ([`Joints::tree_kinematics_rows`], the projection of

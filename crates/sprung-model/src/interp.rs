@@ -458,6 +458,13 @@ impl Curve {
         }
     }
 
+    /// The inner knots at which the slope changes by more than `min_ratio` or changes sign:
+    /// the knots [`Curve::segment`] counts for `linear` interpolation (for generated code that
+    /// reproduces the segments, `sprung accelerate`). Allocates.
+    pub fn breakpoints(&self, min_ratio: f64) -> Vec<f64> {
+        self.kinks(min_ratio)
+    }
+
     /// The inner knots at which the slope changes by more than `min_ratio` or changes sign.
     fn kinks(&self, min_ratio: f64) -> Vec<f64> {
         let n = self.x.len().min(self.y.len());

@@ -1,13 +1,13 @@
 //! The model accelerator from the library (docs/accelerate.md): run the tabulated-joint example
 //! with the generic code and with Rust generated and compiled for it (`Simulation::accelerate`,
 //! which builds the plugin with the toolchain's rustc or finds it in the cache), and compare the
-//! two runs — the same numbers to the bit, less work per step.
+//! two runs — the same numbers to round-off, less work per step.
 //!
 //! `cargo run --release -p sprung --example accelerate [CACHE_DIR]`
 
 use sprung::{AccelOptions, Model, Simulation};
 
-/// The largest difference of the two runs' channels over `t_end` s (0: the same numbers), the
+/// The largest difference of the two runs' channels over `t_end` s (round-off), the
 /// accelerated run's plugin and whether it was compiled now.
 pub fn run(
     t_end: f64,

@@ -46,9 +46,12 @@ fn kinematic_car() -> Arc<Model> {
     Model::from_description(red.model).unwrap_or_else(|e| panic!("{e}"))
 }
 
-/// q at states along a run, with and without the plugin: the same (`==`; the generated code
-/// performs the generic operations in the generic order, leaving out only products with exact
-/// zeros and ones, so a difference would be a generator bug; the message gives its size).
+/// q at states along a run, with and without the plugin: the same to round-off (the generated
+/// tree kinematics and projection perform the generic operations in the generic order, bit for
+/// bit; the generated point-to-point elements add one wrench per marker pair where the packs add
+/// one per element and fuse multiply-adds in AVX2 lanes: measured ≤ 9e-14 of the largest |q|
+/// (≈ 1e-16 of the spring and stop forces, which largely cancel on the chassis), asserted
+/// ≤ 1e-12; the message gives the size).
 #[test]
 fn the_kinematic_car_accelerated_has_the_generic_accelerations() {
     let m = kinematic_car();
@@ -75,12 +78,18 @@ fn the_kinematic_car_accelerated_has_the_generic_accelerations() {
             plain.time(),
             d / scale
         );
-        assert!(d == 0.0, "t = {} s: {:e}", plain.time(), d / scale);
+        assert!(
+            d <= 1e-12 * scale,
+            "t = {} s: {:e}",
+            plain.time(),
+            d / scale
+        );
     }
 }
 
 /// The whole compressed turn entry (1 s, LSRT2 1 ms re-linearised every 50 steps) with and
-/// without the plugin: every channel the same (as q above).
+/// without the plugin: every channel the same to round-off (as q above; measured 4e-12 of the
+/// channel's range, the steering torque; asserted ≤ 1e-9).
 #[test]
 fn the_kinematic_car_accelerated_runs_the_generic_run() {
     let m = kinematic_car();
@@ -113,7 +122,7 @@ fn the_kinematic_car_accelerated_runs_the_generic_run() {
         "largest difference {:.2e} of the channel's range ({})",
         worst.0, worst.1
     );
-    assert!(worst.0 == 0.0, "{}: {:e}", worst.1, worst.0);
+    assert!(worst.0 <= 1e-9, "{}: {:e}", worst.1, worst.0);
 }
 
 /// LSRT2 steps of the accelerated kinematic car allocate nothing (re-linearising every step and

@@ -83,12 +83,13 @@ fn closed_loop_example_holds_the_target_as_predicted() {
 }
 
 /// The accelerator example: the plugin is built into the given cache, and the accelerated run's
-/// channels are the generic run's to the bit (the generated code performs the generic operations
-/// in the generic order, docs/accelerate.md).
+/// channels are the generic run's to round-off (the generated tree kinematics are bit-identical,
+/// the point-to-point elements agree to round-off, docs/accelerate.md).
 #[test]
 fn accelerate_example_runs_the_generic_numbers() {
     let cache = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("accel-example");
     let (largest, built) = accelerate::run(1.0, Some(cache.clone())).unwrap();
-    assert_eq!(largest, 0.0);
+    eprintln!("largest difference {largest:e}");
+    assert!(largest <= 1e-12, "{largest:e}");
     assert!(built.library.starts_with(&cache) && built.library.is_file());
 }

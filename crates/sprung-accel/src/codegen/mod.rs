@@ -1,7 +1,8 @@
 //! The generated source of one model's accelerated evaluation path: per joint tree t a function
 //! `tree{t}_splines` ([`splines`]), `tree{t}_kinematics` ([`kinematics`]) and `tree{t}_project`
-//! ([`projection`]) on the tree's flat buffer ([`sprung_mbs::tree_kernel::FlatLayout`], its offsets folded into the code), and
-//! the plugin's C ABI around them:
+//! ([`projection`]) on the tree's flat buffer ([`sprung_mbs::tree_kernel::FlatLayout`], its offsets folded into the code),
+//! one function `forces` for the point-to-point force elements on the trees' bodies
+//! ([`forces`]), and the plugin's C ABI around them:
 //!
 //! ```text
 //! sprung_accel_abi() -> u64                       ABI_VERSION
@@ -9,13 +10,19 @@
 //! sprung_accel_spline_groups(t, r, flat) -> u64  bits of the groups left to the host (all: unknown tree)
 //! sprung_accel_kinematics(t, r, v, flat) -> i64   −1, or the coordinate of a singular M_z
 //! sprung_accel_project(t, flat, q) -> i64         0, or −2 for an unknown tree
+//! sprung_accel_forces(flats, force, torque, out, watch) -> u64
+//!                                                 the point-to-point elements ([`forces`]);
+//!                                                 their segment signature (watch ≠ 0)
 //! ```
 //!
-//! The pointers must address n_r, n_v, the tree's flat length and n_v values
-//! ([`crate::Plugin`] checks the lengths before each call); the functions view them as arrays of
-//! those constant lengths, so every index in the generated code is checked at compile time.
+//! The pointers must address n_r, n_v, the tree's flat length and n_v values; `flats` one
+//! pointer per tree to its flat buffer, `force` and `torque` 3 values per body, `out` 3 per
+//! element of [`Generated::force_elements`] ([`crate::Plugin`] checks the lengths before each
+//! call); the functions view them as arrays of those constant lengths, so every index in the
+//! generated code is checked at compile time.
 
 pub mod expr;
+pub mod forces;
 pub mod kinematics;
 pub mod mass_matrix;
 pub mod projection;
@@ -30,7 +37,7 @@ use sprung_mbs::tree_kernel::FlatLayout;
 use crate::AccelError;
 
 /// Version of the plugin ABI ([`mod@self`]); part of every key.
-pub const ABI_VERSION: u64 = 2;
+pub const ABI_VERSION: u64 = 3;
 
 /// The generated source of one model and what the host checks against the plugin.
 #[derive(Debug, Clone)]
@@ -48,6 +55,10 @@ pub struct Generated {
     pub n_v: usize,
     /// Per tree: the length of its flat buffer.
     pub flat_lens: Vec<usize>,
+    /// The built-in force elements `sprung_accel_forces` evaluates ([`forces::covered`]).
+    pub force_elements: Vec<usize>,
+    /// Number of bodies (the force and torque arrays hold 3 values per body).
+    pub n_bodies: usize,
 }
 
 /// An `f64` literal that reads back to the same bits (Rust's shortest round-trip form).
@@ -75,6 +86,7 @@ pub fn source(model: &CompiledModel) -> Result<Generated, AccelError> {
         kinematics::emit(model, t, &mut body)?;
         projection::emit(model, t, &mut body)?;
     }
+    let force_elements = forces::emit(model, &layouts, &mut body);
     let mut h = Sha256::new();
     h.update(body.as_bytes());
     h.update(env!("CARGO_PKG_VERSION").as_bytes());
@@ -139,6 +151,29 @@ pub fn source(model: &CompiledModel) -> Result<Generated, AccelError> {
         format!("tree{t}_project(unsafe {{ &*(flat as *const [f64; {len}]) }}, q)")
     });
     let _ = writeln!(w, "        _ => return -2,\n    }}\n    0\n}}");
+    let nb3 = 3 * model.bodies.len();
+    let _ = writeln!(
+        w,
+        "\n/// # Safety\n/// `flats` addresses one pointer per tree to its flat buffer, `force` and `torque` {nb3} \
+         values, `out` {} values.\n\
+         #[unsafe(no_mangle)]\npub unsafe extern \"C\" fn sprung_accel_forces(flats: *const *const f64, force: *mut f64, \
+         torque: *mut f64, out: *mut f64, watch: u64) -> u64 {{",
+        3 * force_elements.len()
+    );
+    for (t, l) in layouts.iter().enumerate() {
+        let _ = writeln!(
+            w,
+            "    let f{t} = unsafe {{ &*(*flats.add({t}) as *const [f64; {}]) }};",
+            l.len
+        );
+    }
+    let args: String = (0..layouts.len()).map(|t| format!("f{t}, ")).collect();
+    let _ = writeln!(
+        w,
+        "    unsafe {{\n        forces({args}&mut *(force as *mut [f64; {nb3}]), &mut *(torque as *mut [f64; {nb3}]), \
+         &mut *(out as *mut [f64; {}]), watch != 0)\n    }}\n}}",
+        3 * force_elements.len()
+    );
     Ok(Generated {
         model: model.name.clone(),
         text,
@@ -146,6 +181,8 @@ pub fn source(model: &CompiledModel) -> Result<Generated, AccelError> {
         n_r,
         n_v,
         flat_lens: layouts.iter().map(|l| l.len).collect(),
+        force_elements,
+        n_bodies: model.bodies.len(),
     })
 }
 
