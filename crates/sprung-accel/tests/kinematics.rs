@@ -74,6 +74,62 @@ inertia = { principal = [0.01, 0.01, 0.005] }
 joint = { type = "revolute", parent = "upper", axis = [0.3, 1.0, 0.2], point = [2.0, 0.0, -1.0], z0 = -0.4 }
 "#;
 
+/// Two mirrored arms on one slider, each with a massless follower link, on the tabulated
+/// joint of `models/joint_tabulated.toml` (its table; assumed test values): the arms and the
+/// links are isomorphic bodies, written in lanes (`codegen::kinematics`'s lanes), at different
+/// swing angles so that the lanes hold different values.
+const MIRRORED: &str = r#"
+[model]
+name = "mirrored_arms"
+gravity = [0.0, 0.0, -9.81]
+
+[[bodies]]
+name = "slider"
+mass = 1.5
+position = [0.0, 0.0, 0.0]
+inertia = { principal = [0.002, 0.002, 0.002] }
+joint = { type = "prismatic", parent = "ground", axis = [1.0, 0.0, 0.0], z0 = 0.05 }
+
+[[bodies]]
+name = "arm_L"
+mass = 2.0
+position = [0.05, 0.0, -0.4]
+inertia = { principal = [0.03, 0.05, 0.03] }
+joint = { type = "tabulated", parent = "ground", table = "tables/joint_tabulated_arm.toml", entry = "arm", coordinates = ["slider", "self"], z0 = 0.4 }
+
+[[bodies]]
+name = "link_L"
+mass = 0.0
+position = [0.1, 0.0, -0.6]
+inertia = { principal = [0.0, 0.0, 0.0] }
+joint = { type = "tabulated", parent = "ground", table = "tables/joint_tabulated_arm.toml", entry = "link", coordinates = ["slider", "arm_L"] }
+
+[[bodies]]
+name = "arm_R"
+mass = 2.5
+position = [0.05, 0.0, -0.4]
+inertia = { principal = [0.04, 0.06, 0.035] }
+joint = { type = "tabulated", parent = "ground", table = "tables/joint_tabulated_arm.toml", entry = "arm", coordinates = ["slider", "self"], z0 = -0.3 }
+
+[[bodies]]
+name = "link_R"
+mass = 0.0
+position = [0.1, 0.0, -0.6]
+inertia = { principal = [0.0, 0.0, 0.0] }
+joint = { type = "tabulated", parent = "ground", table = "tables/joint_tabulated_arm.toml", entry = "link", coordinates = ["slider", "arm_R"] }
+"#;
+
+fn mirrored() -> Arc<CompiledModel> {
+    // (Named as a file of models/, so that the table's path resolves there.)
+    from_toml(
+        MIRRORED,
+        concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../models/mirrored_arms.toml"
+        ),
+    )
+}
+
 fn deep() -> Arc<CompiledModel> {
     from_toml(DEEP, "deep_chain.toml")
 }
@@ -140,5 +196,20 @@ fn the_generated_kinematics_are_the_generic_ones_to_the_bit() {
     let model = deep();
     assert_eq!(model.joints.trees.len(), 2);
     assert_eq!(model.joints.trees[0].bodies.len(), 5);
+    check(&model);
+}
+
+/// Isomorphic bodies in lanes: the mirrored arms and their links are fused (two pairs of
+/// lanes) and give the generic code's bits lane by lane.
+#[test]
+fn isomorphic_bodies_in_lanes_are_the_generic_ones_to_the_bit() {
+    let model = mirrored();
+    let (_, built) = accelerate(&model, &options()).unwrap_or_else(|e| panic!("{e}"));
+    let source = std::fs::read_to_string(&built.source).expect("the source");
+    assert!(
+        source.contains("// 2 lanes: 'arm_L', 'arm_R'")
+            && source.contains("// 2 lanes: 'link_L', 'link_R'"),
+        "the arms and the links in lanes"
+    );
     check(&model);
 }

@@ -29,6 +29,8 @@
 //! series below θ = 1, closed forms above) are the prelude's `rot_coeffs`, written once per
 //! source (tree 0), with the series' coefficients formed by the generic code's arithmetic.
 
+mod lanes;
+
 use std::fmt::Write;
 
 use sprung_mbs::CompiledModel;
@@ -215,6 +217,7 @@ pub fn emit(model: &CompiledModel, t: usize, out: &mut String) -> Result<(), Acc
     check(model, tree)?;
     if t == 0 {
         prelude(out);
+        out.push_str(lanes::PRELUDE);
     }
     let l = FlatLayout::of(tree);
     let n = tree.n_coords();
@@ -231,9 +234,13 @@ pub fn emit(model: &CompiledModel, t: usize, out: &mut String) -> Result<(), Acc
         tree.bodies.len(),
         l.len
     );
-    let mut g = Gen { w: out };
+    // Each body's statements on their own, then written in tree order with the isomorphic
+    // bodies fused into lanes (lanes::fuse) where they can be.
     let mut bodies: Vec<Body> = Vec::with_capacity(tree.bodies.len());
+    let mut texts: Vec<String> = Vec::with_capacity(tree.bodies.len());
     for (lb, &b) in tree.bodies.iter().enumerate() {
+        let mut text = String::new();
+        let mut g = Gen { w: &mut text };
         let body = match model.joints.defs[b].as_ref() {
             None => free_root(&mut g, model, lb, b, n),
             Some(d) => jointed(&mut g, model, tree, &l, lb, d, &bodies)?,
@@ -268,11 +275,160 @@ pub fn emit(model: &CompiledModel, t: usize, out: &mut String) -> Result<(), Acc
             }
         }
         bodies.push(body);
+        texts.push(stores_early(&text));
     }
-    let _ = writeln!(g.w, "    // M_b J_b, M_z and its Cholesky factor.");
-    super::mass_matrix::emit(model, t, g.w)?;
-    let _ = writeln!(g.w, "    Ok(())\n}}");
+    write_bodies(model, tree, &texts, out);
+    let _ = writeln!(out, "    // M_b J_b, M_z and its Cholesky factor.");
+    super::mass_matrix::emit(model, t, out)?;
+    let _ = writeln!(out, "    Ok(())\n}}");
     Ok(())
+}
+
+/// Writes the bodies' statements `texts` in tree order, the groups of isomorphic bodies
+/// ([`lane_candidates`]) fused into lanes ([`lanes::fuse`]) at their first body's place: four
+/// lanes where all four fuse, else pairs, else one by one.
+fn write_bodies(model: &CompiledModel, tree: &Tree, texts: &[String], out: &mut String) {
+    let nb = tree.bodies.len();
+    // The fused text of each group, at its first body; the bodies written with it.
+    let mut fused: Vec<Option<String>> = vec![None; nb];
+    let mut taken = vec![false; nb];
+    for class in lane_candidates(model, tree) {
+        let mut left: Vec<usize> = class;
+        while left.len() >= 2 {
+            let mut found = None;
+            if left.len() >= 4 {
+                found = try_fuse(model, tree, texts, &left[..4]).map(|f| (f, left[..4].to_vec()));
+            }
+            if found.is_none() {
+                found = left[1..].iter().find_map(|&o| {
+                    try_fuse(model, tree, texts, &[left[0], o]).map(|f| (f, vec![left[0], o]))
+                });
+            }
+            match found {
+                Some((f, lbs)) => {
+                    fused[lbs[0]] = Some(f);
+                    for &lb in &lbs {
+                        taken[lb] = true;
+                    }
+                    left.retain(|lb| !lbs.contains(lb));
+                }
+                None => {
+                    left.remove(0);
+                }
+            }
+        }
+    }
+    for lb in 0..nb {
+        match &fused[lb] {
+            Some(f) => out.push_str(f),
+            None if !taken[lb] => out.push_str(&texts[lb]),
+            None => {}
+        }
+    }
+}
+
+/// A body's statements with each store `s[i] = x;` right after the statement that binds the
+/// last local it reads (else after the leading comments): the same operations, each output
+/// written as soon as it is known, so that it need not stay in a register (or be spilled) to
+/// the end of the body.
+fn stores_early(text: &str) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    let is_store = |l: &str| l.trim_start().starts_with("s[");
+    // The line index that binds each local.
+    let mut bound: Vec<(String, usize)> = Vec::new();
+    for (i, l) in lines.iter().enumerate() {
+        if let Some(rest) = l.trim_start().strip_prefix("let ") {
+            let pat = rest.split(" = ").next().unwrap_or("");
+            for name in pat.split(|c: char| !(c.is_alphanumeric() || c == '_')) {
+                if !name.is_empty() {
+                    bound.push((name.to_string(), i));
+                }
+            }
+        }
+    }
+    let first = lines
+        .iter()
+        .position(|l| !l.trim_start().starts_with("//"))
+        .unwrap_or(lines.len());
+    // Per line, the stores to write after it (in their order).
+    let mut after: Vec<Vec<&str>> = vec![Vec::new(); lines.len() + 1];
+    for l in lines.iter().filter(|l| is_store(l)) {
+        let rhs = l.split(" = ").nth(1).unwrap_or("");
+        let reads = rhs
+            .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .filter_map(|w| bound.iter().find(|(n, _)| n == w).map(|&(_, i)| i + 1))
+            .max()
+            .unwrap_or(first);
+        after[reads].push(l);
+    }
+    let mut out = String::with_capacity(text.len());
+    for (i, l) in lines.iter().enumerate() {
+        for s in &after[i] {
+            out.push_str(s);
+            out.push('\n');
+        }
+        if !is_store(l) {
+            out.push_str(l);
+            out.push('\n');
+        }
+    }
+    for s in &after[lines.len()] {
+        out.push_str(s);
+        out.push('\n');
+    }
+    out
+}
+
+/// The fused statements of the bodies `lbs`, if they fuse.
+fn try_fuse(model: &CompiledModel, tree: &Tree, texts: &[String], lbs: &[usize]) -> Option<String> {
+    let names: Vec<String> = lbs
+        .iter()
+        .map(|&lb| format!("'{}'", name_of(model, tree.bodies[lb])))
+        .collect();
+    let group = lanes::Group::new(lbs);
+    let lane_texts: Vec<String> = lbs.iter().map(|&lb| texts[lb].clone()).collect();
+    lanes::fuse(
+        &group,
+        &lane_texts,
+        &format!("{} lanes: {}", lbs.len(), names.join(", ")),
+    )
+}
+
+/// The classes of bodies that may share lanes, in tree order: jointed leaves (no body is
+/// their child, so no later statement reads their locals) with the same parent, joint kind,
+/// number of coordinates and J̇_b ż, each of whose parent comes before the class's first body
+/// (its statements move there).
+fn lane_candidates(model: &CompiledModel, tree: &Tree) -> Vec<Vec<usize>> {
+    let nb = tree.bodies.len();
+    let leaf = |lb: usize| !tree.parent_local.contains(&Some(lb));
+    let mut classes: Vec<Vec<usize>> = Vec::new();
+    let key = |lb: usize| {
+        let d = model.joints.defs[tree.bodies[lb]].as_ref();
+        d.map(|d| {
+            (
+                tree.parent_local[lb],
+                d.kind,
+                d.sources.len(),
+                tree.need_acc[lb],
+            )
+        })
+    };
+    for lb in 0..nb {
+        if !leaf(lb) || key(lb).is_none() {
+            continue;
+        }
+        match classes.iter_mut().find(|c| key(c[0]) == key(lb)) {
+            Some(c) => c.push(lb),
+            None => classes.push(vec![lb]),
+        }
+    }
+    classes.retain(|c| c.len() >= 2);
+    // (Parents come before their children in tree order; the class moves to its first body.)
+    for c in &mut classes {
+        let first = c[0];
+        c.retain(|&lb| tree.parent_local[lb].is_none_or(|p| p < first));
+    }
+    classes
 }
 
 /// The tree's joints the generator writes code for (every kind of the engine; a tabulated
