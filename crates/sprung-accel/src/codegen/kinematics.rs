@@ -286,7 +286,9 @@ pub fn emit(model: &CompiledModel, t: usize, out: &mut String) -> Result<(), Acc
 
 /// Writes the bodies' statements `texts` in tree order, the groups of isomorphic bodies
 /// ([`lane_candidates`]) fused into lanes ([`lanes::fuse`]) at their first body's place: four
-/// lanes where all four fuse, else pairs, else one by one.
+/// lanes where four fuse (on a CPU with AVX, one 256-bit instruction a statement; else, where
+/// a 4-lane value would take two of the 16 SSE registers and spill, the same bodies in pairs),
+/// else pairs, else one by one.
 fn write_bodies(model: &CompiledModel, tree: &Tree, texts: &[String], out: &mut String) {
     let nb = tree.bodies.len();
     // The fused text of each group, at its first body; the bodies written with it.
@@ -295,27 +297,35 @@ fn write_bodies(model: &CompiledModel, tree: &Tree, texts: &[String], out: &mut 
     for class in lane_candidates(model, tree) {
         let mut left: Vec<usize> = class;
         while left.len() >= 2 {
-            let mut found = None;
-            if left.len() >= 4 {
-                found = try_fuse(model, tree, texts, &left[..4]).map(|f| (f, left[..4].to_vec()));
-            }
-            if found.is_none() {
-                found = left[1..].iter().find_map(|&o| {
-                    try_fuse(model, tree, texts, &[left[0], o]).map(|f| (f, vec![left[0], o]))
-                });
-            }
-            match found {
-                Some((f, lbs)) => {
-                    fused[lbs[0]] = Some(f);
-                    for &lb in &lbs {
-                        taken[lb] = true;
+            let quad = (left.len() >= 4)
+                .then(|| try_fuse(model, tree, texts, &left[..4]))
+                .flatten();
+            let (text, lbs) = match quad {
+                Some(q) => {
+                    let lbs = left[..4].to_vec();
+                    let mut pairs = String::new();
+                    for (_, f) in fuse_pairs(model, tree, texts, &lbs) {
+                        pairs.push_str(&f);
                     }
-                    left.retain(|lb| !lbs.contains(lb));
+                    let text = format!(
+                        "    #[cfg(target_feature = \"avx\")]\n    {{\n{q}    }}\n    \
+                         #[cfg(not(target_feature = \"avx\"))]\n    {{\n{pairs}    }}\n"
+                    );
+                    (text, lbs)
                 }
-                None => {
-                    left.remove(0);
-                }
+                None => match fuse_pairs(model, tree, texts, &left[..]).into_iter().next() {
+                    Some((lbs, f)) if lbs.len() == 2 => (f, lbs),
+                    _ => {
+                        left.remove(0);
+                        continue;
+                    }
+                },
+            };
+            fused[lbs[0]] = Some(text);
+            for &lb in &lbs {
+                taken[lb] = true;
             }
+            left.retain(|lb| !lbs.contains(lb));
         }
     }
     for lb in 0..nb {
@@ -325,6 +335,27 @@ fn write_bodies(model: &CompiledModel, tree: &Tree, texts: &[String], out: &mut 
             None => {}
         }
     }
+}
+
+/// `lbs` in fused pairs (each with the first later body it fuses with) and, the bodies that
+/// fuse with none, alone: (the bodies, their text) in the order of their first bodies.
+fn fuse_pairs(
+    model: &CompiledModel,
+    tree: &Tree,
+    texts: &[String],
+    lbs: &[usize],
+) -> Vec<(Vec<usize>, String)> {
+    let mut out = Vec::new();
+    let mut left = lbs.to_vec();
+    while let Some(&first) = left.first() {
+        let pair = left[1..]
+            .iter()
+            .find_map(|&o| try_fuse(model, tree, texts, &[first, o]).map(|f| (vec![first, o], f)));
+        let (group, text) = pair.unwrap_or_else(|| (vec![first], texts[first].clone()));
+        left.retain(|lb| !group.contains(lb));
+        out.push((group, text));
+    }
+    out
 }
 
 /// A body's statements with each store `s[i] = x;` right after the statement that binds the
