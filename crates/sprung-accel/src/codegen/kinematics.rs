@@ -25,6 +25,14 @@
 //! buffer entries that are exact zeros at every state are not written (they keep the buffer's
 //! initial zeros, [`FlatLayout::initial`]).
 //!
+//! Each body's statements are generated on their own, each store moved right after the
+//! statement that binds its value (so that outputs do not stay live to the end of the body),
+//! and isomorphic bodies — jointed leaves of one parent with the same joint kind and the same
+//! folded structure, e.g. a corner's left and right carriers or the followers of two corners —
+//! are written as one statement sequence over SIMD lanes ([`lanes`]: lane-wise IEEE operations,
+//! so each lane holds its body's bits): four lanes where four bodies fuse (one AVX instruction
+//! a statement; in pairs without AVX), else pairs.
+//!
 //! The rotation-vector coefficients of a tabulated joint (the generic `rotation_coeffs`: Taylor
 //! series below θ = 1, closed forms above) are the prelude's `rot_coeffs`, written once per
 //! source (tree 0), with the series' coefficients formed by the generic code's arithmetic.

@@ -467,12 +467,13 @@ pub fn fuse(g: &Group, texts: &[String], comment: &str) -> Option<String> {
                 })
                 .collect::<Option<_>>()?;
             if rhs.iter().any(|t| t.lane) {
-                let _ = writeln!(
-                    out,
-                    "    [{}] = ({}).0;",
-                    at.join(", "),
-                    text_of(rhs, false)
-                );
+                let value = text_of(rhs, false);
+                let value = if rhs.len() == 1 {
+                    value
+                } else {
+                    format!("({value})")
+                };
+                let _ = writeln!(out, "    [{}] = {value}.0;", at.join(", "));
             } else {
                 for l in &ls {
                     let _ = writeln!(out, "    {l}");
@@ -501,7 +502,7 @@ mod tests {
             ),
             "{f}"
         );
-        assert!(f.contains("[s[3], s[7]] = (b2b5_d[1]).0;"), "{f}");
+        assert!(f.contains("[s[3], s[7]] = b2b5_d[1].0;"), "{f}");
         // Another structure (a product folded in one lane) does not fuse.
         let c = "    // Body 'b'.\n    let b5_d = [b0_R[0][0] * s[20] + 2.5f64, s[21]];\n    s[7] = b5_d[1];\n"
             .to_string();
