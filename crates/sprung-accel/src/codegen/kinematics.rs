@@ -283,7 +283,7 @@ pub fn emit(model: &CompiledModel, t: usize, out: &mut String) -> Result<(), Acc
             }
         }
         bodies.push(body);
-        texts.push(stores_early(&text));
+        texts.push(stores_early(&lets_late(&text)));
     }
     write_bodies(model, tree, &texts, out);
     let _ = writeln!(out, "    // M_b J_b, M_z and its Cholesky factor.");
@@ -363,6 +363,53 @@ fn fuse_pairs(
         left.retain(|lb| !group.contains(lb));
         out.push((group, text));
     }
+    out
+}
+
+/// A body's statements with each `let` moved down to right before the first statement that
+/// reads a name it binds, the stores (which read no entry a `let` of the body reads) after them
+/// in their order: the same operations, shorter live ranges. Left as it is if a name is bound
+/// twice (a moved statement could then read another binding).
+fn lets_late(text: &str) -> String {
+    let words = |l: &str| -> Vec<String> {
+        l.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .filter(|w| !w.is_empty())
+            .map(str::to_string)
+            .collect()
+    };
+    let bound = |l: &str| -> Vec<String> {
+        l.trim_start()
+            .strip_prefix("let ")
+            .map(|rest| words(rest.split(" = ").next().unwrap_or("")))
+            .unwrap_or_default()
+    };
+    let all: Vec<&str> = text.lines().collect();
+    let mut names: Vec<String> = all.iter().flat_map(|l| bound(l)).collect();
+    names.sort();
+    if names.windows(2).any(|w| w[0] == w[1]) {
+        return text.to_string();
+    }
+    let is_store = |l: &str| l.trim_start().starts_with("s[");
+    let mut lines: Vec<&str> = all.iter().copied().filter(|l| !is_store(l)).collect();
+    // From the last `let` upwards, each moved before its first reader (or to the end).
+    let mut i = lines.len();
+    while i > 0 {
+        i -= 1;
+        let names = bound(lines[i]);
+        if names.is_empty() {
+            continue;
+        }
+        let reader = (i + 1..lines.len())
+            .find(|&j| words(lines[j]).iter().any(|w| names.contains(w)))
+            .unwrap_or(lines.len());
+        if reader > i + 1 {
+            let l = lines.remove(i);
+            lines.insert(reader - 1, l);
+        }
+    }
+    lines.extend(all.iter().copied().filter(|l| is_store(l)));
+    let mut out = lines.join("\n");
+    out.push('\n');
     out
 }
 
