@@ -25,13 +25,14 @@
 //! buffer entries that are exact zeros at every state are not written (they keep the buffer's
 //! initial zeros, [`FlatLayout::initial`]).
 //!
-//! Each body's statements are generated on their own, each store moved right after the
-//! statement that binds its value (so that outputs do not stay live to the end of the body),
-//! and isomorphic bodies — jointed leaves of one parent with the same joint kind and the same
-//! folded structure, e.g. a corner's left and right carriers or the followers of two corners —
-//! are written as one statement sequence over SIMD lanes ([`lanes`]: lane-wise IEEE operations,
-//! so each lane holds its body's bits): four lanes where four bodies fuse (one AVX instruction
-//! a statement; in pairs without AVX), else pairs.
+//! Each body's statements are generated on their own, each `let` moved down to just before its
+//! first reader and each store up to just after the statement that binds its value (shorter
+//! live ranges, fewer spills; the same operations), and isomorphic bodies — jointed leaves of
+//! one parent with the same joint kind and the same folded structure, e.g. a corner's left and
+//! right carriers or the followers of two corners — are written as one statement sequence over
+//! SIMD lanes ([`lanes`]: lane-wise IEEE operations, so each lane holds its body's bits): four
+//! lanes where four bodies fuse (one AVX instruction per operation; in pairs without AVX), else
+//! pairs.
 //!
 //! The rotation-vector coefficients of a tabulated joint (the generic `rotation_coeffs`: Taylor
 //! series below θ = 1, closed forms above) are the prelude's `rot_coeffs`, written once per
@@ -294,7 +295,7 @@ pub fn emit(model: &CompiledModel, t: usize, out: &mut String) -> Result<(), Acc
 
 /// Writes the bodies' statements `texts` in tree order, the groups of isomorphic bodies
 /// ([`lane_candidates`]) fused into lanes ([`lanes::fuse`]) at their first body's place: four
-/// lanes where four fuse (on a CPU with AVX, one 256-bit instruction a statement; else, where
+/// lanes where four fuse (on a CPU with AVX, one 256-bit instruction per operation; else, where
 /// a 4-lane value would take two of the 16 SSE registers and spill, the same bodies in pairs),
 /// else pairs, else one by one.
 fn write_bodies(model: &CompiledModel, tree: &Tree, texts: &[String], out: &mut String) {
