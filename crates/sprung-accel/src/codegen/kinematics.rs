@@ -1079,6 +1079,22 @@ fn prelude(out: &mut String) {
         horner(&c[3]),
         horner(&c[4]),
     );
+    // The same series on lanes (`Lanes::rot_coeffs` where every lane is below θ = 1).
+    let _ = writeln!(
+        out,
+        "\n/// `rot_coeffs`' series branch on a value with the lanes' operators (the same Horner \
+         forms, the same operations lane by lane): (S, A, B, A'/θ, B'/θ), the last two `zero` \
+         without `rates`.\n\
+         macro_rules! rot_series {{\n    ($theta2:expr, $rates:expr, $zero:expr) => {{{{\n        \
+         let theta2 = $theta2;\n        \
+         let s = {};\n        let a = {};\n        let b = {};\n        \
+         if $rates {{ (s, a, b, {}, {}) }} else {{ (s, a, b, $zero, $zero) }}\n    }}}};\n}}",
+        horner(&c[0]),
+        horner(&c[1]),
+        horner(&c[2]),
+        horner(&c[3]),
+        horner(&c[4]),
+    );
 }
 
 #[cfg(test)]

@@ -138,9 +138,13 @@ macro_rules! lanes_n {
         }
 
         impl Lanes<$n> {
-            /// `rot_coeffs` lane by lane.
+            /// `rot_coeffs` lane by lane: the series on the lanes where every lane is below
+            /// θ = 1 (each lane's branch), else each lane's scalar `rot_coeffs`.
             #[inline(always)]
             fn rot_coeffs(self, rates: bool) -> (Self, Self, Self, Self, Self) {
+                if $(self.0[$k] < 1.0)&&* {
+                    return rot_series!(self, rates, Lanes::splat(0.0));
+                }
                 let c = [$(rot_coeffs(self.0[$k], rates)),*];
                 (
                     Lanes([$(c[$k].0),*]),
