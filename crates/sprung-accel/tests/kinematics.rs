@@ -8,7 +8,7 @@
 
 use std::sync::Arc;
 
-use sprung_accel::accelerate;
+use sprung_accel::{AccelOptions, accelerate};
 use sprung_mbs::CompiledModel;
 use sprung_mbs::tree_kernel::{FlatLayout, ReferenceKernel, TreeKernel};
 
@@ -74,6 +74,90 @@ inertia = { principal = [0.01, 0.01, 0.005] }
 joint = { type = "revolute", parent = "upper", axis = [0.3, 1.0, 0.2], point = [2.0, 0.0, -1.0], z0 = -0.4 }
 "#;
 
+/// Four arms on one slider, each with a massless follower link, on the tabulated joint of
+/// `models/joint_tabulated.toml` (its table; assumed test values): the arms and the links are
+/// isomorphic bodies, written in lanes (`codegen::kinematics`'s lanes: four lanes with AVX,
+/// else pairs), at different swing angles so that the lanes hold different values.
+const MIRRORED: &str = r#"
+[model]
+name = "mirrored_arms"
+gravity = [0.0, 0.0, -9.81]
+
+[[bodies]]
+name = "slider"
+mass = 1.5
+position = [0.0, 0.0, 0.0]
+inertia = { principal = [0.002, 0.002, 0.002] }
+joint = { type = "prismatic", parent = "ground", axis = [1.0, 0.0, 0.0], z0 = 0.05 }
+
+[[bodies]]
+name = "arm_FL"
+mass = 2.0
+position = [0.05, 0.0, -0.4]
+inertia = { principal = [0.03, 0.05, 0.03] }
+joint = { type = "tabulated", parent = "ground", table = "tables/joint_tabulated_arm.toml", entry = "arm", coordinates = ["slider", "self"], z0 = 0.4 }
+
+[[bodies]]
+name = "link_FL"
+mass = 0.0
+position = [0.1, 0.0, -0.6]
+inertia = { principal = [0.0, 0.0, 0.0] }
+joint = { type = "tabulated", parent = "ground", table = "tables/joint_tabulated_arm.toml", entry = "link", coordinates = ["slider", "arm_FL"] }
+
+[[bodies]]
+name = "arm_FR"
+mass = 2.5
+position = [0.05, 0.0, -0.4]
+inertia = { principal = [0.04, 0.06, 0.035] }
+joint = { type = "tabulated", parent = "ground", table = "tables/joint_tabulated_arm.toml", entry = "arm", coordinates = ["slider", "self"], z0 = -0.3 }
+
+[[bodies]]
+name = "link_FR"
+mass = 0.0
+position = [0.1, 0.0, -0.6]
+inertia = { principal = [0.0, 0.0, 0.0] }
+joint = { type = "tabulated", parent = "ground", table = "tables/joint_tabulated_arm.toml", entry = "link", coordinates = ["slider", "arm_FR"] }
+
+[[bodies]]
+name = "arm_RL"
+mass = 1.5
+position = [0.05, 0.0, -0.4]
+inertia = { principal = [0.02, 0.04, 0.02] }
+joint = { type = "tabulated", parent = "ground", table = "tables/joint_tabulated_arm.toml", entry = "arm", coordinates = ["slider", "self"], z0 = 0.2 }
+
+[[bodies]]
+name = "link_RL"
+mass = 0.0
+position = [0.1, 0.0, -0.6]
+inertia = { principal = [0.0, 0.0, 0.0] }
+joint = { type = "tabulated", parent = "ground", table = "tables/joint_tabulated_arm.toml", entry = "link", coordinates = ["slider", "arm_RL"] }
+
+[[bodies]]
+name = "arm_RR"
+mass = 1.8
+position = [0.05, 0.0, -0.4]
+inertia = { principal = [0.025, 0.045, 0.03] }
+joint = { type = "tabulated", parent = "ground", table = "tables/joint_tabulated_arm.toml", entry = "arm", coordinates = ["slider", "self"], z0 = -0.1 }
+
+[[bodies]]
+name = "link_RR"
+mass = 0.0
+position = [0.1, 0.0, -0.6]
+inertia = { principal = [0.0, 0.0, 0.0] }
+joint = { type = "tabulated", parent = "ground", table = "tables/joint_tabulated_arm.toml", entry = "link", coordinates = ["slider", "arm_RR"] }
+"#;
+
+fn mirrored() -> Arc<CompiledModel> {
+    // (Named as a file of models/, so that the table's path resolves there.)
+    from_toml(
+        MIRRORED,
+        concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../models/mirrored_arms.toml"
+        ),
+    )
+}
+
 fn deep() -> Arc<CompiledModel> {
     from_toml(DEEP, "deep_chain.toml")
 }
@@ -91,8 +175,8 @@ fn turned_state(model: &CompiledModel, s: f64) -> (Vec<f64>, Vec<f64>) {
     (r, v)
 }
 
-fn check(model: &Arc<CompiledModel>) {
-    let (kernel, built) = accelerate(model, &options()).unwrap_or_else(|e| panic!("{e}"));
+fn check(model: &Arc<CompiledModel>, opts: &AccelOptions) {
+    let (kernel, built) = accelerate(model, opts).unwrap_or_else(|e| panic!("{e}"));
     let source = std::fs::read_to_string(&built.source).expect("the source");
     let reference = ReferenceKernel::new(model.clone());
     for (t, tree) in model.joints.trees.iter().enumerate() {
@@ -135,10 +219,34 @@ fn the_generated_kinematics_are_the_generic_ones_to_the_bit() {
         "joint_slider.toml",
         "joint_tabulated.toml",
     ] {
-        check(&load(name));
+        check(&load(name), &options());
     }
     let model = deep();
     assert_eq!(model.joints.trees.len(), 2);
     assert_eq!(model.joints.trees[0].bodies.len(), 5);
-    check(&model);
+    check(&model, &options());
+}
+
+/// Isomorphic bodies in lanes: the arms and the links are fused (four lanes with AVX, else
+/// pairs) and give the generic code's bits lane by lane, in the plugin for this machine's CPU
+/// and in the baseline-CPU one.
+#[test]
+fn isomorphic_bodies_in_lanes_are_the_generic_ones_to_the_bit() {
+    let model = mirrored();
+    let (_, built) = accelerate(&model, &options()).unwrap_or_else(|e| panic!("{e}"));
+    let source = std::fs::read_to_string(&built.source).expect("the source");
+    for lanes in [
+        "// 4 lanes: 'arm_FL', 'arm_FR', 'arm_RL', 'arm_RR'",
+        "// 2 lanes: 'arm_FL', 'arm_FR'",
+        "// 2 lanes: 'arm_RL', 'arm_RR'",
+        "// 4 lanes: 'link_FL', 'link_FR', 'link_RL', 'link_RR'",
+    ] {
+        assert!(source.contains(lanes), "{lanes}");
+    }
+    check(&model, &options());
+    let baseline = AccelOptions {
+        native: false,
+        ..options()
+    };
+    check(&model, &baseline);
 }

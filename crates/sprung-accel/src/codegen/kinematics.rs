@@ -25,9 +25,20 @@
 //! buffer entries that are exact zeros at every state are not written (they keep the buffer's
 //! initial zeros, [`FlatLayout::initial`]).
 //!
+//! Each body's statements are generated on their own, each `let` moved down to just before its
+//! first reader and each store up to just after the statement that binds its value (shorter
+//! live ranges, fewer spills; the same operations), and isomorphic bodies — jointed leaves of
+//! one parent with the same joint kind and the same folded structure, e.g. a corner's left and
+//! right carriers or the followers of two corners — are written as one statement sequence over
+//! SIMD lanes ([`lanes`]: lane-wise IEEE operations, so each lane holds its body's bits): four
+//! lanes where four bodies fuse (one AVX instruction per operation; in pairs without AVX), else
+//! pairs.
+//!
 //! The rotation-vector coefficients of a tabulated joint (the generic `rotation_coeffs`: Taylor
 //! series below θ = 1, closed forms above) are the prelude's `rot_coeffs`, written once per
 //! source (tree 0), with the series' coefficients formed by the generic code's arithmetic.
+
+mod lanes;
 
 use std::fmt::Write;
 
@@ -215,6 +226,7 @@ pub fn emit(model: &CompiledModel, t: usize, out: &mut String) -> Result<(), Acc
     check(model, tree)?;
     if t == 0 {
         prelude(out);
+        out.push_str(lanes::PRELUDE);
     }
     let l = FlatLayout::of(tree);
     let n = tree.n_coords();
@@ -231,9 +243,13 @@ pub fn emit(model: &CompiledModel, t: usize, out: &mut String) -> Result<(), Acc
         tree.bodies.len(),
         l.len
     );
-    let mut g = Gen { w: out };
+    // Each body's statements on their own, then written in tree order with the isomorphic
+    // bodies fused into lanes (lanes::fuse) where they can be.
     let mut bodies: Vec<Body> = Vec::with_capacity(tree.bodies.len());
+    let mut texts: Vec<String> = Vec::with_capacity(tree.bodies.len());
     for (lb, &b) in tree.bodies.iter().enumerate() {
+        let mut text = String::new();
+        let mut g = Gen { w: &mut text };
         let body = match model.joints.defs[b].as_ref() {
             None => free_root(&mut g, model, lb, b, n),
             Some(d) => jointed(&mut g, model, tree, &l, lb, d, &bodies)?,
@@ -268,11 +284,238 @@ pub fn emit(model: &CompiledModel, t: usize, out: &mut String) -> Result<(), Acc
             }
         }
         bodies.push(body);
+        texts.push(stores_early(&lets_late(&text)));
     }
-    let _ = writeln!(g.w, "    // M_b J_b, M_z and its Cholesky factor.");
-    super::mass_matrix::emit(model, t, g.w)?;
-    let _ = writeln!(g.w, "    Ok(())\n}}");
+    write_bodies(model, tree, &texts, out);
+    let _ = writeln!(out, "    // M_b J_b, M_z and its Cholesky factor.");
+    super::mass_matrix::emit(model, t, out)?;
+    let _ = writeln!(out, "    Ok(())\n}}");
     Ok(())
+}
+
+/// Writes the bodies' statements `texts` in tree order, the groups of isomorphic bodies
+/// ([`lane_candidates`]) fused into lanes ([`lanes::fuse`]) at their first body's place: four
+/// lanes where four fuse (on a CPU with AVX, one 256-bit instruction per operation; else, where
+/// a 4-lane value would take two of the 16 SSE registers and spill, the same bodies in pairs),
+/// else pairs, else one by one.
+fn write_bodies(model: &CompiledModel, tree: &Tree, texts: &[String], out: &mut String) {
+    let nb = tree.bodies.len();
+    // The fused text of each group, at its first body; the bodies written with it.
+    let mut fused: Vec<Option<String>> = vec![None; nb];
+    let mut taken = vec![false; nb];
+    for class in lane_candidates(model, tree) {
+        let mut left: Vec<usize> = class;
+        while left.len() >= 2 {
+            let quad = (left.len() >= 4)
+                .then(|| try_fuse(model, tree, texts, &left[..4]))
+                .flatten();
+            let (text, lbs) = match quad {
+                Some(q) => {
+                    let lbs = left[..4].to_vec();
+                    let mut pairs = String::new();
+                    for (_, f) in fuse_pairs(model, tree, texts, &lbs) {
+                        pairs.push_str(&f);
+                    }
+                    let text = format!(
+                        "    #[cfg(target_feature = \"avx\")]\n    {{\n{q}    }}\n    \
+                         #[cfg(not(target_feature = \"avx\"))]\n    {{\n{pairs}    }}\n"
+                    );
+                    (text, lbs)
+                }
+                None => match fuse_pairs(model, tree, texts, &left[..]).into_iter().next() {
+                    Some((lbs, f)) if lbs.len() == 2 => (f, lbs),
+                    _ => {
+                        left.remove(0);
+                        continue;
+                    }
+                },
+            };
+            fused[lbs[0]] = Some(text);
+            for &lb in &lbs {
+                taken[lb] = true;
+            }
+            left.retain(|lb| !lbs.contains(lb));
+        }
+    }
+    for lb in 0..nb {
+        match &fused[lb] {
+            Some(f) => out.push_str(f),
+            None if !taken[lb] => out.push_str(&texts[lb]),
+            None => {}
+        }
+    }
+}
+
+/// `lbs` in fused pairs (each with the first later body it fuses with) and, the bodies that
+/// fuse with none, alone: (the bodies, their text) in the order of their first bodies.
+fn fuse_pairs(
+    model: &CompiledModel,
+    tree: &Tree,
+    texts: &[String],
+    lbs: &[usize],
+) -> Vec<(Vec<usize>, String)> {
+    let mut out = Vec::new();
+    let mut left = lbs.to_vec();
+    while let Some(&first) = left.first() {
+        let pair = left[1..]
+            .iter()
+            .find_map(|&o| try_fuse(model, tree, texts, &[first, o]).map(|f| (vec![first, o], f)));
+        let (group, text) = pair.unwrap_or_else(|| (vec![first], texts[first].clone()));
+        left.retain(|lb| !group.contains(lb));
+        out.push((group, text));
+    }
+    out
+}
+
+/// A body's statements with each `let` moved down to right before the first statement that
+/// reads a name it binds, the stores (which read no entry a `let` of the body reads) after them
+/// in their order: the same operations, shorter live ranges. Left as it is if a name is bound
+/// twice (a moved statement could then read another binding).
+fn lets_late(text: &str) -> String {
+    let words = |l: &str| -> Vec<String> {
+        l.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .filter(|w| !w.is_empty())
+            .map(str::to_string)
+            .collect()
+    };
+    let bound = |l: &str| -> Vec<String> {
+        l.trim_start()
+            .strip_prefix("let ")
+            .map(|rest| words(rest.split(" = ").next().unwrap_or("")))
+            .unwrap_or_default()
+    };
+    let all: Vec<&str> = text.lines().collect();
+    let mut names: Vec<String> = all.iter().flat_map(|l| bound(l)).collect();
+    names.sort();
+    if names.windows(2).any(|w| w[0] == w[1]) {
+        return text.to_string();
+    }
+    let is_store = |l: &str| l.trim_start().starts_with("s[");
+    let mut lines: Vec<&str> = all.iter().copied().filter(|l| !is_store(l)).collect();
+    // From the last `let` upwards, each moved before its first reader (or to the end).
+    let mut i = lines.len();
+    while i > 0 {
+        i -= 1;
+        let names = bound(lines[i]);
+        if names.is_empty() {
+            continue;
+        }
+        let reader = (i + 1..lines.len())
+            .find(|&j| words(lines[j]).iter().any(|w| names.contains(w)))
+            .unwrap_or(lines.len());
+        if reader > i + 1 {
+            let l = lines.remove(i);
+            lines.insert(reader - 1, l);
+        }
+    }
+    lines.extend(all.iter().copied().filter(|l| is_store(l)));
+    let mut out = lines.join("\n");
+    out.push('\n');
+    out
+}
+
+/// A body's statements with each store `s[i] = x;` right after the statement that binds the
+/// last local it reads (else after the leading comments): the same operations, each output
+/// written as soon as it is known, so that it need not stay in a register (or be spilled) to
+/// the end of the body.
+fn stores_early(text: &str) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    let is_store = |l: &str| l.trim_start().starts_with("s[");
+    // The line index that binds each local.
+    let mut bound: Vec<(String, usize)> = Vec::new();
+    for (i, l) in lines.iter().enumerate() {
+        if let Some(rest) = l.trim_start().strip_prefix("let ") {
+            let pat = rest.split(" = ").next().unwrap_or("");
+            for name in pat.split(|c: char| !(c.is_alphanumeric() || c == '_')) {
+                if !name.is_empty() {
+                    bound.push((name.to_string(), i));
+                }
+            }
+        }
+    }
+    let first = lines
+        .iter()
+        .position(|l| !l.trim_start().starts_with("//"))
+        .unwrap_or(lines.len());
+    // Per line, the stores to write after it (in their order).
+    let mut after: Vec<Vec<&str>> = vec![Vec::new(); lines.len() + 1];
+    for l in lines.iter().filter(|l| is_store(l)) {
+        let rhs = l.split(" = ").nth(1).unwrap_or("");
+        let reads = rhs
+            .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .filter_map(|w| bound.iter().find(|(n, _)| n == w).map(|&(_, i)| i + 1))
+            .max()
+            .unwrap_or(first);
+        after[reads].push(l);
+    }
+    let mut out = String::with_capacity(text.len());
+    for (i, l) in lines.iter().enumerate() {
+        for s in &after[i] {
+            out.push_str(s);
+            out.push('\n');
+        }
+        if !is_store(l) {
+            out.push_str(l);
+            out.push('\n');
+        }
+    }
+    for s in &after[lines.len()] {
+        out.push_str(s);
+        out.push('\n');
+    }
+    out
+}
+
+/// The fused statements of the bodies `lbs`, if they fuse.
+fn try_fuse(model: &CompiledModel, tree: &Tree, texts: &[String], lbs: &[usize]) -> Option<String> {
+    let names: Vec<String> = lbs
+        .iter()
+        .map(|&lb| format!("'{}'", name_of(model, tree.bodies[lb])))
+        .collect();
+    let group = lanes::Group::new(lbs);
+    let lane_texts: Vec<String> = lbs.iter().map(|&lb| texts[lb].clone()).collect();
+    lanes::fuse(
+        &group,
+        &lane_texts,
+        &format!("{} lanes: {}", lbs.len(), names.join(", ")),
+    )
+}
+
+/// The classes of bodies that may share lanes, in tree order: jointed leaves (no body is
+/// their child, so no later statement reads their locals) with the same parent, joint kind,
+/// number of coordinates and J̇_b ż, each of whose parent comes before the class's first body
+/// (its statements move there).
+fn lane_candidates(model: &CompiledModel, tree: &Tree) -> Vec<Vec<usize>> {
+    let nb = tree.bodies.len();
+    let leaf = |lb: usize| !tree.parent_local.contains(&Some(lb));
+    let mut classes: Vec<Vec<usize>> = Vec::new();
+    let key = |lb: usize| {
+        let d = model.joints.defs[tree.bodies[lb]].as_ref();
+        d.map(|d| {
+            (
+                tree.parent_local[lb],
+                d.kind,
+                d.sources.len(),
+                tree.need_acc[lb],
+            )
+        })
+    };
+    for lb in 0..nb {
+        if !leaf(lb) || key(lb).is_none() {
+            continue;
+        }
+        match classes.iter_mut().find(|c| key(c[0]) == key(lb)) {
+            Some(c) => c.push(lb),
+            None => classes.push(vec![lb]),
+        }
+    }
+    classes.retain(|c| c.len() >= 2);
+    // (Parents come before their children in tree order; the class moves to its first body.)
+    for c in &mut classes {
+        let first = c[0];
+        c.retain(|&lb| tree.parent_local[lb].is_none_or(|p| p < first));
+    }
+    classes
 }
 
 /// The tree's joints the generator writes code for (every kind of the engine; a tabulated
@@ -830,6 +1073,22 @@ fn prelude(out: &mut String) {
          let da = sn / (theta2 * th) - 2.0 * (1.0 - c) / (theta2 * theta2);\n        \
          let db = (1.0 - c) / (theta2 * theta2) - 3.0 * (th - sn) / (theta2 * theta2 * th);\n        \
          (s, a, b, da, db)\n    }}\n}}",
+        horner(&c[0]),
+        horner(&c[1]),
+        horner(&c[2]),
+        horner(&c[3]),
+        horner(&c[4]),
+    );
+    // The same series on lanes (`Lanes::rot_coeffs` where every lane is below θ = 1).
+    let _ = writeln!(
+        out,
+        "\n/// `rot_coeffs`' series branch on a value with the lanes' operators (the same Horner \
+         forms, the same operations lane by lane): (S, A, B, A'/θ, B'/θ), the last two `zero` \
+         without `rates`.\n\
+         macro_rules! rot_series {{\n    ($theta2:expr, $rates:expr, $zero:expr) => {{{{\n        \
+         let theta2 = $theta2;\n        \
+         let s = {};\n        let a = {};\n        let b = {};\n        \
+         if $rates {{ (s, a, b, {}, {}) }} else {{ (s, a, b, $zero, $zero) }}\n    }}}};\n}}",
         horner(&c[0]),
         horner(&c[1]),
         horner(&c[2]),
