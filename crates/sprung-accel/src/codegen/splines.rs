@@ -68,23 +68,25 @@ const LANES: usize = if cfg!(target_feature = "avx512f") {
     2
 };
 
-/// A weight twice: one SSE2 register (the baseline target's vector), broadcast from there
-/// to wider vectors.
-type Pair = [f64; 2];
+/// A weight twice: one SSE2 register (the baseline target's vector; aligned, so that a
+/// multiplication reads it from memory), broadcast from there to wider vectors.
+#[derive(Clone, Copy)]
+#[repr(C, align(16))]
+struct Pair([f64; 2]);
 
 /// acc[l] += w f[l] per lane: TableSpline::contract's multiply-add (an IEEE product, then an
 /// IEEE sum; Rust contracts no FMA).
 #[inline(always)]
 fn madd<const W: usize>(acc: &mut [f64; W], w: &Pair, f: &[f64; W]) {
     for l in 0..W {
-        acc[l] += w[l % 2] * f[l];
+        acc[l] += w.0[l % 2] * f[l];
     }
 }
 
 /// w f per lane.
 #[inline(always)]
 fn mul<const W: usize>(w: &Pair, f: &[f64; W]) -> [f64; W] {
-    std::array::from_fn(|l| w[l % 2] * f[l])
+    std::array::from_fn(|l| w.0[l % 2] * f[l])
 }
 
 /// W lanes of `x` from `o`.
@@ -124,7 +126,7 @@ fn hermite<const N: usize>(g: &[f64; N], i: usize, x: f64, second: bool) -> [[Pa
         [0.0; 4]
     };
     // Row r = 2 a + d: Hermite slot a (value) or 2 + a (slope).
-    let rows = |b: [f64; 4]| [[b[0]; 2], [b[2]; 2], [b[1]; 2], [b[3]; 2]];
+    let rows = |b: [f64; 4]| [Pair([b[0]; 2]), Pair([b[2]; 2]), Pair([b[1]; 2]), Pair([b[3]; 2])];
     [rows(b0), rows(b1), rows(b2)]
 }
 
@@ -133,31 +135,31 @@ fn hermite<const N: usize>(g: &[f64; N], i: usize, x: f64, second: bool) -> [[Pa
 struct Aligned<const N: usize>([f64; N]);
 
 /// Along the second axis for the first-axis row r = 2 a + dx of a 2D cell (`lanes_2d`), W
-/// lanes from channel c, for the second-axis orders 0, 1 (and 2 with `S`) at once:
+/// lanes from channel c, for the second-axis orders 0, 1 (and 2 with `s2`) at once:
 /// g[o2] = Σ_{k = 2 b + dy} w2[o2][k] f(i1 + a, i2 + b)[dx + 2 dy] in k's order (each node row
 /// loaded once for every order). The sums start from their first product, not from 0 + it as
 /// TableSpline::contract's: they can differ from its g only by the sign of a zero result
 /// (0 + x is x but for x = −0), which leaves the slots unchanged (`lanes_2d`).
 #[inline(always)]
-fn along2<const W: usize, const C: usize, const A: usize, const K: usize, const S: bool>(
+fn along2<const W: usize, const C: usize, const A: usize, const K: usize>(
     n: &[f64; K],
     w2: &[[Pair; 4]; 3],
-    a: usize,
-    dx: usize,
+    s2: bool,
+    (a, dx): (usize, usize),
     c: usize,
 ) -> [[f64; W]; 3] {
     // Node (i1 + a, i2 + b) at a A + b R, its row d at d C.
     let row = |b: usize, d: usize| lanes::<W, K>(n, a * A + b * 4 * C + d * C + c);
     let mut g = [[0.0f64; W]; 3];
     let f = row(0, dx);
-    for o2 in 0..if S { 3 } else { 2 } {
+    for o2 in 0..if s2 { 3 } else { 2 } {
         g[o2] = mul(&w2[o2][0], f);
     }
     for (k, (b, d)) in [(1, (0, dx + 2)), (2, (1, dx)), (3, (1, dx + 2))] {
         let f = row(b, d);
         madd(&mut g[0], &w2[0][k], f);
         madd(&mut g[1], &w2[1][k], f);
-        if S {
+        if s2 {
             madd(&mut g[2], &w2[2][k], f);
         }
     }
@@ -168,15 +170,16 @@ fn along2<const W: usize, const C: usize, const A: usize, const K: usize, const 
 /// cell's data n (C channels; node (i1 + a, i2 + b) at a A + b R, R = 4 C values: its rows f,
 /// ∂₁f, ∂₂f, ∂₁∂₂f of the C channels), per first-axis row r = 2 a + dx the rows along the
 /// second axis (`along2`), then their terms of the sums along the first — slots 0, 1, 2 and
-/// with `S` (second derivatives) 3, 4, 5: TableSpline::contract's sums in its order, these from
-/// 0 as its are (so a g that is −0 where the generic one is +0 adds a zero product of either
-/// sign to a partial sum that is never −0: the same sum).
+/// for the leading e lanes (the channels with second derivatives) 3, 4, 5: TableSpline::contract's
+/// sums in its order, these from 0 as its are (so a g that is −0 where the generic one is +0 adds
+/// a zero product of either sign to a partial sum that is never −0: the same sum). With
+/// 0 < e < W the other lanes' second derivatives are formed and not stored (one vector).
 #[inline(always)]
-fn lanes_2d<const W: usize, const C: usize, const A: usize, const K: usize, const L: usize, const S: bool>(
+fn lanes_2d<const W: usize, const C: usize, const A: usize, const K: usize, const L: usize>(
     n: &[f64; K],
     w1: &[[Pair; 4]; 3],
     w2: &[[Pair; 4]; 3],
-    c: usize,
+    (c, e): (usize, usize),
     out: &mut [f64; L],
 ) {
     // Per first-axis row r = 2 a + dx: g[o2] along the second axis, then its term of each
@@ -184,57 +187,59 @@ fn lanes_2d<const W: usize, const C: usize, const A: usize, const K: usize, cons
     let mut acc = [[0.0f64; W]; 6];
     for (a, dx) in [(0, 0), (0, 1), (1, 0), (1, 1)] {
         let r = 2 * a + dx;
-        let g = along2::<W, C, A, K, S>(n, w2, a, dx, c);
+        let g = along2::<W, C, A, K>(n, w2, e > 0, (a, dx), c);
         madd(&mut acc[0], &w1[0][r], &g[0]); // slot 0 (f): ∂c1 order 0, ∂c2 order 0
         madd(&mut acc[1], &w1[1][r], &g[0]); // slot 1 (∂₁f): 1, 0
         madd(&mut acc[2], &w1[0][r], &g[1]); // slot 2 (∂₂f): 0, 1
-        if S {
+        if e > 0 {
             madd(&mut acc[3], &w1[2][r], &g[0]); // slot 3 (∂₁²f): 2, 0
             madd(&mut acc[4], &w1[1][r], &g[1]); // slot 4 (∂₁∂₂f): 1, 1
             madd(&mut acc[5], &w1[0][r], &g[2]); // slot 5 (∂₂²f): 0, 2
         }
     }
-    let slots = if S { 6 } else { 3 };
-    for (s, x) in acc.iter().enumerate().take(slots) {
-        out[s * C + c..s * C + c + W].copy_from_slice(x);
+    for (s, x) in acc.iter().enumerate() {
+        let m = if s < 3 { W } else { e };
+        out[s * C + c..s * C + c + m].copy_from_slice(&x[..m]);
     }
 }
 
-/// W ≤ 8 lanes from channel c of a 2D cell (`lanes_2d`), in vectors of the target (LANES):
-/// one after the other, written out (a loop over them is what the vectorizer would take across
-/// vectors instead of lanes).
+/// W ≤ 8 lanes from channel c of a 2D cell (`lanes_2d`; the leading e with second
+/// derivatives), in vectors of the target (LANES): one after the other, written out (a loop
+/// over them is what the vectorizer would take across vectors instead of lanes).
 #[inline(always)]
-fn chunk_2d<const W: usize, const C: usize, const A: usize, const K: usize, const L: usize, const S: bool>(
+fn chunk_2d<const W: usize, const C: usize, const A: usize, const K: usize, const L: usize>(
     n: &[f64; K],
     w1: &[[Pair; 4]; 3],
     w2: &[[Pair; 4]; 3],
-    c: usize,
+    (c, e): (usize, usize),
     out: &mut [f64; L],
 ) {
+    // The leading lanes with second derivatives of the part from lane o.
+    let part = |o: usize, w: usize| (c + o, e.saturating_sub(o).min(w));
     if W <= LANES {
-        lanes_2d::<W, C, A, K, L, S>(n, w1, w2, c, out);
+        lanes_2d::<W, C, A, K, L>(n, w1, w2, (c, e), out);
     } else if LANES == 4 {
-        lanes_2d::<4, C, A, K, L, S>(n, w1, w2, c, out);
-        lanes_2d::<4, C, A, K, L, S>(n, w1, w2, c + 4, out);
+        lanes_2d::<4, C, A, K, L>(n, w1, w2, part(0, 4), out);
+        lanes_2d::<4, C, A, K, L>(n, w1, w2, part(4, 4), out);
     } else {
-        lanes_2d::<2, C, A, K, L, S>(n, w1, w2, c, out);
-        lanes_2d::<2, C, A, K, L, S>(n, w1, w2, c + 2, out);
+        lanes_2d::<2, C, A, K, L>(n, w1, w2, part(0, 2), out);
+        lanes_2d::<2, C, A, K, L>(n, w1, w2, part(2, 2), out);
         if W == 8 {
-            lanes_2d::<2, C, A, K, L, S>(n, w1, w2, c + 4, out);
-            lanes_2d::<2, C, A, K, L, S>(n, w1, w2, c + 6, out);
+            lanes_2d::<2, C, A, K, L>(n, w1, w2, part(4, 2), out);
+            lanes_2d::<2, C, A, K, L>(n, w1, w2, part(6, 2), out);
         }
     }
 }
 
 /// W lanes (a target vector or less) from channel c of a 1D cell into out[slot C + c..]: the
 /// cell's data n (C channels; node i1 + a at 2 a C: its rows f, ∂₁f of the C channels), slots
-/// 0, 1 and with `S` 3, each the sum over the cell's rows r = 2 a + dx along the first axis:
-/// TableSpline::contract's sums in its order, from 0.
+/// 0, 1 and for the leading e lanes 3, each the sum over the cell's rows r = 2 a + dx along the
+/// first axis: TableSpline::contract's sums in its order, from 0.
 #[inline(always)]
-fn lanes_1d<const W: usize, const C: usize, const K: usize, const L: usize, const S: bool>(
+fn lanes_1d<const W: usize, const C: usize, const K: usize, const L: usize>(
     n: &[f64; K],
     w1: &[[Pair; 4]; 3],
-    c: usize,
+    (c, e): (usize, usize),
     out: &mut [f64; L],
 ) {
     // Per row r = 2 a + dx of the cell: its term of each slot's sum (in r's order, from 0).
@@ -243,37 +248,36 @@ fn lanes_1d<const W: usize, const C: usize, const K: usize, const L: usize, cons
         let (r, f) = (2 * a + dx, lanes::<W, K>(n, (2 * a + dx) * C + c));
         madd(&mut acc[0], &w1[0][r], f); // slot 0 (f)
         madd(&mut acc[1], &w1[1][r], f); // slot 1 (∂₁f)
-        if S {
+        if e > 0 {
             madd(&mut acc[2], &w1[2][r], f); // slot 3 (∂₁²f)
         }
     }
     out[c..c + W].copy_from_slice(&acc[0]);
     out[C + c..C + c + W].copy_from_slice(&acc[1]);
-    if S {
-        out[3 * C + c..3 * C + c + W].copy_from_slice(&acc[2]);
-    }
+    out[3 * C + c..3 * C + c + e].copy_from_slice(&acc[2][..e]);
 }
 
 /// W ≤ 8 lanes from channel c of a 1D cell (`lanes_1d`), in vectors of the target (LANES),
 /// one after the other (as `chunk_2d`).
 #[inline(always)]
-fn chunk_1d<const W: usize, const C: usize, const K: usize, const L: usize, const S: bool>(
+fn chunk_1d<const W: usize, const C: usize, const K: usize, const L: usize>(
     n: &[f64; K],
     w1: &[[Pair; 4]; 3],
-    c: usize,
+    (c, e): (usize, usize),
     out: &mut [f64; L],
 ) {
+    let part = |o: usize, w: usize| (c + o, e.saturating_sub(o).min(w));
     if W <= LANES {
-        lanes_1d::<W, C, K, L, S>(n, w1, c, out);
+        lanes_1d::<W, C, K, L>(n, w1, (c, e), out);
     } else if LANES == 4 {
-        lanes_1d::<4, C, K, L, S>(n, w1, c, out);
-        lanes_1d::<4, C, K, L, S>(n, w1, c + 4, out);
+        lanes_1d::<4, C, K, L>(n, w1, part(0, 4), out);
+        lanes_1d::<4, C, K, L>(n, w1, part(4, 4), out);
     } else {
-        lanes_1d::<2, C, K, L, S>(n, w1, c, out);
-        lanes_1d::<2, C, K, L, S>(n, w1, c + 2, out);
+        lanes_1d::<2, C, K, L>(n, w1, part(0, 2), out);
+        lanes_1d::<2, C, K, L>(n, w1, part(2, 2), out);
         if W == 8 {
-            lanes_1d::<2, C, K, L, S>(n, w1, c + 4, out);
-            lanes_1d::<2, C, K, L, S>(n, w1, c + 6, out);
+            lanes_1d::<2, C, K, L>(n, w1, part(4, 2), out);
+            lanes_1d::<2, C, K, L>(n, w1, part(6, 2), out);
         }
     }
 }
@@ -454,47 +458,32 @@ pub fn emit(model: &CompiledModel, t: usize, out: &mut String) {
             "    let s = {first};\n    \
              let n: &[f64; {kc}] = {pre}_NODE.0[s..s + {kc}].try_into().expect(\"the cell's nodes\");"
         );
-        // The channels with second derivatives (the leading members') and the others.
+        // All channels in vector chunks; the leading `sec` (the members whose J̇ ż is used)
+        // with second derivatives.
         let sec = grp.second.min(nc);
-        let names = |c0: usize, c1: usize| {
-            (c0 / POSE_COMPONENTS..c1 / POSE_COMPONENTS)
+        let _ = writeln!(
+            w,
+            "    // {}: channels 0..{nc}, the first {sec} with second derivatives",
+            (0..nc / POSE_COMPONENTS)
                 .map(|blk| format!("'{}'", member(POSE_COMPONENTS * blk)))
                 .collect::<Vec<_>>()
                 .join(", ")
-        };
-        let parts: [(usize, usize, bool); 2] = [(0, sec, true), (sec, nc, false)];
-        for (c0, c1, with2) in parts {
-            if c0 == c1 {
-                continue;
-            }
+        );
+        for (c, width) in chunks(0, nc) {
+            let e = sec.saturating_sub(c).min(width);
+            let f = if dims == 2 { "chunk_2d" } else { "chunk_1d" };
+            let w2 = if dims == 2 { "&w2, " } else { "" };
             let _ = writeln!(
                 w,
-                "    // {}: channels {c0}..{c1}{}",
-                names(c0, c1),
-                if with2 {
-                    ", with second derivatives"
-                } else {
-                    ""
-                }
+                "    {f}::<{width}, {consts}>(n, &w1, {w2}({c}, {e}), out);"
             );
-            for (c, width) in chunks(c0, c1) {
-                if dims == 2 {
-                    let _ = writeln!(
-                        w,
-                        "    chunk_2d::<{width}, {consts}, {with2}>(n, &w1, &w2, {c}, out);"
-                    );
-                } else {
-                    let _ = writeln!(
-                        w,
-                        "    chunk_1d::<{width}, {consts}, {with2}>(n, &w1, {c}, out);"
-                    );
-                }
-            }
-            if dims == 1 {
-                // The missing second axis's slots: 2 (and 4, 5 with second derivatives).
-                let zeros: &[usize] = if with2 { &[2, 4, 5] } else { &[2] };
-                for z in zeros {
-                    let _ = writeln!(w, "    out[{}..{}].fill(0.0);", z * nc + c0, z * nc + c1);
+        }
+        if dims == 1 {
+            // The missing second axis's slots: 2 (and 4, 5 with second derivatives).
+            let _ = writeln!(w, "    out[{}..{}].fill(0.0);", 2 * nc, 3 * nc);
+            if sec > 0 {
+                for z in [4, 5] {
+                    let _ = writeln!(w, "    out[{}..{}].fill(0.0);", z * nc, z * nc + sec);
                 }
             }
         }
