@@ -12,13 +12,28 @@
 //! - the cell is the generic one, the last i ≤ n − 2 with g[i] ≤ x (on a uniform grid guessed
 //!   from x and corrected by comparisons, else by bisection), the Hermite weights the generic
 //!   formulas;
-//! - the contraction per body (six channels) in `TableSpline::contract`'s order: along the
-//!   second axis first (per first-axis row and second-axis order, sums from 0 over the four
-//!   second-axis rows), then along the first; the slots of `eval_slots` (the leading
+//! - the contraction of every channel in `TableSpline::contract`'s order: along the second axis
+//!   first (per first-axis row and second-axis order, the sum over the four second-axis rows),
+//!   then along the first (sums from 0); the slots of `eval_slots` (the leading
 //!   `SplineGroup::second` channels with second derivatives, the others value and first
 //!   derivatives; a 1D table's missing second axis's slots written 0).
 //!
-//! Every operation is the generic code's in the same order, so the slots are bit-identical.
+//! The channels are independent sums, so the generated code works on several at once: the node
+//! data is re-laid node by node with all of the group's channels of a node row contiguous (18
+//! for a carrier with two followers), and the channels go through the contraction in chunks of
+//! 8 (then 4, 2) lanes, across the group's bodies; each chunk in vectors of the target's width
+//! (`LANES`: 8 with AVX-512, 4 with AVX, 2 on the baseline x86-64), one vector after the other,
+//! so that LLVM emits one vector multiply and one vector add per multiply-add of a vector's
+//! channels (IEEE products and sums, no FMA). The second derivatives are formed for a chunk's
+//! whole vector and stored for its leading channels (the carrier's). Per first-axis row each
+//! node row is read once for every second-axis order, and the row's terms of every slot's sum
+//! follow at once (each sum still in its order).
+//!
+//! Every channel's operations are the generic code's in the same order — but one: the sums
+//! along the second axis start from their first product where the generic ones add it to 0.
+//! They can differ only in the sign of a zero result (0 + x is x but for x = −0); the sums along
+//! the first axis start from +0 as the generic ones and add w g: a partial sum that is never −0
+//! plus a zero product of either sign is itself, so the slots are bit-identical.
 
 use std::fmt::Write;
 
