@@ -200,21 +200,45 @@ fn lanes_2d<const W: usize, const C: usize, const A: usize, const K: usize, cons
     // Per first-axis row r = 2 a + dx: g[o2] along the second axis, then its term of each
     // slot's sum along the first (the sums over r in r's order, each from 0).
     let mut acc = [[0.0f64; W]; 6];
-    for (a, dx) in [(0, 0), (0, 1), (1, 0), (1, 1)] {
-        let r = 2 * a + dx;
-        let g = along2::<W, C, A, K>(n, w2, e > 0, (a, dx), c);
-        madd(&mut acc[0], &w1[0][r], &g[0]); // slot 0 (f): ∂c1 order 0, ∂c2 order 0
-        madd(&mut acc[1], &w1[1][r], &g[0]); // slot 1 (∂₁f): 1, 0
-        madd(&mut acc[2], &w1[0][r], &g[1]); // slot 2 (∂₂f): 0, 1
-        if e > 0 {
-            madd(&mut acc[3], &w1[2][r], &g[0]); // slot 3 (∂₁²f): 2, 0
-            madd(&mut acc[4], &w1[1][r], &g[1]); // slot 4 (∂₁∂₂f): 1, 1
-            madd(&mut acc[5], &w1[0][r], &g[2]); // slot 5 (∂₂²f): 0, 2
+    if LANES <= 4 {
+        // (As a loop: LLVM unrolls it for SSE2 and AVX vectors, row after row, with fewer
+        // spills than from the rows written out.)
+        for ax in [(0, 0), (0, 1), (1, 0), (1, 1)] {
+            row_2d::<W, C, A, K>(&mut acc, n, w1, w2, ax, (c, e));
         }
+    } else {
+        // (Written out: for AVX-512 vectors that loop is one LLVM keeps rolled.)
+        row_2d::<W, C, A, K>(&mut acc, n, w1, w2, (0, 0), (c, e));
+        row_2d::<W, C, A, K>(&mut acc, n, w1, w2, (0, 1), (c, e));
+        row_2d::<W, C, A, K>(&mut acc, n, w1, w2, (1, 0), (c, e));
+        row_2d::<W, C, A, K>(&mut acc, n, w1, w2, (1, 1), (c, e));
     }
     for (s, x) in acc.iter().enumerate() {
         let m = if s < 3 { W } else { e };
         out[s * C + c..s * C + c + m].copy_from_slice(&x[..m]);
+    }
+}
+
+/// First-axis row r = 2 a + dx of a 2D cell (`lanes_2d`): its rows along the second axis
+/// (`along2`), then their terms of each slot's sum along the first.
+#[inline(always)]
+fn row_2d<const W: usize, const C: usize, const A: usize, const K: usize>(
+    acc: &mut [[f64; W]; 6],
+    n: &[f64; K],
+    w1: &[[Pair; 4]; 3],
+    w2: &[[Pair; 4]; 3],
+    (a, dx): (usize, usize),
+    (c, e): (usize, usize),
+) {
+    let r = 2 * a + dx;
+    let g = along2::<W, C, A, K>(n, w2, e > 0, (a, dx), c);
+    madd(&mut acc[0], &w1[0][r], &g[0]); // slot 0 (f): ∂c1 order 0, ∂c2 order 0
+    madd(&mut acc[1], &w1[1][r], &g[0]); // slot 1 (∂₁f): 1, 0
+    madd(&mut acc[2], &w1[0][r], &g[1]); // slot 2 (∂₂f): 0, 1
+    if e > 0 {
+        madd(&mut acc[3], &w1[2][r], &g[0]); // slot 3 (∂₁²f): 2, 0
+        madd(&mut acc[4], &w1[1][r], &g[1]); // slot 4 (∂₁∂₂f): 1, 1
+        madd(&mut acc[5], &w1[0][r], &g[2]); // slot 5 (∂₂²f): 0, 2
     }
 }
 
