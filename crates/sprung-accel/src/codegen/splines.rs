@@ -83,25 +83,28 @@ const LANES: usize = if cfg!(target_feature = "avx512f") {
     2
 };
 
-/// A weight twice: one SSE2 register (the baseline target's vector; aligned, so that a
-/// multiplication reads it from memory), broadcast from there to wider vectors.
+/// Copies of a weight per Pair: two (one SSE2 register, broadcast from there to AVX vectors),
+/// one with AVX-512 (its multiplications broadcast a scalar from memory).
+const WN: usize = if cfg!(target_feature = "avx512f") { 1 } else { 2 };
+
+/// A weight, WN times (aligned, so that an SSE2 multiplication reads it from memory).
 #[derive(Clone, Copy)]
 #[repr(C, align(16))]
-struct Pair([f64; 2]);
+struct Pair([f64; WN]);
 
 /// acc[l] += w f[l] per lane: TableSpline::contract's multiply-add (an IEEE product, then an
 /// IEEE sum; Rust contracts no FMA).
 #[inline(always)]
 fn madd<const W: usize>(acc: &mut [f64; W], w: &Pair, f: &[f64; W]) {
     for l in 0..W {
-        acc[l] += w.0[l % 2] * f[l];
+        acc[l] += w.0[l % WN] * f[l];
     }
 }
 
 /// w f per lane.
 #[inline(always)]
 fn mul<const W: usize>(w: &Pair, f: &[f64; W]) -> [f64; W] {
-    std::array::from_fn(|l| w.0[l % 2] * f[l])
+    std::array::from_fn(|l| w.0[l % WN] * f[l])
 }
 
 /// W lanes of `x` from `o`.
@@ -141,7 +144,7 @@ fn hermite<const N: usize>(g: &[f64; N], i: usize, x: f64, second: bool) -> [[Pa
         [0.0; 4]
     };
     // Row r = 2 a + d: Hermite slot a (value) or 2 + a (slope).
-    let rows = |b: [f64; 4]| [Pair([b[0]; 2]), Pair([b[2]; 2]), Pair([b[1]; 2]), Pair([b[3]; 2])];
+    let rows = |b: [f64; 4]| [Pair([b[0]; WN]), Pair([b[2]; WN]), Pair([b[1]; WN]), Pair([b[3]; WN])];
     [rows(b0), rows(b1), rows(b2)]
 }
 
