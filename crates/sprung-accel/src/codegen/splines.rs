@@ -505,11 +505,17 @@ pub fn emit(model: &CompiledModel, t: usize, out: &mut String) {
         let sec = grp.second.min(nc);
         let _ = writeln!(
             w,
-            "    // {}: channels 0..{nc}, the first {sec} with second derivatives",
+            "    // {}: channels 0..{nc}, the first {sec} with second derivatives;\n    \
+             // chunk_{dims}d::<lanes, {}>(cell, weights, (first channel, leading lanes with second derivatives), slots)",
             (0..nc / POSE_COMPONENTS)
                 .map(|blk| format!("'{}'", member(POSE_COMPONENTS * blk)))
                 .collect::<Vec<_>>()
-                .join(", ")
+                .join(", "),
+            if dims == 2 {
+                "channels, offset of node (i1 + 1, i2), cell values, slot values"
+            } else {
+                "channels, cell values, slot values"
+            }
         );
         for (c, width) in chunks(0, nc) {
             let e = sec.saturating_sub(c).min(width);
@@ -522,6 +528,15 @@ pub fn emit(model: &CompiledModel, t: usize, out: &mut String) {
         }
         if dims == 1 {
             // The missing second axis's slots: 2 (and 4, 5 with second derivatives).
+            let _ = writeln!(
+                w,
+                "    // The missing second axis: slot 2{}.",
+                if sec > 0 {
+                    format!(", slots 4 and 5 of the first {sec} channels")
+                } else {
+                    String::new()
+                }
+            );
             let _ = writeln!(w, "    out[{}..{}].fill(0.0);", 2 * nc, 3 * nc);
             if sec > 0 {
                 for z in [4, 5] {
