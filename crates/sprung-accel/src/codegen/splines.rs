@@ -12,13 +12,28 @@
 //! - the cell is the generic one, the last i ≤ n − 2 with g[i] ≤ x (on a uniform grid guessed
 //!   from x and corrected by comparisons, else by bisection), the Hermite weights the generic
 //!   formulas;
-//! - the contraction per body (six channels) in `TableSpline::contract`'s order: along the
-//!   second axis first (per first-axis row and second-axis order, sums from 0 over the four
-//!   second-axis rows), then along the first; the slots of `eval_slots` (the leading
+//! - the contraction of every channel in `TableSpline::contract`'s order: along the second axis
+//!   first (per first-axis row and second-axis order, the sum over the four second-axis rows),
+//!   then along the first (sums from 0); the slots of `eval_slots` (the leading
 //!   `SplineGroup::second` channels with second derivatives, the others value and first
 //!   derivatives; a 1D table's missing second axis's slots written 0).
 //!
-//! Every operation is the generic code's in the same order, so the slots are bit-identical.
+//! The channels are independent sums, so the generated code works on several at once: the node
+//! data is re-laid node by node with all of the group's channels of a node row contiguous (18
+//! for a carrier with two followers), and the channels go through the contraction in chunks of
+//! 8 (then 4, 2) lanes, across the group's bodies; each chunk in vectors of the target's width
+//! (`LANES`: 8 with AVX-512, 4 with AVX, 2 on the baseline x86-64), one vector after the other,
+//! so that LLVM emits one vector multiply and one vector add per multiply-add of a vector's
+//! channels (IEEE products and sums, no FMA). The second derivatives are formed for a chunk's
+//! whole vector and stored for its leading channels (the carrier's). Per first-axis row each
+//! node row is read once for every second-axis order, and the row's terms of every slot's sum
+//! follow at once (each sum still in its order).
+//!
+//! Every channel's operations are the generic code's in the same order — but one: the sums
+//! along the second axis start from their first product where the generic ones add it to 0.
+//! They can differ only in the sign of a zero result (0 + x is x but for x = −0); the sums along
+//! the first axis start from +0 as the generic ones and add w g: a partial sum that is never −0
+//! plus a zero product of either sign is itself, so the slots are bit-identical.
 
 use std::fmt::Write;
 
@@ -41,7 +56,7 @@ fn cell_bisect<const N: usize>(g: &[f64; N], x: f64) -> usize {
         let mid = (lo + hi) / 2;
         if g[mid] <= x { lo = mid } else { hi = mid }
     }
-    lo
+    lo.min(N - 2)
 }
 
 /// The cell of `x` (inside the grid) on a uniform grid of spacing 1 / inv_h: the guess from
@@ -55,17 +70,47 @@ fn cell_uniform<const N: usize>(g: &[f64; N], x: f64, inv_h: f64) -> usize {
     while i < N - 2 && g[i + 1] <= x {
         i += 1;
     }
-    i
+    i.min(N - 2)
 }
 
-/// A weight twice, or two channels' values: one SIMD pair (the generic code's SplineBasis).
-type Pair = [f64; 2];
+/// The lanes of one vector of the target: 8 with AVX-512, 4 with AVX, else 2 (SSE2). Lanes
+/// are independent channels: the width changes no channel's order of operations.
+const LANES: usize = if cfg!(target_feature = "avx512f") {
+    8
+} else if cfg!(target_feature = "avx") {
+    4
+} else {
+    2
+};
 
-/// acc += w f for a pair of channels.
+/// Copies of a weight per Pair: two (one SSE2 register, broadcast from there to AVX vectors),
+/// one with AVX-512 (its multiplications broadcast a scalar from memory).
+const WN: usize = if cfg!(target_feature = "avx512f") { 1 } else { 2 };
+
+/// A weight, WN times (aligned, so that an SSE2 multiplication reads it from memory).
+#[derive(Clone, Copy)]
+#[repr(C, align(16))]
+struct Pair([f64; WN]);
+
+/// acc[l] += w f[l] per lane: TableSpline::contract's multiply-add (an IEEE product, then an
+/// IEEE sum; Rust contracts no FMA).
 #[inline(always)]
-fn mul_add(acc: &mut Pair, w: &Pair, f: &[f64]) {
-    acc[0] += w[0] * f[0];
-    acc[1] += w[1] * f[1];
+fn madd<const W: usize>(acc: &mut [f64; W], w: &Pair, f: &[f64; W]) {
+    for l in 0..W {
+        acc[l] += w.0[l % WN] * f[l];
+    }
+}
+
+/// w f per lane.
+#[inline(always)]
+fn mul<const W: usize>(w: &Pair, f: &[f64; W]) -> [f64; W] {
+    std::array::from_fn(|l| w.0[l % WN] * f[l])
+}
+
+/// W lanes of `x` from `o`.
+#[inline(always)]
+fn lanes<const W: usize, const R: usize>(x: &[f64; R], o: usize) -> &[f64; W] {
+    x[o..o + W].try_into().expect("W lanes")
 }
 
 /// The cubic Hermite weights of cell i at x per derivative order (0, 1, and 2 with `second`)
@@ -99,89 +144,200 @@ fn hermite<const N: usize>(g: &[f64; N], i: usize, x: f64, second: bool) -> [[Pa
         [0.0; 4]
     };
     // Row r = 2 a + d: Hermite slot a (value) or 2 + a (slope).
-    let rows = |b: [f64; 4]| [[b[0]; 2], [b[2]; 2], [b[1]; 2], [b[3]; 2]];
+    let rows = |b: [f64; 4]| [Pair([b[0]; WN]), Pair([b[2]; WN]), Pair([b[1]; WN]), Pair([b[3]; WN])];
     [rows(b0), rows(b1), rows(b2)]
 }
 
-/// The rows of a node of a channel block: f, ∂₁f, ∂₂f, ∂₁∂₂f of six channels.
-type Node = [f64; 24];
+/// Node data aligned to a cache line (whole vectors per row where the channel count allows).
+#[repr(C, align(64))]
+struct Aligned<const N: usize>([f64; N]);
 
-/// Slots of TableSpline::eval_slots with their derivative orders (slot, ∂c1, ∂c2).
-const SLOTS: [(usize, usize, usize); 6] =
-    [(0, 0, 0), (1, 1, 0), (2, 0, 1), (3, 2, 0), (4, 1, 1), (5, 0, 2)];
-
-/// One body's six channels of a 1D group into out[s * STRIDE + o + m], a pair of channels at a
-/// time: slots 0, 1 (and 3 with `second`) over the node rows; slot 2 (and 4, 5) written 0.
+/// Along the second axis for the first-axis row r = 2 a + dx of a 2D cell (`lanes_2d`), W
+/// lanes from channel c, for the second-axis orders 0, 1 (and 2 with `s2`) at once:
+/// g[o2] = Σ_{k = 2 b + dy} w2[o2][k] f(i1 + a, i2 + b)[dx + 2 dy] in k's order (each node row
+/// loaded once for every order). The sums start from their first product, not from 0 + it as
+/// TableSpline::contract's: they can differ from its g only by the sign of a zero result
+/// (0 + x is x but for x = −0), which leaves the slots unchanged (`lanes_2d`).
 #[inline(always)]
-fn body_1d<const L: usize, const STRIDE: usize>(
-    n: [&Node; 2],
-    w: &[[Pair; 4]; 3],
-    second: bool,
-    out: &mut [f64; L],
-    o: usize,
-) {
-    for p in (0..6).step_by(2) {
-        for (s, o1) in [(0, 0), (1, 1), (3, 2)] {
-            if o1 == 2 && !second {
-                continue;
-            }
-            let mut acc = [0.0f64; 2];
-            for r in 0..4 {
-                let (a, dx) = (r / 2, r % 2);
-                mul_add(&mut acc, &w[o1][r], &n[a][6 * dx + p..6 * dx + p + 2]);
-            }
-            out[s * STRIDE + o + p..s * STRIDE + o + p + 2].copy_from_slice(&acc);
+fn along2<const W: usize, const C: usize, const A: usize, const K: usize>(
+    n: &[f64; K],
+    w2: &[[Pair; 4]; 3],
+    s2: bool,
+    (a, dx): (usize, usize),
+    c: usize,
+) -> [[f64; W]; 3] {
+    // Node (i1 + a, i2 + b) at a A + b R, its row d at d C.
+    let row = |b: usize, d: usize| lanes::<W, K>(n, a * A + b * 4 * C + d * C + c);
+    let mut g = [[0.0f64; W]; 3];
+    let f = row(0, dx);
+    for o2 in 0..if s2 { 3 } else { 2 } {
+        g[o2] = mul(&w2[o2][0], f);
+    }
+    for (k, (b, d)) in [(1, (0, dx + 2)), (2, (1, dx)), (3, (1, dx + 2))] {
+        let f = row(b, d);
+        madd(&mut g[0], &w2[0][k], f);
+        madd(&mut g[1], &w2[1][k], f);
+        if s2 {
+            madd(&mut g[2], &w2[2][k], f);
         }
     }
-    for s in [2, 4, 5] {
-        if s != 2 && !second {
-            continue;
+    g
+}
+
+/// W lanes (a target vector or less) from channel c of a 2D cell into out[slot C + c..]: the
+/// cell's data n (C channels; node (i1 + a, i2 + b) at a A + b R, R = 4 C values: its rows f,
+/// ∂₁f, ∂₂f, ∂₁∂₂f of the C channels), per first-axis row r = 2 a + dx the rows along the
+/// second axis (`along2`), then their terms of the sums along the first — slots 0, 1, 2 and
+/// for the leading e lanes (the channels with second derivatives) 3, 4, 5: TableSpline::contract's
+/// sums in its order, these from 0 as its are (so a g that is −0 where the generic one is +0 adds
+/// a zero product of either sign to a partial sum that is never −0: the same sum). With
+/// 0 < e < W the other lanes' second derivatives are formed and not stored (one vector).
+#[inline(always)]
+fn lanes_2d<const W: usize, const C: usize, const A: usize, const K: usize, const L: usize>(
+    n: &[f64; K],
+    w1: &[[Pair; 4]; 3],
+    w2: &[[Pair; 4]; 3],
+    (c, e): (usize, usize),
+    out: &mut [f64; L],
+) {
+    // Per first-axis row r = 2 a + dx: g[o2] along the second axis, then its term of each
+    // slot's sum along the first (the sums over r in r's order, each from 0).
+    let mut acc = [[0.0f64; W]; 6];
+    if LANES <= 4 {
+        // (As a loop: LLVM unrolls it for SSE2 and AVX vectors, row after row, with fewer
+        // spills than from the rows written out.)
+        for ax in [(0, 0), (0, 1), (1, 0), (1, 1)] {
+            row_2d::<W, C, A, K>(&mut acc, n, w1, w2, ax, (c, e));
         }
-        out[s * STRIDE + o..s * STRIDE + o + 6].copy_from_slice(&[0.0; 6]);
+    } else {
+        // (Written out: for AVX-512 vectors that loop is one LLVM keeps rolled.)
+        row_2d::<W, C, A, K>(&mut acc, n, w1, w2, (0, 0), (c, e));
+        row_2d::<W, C, A, K>(&mut acc, n, w1, w2, (0, 1), (c, e));
+        row_2d::<W, C, A, K>(&mut acc, n, w1, w2, (1, 0), (c, e));
+        row_2d::<W, C, A, K>(&mut acc, n, w1, w2, (1, 1), (c, e));
+    }
+    for (s, x) in acc.iter().enumerate() {
+        let m = if s < 3 { W } else { e };
+        out[s * C + c..s * C + c + m].copy_from_slice(&x[..m]);
     }
 }
 
-/// One body's six channels of a 2D group into out[s * STRIDE + o + m], a pair of channels at a
-/// time: slots 0, 1, 2 (and 3, 4, 5 with `second`); nodes (i1 + a, i2 + b) at 2 a + b; weights
-/// w1 (first axis), w2 (second).
+/// First-axis row r = 2 a + dx of a 2D cell (`lanes_2d`): its rows along the second axis
+/// (`along2`), then their terms of each slot's sum along the first.
 #[inline(always)]
-fn body_2d<const L: usize, const STRIDE: usize>(
-    n: [&Node; 4],
+fn row_2d<const W: usize, const C: usize, const A: usize, const K: usize>(
+    acc: &mut [[f64; W]; 6],
+    n: &[f64; K],
     w1: &[[Pair; 4]; 3],
     w2: &[[Pair; 4]; 3],
-    second: bool,
-    out: &mut [f64; L],
-    o: usize,
+    (a, dx): (usize, usize),
+    (c, e): (usize, usize),
 ) {
-    let o2n = if second { 3 } else { 2 };
-    let ns = if second { 6 } else { 3 };
-    for p in (0..6).step_by(2) {
-        for o2 in 0..o2n {
-            // Along the second axis: per first-axis row r = 2 a + dx.
-            let mut g = [[0.0f64; 2]; 4];
-            for r in 0..4 {
-                let (a, dx) = (r / 2, r % 2);
-                for k in 0..4 {
-                    let (b, dy) = (k / 2, k % 2);
-                    let row = 6 * (dx + 2 * dy) + p;
-                    mul_add(&mut g[r], &w2[o2][k], &n[2 * a + b][row..row + 2]);
-                }
-            }
-            // Along the first axis: the slots of this second-axis order.
-            for &(s, o1, so2) in &SLOTS[..ns] {
-                if so2 != o2 {
-                    continue;
-                }
-                let mut acc = [0.0f64; 2];
-                for r in 0..4 {
-                    mul_add(&mut acc, &w1[o1][r], &g[r]);
-                }
-                out[s * STRIDE + o + p..s * STRIDE + o + p + 2].copy_from_slice(&acc);
-            }
+    let r = 2 * a + dx;
+    let g = along2::<W, C, A, K>(n, w2, e > 0, (a, dx), c);
+    madd(&mut acc[0], &w1[0][r], &g[0]); // slot 0 (f): ∂c1 order 0, ∂c2 order 0
+    madd(&mut acc[1], &w1[1][r], &g[0]); // slot 1 (∂₁f): 1, 0
+    madd(&mut acc[2], &w1[0][r], &g[1]); // slot 2 (∂₂f): 0, 1
+    if e > 0 {
+        madd(&mut acc[3], &w1[2][r], &g[0]); // slot 3 (∂₁²f): 2, 0
+        madd(&mut acc[4], &w1[1][r], &g[1]); // slot 4 (∂₁∂₂f): 1, 1
+        madd(&mut acc[5], &w1[0][r], &g[2]); // slot 5 (∂₂²f): 0, 2
+    }
+}
+
+/// W ≤ 8 lanes from channel c of a 2D cell (`lanes_2d`; the leading e with second
+/// derivatives), in vectors of the target (LANES): one after the other, written out (a loop
+/// over them is what the vectorizer would take across vectors instead of lanes).
+#[inline(always)]
+fn chunk_2d<const W: usize, const C: usize, const A: usize, const K: usize, const L: usize>(
+    n: &[f64; K],
+    w1: &[[Pair; 4]; 3],
+    w2: &[[Pair; 4]; 3],
+    (c, e): (usize, usize),
+    out: &mut [f64; L],
+) {
+    // The leading lanes with second derivatives of the part from lane o.
+    let part = |o: usize, w: usize| (c + o, e.saturating_sub(o).min(w));
+    if W <= LANES {
+        lanes_2d::<W, C, A, K, L>(n, w1, w2, (c, e), out);
+    } else if LANES == 4 {
+        lanes_2d::<4, C, A, K, L>(n, w1, w2, part(0, 4), out);
+        lanes_2d::<4, C, A, K, L>(n, w1, w2, part(4, 4), out);
+    } else {
+        lanes_2d::<2, C, A, K, L>(n, w1, w2, part(0, 2), out);
+        lanes_2d::<2, C, A, K, L>(n, w1, w2, part(2, 2), out);
+        if W == 8 {
+            lanes_2d::<2, C, A, K, L>(n, w1, w2, part(4, 2), out);
+            lanes_2d::<2, C, A, K, L>(n, w1, w2, part(6, 2), out);
+        }
+    }
+}
+
+/// W lanes (a target vector or less) from channel c of a 1D cell into out[slot C + c..]: the
+/// cell's data n (C channels; node i1 + a at 2 a C: its rows f, ∂₁f of the C channels), slots
+/// 0, 1 and for the leading e lanes 3, each the sum over the cell's rows r = 2 a + dx along the
+/// first axis: TableSpline::contract's sums in its order, from 0.
+#[inline(always)]
+fn lanes_1d<const W: usize, const C: usize, const K: usize, const L: usize>(
+    n: &[f64; K],
+    w1: &[[Pair; 4]; 3],
+    (c, e): (usize, usize),
+    out: &mut [f64; L],
+) {
+    // Per row r = 2 a + dx of the cell: its term of each slot's sum (in r's order, from 0).
+    let mut acc = [[0.0f64; W]; 3];
+    for (a, dx) in [(0, 0), (0, 1), (1, 0), (1, 1)] {
+        let (r, f) = (2 * a + dx, lanes::<W, K>(n, (2 * a + dx) * C + c));
+        madd(&mut acc[0], &w1[0][r], f); // slot 0 (f)
+        madd(&mut acc[1], &w1[1][r], f); // slot 1 (∂₁f)
+        if e > 0 {
+            madd(&mut acc[2], &w1[2][r], f); // slot 3 (∂₁²f)
+        }
+    }
+    out[c..c + W].copy_from_slice(&acc[0]);
+    out[C + c..C + c + W].copy_from_slice(&acc[1]);
+    out[3 * C + c..3 * C + c + e].copy_from_slice(&acc[2][..e]);
+}
+
+/// W ≤ 8 lanes from channel c of a 1D cell (`lanes_1d`), in vectors of the target (LANES),
+/// one after the other (as `chunk_2d`).
+#[inline(always)]
+fn chunk_1d<const W: usize, const C: usize, const K: usize, const L: usize>(
+    n: &[f64; K],
+    w1: &[[Pair; 4]; 3],
+    (c, e): (usize, usize),
+    out: &mut [f64; L],
+) {
+    let part = |o: usize, w: usize| (c + o, e.saturating_sub(o).min(w));
+    if W <= LANES {
+        lanes_1d::<W, C, K, L>(n, w1, (c, e), out);
+    } else if LANES == 4 {
+        lanes_1d::<4, C, K, L>(n, w1, part(0, 4), out);
+        lanes_1d::<4, C, K, L>(n, w1, part(4, 4), out);
+    } else {
+        lanes_1d::<2, C, K, L>(n, w1, part(0, 2), out);
+        lanes_1d::<2, C, K, L>(n, w1, part(2, 2), out);
+        if W == 8 {
+            lanes_1d::<2, C, K, L>(n, w1, part(4, 2), out);
+            lanes_1d::<2, C, K, L>(n, w1, part(6, 2), out);
         }
     }
 }
 "#;
+
+/// The channels c0..c1 (even) in chunks of 8 lanes, the rest in 4 and 2: (first channel,
+/// width).
+fn chunks(c0: usize, c1: usize) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let mut c = c0;
+    for width in [8, 4, 2] {
+        while c + width <= c1 {
+            out.push((c, width));
+            c += width;
+        }
+    }
+    out
+}
 
 /// The grid's evaluation of the cell: `cell_uniform` when the grid is uniform to 1 % of its
 /// spacing (the guess is then off by at most one), else `cell_bisect`.
@@ -259,20 +415,37 @@ pub fn emit(model: &CompiledModel, t: usize, out: &mut String) {
                 g.iter().map(|&x| lit(x)).collect::<Vec<_>>().join(", ")
             );
         }
+        // The node data re-laid node by node: per node its rows (f, ∂₁f, ∂₂f, ∂₁∂₂f; a 1D
+        // table's f, ∂₁f alone) of all the group's channels, body by body (TableSpline's
+        // blocks: node[(blk rows + 4 node + k) 6 + m]).
+        let rows = 4 * n1 * n2;
+        let kn = if dims == 2 { 4 } else { 2 };
+        let rn = kn * nc;
         let _ = writeln!(
             w,
-            "/// Hermite node data, blocks of six channels (one body's), rows f, ∂₁f, ∂₂f, ∂₁∂₂f per node.\n\
-             static {pre}_NODE: [f64; {}] = [",
-            node.len()
+            "/// Hermite node data per grid node (first axis outer): its rows {} of the {nc} channels ({} values each).\n\
+             static {pre}_NODE: Aligned<{}> = Aligned([",
+            if dims == 2 {
+                "f, ∂₁f, ∂₂f, ∂₁∂₂f"
+            } else {
+                "f, ∂₁f"
+            },
+            nc,
+            n1 * n2 * rn
         );
-        for row in node.chunks(POSE_COMPONENTS) {
-            let _ = writeln!(
-                w,
-                "    {},",
-                row.iter().map(|&x| lit(x)).collect::<Vec<_>>().join(", ")
-            );
+        for nd in 0..n1 * n2 {
+            for k in 0..kn {
+                let row: Vec<String> = (0..nc)
+                    .map(|ch| {
+                        let (blk, m) = (ch / POSE_COMPONENTS, ch % POSE_COMPONENTS);
+                        lit(node[(blk * rows + 4 * nd + k) * POSE_COMPONENTS + m])
+                    })
+                    .collect();
+                let _ = writeln!(w, "    {},", row.join(", "));
+            }
         }
-        let _ = writeln!(w, "];");
+        debug_assert_eq!(block, rows * POSE_COMPONENTS);
+        let _ = writeln!(w, "]);");
         let args = if dims == 2 {
             "c1: f64, c2: f64"
         } else {
@@ -301,51 +474,74 @@ pub fn emit(model: &CompiledModel, t: usize, out: &mut String) {
             "    let i1 = {};\n    let w1 = hermite(&{pre}_GRID1, i1, c1, {second});",
             cell_call(&format!("{pre}_GRID1"), g1, "c1")
         );
-        if dims == 2 {
+        // The cell's nodes (i1 + a, i2 + b) at 2 a + b (a 1D table: i1 + a at a).
+        // The cell's data: from node (i1, i2) to node (i1 + 1, i2 + 1) (a 1D table: i1, i1 + 1).
+        let (first, kc, consts) = if dims == 2 {
             let _ = writeln!(
                 w,
                 "    let i2 = {};\n    let w2 = hermite(&{pre}_GRID2, i2, c2, {second});",
                 cell_call(&format!("{pre}_GRID2"), &grid[1], "c2")
             );
+            let a = rn * n2;
+            (
+                format!("{rn} * (i1 * {n2} + i2)"),
+                a + 2 * rn,
+                format!("{nc}, {a}, {}, {len}", a + 2 * rn),
+            )
         } else {
-            let _ = writeln!(w, "    let i2 = 0;");
-        }
-        // The cell's nodes (i1 + a, i2 + b) of channel block blk at 2 a + b (a 1D table: a).
-        let nodes = if dims == 2 {
-            "[at(0, 0), at(0, 1), at(1, 0), at(1, 1)]"
-        } else {
-            "[at(0, 0), at(1, 0)]"
+            (
+                format!("{rn} * i1"),
+                2 * rn,
+                format!("{nc}, {}, {len}", 2 * rn),
+            )
         };
         let _ = writeln!(
             w,
-            "    let cell = |blk: usize| {{\n        \
-             let at = |a: usize, b: usize| -> &'static Node {{\n            \
-             let s = {block} * blk + {} * ((i1 + a) * {n2} + i2 + b);\n            \
-             {pre}_NODE[s..s + {}].try_into().expect(\"a node's rows\")\n        }};\n        \
-             {nodes}\n    }};",
-            4 * POSE_COMPONENTS,
-            4 * POSE_COMPONENTS,
+            "    let s = {first};\n    \
+             let n: &[f64; {kc}] = {pre}_NODE.0[s..s + {kc}].try_into().expect(\"the cell's nodes\");"
         );
-        for blk in 0..nc / POSE_COMPONENTS {
-            let ch = POSE_COMPONENTS * blk;
-            let sec = ch < grp.second;
+        // All channels in vector chunks; the leading `sec` (the members whose J̇ ż is used)
+        // with second derivatives.
+        let sec = grp.second.min(nc);
+        let _ = writeln!(
+            w,
+            "    // {}: channels 0..{nc}, the first {sec} with second derivatives;\n    \
+             // chunk_{dims}d::<lanes, {}>(cell, weights, (first channel, leading lanes with second derivatives), slots)",
+            (0..nc / POSE_COMPONENTS)
+                .map(|blk| format!("'{}'", member(POSE_COMPONENTS * blk)))
+                .collect::<Vec<_>>()
+                .join(", "),
+            if dims == 2 {
+                "channels, offset of node (i1 + 1, i2), cell values, slot values"
+            } else {
+                "channels, cell values, slot values"
+            }
+        );
+        for (c, width) in chunks(0, nc) {
+            let e = sec.saturating_sub(c).min(width);
+            let f = if dims == 2 { "chunk_2d" } else { "chunk_1d" };
+            let w2 = if dims == 2 { "&w2, " } else { "" };
             let _ = writeln!(
                 w,
-                "    // '{}': channels {ch}..{}{}",
-                member(ch),
-                ch + POSE_COMPONENTS,
-                if sec { ", with second derivatives" } else { "" }
+                "    {f}::<{width}, {consts}>(n, &w1, {w2}({c}, {e}), out);"
             );
-            if dims == 2 {
-                let _ = writeln!(
-                    w,
-                    "    body_2d::<{len}, {nc}>(cell({blk}), &w1, &w2, {sec}, out, {ch});"
-                );
-            } else {
-                let _ = writeln!(
-                    w,
-                    "    body_1d::<{len}, {nc}>(cell({blk}), &w1, {sec}, out, {ch});"
-                );
+        }
+        if dims == 1 {
+            // The missing second axis's slots: 2 (and 4, 5 with second derivatives).
+            let _ = writeln!(
+                w,
+                "    // The missing second axis: slot 2{}.",
+                if sec > 0 {
+                    format!(", slots 4 and 5 of the first {sec} channels")
+                } else {
+                    String::new()
+                }
+            );
+            let _ = writeln!(w, "    out[{}..{}].fill(0.0);", 2 * nc, 3 * nc);
+            if sec > 0 {
+                for z in [4, 5] {
+                    let _ = writeln!(w, "    out[{}..{}].fill(0.0);", z * nc, z * nc + sec);
+                }
             }
         }
         let _ = writeln!(w, "    true\n}}");
