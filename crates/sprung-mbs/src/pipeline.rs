@@ -714,11 +714,17 @@ impl Evaluator {
             }
             let sc = &work.scratch;
             let wrenches = sc.force.iter().zip(&sc.torque);
+            // A marker without force (an accelerometer's, a speed controller's on the chassis
+            // and on the wheel, which takes a torque only) skips the lever arm: the sums differ
+            // from adding the zero terms only in the sign of a zero entry.
             for ((frame, m), (f, tq)) in work.frames.iter().zip(&work.markers).zip(wrenches) {
-                if let Some(c) = frame.body {
+                let Some(c) = frame.body else { continue };
+                if *f != Vector3::zeros() {
                     let arm = m.x - self.bodies[c].x;
                     self.force[c] += f;
                     self.torque[c] += arm.cross(f) + tq;
+                } else if *tq != Vector3::zeros() {
+                    self.torque[c] += tq;
                 }
             }
             if ns > 0 {
@@ -1014,10 +1020,12 @@ fn evaluate_element<L: Lanes>(
     ends
 }
 
-/// Global kinematics of an open element's markers, as it sees them.
+/// Global kinematics of an open element's markers, as it sees them; each state written in
+/// place ([`write_marker_state`]).
+#[inline(always)]
 fn fill_marker_states(frames: &[MarkerFrame], bodies: &[BodyKin], out: &mut [MarkerState]) {
     for (ms, frame) in out.iter_mut().zip(frames) {
-        *ms = marker_state(frame, bodies);
+        write_marker_state(frame, bodies, ms);
     }
 }
 
@@ -1050,33 +1058,41 @@ impl MarkerFrame {
 /// arithmetic in the same order — entry (i, j) of the frame is (R_i0 A_0j + R_i1 A_1j) +
 /// R_i2 A_2j as in the portable [`M3::mul`] — hence the same bits (tested); for a marker with
 /// its body's axes the body's rotation itself (the same bits up to the sign of a zero entry).
-#[inline(always)]
+#[cfg(test)]
 fn marker_state(marker: &MarkerFrame, bodies: &[BodyKin]) -> MarkerState {
+    let mut ms = MarkerState::default();
+    write_marker_state(marker, bodies, &mut ms);
+    ms
+}
+
+/// [`marker_state`] written field by field into `ms`: no state built on the stack and copied
+/// (that copy was half the cost of the open elements' marker kinematics, about 30 of 60
+/// instructions per marker).
+#[inline(always)]
+fn write_marker_state(marker: &MarkerFrame, bodies: &[BodyKin], ms: &mut MarkerState) {
     let Some(b) = marker.body else {
-        return MarkerState {
-            x: marker.position,
-            rot: marker.axes,
-            v: Vector3::zeros(),
-            w: Vector3::zeros(),
-        };
+        ms.x = marker.position;
+        ms.rot = marker.axes;
+        ms.v = Vector3::zeros();
+        ms.w = Vector3::zeros();
+        return;
     };
     let k = &bodies[b];
     let arm = k.rot * marker.position;
     let (r, a) = (&k.rot, &marker.axes);
-    let rot = if marker.body_axes {
-        *r
+    if marker.body_axes {
+        ms.rot = *r;
     } else {
-        nalgebra::Matrix3::from_fn(|i, j| {
-            let p = r[(i, 1)] * a[(1, j)] + r[(i, 0)] * a[(0, j)];
-            r[(i, 2)] * a[(2, j)] + p
-        })
-    };
-    MarkerState {
-        x: k.x + arm,
-        rot,
-        v: k.v + k.w.cross(&arm),
-        w: k.w,
+        for j in 0..3 {
+            for i in 0..3 {
+                let p = r[(i, 1)] * a[(1, j)] + r[(i, 0)] * a[(0, j)];
+                ms.rot[(i, j)] = r[(i, 2)] * a[(2, j)] + p;
+            }
+        }
     }
+    ms.x = k.x + arm;
+    ms.v = k.v + k.w.cross(&arm);
+    ms.w = k.w;
 }
 
 /// Marker kinematics and input-slot values of open element `e` at time `t` (model inputs, then
