@@ -52,6 +52,9 @@ pub struct Evaluator {
     pub elements: Vec<ElementForce>,
     /// Current input values u(t).
     pub u: Vec<f64>,
+    /// The inputs the evaluation loop visits ([`live_inputs`]); the others (a constant signal
+    /// read only by open elements) keep the value and zero rate set in [`Evaluator::new`].
+    live_inputs: Vec<usize>,
     /// Values of the `runtime` inputs as the caller set them (other inputs: unused).
     runtime_u: Vec<f64>,
     /// Per open element: marker kinematics and the evaluation scratch (forces, state rates,
@@ -158,8 +161,11 @@ impl Evaluator {
             state_rates: vec![0.0; n_state_v],
             bodies: vec![BodyKin::default(); nb],
             elements: vec![ElementForce::default(); model.elements.len()],
-            u: vec![0.0; model.inputs.len()],
+            // A constant signal's value and zero rate, as the loop over the inputs would write
+            // them (its entry is not visited there, [`live_inputs`]).
+            u: model.inputs.iter().map(|u| u.signal.eval(0.0).0).collect(),
             u_dot: vec![0.0; model.inputs.len()],
+            live_inputs: live_inputs(&model),
             force: vec![Vector3::zeros(); nb],
             weight: model
                 .bodies
@@ -602,8 +608,11 @@ impl Evaluator {
                 );
             }
         }
-        // Inputs u(t): forces and torques at markers (the other end is the ground).
-        for (k, inp) in model.inputs.iter().enumerate() {
+        // Inputs u(t): forces and torques at markers (the other end is the ground). Only the
+        // live ones: a constant signal without a marker keeps its value from `new`.
+        for i in 0..self.live_inputs.len() {
+            let k = self.live_inputs[i];
+            let inp = &model.inputs[k];
             if inp.runtime {
                 self.u[k] = self.runtime_u[k];
                 self.u_dot[k] = 0.0;
@@ -680,8 +689,36 @@ impl Evaluator {
     /// on the bodies, the state rates, and with `acc` the partials chained to the bodies
     /// (module docs of [`crate::element_law`]; chain rule as in [`apply_element`]) and added to
     /// G_rK / G_v (their blocks were zeroed or overwritten by a built-in contribution first).
+    ///
+    /// Where the evaluator runs its AVX2 copies, the glue (marker states, wrench sums, the
+    /// chain rule) is compiled with AVX2 enabled too: the same operations (no contraction into
+    /// fused multiply-adds), so the same results, in three-operand forms; the laws stay calls.
     #[inline(never)]
-    fn open_elements(&mut self, t: f64, v: &[f64], mut acc: Option<(&mut [f64], &mut [f64])>) {
+    fn open_elements(&mut self, t: f64, v: &[f64], acc: Option<(&mut [f64], &mut [f64])>) {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(avx) = self.avx2 {
+            // SAFETY: the token exists only on CPUs with AVX2 and FMA.
+            unsafe { self.open_elements_avx2(avx, t, v, acc) };
+            return;
+        }
+        self.open_elements_impl(t, v, acc);
+    }
+
+    /// [`Self::open_elements`] compiled with AVX2 enabled.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2,fma")]
+    fn open_elements_avx2(
+        &mut self,
+        _avx: Avx2,
+        t: f64,
+        v: &[f64],
+        acc: Option<(&mut [f64], &mut [f64])>,
+    ) {
+        self.open_elements_impl(t, v, acc);
+    }
+
+    #[inline(always)]
+    fn open_elements_impl(&mut self, t: f64, v: &[f64], mut acc: Option<(&mut [f64], &mut [f64])>) {
         let model = &*self.model;
         let nb = model.bodies.len();
         let nbv = 6 * nb;
@@ -719,11 +756,11 @@ impl Evaluator {
             // from adding the zero terms only in the sign of a zero entry.
             for ((frame, m), (f, tq)) in work.frames.iter().zip(&work.markers).zip(wrenches) {
                 let Some(c) = frame.body else { continue };
-                if *f != Vector3::zeros() {
+                if f.x != 0.0 || f.y != 0.0 || f.z != 0.0 {
                     let arm = m.x - self.bodies[c].x;
                     self.force[c] += f;
                     self.torque[c] += arm.cross(f) + tq;
-                } else if *tq != Vector3::zeros() {
+                } else if tq.x != 0.0 || tq.y != 0.0 || tq.z != 0.0 {
                     self.torque[c] += tq;
                 }
             }
@@ -1155,6 +1192,22 @@ fn marker_bodies(model: &CompiledModel, elements: &[usize]) -> Vec<usize> {
         }
     }
     (0..carries.len()).filter(|&b| carries[b]).collect()
+}
+
+/// The inputs whose value can change or that act at a marker (runtime inputs, time signals
+/// other than constants, forces and torques): the ones the evaluation's loop over the inputs
+/// visits, ascending. A constant signal read only by open elements (the kinematic car's target
+/// speed and brake torques: 5 of its 6 inputs) has the same value and zero rate at every
+/// evaluation; [`Evaluator::new`] sets them once.
+fn live_inputs(model: &CompiledModel) -> Vec<usize> {
+    let fixed = |u: &crate::compiled::Input| {
+        !u.runtime
+            && u.marker.is_none()
+            && matches!(u.signal, sprung_model::Signal::Constant { .. })
+    };
+    (0..model.inputs.len())
+        .filter(|&k| !fixed(&model.inputs[k]))
+        .collect()
 }
 
 /// Where the input slots of an open element take the values of the model inputs from.
