@@ -744,10 +744,14 @@ impl Evaluator {
                 states,
                 inputs: &work.inputs,
             };
+            let rates = &mut self.state_rates[el.state_offset..el.state_offset + ns];
             if acc.is_some() {
                 work.scratch.evaluate_with_partials(el.law.as_ref(), &input);
+                rates.copy_from_slice(&work.scratch.state_rates);
             } else {
-                work.scratch.evaluate(el.law.as_ref(), &input);
+                // The rates go straight into the table q is assembled from.
+                work.scratch
+                    .evaluate_rates_into(el.law.as_ref(), &input, rates);
             }
             let sc = &work.scratch;
             let wrenches = sc.force.iter().zip(&sc.torque);
@@ -763,10 +767,6 @@ impl Evaluator {
                 } else if tq.x != 0.0 || tq.y != 0.0 || tq.z != 0.0 {
                     self.torque[c] += tq;
                 }
-            }
-            if ns > 0 {
-                self.state_rates[el.state_offset..el.state_offset + ns]
-                    .copy_from_slice(&sc.state_rates);
             }
             if let Some((g_rk, g_v)) = acc.as_mut() {
                 open_chain::chain_open_element(
