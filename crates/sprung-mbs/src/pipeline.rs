@@ -161,9 +161,20 @@ impl Evaluator {
             state_rates: vec![0.0; n_state_v],
             bodies: vec![BodyKin::default(); nb],
             elements: vec![ElementForce::default(); model.elements.len()],
-            // A constant signal's value and zero rate, as the loop over the inputs would write
-            // them (its entry is not visited there, [`live_inputs`]).
-            u: model.inputs.iter().map(|u| u.signal.eval(0.0).0).collect(),
+            // A fixed input's value and zero rate, as the loop over the inputs would write them
+            // (its entry is not visited there, [`live_inputs`]); the others' come with the first
+            // evaluation.
+            u: model
+                .inputs
+                .iter()
+                .map(|u| {
+                    if is_fixed(u) {
+                        u.signal.eval(0.0).0
+                    } else {
+                        0.0
+                    }
+                })
+                .collect(),
             u_dot: vec![0.0; model.inputs.len()],
             live_inputs: live_inputs(&model),
             force: vec![Vector3::zeros(); nb],
@@ -1200,14 +1211,14 @@ fn marker_bodies(model: &CompiledModel, elements: &[usize]) -> Vec<usize> {
 /// speed and brake torques: 5 of its 6 inputs) has the same value and zero rate at every
 /// evaluation; [`Evaluator::new`] sets them once.
 fn live_inputs(model: &CompiledModel) -> Vec<usize> {
-    let fixed = |u: &crate::compiled::Input| {
-        !u.runtime
-            && u.marker.is_none()
-            && matches!(u.signal, sprung_model::Signal::Constant { .. })
-    };
     (0..model.inputs.len())
-        .filter(|&k| !fixed(&model.inputs[k]))
+        .filter(|&k| !is_fixed(&model.inputs[k]))
         .collect()
+}
+
+/// A constant time signal without a marker, not a runtime input ([`live_inputs`]).
+fn is_fixed(u: &crate::compiled::Input) -> bool {
+    !u.runtime && u.marker.is_none() && matches!(u.signal, sprung_model::Signal::Constant { .. })
 }
 
 /// Where the input slots of an open element take the values of the model inputs from.
