@@ -322,6 +322,25 @@ impl ElementScratch {
         law.evaluate(x, &mut out);
     }
 
+    /// [`Self::evaluate`] with the state rates written straight into `rates` (the caller's
+    /// table; length [`ElementLaw::n_states`]) instead of the scratch's own, which keeps its
+    /// values: the q path's evaluation without a copy of the rates.
+    pub fn evaluate_rates_into(
+        &mut self,
+        law: &dyn ElementLaw,
+        x: &ElementInput,
+        rates: &mut [f64],
+    ) {
+        let mut out = ElementOutput {
+            force: &mut self.force,
+            torque: &mut self.torque,
+            state_rates: rates,
+            outputs: &mut self.outputs,
+            algebraic: &mut self.algebraic,
+        };
+        law.evaluate(x, &mut out);
+    }
+
     /// Evaluates `law` at `x` for its outputs, leaving the algebraic variables (the warm start
     /// of the stepping evaluations) as they were, so that reading outputs never changes a run.
     pub fn evaluate_outputs(&mut self, law: &dyn ElementLaw, x: &ElementInput) {

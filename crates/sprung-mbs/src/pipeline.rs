@@ -53,6 +53,9 @@ pub struct Evaluator {
     pub elements: Vec<ElementForce>,
     /// Current input values u(t).
     pub u: Vec<f64>,
+    /// The inputs the evaluation loop visits ([`live_inputs`]); the others (a constant signal
+    /// read only by open elements) keep the value and zero rate set in [`Evaluator::new`].
+    live_inputs: Vec<usize>,
     /// Values of the `runtime` inputs as the caller set them (other inputs: unused).
     runtime_u: Vec<f64>,
     /// Per open element: marker kinematics and the evaluation scratch (forces, state rates,
@@ -163,8 +166,22 @@ impl Evaluator {
             state_rates: vec![0.0; n_state_v],
             bodies: vec![BodyKin::default(); nb],
             elements: vec![ElementForce::default(); model.elements.len()],
-            u: vec![0.0; model.inputs.len()],
+            // A fixed input's value and zero rate, as the loop over the inputs would write them
+            // (its entry is not visited there, [`live_inputs`]); the others' come with the first
+            // evaluation.
+            u: model
+                .inputs
+                .iter()
+                .map(|u| {
+                    if is_fixed(u) {
+                        u.signal.eval(0.0).0
+                    } else {
+                        0.0
+                    }
+                })
+                .collect(),
             u_dot: vec![0.0; model.inputs.len()],
+            live_inputs: live_inputs(&model),
             force: vec![Vector3::zeros(); nb],
             weight: model
                 .bodies
@@ -684,8 +701,11 @@ impl Evaluator {
                 );
             }
         }
-        // Inputs u(t): forces and torques at markers (the other end is the ground).
-        for (k, inp) in model.inputs.iter().enumerate() {
+        // Inputs u(t): forces and torques at markers (the other end is the ground). Only the
+        // live ones: a constant signal without a marker keeps its value from `new`.
+        for i in 0..self.live_inputs.len() {
+            let k = self.live_inputs[i];
+            let inp = &model.inputs[k];
             if inp.runtime {
                 self.u[k] = self.runtime_u[k];
                 self.u_dot[k] = 0.0;
@@ -762,8 +782,36 @@ impl Evaluator {
     /// on the bodies, the state rates, and with `acc` the partials chained to the bodies
     /// (module docs of [`crate::element_law`]; chain rule as in [`apply_element`]) and added to
     /// G_rK / G_v (their blocks were zeroed or overwritten by a built-in contribution first).
+    ///
+    /// Where the evaluator runs its AVX2 copies, the glue (marker states, wrench sums, the
+    /// chain rule) is compiled with AVX2 enabled too: the same operations (no contraction into
+    /// fused multiply-adds), so the same results, in three-operand forms; the laws stay calls.
     #[inline(never)]
-    fn open_elements(&mut self, t: f64, v: &[f64], mut acc: Option<(&mut [f64], &mut [f64])>) {
+    fn open_elements(&mut self, t: f64, v: &[f64], acc: Option<(&mut [f64], &mut [f64])>) {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(avx) = self.avx2 {
+            // SAFETY: the token exists only on CPUs with AVX2 and FMA.
+            unsafe { self.open_elements_avx2(avx, t, v, acc) };
+            return;
+        }
+        self.open_elements_impl(t, v, acc);
+    }
+
+    /// [`Self::open_elements`] compiled with AVX2 enabled.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2,fma")]
+    fn open_elements_avx2(
+        &mut self,
+        _avx: Avx2,
+        t: f64,
+        v: &[f64],
+        acc: Option<(&mut [f64], &mut [f64])>,
+    ) {
+        self.open_elements_impl(t, v, acc);
+    }
+
+    #[inline(always)]
+    fn open_elements_impl(&mut self, t: f64, v: &[f64], mut acc: Option<(&mut [f64], &mut [f64])>) {
         let model = &*self.model;
         let nb = model.bodies.len();
         let nbv = 6 * nb;
@@ -789,23 +837,29 @@ impl Evaluator {
                 states,
                 inputs: &work.inputs,
             };
+            let rates = &mut self.state_rates[el.state_offset..el.state_offset + ns];
             if acc.is_some() {
                 work.scratch.evaluate_with_partials(el.law.as_ref(), &input);
+                rates.copy_from_slice(&work.scratch.state_rates);
             } else {
-                work.scratch.evaluate(el.law.as_ref(), &input);
+                // The rates go straight into the table q is assembled from.
+                work.scratch
+                    .evaluate_rates_into(el.law.as_ref(), &input, rates);
             }
             let sc = &work.scratch;
             let wrenches = sc.force.iter().zip(&sc.torque);
+            // A marker without force (an accelerometer's, a speed controller's on the chassis
+            // and on the wheel, which takes a torque only) skips the lever arm: the sums differ
+            // from adding the zero terms only in the sign of a zero entry.
             for ((frame, m), (f, tq)) in work.frames.iter().zip(&work.markers).zip(wrenches) {
-                if let Some(c) = frame.body {
+                let Some(c) = frame.body else { continue };
+                if f.x != 0.0 || f.y != 0.0 || f.z != 0.0 {
                     let arm = m.x - self.bodies[c].x;
                     self.force[c] += f;
                     self.torque[c] += arm.cross(f) + tq;
+                } else if tq.x != 0.0 || tq.y != 0.0 || tq.z != 0.0 {
+                    self.torque[c] += tq;
                 }
-            }
-            if ns > 0 {
-                self.state_rates[el.state_offset..el.state_offset + ns]
-                    .copy_from_slice(&sc.state_rates);
             }
             if let Some((g_rk, g_v)) = acc.as_mut() {
                 open_chain::chain_open_element(
@@ -1096,10 +1150,12 @@ fn evaluate_element<L: Lanes>(
     ends
 }
 
-/// Global kinematics of an open element's markers, as it sees them.
+/// Global kinematics of an open element's markers, as it sees them; each state written in
+/// place ([`write_marker_state`]).
+#[inline(always)]
 fn fill_marker_states(frames: &[MarkerFrame], bodies: &[BodyKin], out: &mut [MarkerState]) {
     for (ms, frame) in out.iter_mut().zip(frames) {
-        *ms = marker_state(frame, bodies);
+        write_marker_state(frame, bodies, ms);
     }
 }
 
@@ -1142,33 +1198,41 @@ impl MarkerFrame {
 /// arithmetic in the same order — entry (i, j) of the frame is (R_i0 A_0j + R_i1 A_1j) +
 /// R_i2 A_2j as in the portable [`M3::mul`] — hence the same bits (tested); for a marker with
 /// its body's axes the body's rotation itself (the same bits up to the sign of a zero entry).
-#[inline(always)]
+#[cfg(test)]
 fn marker_state(marker: &MarkerFrame, bodies: &[BodyKin]) -> MarkerState {
+    let mut ms = MarkerState::default();
+    write_marker_state(marker, bodies, &mut ms);
+    ms
+}
+
+/// [`marker_state`] written field by field into `ms`: no state built on the stack and copied
+/// (that copy was half the cost of the open elements' marker kinematics, about 30 of 60
+/// instructions per marker).
+#[inline(always)]
+fn write_marker_state(marker: &MarkerFrame, bodies: &[BodyKin], ms: &mut MarkerState) {
     let Some(b) = marker.body else {
-        return MarkerState {
-            x: marker.position,
-            rot: marker.axes,
-            v: Vector3::zeros(),
-            w: Vector3::zeros(),
-        };
+        ms.x = marker.position;
+        ms.rot = marker.axes;
+        ms.v = Vector3::zeros();
+        ms.w = Vector3::zeros();
+        return;
     };
     let k = &bodies[b];
     let arm = k.rot * marker.position;
     let (r, a) = (&k.rot, &marker.axes);
-    let rot = if marker.body_axes {
-        *r
+    if marker.body_axes {
+        ms.rot = *r;
     } else {
-        nalgebra::Matrix3::from_fn(|i, j| {
-            let p = r[(i, 1)] * a[(1, j)] + r[(i, 0)] * a[(0, j)];
-            r[(i, 2)] * a[(2, j)] + p
-        })
-    };
-    MarkerState {
-        x: k.x + arm,
-        rot,
-        v: k.v + k.w.cross(&arm),
-        w: k.w,
+        for j in 0..3 {
+            for i in 0..3 {
+                let p = r[(i, 1)] * a[(1, j)] + r[(i, 0)] * a[(0, j)];
+                ms.rot[(i, j)] = r[(i, 2)] * a[(2, j)] + p;
+            }
+        }
     }
+    ms.x = k.x + arm;
+    ms.v = k.v + k.w.cross(&arm);
+    ms.w = k.w;
 }
 
 /// Marker kinematics and input-slot values of open element `e` at time `t` (model inputs, then
@@ -1231,6 +1295,22 @@ fn marker_bodies(model: &CompiledModel, elements: &[usize]) -> Vec<usize> {
         }
     }
     (0..carries.len()).filter(|&b| carries[b]).collect()
+}
+
+/// The inputs whose value can change or that act at a marker (runtime inputs, time signals
+/// other than constants, forces and torques): the ones the evaluation's loop over the inputs
+/// visits, ascending. A constant signal read only by open elements (the kinematic car's target
+/// speed and brake torques: 5 of its 6 inputs) has the same value and zero rate at every
+/// evaluation; [`Evaluator::new`] sets them once.
+fn live_inputs(model: &CompiledModel) -> Vec<usize> {
+    (0..model.inputs.len())
+        .filter(|&k| !is_fixed(&model.inputs[k]))
+        .collect()
+}
+
+/// A constant time signal without a marker, not a runtime input ([`live_inputs`]).
+fn is_fixed(u: &crate::compiled::Input) -> bool {
+    !u.runtime && u.marker.is_none() && matches!(u.signal, sprung_model::Signal::Constant { .. })
 }
 
 /// Where the input slots of an open element take the values of the model inputs from.
