@@ -703,8 +703,8 @@ pub struct TreeKin {
     pub(crate) acc: Vec<(Vector3<f64>, Vector3<f64>)>,
     /// J, row-major per body: `jac[(6 b + k) n + c]`.
     pub jac: Vec<f64>,
-    /// M_z (lower triangle), then its Cholesky factor L (lower triangle, row-major n × n) with
-    /// Lᵀ in the upper triangle ([`cholesky`]).
+    /// M_z (lower triangle), then its Cholesky factor L (below the diagonal, row-major n × n)
+    /// with Lᵀ in the upper triangle and 1 / L_jj on the diagonal ([`cholesky`]).
     pub(crate) chol: Vec<f64>,
     /// M_b J_b per body (scratch for M_z and the projections), same layout as `jac`.
     pub(crate) mj: Vec<f64>,
@@ -1780,9 +1780,11 @@ fn write_frame(f: &Frame, r: &mut [f64], v: &mut [f64]) {
 }
 
 /// In-place Cholesky factor of the symmetric positive definite n × n matrix `a` (lower
-/// triangle read, row-major): L in the lower triangle and Lᵀ in the upper one (the rows the
-/// backward substitution reads, [`cholesky_solve_cols`]); the index of the first non-positive
-/// pivot on failure.
+/// triangle read, row-major): L's off-diagonal entries in the lower triangle and Lᵀ's in the
+/// upper one (the rows the backward substitution reads, [`cholesky_solve_cols`]), and on the
+/// diagonal the reciprocals 1 / L_jj (the one division per column, its entries scaled by a
+/// product; the solves multiply too: no division on their dependency chains); the index of
+/// the first non-positive pivot on failure.
 fn cholesky(a: &mut [f64], n: usize) -> Result<(), usize> {
     for j in 0..n {
         let (row_j, below) = a[j * n..n * n].split_at_mut(n);
@@ -1794,8 +1796,8 @@ fn cholesky(a: &mut [f64], n: usize) -> Result<(), usize> {
         if d.is_nan() || d <= 0.0 {
             return Err(j);
         }
-        let d = d.sqrt();
-        upper[0] = d;
+        let r = 1.0 / d.sqrt();
+        upper[0] = r;
         // Two rows at a time (two lanes), each entry's sum in the order of k; L_ij mirrored
         // into row j. (Split off pair by pair: creating a chunk iterator divides by its
         // length, once per column.)
@@ -1810,8 +1812,8 @@ fn cholesky(a: &mut [f64], n: usize) -> Result<(), usize> {
                 s[0] -= x0 * y;
                 s[1] -= x1 * y;
             }
-            r0[j] = s[0] / d;
-            r1[j] = s[1] / d;
+            r0[j] = s[0] * r;
+            r1[j] = s[1] * r;
             m.copy_from_slice(&[r0[j], r1[j]]);
         }
         if let (Some(r0), [m]) = (rows.get_mut(..n), mirror) {
@@ -1819,7 +1821,7 @@ fn cholesky(a: &mut [f64], n: usize) -> Result<(), usize> {
             for (x, y) in r0[..j].iter().zip(&*lj) {
                 s -= x * y;
             }
-            r0[j] = s / d;
+            r0[j] = s * r;
             *m = r0[j];
         }
     }
@@ -1838,7 +1840,8 @@ fn cholesky_solve_cols<const M: usize>(l: &[f64], n: usize, x: &mut [f64]) {
     // Row i of the factor, by index (a reversed iterator over chunks would divide).
     let l = &l[..n * n];
     let row = |i: usize| &l[i * n..i * n + n];
-    // L y = b, row by row: y_i = (b_i − Σ_(k<i) L_ik y_k) / L_ii.
+    // L y = b, row by row: y_i = (b_i − Σ_(k<i) L_ik y_k) · (1 / L_ii), the reciprocal on
+    // the diagonal ([`cholesky`]).
     for i in 0..n {
         let li = row(i);
         let (done, rest) = x.split_at_mut(i);
@@ -1848,10 +1851,10 @@ fn cholesky_solve_cols<const M: usize>(l: &[f64], n: usize, x: &mut [f64]) {
                 *s -= lik * xk;
             }
         }
-        rest[0] = s.map(|s| s / li[i]);
+        rest[0] = s.map(|s| s * li[i]);
     }
     // Lᵀ x = y from the last row, Lᵀ's rows in the upper triangle ([`cholesky`]):
-    // x_i = (y_i − Σ_(k>i) L_ki x_k) / L_ii.
+    // x_i = (y_i − Σ_(k>i) L_ki x_k) · (1 / L_ii).
     for i in (0..n).rev() {
         let li = row(i);
         let (head, done) = x.split_at_mut(i + 1);
@@ -1861,7 +1864,7 @@ fn cholesky_solve_cols<const M: usize>(l: &[f64], n: usize, x: &mut [f64]) {
                 *s -= lki * xk;
             }
         }
-        head[i] = s.map(|s| s / li[i]);
+        head[i] = s.map(|s| s * li[i]);
     }
 }
 

@@ -49,7 +49,7 @@ pub const DCOLS_LEN: usize = 15;
 /// dcols  + 15 lb : d, (v_c, ω_c) per joint coordinate    (massless leaves)
 /// jac    + (6 lb + k) n + c : J_b row k, column c        (bodies with Tree::need_acc)
 /// mj     + (6 lb + k) n + c : M_b J_b, same layout       (bodies with mass)
-/// chol   + i n + j : M_z's Cholesky factor L (j ≤ i) with Lᵀ above the diagonal
+/// chol   + i n + j : M_z's Cholesky factor L (j < i), Lᵀ above the diagonal, 1 / L_ii on it
 /// gev[g] + s C + m : spline group g's slot s, channel m (C channels; TreeKernel::spline_groups or the host)
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -6,16 +6,19 @@
 //! ```text
 //! M_b J_b = [m J_b,v ; I_b J_b,ω]          per body with mass, its structural columns
 //! M_z     = Σ_b J_bᵀ (M_b J_b)             lower triangle, body by body, each entry row by row
-//! M_z     = L Lᵀ                           L below the diagonal, Lᵀ mirrored above
+//! M_z     = L Lᵀ                           L below the diagonal, Lᵀ mirrored above,
+//!                                          1 / L_jj on the diagonal
 //! ```
 //!
 //! The generated statements perform the generic code's operations in its order, so they give
 //! its bits: every entry of M_z is the generic running sum (from +0, body by body in tree
 //! order, within a body the products over the six rows in order) written as one left-to-right
 //! expression; I_b J_b,ω is nalgebra's `Matrix3 * Vector3` (column by column); the factor's
-//! pivot and entries subtract their products in the order of k. What is known when the code is
-//! generated is folded by the same IEEE operations: the masses and inertia tensors (literals),
-//! a free root's J_root = I and every body's root-translation columns e_c (constant, see
+//! pivot and entries subtract their products in the order of k, the pivot's reciprocal
+//! 1 / √d_j is the column's one division and its entries are their sums times it. What is
+//! known when the code is generated is folded by the same IEEE operations: the masses and
+//! inertia tensors (literals), a free root's J_root = I and every body's root-translation
+//! columns e_c (constant, see
 //! [`sprung_mbs::tree_kernel::FlatLayout::initial`]), so the root's M_b J_b and its block of
 //! M_z are literals, the translation block of M_z is Σ m I, and its pivots are constants; and
 //! the J_b entries the generic code makes constants whatever the state (`known_jac`: the
@@ -34,7 +37,7 @@ use sprung_mbs::CompiledModel;
 use sprung_mbs::tree_kernel::FlatLayout;
 use sprung_model as sm;
 
-use super::expr::{E, add, div, mul, sub};
+use super::expr::{E, add, mul, sub};
 use super::factor_pattern;
 use crate::AccelError;
 
@@ -222,24 +225,25 @@ pub fn emit(model: &CompiledModel, t: usize, out: &mut String) -> Result<(), Acc
         let d = (0..j).fold(a[j * n + j].clone(), |d, k| {
             sub(&d, &mul(&lf[j * n + k], &lf[j * n + k]))
         });
-        let ljj = match d {
+        let rj = match d {
             E::Lit(x) if x.is_nan() || x <= 0.0 => {
                 // Singular whatever the state (no mass on the coordinate).
                 e.line(&format!("return Err({j});"));
                 let _ = writeln!(e.w, "    }}");
                 return Ok(());
             }
-            E::Lit(x) => E::Lit(x.sqrt()),
+            E::Lit(x) => E::Lit(1.0 / x.sqrt()),
             E::X(expr, _) => {
                 e.line(&format!("let d{j} = {expr};"));
                 e.line(&format!(
                     "if d{j}.is_nan() || d{j} <= 0.0 {{ return Err({j}); }}"
                 ));
-                e.bind(format!("l{j}_{j}"), E::X(format!("d{j}.sqrt()"), 2))
+                e.bind(format!("r{j}"), E::X(format!("1.0 / d{j}.sqrt()"), 1))
             }
         };
+        // The diagonal holds 1 / L_jj (`cholesky`: the column's one division).
         let at = e.chol(j, j);
-        e.store(at, &ljj);
+        e.store(at, &rj);
         for i in j + 1..n {
             let s = (0..j).fold(a[i * n + j].clone(), |s, k| {
                 sub(&s, &mul(&lf[i * n + k], &lf[j * n + k]))
@@ -247,7 +251,7 @@ pub fn emit(model: &CompiledModel, t: usize, out: &mut String) -> Result<(), Acc
             let lij = if s.is_lit(0.0) {
                 E::zero()
             } else {
-                e.bind(format!("l{i}_{j}"), div(&s, &ljj))
+                e.bind(format!("l{i}_{j}"), mul(&s, &rj))
             };
             if !lij.is_lit(0.0) {
                 debug_assert!(
@@ -260,7 +264,6 @@ pub fn emit(model: &CompiledModel, t: usize, out: &mut String) -> Result<(), Acc
             }
             lf[i * n + j] = lij;
         }
-        lf[j * n + j] = ljj;
     }
     let _ = writeln!(e.w, "    }}");
     Ok(())

@@ -214,7 +214,8 @@ pub fn emit(model: &CompiledModel, t: usize, out: &mut String) -> Result<(), Acc
         }
         let _ = writeln!(w, "    }}");
     }
-    // L Lᵀ z̈ = rhs over the factor's structural non-zeros.
+    // L Lᵀ z̈ = rhs over the factor's structural non-zeros, times the reciprocals 1 / L_ii on
+    // the diagonal (`cholesky_solve_cols`).
     let pat = factor_pattern(model, t);
     let ch = |i: usize, j: usize| format!("s[{}]", l.chol + i * n + j);
     for (i, row) in pat.iter().enumerate() {
@@ -222,7 +223,7 @@ pub fn emit(model: &CompiledModel, t: usize, out: &mut String) -> Result<(), Acc
         for (k, _) in row[..i].iter().enumerate().filter(|(_, nz)| **nz) {
             let _ = write!(e, " - {} * z[{k}]", ch(i, k));
         }
-        let _ = writeln!(w, "    z[{i}] = ({e}) / {};", ch(i, i));
+        let _ = writeln!(w, "    z[{i}] = ({e}) * {};", ch(i, i));
     }
     for i in (0..n).rev() {
         let mut e = format!("z[{i}]");
@@ -232,7 +233,7 @@ pub fn emit(model: &CompiledModel, t: usize, out: &mut String) -> Result<(), Acc
                 let _ = write!(e, " - {} * z[{k}]", ch(i, k));
             }
         }
-        let _ = writeln!(w, "    z[{i}] = ({e}) / {};", ch(i, i));
+        let _ = writeln!(w, "    z[{i}] = ({e}) * {};", ch(i, i));
     }
     for &b in &tree.bodies[usize::from(tree.root.is_some())..] {
         let _ = writeln!(w, "    q[{}..{}].fill(0.0);", 6 * b, 6 * b + 6);
