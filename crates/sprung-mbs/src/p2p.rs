@@ -389,12 +389,12 @@ impl P2pPack {
     }
 }
 
-/// The point-to-point elements `elements` (ascending) in packs: grouped by geometry (equal
-/// bodies and body-frame positions of both markers), geometries with more elements first (so
-/// that a pack's lanes have equal round counts), four to a pack — provided every body receives
-/// the wrenches of its elements in element order in that schedule (rounds of the packs in
-/// turn, lanes in turn); else one element per lane in element order.
-pub(crate) fn p2p_packs(model: &CompiledModel, elements: &[usize]) -> Vec<P2pPack> {
+/// The point-to-point elements `elements` grouped by *geometry* — equal bodies and body-frame
+/// positions of both markers (a damper with its gas spring and stops, a spring with its
+/// coil-bind stop) — in the order of each geometry's first element, the elements of one in
+/// the order of `elements`: the marker pairs whose kinematics the packs ([`p2p_packs`]) and the
+/// generated force elements (`sprung-accel`) compute once for all the elements acting there.
+pub fn geometries(model: &CompiledModel, elements: &[usize]) -> Vec<Vec<usize>> {
     let ends = |e: usize| {
         let el = &model.elements[e];
         let key = |m: usize| {
@@ -410,6 +410,16 @@ pub(crate) fn p2p_packs(model: &CompiledModel, elements: &[usize]) -> Vec<P2pPac
             None => geometries.push(vec![e]),
         }
     }
+    geometries
+}
+
+/// The point-to-point elements `elements` (ascending) in packs: grouped by geometry (equal
+/// bodies and body-frame positions of both markers), geometries with more elements first (so
+/// that a pack's lanes have equal round counts), four to a pack — provided every body receives
+/// the wrenches of its elements in element order in that schedule (rounds of the packs in
+/// turn, lanes in turn); else one element per lane in element order.
+pub(crate) fn p2p_packs(model: &CompiledModel, elements: &[usize]) -> Vec<P2pPack> {
+    let mut geometries = geometries(model, elements);
     geometries.sort_by_key(|g| std::cmp::Reverse(g.len()));
     let schedule = |lanes: &[Vec<usize>]| -> Vec<usize> {
         let mut order = vec![];

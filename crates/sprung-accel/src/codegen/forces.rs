@@ -414,22 +414,8 @@ pub fn emit(model: &CompiledModel, layouts: &[FlatLayout], out: &mut String) -> 
         emit_curve(w, i, &model.curves[i]);
     }
     // Geometries: elements with equal markers (body and body-frame position of both), in the
-    // order of their first element; the elements of one in element order.
-    let key = |k: usize| {
-        let el = &model.elements[k];
-        let m = |m: usize| {
-            let m = &model.markers[m];
-            (m.body, m.position.map(f64::to_bits))
-        };
-        (m(el.marker_i), m(el.marker_j))
-    };
-    let mut geometries: Vec<Vec<usize>> = vec![];
-    for &k in &elements {
-        match geometries.iter_mut().find(|g| key(g[0]) == key(k)) {
-            Some(g) => g.push(k),
-            None => geometries.push(vec![k]),
-        }
-    }
+    // order of their first element; the elements of one in element order (as the packs group them).
+    let geometries = sprung_mbs::p2p::geometries(model, &elements);
     let nb3 = 3 * model.bodies.len();
     let _ = writeln!(
         w,
