@@ -129,13 +129,7 @@ pub(crate) fn eval_curve(curves: &[Curve], i: usize, x: f64) -> (f64, f64) {
 /// values: +3.6 k instructions per linearisation of the multilink, callgrind).
 #[inline(never)]
 fn note_segment(c: &Curve, i: usize, x: f64) {
-    let seg = c.segment(x, BREAKPOINT_SLOPE_RATIO);
-    SEGMENTS.with(|s| {
-        s.set(
-            s.get()
-                .wrapping_add(mix64(((i as u64) << 32) | u64::from(seg))),
-        )
-    });
+    add_segment_signature(segment_pair_hash(i, c.segment(x, BREAKPOINT_SLOPE_RATIO)));
 }
 
 /// Runs `f` with the segment signature off on this thread: [`eval_curve`] neither locates the
@@ -180,6 +174,7 @@ pub(crate) fn add_segment_signature(sum: u64) {
 /// The hash one evaluation of curve `i` in its segment `seg` ([`Curve::segment`] at
 /// [`BREAKPOINT_SLOPE_RATIO`]) adds to the segment signature (see [`eval_curve`]); generated
 /// force kernels (`sprung accelerate`) compute the same value.
+#[inline]
 pub fn segment_pair_hash(i: usize, seg: u32) -> u64 {
     mix64(((i as u64) << 32) | u64::from(seg))
 }

@@ -337,23 +337,11 @@ impl Evaluator {
     /// listed in `from_state` are computed from (r, v); the caller has written the others'
     /// into [`Evaluator::bodies`] (a model with joints: the trees' frames as they are,
     /// [`crate::joints::JointWork::kinematics`], without the round trip through quaternions).
-    /// The element states are read from `v` as always.
-    pub fn accelerations_with_bodies(
-        &mut self,
-        t: f64,
-        r: &[f64],
-        v: &[f64],
-        q: &mut [f64],
-        from_state: &[usize],
-    ) {
-        self.accelerations_from(t, r, v, q, Some(from_state), None);
-    }
-
-    /// [`Evaluator::accelerations_with_bodies`] with the joint trees' flat buffers of the last
-    /// kernel kinematics (`flats`, [`crate::joints::JointWork::kernel_flats`]): the elements of
-    /// the force kernel set by [`Evaluator::set_force_kernel`] are then evaluated by it, from
-    /// the frames there, the others by the packs. Without `flats` or a force kernel, as
-    /// [`Evaluator::accelerations_with_bodies`].
+    /// The element states are read from `v` as always. With the joint trees' flat buffers of
+    /// the last kernel kinematics (`flats`, [`crate::joints::JointWork::kernel_flats`]) the
+    /// elements of the force kernel set by [`Evaluator::set_force_kernel`] are evaluated by it,
+    /// from the frames there, the others by the packs; without `flats` or a force kernel, all
+    /// by the packs.
     pub fn accelerations_with_trees(
         &mut self,
         t: f64,
@@ -626,8 +614,8 @@ impl Evaluator {
     /// `acc` (the values of G_rK and G_v), the partials of the global wrenches with respect to
     /// the global perturbations (module docs) are accumulated in place per block. The body
     /// kinematics of the bodies `from_state` (`None`: all) from (r, v), the others' as given
-    /// ([`Evaluator::accelerations_with_bodies`]); with the trees' buffers `flats` and a force
-    /// kernel, its elements by the kernel ([`Evaluator::accelerations_with_trees`]).
+    /// ([`Evaluator::accelerations_with_trees`]); with the trees' buffers `flats` and a force
+    /// kernel, its elements by the kernel.
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
     fn forces<L: Lanes>(
@@ -1159,9 +1147,6 @@ fn fill_marker_states(frames: &[MarkerFrame], bodies: &[BodyKin], out: &mut [Mar
     }
 }
 
-/// What the kinematics of a marker read from its definition ([`crate::compiled::Marker`]),
-/// kept per open element next to its marker states: one compact record per marker instead of
-/// a look-up in the model's marker table (whose records carry the name between these fields).
 /// A force kernel on the evaluator ([`Evaluator::set_force_kernel`]).
 #[derive(Debug, Clone)]
 struct ForceKernel {
@@ -1172,6 +1157,9 @@ struct ForceKernel {
     out: Vec<f64>,
 }
 
+/// What the kinematics of a marker read from its definition ([`crate::compiled::Marker`]),
+/// kept per open element next to its marker states: one compact record per marker instead of
+/// a look-up in the model's marker table (whose records carry the name between these fields).
 #[derive(Debug, Clone, Copy)]
 struct MarkerFrame {
     body: Option<usize>,

@@ -447,11 +447,11 @@ impl Curve {
         let (ratio, knots) = self
             .segment_knots
             .0
-            .get_or_init(|| (min_ratio, self.kinks(min_ratio)));
+            .get_or_init(|| (min_ratio, self.breakpoints(min_ratio)));
         if *ratio == min_ratio {
             knots.iter().map(|&k| u32::from(k <= xa)).sum()
         } else {
-            self.kinks(min_ratio)
+            self.breakpoints(min_ratio)
                 .iter()
                 .map(|&k| u32::from(k <= xa))
                 .sum()
@@ -459,14 +459,9 @@ impl Curve {
     }
 
     /// The inner knots at which the slope changes by more than `min_ratio` or changes sign:
-    /// the knots [`Curve::segment`] counts for `linear` interpolation (for generated code that
-    /// reproduces the segments, `sprung accelerate`). Allocates.
+    /// the knots [`Curve::segment`] counts for `linear` interpolation (also read by generated
+    /// code that reproduces the segments, `sprung accelerate`). Allocates.
     pub fn breakpoints(&self, min_ratio: f64) -> Vec<f64> {
-        self.kinks(min_ratio)
-    }
-
-    /// The inner knots at which the slope changes by more than `min_ratio` or changes sign.
-    fn kinks(&self, min_ratio: f64) -> Vec<f64> {
         let n = self.x.len().min(self.y.len());
         let (xs, ys) = (&self.x[..n], &self.y[..n]);
         (1..n.saturating_sub(1))
